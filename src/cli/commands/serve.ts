@@ -1,0 +1,20 @@
+import { serveStdio, type ToolNaming } from "../../mcp/server";
+import { openWorkspace } from "../../ops/workspace";
+import { UsageError, parseArgv } from "../args";
+
+export const SERVE_HELP = `worksnap serve [--root DIR] [--tool-names underscore|dotted]
+
+Serves the worksnap MCP tools over stdio for an MCP host. The root defaults to
+the current directory. Logs go to stderr; the server exits when stdin ends.
+  --tool-names dotted   serve the spec's dotted names (snapshot.create, ...)
+`;
+
+export async function cmdServe(argv: string[]): Promise<number> {
+  const { flags, positionals } = parseArgv(argv, { root: { kind: "string" }, "tool-names": { kind: "string" } });
+  if (positionals.length > 0) throw new UsageError(`unexpected argument ${positionals[0]}`);
+  const naming = (flags["tool-names"] as string | undefined) ?? "underscore";
+  if (naming !== "underscore" && naming !== "dotted") throw new UsageError("--tool-names must be underscore or dotted");
+  const ws = openWorkspace((flags.root as string | undefined) ?? process.cwd());
+  await serveStdio(ws, naming as ToolNaming);
+  return 0;
+}

@@ -1,0 +1,56 @@
+#!/usr/bin/env bun
+import { basename } from "node:path";
+import { UsageError } from "./cli/args";
+import { SERVE_HELP, cmdServe } from "./cli/commands/serve";
+import { SNAPSHOT_HELP, cmdSnapshot, wantsJson } from "./cli/commands/snapshot";
+import { reportError } from "./cli/output";
+import { VERSION } from "./version";
+
+const HELP = `worksnap ${VERSION}: deterministic snapshots, leased work-tree access, byte-exact
+patching and reviewable edit history for coding agents.
+
+Usage:
+  worksnap serve [--root DIR]          MCP server over stdio (for MCP hosts)
+  worksnap snapshot <command> ...      create, info, log, list, file
+  worksnap --version | --help
+
+Run "worksnap <command> --help" for details.
+`;
+
+type Command = (argv: string[]) => Promise<number>;
+
+const COMMANDS: Record<string, { run: Command; help: string }> = {
+  serve: { run: cmdServe, help: SERVE_HELP },
+  snapshot: { run: cmdSnapshot, help: SNAPSHOT_HELP },
+};
+
+export async function main(argv: string[], invokedAs: string): Promise<number> {
+  if (invokedAs === "mcpdiff") argv = ["history", ...argv];
+  const [name, ...rest] = argv;
+  if (name === "--version" || name === "-V") {
+    process.stdout.write(`worksnap ${VERSION}\n`);
+    return 0;
+  }
+  if (name === "--help" || name === "-h" || name === "help") {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  if (!name) {
+    process.stderr.write(HELP);
+    return 2;
+  }
+  const cmd = COMMANDS[name];
+  try {
+    if (!cmd) throw new UsageError(`unknown command ${name}`);
+    if (name !== "snapshot" && (rest.includes("--help") || rest.includes("-h"))) {
+      process.stdout.write(cmd.help);
+      return 0;
+    }
+    return await cmd.run(rest);
+  } catch (err) {
+    return reportError(err, wantsJson(rest));
+  }
+}
+
+const code = await main(process.argv.slice(2), basename(process.argv[1] ?? "worksnap"));
+process.exit(code);

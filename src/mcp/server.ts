@@ -1,0 +1,72 @@
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { invalidArgument } from "../core/errors";
+import { VERSION } from "../version";
+import type { Workspace } from "../ops/workspace";
+import { type SessionState, type ToolDef, checkBranch, parseArgs } from "./define-tool";
+import { TOOLS, servedSchemas } from "./registry";
+import { errorResult, successResult } from "./result";
+
+export type ToolNaming = "underscore" | "dotted";
+
+/** `snapshot_create` -> `snapshot.create` (the spec's names; only the first underscore is the namespace). */
+export function servedName(name: string, naming: ToolNaming): string {
+  return naming === "dotted" ? name.replace("_", ".") : name;
+}
+
+export function createServer(ws: Workspace, naming: ToolNaming = "underscore"): Server {
+  const server = new Server({ name: "worksnap", version: VERSION }, { capabilities: { tools: {} } });
+  const session: SessionState = { values: new Map() };
+  const byName = new Map<string, ToolDef<unknown>>();
+  for (const t of TOOLS) byName.set(servedName(t.name, naming), t as ToolDef<unknown>);
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: TOOLS.map((t) => {
+      const s = servedSchemas(t.name);
+      return {
+        name: servedName(t.name, naming),
+        description: t.description,
+        inputSchema: s.inputSchema,
+        outputSchema: s.outputSchema,
+        annotations: t.annotations,
+      };
+    }),
+  }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
+    const def = byName.get(req.params.name);
+    if (!def) return errorResult(invalidArgument(`unknown tool ${req.params.name}`, { tool: req.params.name }));
+    const token = req.params._meta?.progressToken;
+    const progress = (done: number, total: number, message?: string) => {
+      if (token === undefined) return;
+      void extra
+        .sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: done, total, ...(message ? { message } : {}) } })
+        .catch(() => undefined);
+    };
+    try {
+      const args = parseArgs(def, req.params.arguments);
+      const out = await def.run(args, { ws, signal: extra.signal, progress, session });
+      checkBranch(def, def.branch(args), out);
+      return successResult(out);
+    } catch (err) {
+      return errorResult(err);
+    }
+  });
+  return server;
+}
+
+/** Serves MCP over stdio until stdin ends. Logs go to stderr only. */
+export async function serveStdio(ws: Workspace, naming: ToolNaming): Promise<void> {
+  const server = createServer(ws, naming);
+  const transport = new StdioServerTransport();
+  const done = new Promise<void>((resolve) => {
+    process.stdin.on("end", resolve);
+    process.stdin.on("close", resolve);
+    transport.onclose = () => resolve();
+  });
+  await server.connect(transport);
+  process.stderr.write(`worksnap ${VERSION} serving ${ws.repo.root}\n`);
+  await done;
+  await server.close().catch(() => undefined);
+}

@@ -1,0 +1,44 @@
+import * as v from "valibot";
+import { listEntries } from "../../ops/snapshot-list";
+import { defineTool } from "../define-tool";
+import { hybridOutput } from "../output-schema";
+import { leaseIdArg, modeArg, modeBranch, pathArg, readOnly, snapshotIdArg } from "./common";
+import description from "./snapshot_list.txt" with { type: "text" };
+
+export const snapshotList = defineTool({
+  name: "snapshot_list",
+  description,
+  args: v.strictObject({
+    mode: modeArg,
+    snapshot_id: v.optional(snapshotIdArg),
+    lease_id: v.optional(leaseIdArg),
+    path: v.optional(pathArg("Directory (or file) to list; default the root.")),
+    recursive: v.optional(v.pipe(v.boolean(), v.description("List everything below path, not only its direct children."))),
+    limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(2000), v.description("Maximum entries to return (default 200)."))),
+  }),
+  output: hybridOutput(
+    {
+      path: { type: "string" },
+      entries: {
+        type: "array",
+        items: {
+          type: "object",
+          properties: {
+            path: { type: "string" },
+            type: { type: "string", enum: ["file", "dir", "symlink"] },
+            size: { type: "integer" },
+            blob: { type: "string" },
+            mode: { type: "string" },
+          },
+          required: ["path", "type"],
+        },
+      },
+      total: { type: "integer" },
+      truncated: { type: "boolean" },
+    },
+    ["path", "entries", "total", "truncated"],
+  ),
+  annotations: readOnly("List files"),
+  branch: modeBranch,
+  run: async (args, ctx) => ({ ...(await listEntries(ctx.ws, args)) }),
+});

@@ -1,0 +1,68 @@
+import { WorksnapError, invalidArgument } from "../core/errors";
+import { randomId128 } from "../core/hash";
+import { type Fingerprint, sameFingerprint } from "../repo/fingerprint";
+
+/**
+ * A lease (spec 2.3): optimistic concurrency on the fingerprint a client saw.
+ * Ids are 128 random bits, never counters. For every touched path the lease
+ * keeps the blob it observed (null for directories and deleted paths), the
+ * base for per-file staleness.
+ */
+export interface Lease {
+  id: string;
+  fingerprint: Fingerprint;
+  created_at: string;
+  touched: Map<string, string | null>;
+}
+
+const LEASE_ID = /^lease_[0-9a-f]{32}$/;
+
+export class LeaseStore {
+  private readonly leases = new Map<string, Lease>();
+
+  issue(fingerprint: Fingerprint): Lease {
+    const lease: Lease = {
+      id: `lease_${randomId128()}`,
+      fingerprint,
+      created_at: new Date().toISOString(),
+      touched: new Map(),
+    };
+    this.leases.set(lease.id, lease);
+    if (this.leases.size > 10_000) this.leases.delete(this.leases.keys().next().value as string);
+    return lease;
+  }
+
+  /**
+   * The lease for a request: validated against the live fingerprint when an
+   * id is given (no auto-refresh), a new one otherwise.
+   */
+  acquire(leaseId: string | undefined, live: Fingerprint): Lease {
+    if (leaseId === undefined) return this.issue(live);
+    const lease = this.get(leaseId);
+    if (!sameFingerprint(lease.fingerprint, live)) throw staleLease(leaseId, live, "the repository changed since the lease was issued");
+    return lease;
+  }
+
+  /** Looks a lease up without validating it; unknown ids are STALE_LEASE (the server may have restarted). */
+  get(leaseId: string): Lease {
+    if (typeof leaseId !== "string" || !LEASE_ID.test(leaseId)) {
+      throw invalidArgument(`lease_id ${JSON.stringify(leaseId)} is malformed; pass a lease_id returned by a worktree call, or omit it`, {
+        arg: "lease_id",
+      });
+    }
+    const lease = this.leases.get(leaseId);
+    if (!lease) throw staleLease(leaseId, null, "the lease is unknown (expired, or issued by a server that has restarted)");
+    return lease;
+  }
+}
+
+export function staleLease(leaseId: string, live: Fingerprint | null, why: string): WorksnapError {
+  return new WorksnapError("STALE_LEASE", `lease ${leaseId} is stale: ${why}. Re-read what you need without lease_id to get a fresh lease.`, {
+    lease_id: leaseId,
+    fingerprint: live,
+  });
+}
+
+export function touch(lease: Lease, path: string, blob: string | null): void {
+  lease.touched.set(path, blob);
+}

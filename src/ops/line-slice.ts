@@ -1,0 +1,92 @@
+/**
+ * Line ranges over bytes: 1-based, inclusive, lines end at LF (a CR before it
+ * stays part of the line's bytes). Works on a whole buffer or on a stream so a
+ * range near the start of a 2 GB file is read without loading the file.
+ */
+export interface LineSlice {
+  bytes: Uint8Array;
+  startLine: number;
+  endLine: number;
+  /** Total lines, when the whole input was seen. */
+  totalLines?: number;
+  /** The byte cap cut the range short. */
+  cut: boolean;
+}
+
+export function countLines(bytes: Uint8Array): number {
+  if (bytes.length === 0) return 0;
+  let n = 0;
+  let i = bytes.indexOf(10);
+  while (i >= 0) {
+    n++;
+    i = bytes.indexOf(10, i + 1);
+  }
+  return bytes[bytes.length - 1] === 10 ? n : n + 1;
+}
+
+export function sliceLines(bytes: Uint8Array, start: number, end: number, cap: number): LineSlice {
+  const total = countLines(bytes);
+  let line = 1;
+  let pos = 0;
+  while (line < start && pos < bytes.length) {
+    const nl = bytes.indexOf(10, pos);
+    if (nl < 0) {
+      pos = bytes.length;
+      break;
+    }
+    pos = nl + 1;
+    line++;
+  }
+  const from = pos;
+  let last = line - 1;
+  let cut = false;
+  while (last < end && pos < bytes.length) {
+    const nl = bytes.indexOf(10, pos);
+    const next = nl < 0 ? bytes.length : nl + 1;
+    if (next - from > cap && last >= start) {
+      cut = true;
+      break;
+    }
+    pos = next;
+    last++;
+  }
+  return { bytes: bytes.subarray(from, pos), startLine: start, endLine: Math.max(last, start - 1), totalLines: total, cut };
+}
+
+export async function sliceLinesFromStream(stream: ReadableStream<Uint8Array>, start: number, end: number, cap: number): Promise<LineSlice> {
+  const parts: Uint8Array[] = [];
+  let kept = 0;
+  let line = 1;
+  let cut = false;
+  let lastComplete = start - 1;
+  const reader = stream.getReader();
+  try {
+    outer: for (;;) {
+      const { value, done } = await reader.read();
+      if (done || !value) break;
+      let pos = 0;
+      while (pos < value.length) {
+        const nl = value.indexOf(10, pos);
+        const stop = nl < 0 ? value.length : nl + 1;
+        if (line >= start && line <= end) {
+          if (kept + (stop - pos) > cap && lastComplete >= start) {
+            cut = true;
+            break outer;
+          }
+          parts.push(value.slice(pos, stop));
+          kept += stop - pos;
+        }
+        if (nl < 0) break;
+        if (line >= start && line <= end) lastComplete = line;
+        line++;
+        pos = stop;
+        if (line > end) break outer;
+      }
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+  const bytes = Buffer.concat(parts);
+  const endLine = bytes.length > 0 && bytes[bytes.length - 1] !== 10 && !cut ? lastComplete + 1 : lastComplete;
+  return { bytes: new Uint8Array(bytes), startLine: start, endLine: Math.max(endLine, start - 1), cut };
+}

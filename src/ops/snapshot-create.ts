@@ -1,0 +1,84 @@
+import { invalidArgument, notFound, permissionDenied } from "../core/errors";
+import { ROOT, isReservedPath, isWithin, parseRepoPath, type RepoPath } from "../core/repo-path";
+import { captureEntries } from "../repo/capture";
+import type { Fingerprint } from "../repo/fingerprint";
+import { manifestJson, snapshotIdOf, toManifestEntry, type SnapshotId } from "../repo/manifest";
+import type { ScanSkips } from "../repo/tree-scan";
+import { readLiveTree } from "./live-tree";
+import type { Workspace } from "./workspace";
+
+export interface CreateSnapshotArgs {
+  paths?: string[];
+  lease_id?: string;
+  signal?: AbortSignal;
+  onProgress?: (done: number, total: number) => void;
+}
+
+export interface CreateSnapshotResult {
+  snapshot_id: SnapshotId;
+  cache_hint: "immutable";
+  fingerprint: Fingerprint;
+  created_at: string;
+  manifest_stats: { files: number; bytes: number };
+  skipped: ScanSkips & { vanished: number };
+}
+
+/**
+ * snapshot_create: captures the named paths (`.` = the whole tree) or, with
+ * only a lease, the files that lease touched. The id is content-addressed, so
+ * capturing an unchanged state again returns the same snapshot.
+ */
+export async function createSnapshot(ws: Workspace, args: CreateSnapshotArgs): Promise<CreateSnapshotResult> {
+  if (args.paths === undefined && args.lease_id === undefined) {
+    throw invalidArgument("pass paths (\".\" for the whole tree) or a lease_id whose touched files to capture", { arg: "paths" });
+  }
+  const named = args.paths === undefined ? null : parseScope(args.paths);
+  const live = await readLiveTree(ws, named ?? [ROOT]);
+  let wanted: RepoPath[];
+  if (args.lease_id !== undefined) {
+    const lease = ws.leases.acquire(args.lease_id, live.fingerprint);
+    wanted = named ?? [...lease.touched.entries()].filter(([, blob]) => blob !== null).map(([p]) => p as RepoPath);
+    if (wanted.length === 0) throw invalidArgument("the lease has touched no files yet; pass paths to capture", { arg: "lease_id" });
+  } else {
+    wanted = named as RepoPath[];
+  }
+  const candidates = named ? live.entries : live.entries.filter((e) => wanted.some((w) => e.path === w));
+  for (const p of wanted) {
+    if (!candidates.some((e) => isWithin(e.path, p))) {
+      throw notFound(`${p} does not exist in the work tree (or is ignored)`, { path: p });
+    }
+  }
+  const captured = await captureEntries(ws.repo, ws.blobs, candidates, { signal: args.signal, onProgress: args.onProgress });
+  const manifest = manifestJson(captured.entries.map(toManifestEntry));
+  const snapshotId = snapshotIdOf(live.fingerprint, manifest);
+  const bytes = captured.entries.reduce((n, e) => n + e.size, 0);
+  const meta = ws.snapshots.save(
+    {
+      snapshot_id: snapshotId,
+      fingerprint: live.fingerprint,
+      created_at: new Date().toISOString(),
+      manifest_stats: { files: captured.entries.length, bytes },
+      paths: wanted,
+    },
+    manifest,
+  );
+  return {
+    snapshot_id: snapshotId,
+    cache_hint: "immutable",
+    fingerprint: live.fingerprint,
+    created_at: meta.created_at,
+    manifest_stats: meta.manifest_stats,
+    skipped: { ...live.skipped, vanished: captured.vanished.length },
+  };
+}
+
+function parseScope(paths: string[]): RepoPath[] {
+  if (!Array.isArray(paths) || paths.length === 0) throw invalidArgument("paths must be a non-empty array", { arg: "paths" });
+  const out: RepoPath[] = [];
+  for (const raw of paths) {
+    const p = parseRepoPath(raw, "paths");
+    if (isReservedPath(p)) throw permissionDenied(`${p} is reserved for git and worksnap state`, { path: p });
+    if (!out.includes(p)) out.push(p);
+  }
+  return out.includes(ROOT) ? [ROOT] : out;
+}

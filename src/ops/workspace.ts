@@ -1,0 +1,29 @@
+import { ensureStateDir, cleanStaleTemps } from "../repo/state-dir";
+import { openRoot, type RepoRoot } from "../repo/root";
+import { RepoBlobStore } from "../repo/repo-blob-store";
+import { SnapshotStore } from "../repo/snapshot-store";
+import { LeaseStore } from "./leases";
+
+/** Everything an operation needs about one repository root. */
+export interface Workspace {
+  repo: RepoRoot;
+  blobs: RepoBlobStore;
+  snapshots: SnapshotStore;
+  leases: LeaseStore;
+}
+
+export function openWorkspace(dir: string): Workspace {
+  const repo = openRoot(dir);
+  ensureStateDir(repo.stateDir);
+  cleanStaleTemps(repo.stateDir);
+  return {
+    repo,
+    blobs: new RepoBlobStore(repo.stateDir),
+    snapshots: new SnapshotStore(repo.stateDir),
+    leases: new LeaseStore(),
+  };
+}
+
+export function closeWorkspace(ws: Workspace): void {
+  ws.blobs.close();
+}

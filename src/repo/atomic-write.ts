@@ -1,0 +1,58 @@
+import { chmodSync, closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { randomId128 } from "../core/hash";
+import { tempPath } from "./state-dir";
+
+/**
+ * The one atomic write: temp file, write, fsync, rename over the target, fsync
+ * the directory. Readers see the old bytes or the new bytes, never a torn file.
+ * The temp file lives in `.mcp/tmp/` (ignored by git, cleaned on start); when
+ * the target sits on another file system (EXDEV) it is staged beside the target.
+ */
+export function writeFileAtomic(stateDir: string, target: string, bytes: Uint8Array, mode = 0o644): void {
+  const tmp = tempPath(stateDir, basename(target));
+  writeAndSync(tmp, bytes, mode);
+  try {
+    renameSync(tmp, target);
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    if ((err as NodeJS.ErrnoException).code !== "EXDEV") throw err;
+    const beside = join(dirname(target), `.${basename(target)}.worksnap-${process.pid}-${randomId128().slice(0, 8)}`);
+    writeAndSync(beside, bytes, mode);
+    try {
+      renameSync(beside, target);
+    } catch (err2) {
+      rmSync(beside, { force: true });
+      throw err2;
+    }
+  }
+  fsyncDir(dirname(target));
+}
+
+function writeAndSync(path: string, bytes: Uint8Array, mode: number): void {
+  const fd = openSync(path, "wx", mode);
+  try {
+    let off = 0;
+    while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+    fsyncSync(fd);
+  } catch (err) {
+    closeSync(fd);
+    rmSync(path, { force: true });
+    throw err;
+  }
+  closeSync(fd);
+  // openSync's mode is filtered by the umask; the recorded mode must be exact.
+  chmodSync(path, mode);
+}
+
+export function fsyncDir(dir: string): void {
+  let fd: number | undefined;
+  try {
+    fd = openSync(dir, "r");
+    fsyncSync(fd);
+  } catch {
+    // Some file systems refuse fsync on directories; the rename is still atomic.
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}

@@ -1,0 +1,77 @@
+import { copyFileSync, existsSync, mkdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { canonicalJson } from "../core/canonical-json";
+import { sha256Hex } from "../core/hash";
+import { git } from "./git";
+import type { RepoRoot } from "./root";
+import { ensureStateDir, tempPath } from "./state-dir";
+
+/** Spec 2.2: identifies the state of HEAD, the index and the work tree. */
+export interface Fingerprint {
+  head_oid: string;
+  index_oid: string;
+  status_hash: string;
+}
+
+export function fingerprintJson(fp: Fingerprint): string {
+  return canonicalJson(fp);
+}
+
+export function sameFingerprint(a: Fingerprint, b: Fingerprint): boolean {
+  return a.head_oid === b.head_oid && a.index_oid === b.index_oid && a.status_hash === b.status_hash;
+}
+
+/** Flags pinned so the status bytes do not depend on the user's status config. */
+export const STATUS_ARGS = ["status", "--porcelain=v1", "-z", "--untracked-files=normal", "--ignore-submodules=none"];
+
+export interface GitState {
+  fingerprint: Fingerprint;
+  /** Raw `git status --porcelain=v1 -z` output, reused by the tree scan. */
+  status: Uint8Array;
+}
+
+/**
+ * The three git reads run in parallel. `index_oid` is computed from a private
+ * copy of the index with tree objects written to worksnap's own object
+ * directory (the user's objects are reachable as an alternate), so the user's
+ * `.git` is never locked nor written (DESIGN decision 7).
+ */
+export async function readGitState(repo: RepoRoot): Promise<GitState> {
+  if (!repo.gitDir) throw new Error("readGitState needs a git root");
+  const [head, indexOid, status] = await Promise.all([
+    readHead(repo),
+    readIndexTree(repo),
+    git(STATUS_ARGS, { cwd: repo.root }),
+  ]);
+  return {
+    fingerprint: { head_oid: head, index_oid: indexOid, status_hash: sha256Hex(status.stdout) },
+    status: status.stdout,
+  };
+}
+
+async function readHead(repo: RepoRoot): Promise<string> {
+  const r = await git(["rev-parse", "--verify", "-q", "HEAD^{commit}"], { cwd: repo.root, okCodes: [1, 128] });
+  return r.code === 0 ? new TextDecoder().decode(r.stdout).trim() : "";
+}
+
+async function readIndexTree(repo: RepoRoot): Promise<string> {
+  const gitDir = repo.gitDir as string;
+  ensureStateDir(repo.stateDir);
+  const scratchObjects = join(repo.stateDir, "git", "scratch-objects");
+  if (!existsSync(scratchObjects)) mkdirSync(scratchObjects, { recursive: true });
+  const indexCopy = tempPath(repo.stateDir, "index");
+  const userIndex = join(gitDir, "index");
+  try {
+    if (existsSync(userIndex)) copyFileSync(userIndex, indexCopy);
+    const env = {
+      GIT_INDEX_FILE: indexCopy,
+      GIT_OBJECT_DIRECTORY: scratchObjects,
+      GIT_ALTERNATE_OBJECT_DIRECTORIES: join(gitDir, "objects"),
+    };
+    // Exit 128 means the index cannot become a tree (unmerged entries): spec says "".
+    const r = await git(["write-tree"], { cwd: repo.root, env, okCodes: [128] });
+    return r.code === 0 ? new TextDecoder().decode(r.stdout).trim() : "";
+  } finally {
+    rmSync(indexCopy, { force: true });
+  }
+}

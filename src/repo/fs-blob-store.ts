@@ -1,0 +1,71 @@
+import { existsSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { internal, notFound } from "../core/errors";
+import { blobIdOf, hexOfBlobId, sha256Hex, type BlobId } from "../core/hash";
+import type { BlobStore } from "./blob-store";
+import { tempPath } from "./state-dir";
+
+/**
+ * Loose blobs: `.mcp/blobs/sha256/<2 hex>/<62 hex>`, written temp -> rename to
+ * the hash name, never modified afterwards. Blobs are not fsynced one by one
+ * (that would cost a journal commit per file); instead every read verifies the
+ * hash, and a blob torn by a crash is removed and reported, never returned.
+ */
+export class FsBlobStore implements BlobStore {
+  constructor(private readonly stateDir: string) {}
+
+  pathOf(id: BlobId): string {
+    const hex = hexOfBlobId(id);
+    return join(this.stateDir, "blobs", "sha256", hex.slice(0, 2), hex.slice(2));
+  }
+
+  async has(id: BlobId): Promise<boolean> {
+    return existsSync(this.pathOf(id));
+  }
+
+  async read(id: BlobId): Promise<Uint8Array> {
+    const p = this.pathOf(id);
+    let bytes: Uint8Array;
+    try {
+      bytes = await Bun.file(p).bytes();
+    } catch {
+      throw notFound(`blob ${id} is not in the store`, { blob: id });
+    }
+    if (`sha256:${sha256Hex(bytes)}` !== id) {
+      rmSync(p, { force: true });
+      throw internal(`blob ${id} was corrupt and has been removed`, { blob: id });
+    }
+    return bytes;
+  }
+
+  async stream(id: BlobId): Promise<ReadableStream<Uint8Array>> {
+    const p = this.pathOf(id);
+    if (!existsSync(p)) throw notFound(`blob ${id} is not in the store`, { blob: id });
+    return Bun.file(p).stream();
+  }
+
+  async write(bytes: Uint8Array): Promise<BlobId> {
+    const id = blobIdOf(bytes);
+    this.writeKnown(id, bytes);
+    return id;
+  }
+
+  /** Stores bytes whose id the caller already computed (the capture hot path). */
+  writeKnown(id: BlobId, bytes: Uint8Array): void {
+    const p = this.pathOf(id);
+    if (existsSync(p)) return;
+    const dir = join(p, "..");
+    mkdirSync(dir, { recursive: true });
+    const tmp = tempPath(this.stateDir, "blob");
+    writeFileSync(tmp, bytes, { mode: 0o444 });
+    renameSync(tmp, p);
+  }
+
+  async size(id: BlobId): Promise<number | null> {
+    try {
+      return statSync(this.pathOf(id)).size;
+    } catch {
+      return null;
+    }
+  }
+}

@@ -1,0 +1,102 @@
+import { internal } from "../core/errors";
+
+/**
+ * Runs git for worksnap. DESIGN decision 7: never take the user's index lock
+ * (GIT_OPTIONAL_LOCKS=0), stable output (LC_ALL=C), no pager, no prompts.
+ */
+export const GIT_ENV: Record<string, string> = {
+  GIT_OPTIONAL_LOCKS: "0",
+  LC_ALL: "C",
+  GIT_TERMINAL_PROMPT: "0",
+  GIT_PAGER: "cat",
+  GIT_CONFIG_NOSYSTEM: "1",
+};
+
+export interface GitResult {
+  code: number;
+  stdout: Uint8Array;
+  stderr: string;
+}
+
+export interface GitOptions {
+  cwd: string;
+  env?: Record<string, string>;
+  input?: Uint8Array | string;
+  /** Exit codes that are not failures (e.g. 1 for `rev-parse --verify -q`). */
+  okCodes?: number[];
+}
+
+function baseEnv(extra?: Record<string, string>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    // A caller's GIT_DIR / GIT_INDEX_FILE must not redirect us to another repository.
+    if (v !== undefined && !k.startsWith("GIT_")) env[k] = v;
+  }
+  return { ...env, ...GIT_ENV, ...extra };
+}
+
+export async function git(args: string[], opts: GitOptions): Promise<GitResult> {
+  const proc = Bun.spawn(["git", ...args], {
+    cwd: opts.cwd,
+    env: baseEnv(opts.env),
+    stdin: opts.input === undefined ? "ignore" : new Blob([opts.input]),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).bytes(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
+  const ok = code === 0 || (opts.okCodes ?? []).includes(code);
+  if (!ok) {
+    throw internal(`git ${args[0]} failed: ${stderr.trim() || `exit ${code}`}`, { args, exit: code });
+  }
+  return { code, stdout, stderr };
+}
+
+export async function gitText(args: string[], opts: GitOptions): Promise<string> {
+  const r = await git(args, opts);
+  return new TextDecoder().decode(r.stdout);
+}
+
+export function gitSync(args: string[], opts: GitOptions): GitResult {
+  const proc = Bun.spawnSync(["git", ...args], {
+    cwd: opts.cwd,
+    env: baseEnv(opts.env),
+    stdin: opts.input === undefined ? "ignore" : new Blob([opts.input]),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const code = proc.exitCode ?? 1;
+  const stderr = proc.stderr ? new TextDecoder().decode(proc.stderr) : "";
+  if (code !== 0 && !(opts.okCodes ?? []).includes(code)) {
+    throw internal(`git ${args[0]} failed: ${stderr.trim() || `exit ${code}`}`, { args, exit: code });
+  }
+  return { code, stdout: proc.stdout ?? new Uint8Array(), stderr };
+}
+
+/** Splits NUL-terminated git output into raw byte records. */
+export function splitNul(bytes: Uint8Array): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  let start = 0;
+  for (;;) {
+    const end = bytes.indexOf(0, start);
+    if (end < 0) break;
+    out.push(bytes.subarray(start, end));
+    start = end + 1;
+  }
+  if (start < bytes.length) out.push(bytes.subarray(start));
+  return out;
+}
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** A path from git as UTF-8, or null when the name is not valid UTF-8 (skipped and counted). */
+export function decodePath(raw: Uint8Array): string | null {
+  try {
+    return strictUtf8.decode(raw);
+  } catch {
+    return null;
+  }
+}

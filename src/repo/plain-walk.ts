@@ -1,0 +1,83 @@
+import { lstatSync, readdirSync, readFileSync, type Stats } from "node:fs";
+import { join } from "node:path";
+import ignore, { type Ignore } from "ignore";
+import { compareUtf8 } from "../core/byte-order";
+import { isReservedPath, isWithin, type RepoPath } from "../core/repo-path";
+import type { ScanSkips, TreeEntry } from "./tree-scan";
+
+/** A candidate of a plain directory walk, with the lstat the status hash needs. */
+export interface PlainEntry extends TreeEntry {
+  stat: Stats;
+}
+
+interface IgnoreLayer {
+  base: string;
+  rules: Ignore;
+}
+
+/**
+ * Walks a directory that is not a git work tree, honouring `.gitignore` files
+ * at every level with the `ignore` package. Symlinks are recorded, never
+ * followed; `.git` and `.mcp` are never entered.
+ */
+export function walkPlainTree(root: string, scope: RepoPath[]): { entries: PlainEntry[]; skipped: ScanSkips } {
+  const entries: PlainEntry[] = [];
+  const skipped: ScanSkips = { non_utf8: 0, submodules: 0 };
+  const visit = (dirRel: string, layers: IgnoreLayer[]) => {
+    const abs = dirRel === "" ? root : join(root, dirRel);
+    const here = loadIgnore(abs, dirRel);
+    const active = here ? [...layers, here] : layers;
+    let names: import("node:fs").Dirent[];
+    try {
+      names = readdirSync(abs, { withFileTypes: true });
+    } catch {
+      return; // vanished or unreadable directory: its files are simply not candidates
+    }
+    for (const d of names) {
+      const name = d.name;
+      if (name.includes("\uFFFD")) {
+        skipped.non_utf8++;
+        continue;
+      }
+      const rel = dirRel === "" ? name : `${dirRel}/${name}`;
+      if (isReservedPath(rel)) continue;
+      if (d.isDirectory()) {
+        if (ignored(active, rel, true)) continue;
+        if (!scope.some((s) => isWithin(rel, s) || isWithin(s, rel as RepoPath))) continue;
+        visit(rel, active);
+        continue;
+      }
+      if (ignored(active, rel, false)) continue;
+      if (!scope.some((s) => isWithin(rel, s))) continue;
+      let st: Stats;
+      try {
+        st = lstatSync(join(root, rel));
+      } catch {
+        continue; // vanished mid-walk
+      }
+      if (st.isSymbolicLink()) entries.push({ path: rel, mode: "120000", stat: st });
+      else if (st.isFile()) entries.push({ path: rel, mode: st.mode & 0o111 ? "100755" : "100644", stat: st });
+    }
+  };
+  visit("", []);
+  entries.sort((a, b) => compareUtf8(a.path, b.path));
+  return { entries, skipped };
+}
+
+function loadIgnore(absDir: string, dirRel: string): IgnoreLayer | null {
+  let text: string;
+  try {
+    text = readFileSync(join(absDir, ".gitignore"), "utf8");
+  } catch {
+    return null;
+  }
+  return { base: dirRel, rules: ignore().add(text) };
+}
+
+function ignored(layers: IgnoreLayer[], rel: string, isDir: boolean): boolean {
+  for (const layer of layers) {
+    const sub = layer.base === "" ? rel : rel.slice(layer.base.length + 1);
+    if (layer.rules.ignores(isDir ? `${sub}/` : sub)) return true;
+  }
+  return false;
+}

@@ -1,0 +1,116 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { canonicalJson } from "../core/canonical-json";
+import { invalidArgument, notFound } from "../core/errors";
+import { writeFileAtomic } from "./atomic-write";
+import type { Fingerprint } from "./fingerprint";
+import type { ManifestEntry, SnapshotId } from "./manifest";
+
+export interface SnapshotMeta {
+  snapshot_id: SnapshotId;
+  fingerprint: Fingerprint;
+  created_at: string;
+  manifest_stats: { files: number; bytes: number };
+  /** The paths the snapshot was asked to capture. */
+  paths: string[];
+}
+
+export interface StoredSnapshot {
+  meta: SnapshotMeta;
+  entries: ManifestEntry[];
+  manifest: string;
+}
+
+/**
+ * Manifests and their metadata in `.mcp/snapshots/`: `<hex>.manifest` holds
+ * the canonical manifest bytes, `<hex>.json` the metadata. The metadata file
+ * is written last and marks the snapshot as complete. Both are immutable: a
+ * second capture of the same state keeps the first `created_at`.
+ */
+export class SnapshotStore {
+  private readonly dir: string;
+  private readonly cache = new Map<string, StoredSnapshot>();
+
+  constructor(private readonly stateDir: string) {
+    this.dir = join(stateDir, "snapshots");
+  }
+
+  has(id: SnapshotId): boolean {
+    return existsSync(this.metaPath(hex(id)));
+  }
+
+  save(meta: SnapshotMeta, manifest: string): SnapshotMeta {
+    const h = hex(meta.snapshot_id);
+    if (existsSync(this.metaPath(h))) return this.loadMeta(h);
+    mkdirSync(this.dir, { recursive: true });
+    writeFileAtomic(this.stateDir, join(this.dir, `${h}.manifest`), new TextEncoder().encode(manifest));
+    writeFileAtomic(this.stateDir, this.metaPath(h), new TextEncoder().encode(canonicalJson(meta)));
+    return meta;
+  }
+
+  /** Resolves a full id or a unique prefix of at least 8 hex digits. */
+  resolve(ref: string, argName = "snapshot_id"): SnapshotId {
+    if (typeof ref !== "string") throw invalidArgument(`${argName} must be a string`, { arg: argName });
+    const h = ref.startsWith("sha256:") ? ref.slice(7) : ref;
+    if (!/^[0-9a-f]{8,64}$/.test(h)) {
+      throw invalidArgument(`${argName} ${JSON.stringify(ref)} is not a snapshot id (sha256:<hex>, or a prefix of at least 8 hex digits)`, {
+        arg: argName,
+        snapshot_id: ref,
+      });
+    }
+    if (h.length === 64) {
+      if (!existsSync(this.metaPath(h))) throw notFound(`snapshot ${ref} does not exist`, { snapshot_id: ref });
+      return `sha256:${h}`;
+    }
+    const matches = this.allHex().filter((x) => x.startsWith(h));
+    if (matches.length === 0) throw notFound(`no snapshot id starts with ${h}`, { snapshot_id: ref });
+    if (matches.length > 1) {
+      throw invalidArgument(`snapshot prefix ${h} is ambiguous; use more digits`, {
+        arg: argName,
+        snapshot_id: ref,
+        candidates: matches.slice(0, 20).map((m) => `sha256:${m}`),
+      });
+    }
+    return `sha256:${matches[0]}`;
+  }
+
+  load(id: SnapshotId): StoredSnapshot {
+    const h = hex(id);
+    const hit = this.cache.get(h);
+    if (hit) return hit;
+    const meta = this.loadMeta(h);
+    const manifest = readFileSync(join(this.dir, `${h}.manifest`), "utf8");
+    const entries = (JSON.parse(manifest) as { entries: ManifestEntry[] }).entries;
+    const snap = { meta, entries, manifest };
+    if (this.cache.size > 8) this.cache.delete(this.cache.keys().next().value as string);
+    this.cache.set(h, snap);
+    return snap;
+  }
+
+  loadMeta(h: string): SnapshotMeta {
+    try {
+      return JSON.parse(readFileSync(this.metaPath(h), "utf8")) as SnapshotMeta;
+    } catch {
+      throw notFound(`snapshot sha256:${h} does not exist`, { snapshot_id: `sha256:${h}` });
+    }
+  }
+
+  list(): SnapshotMeta[] {
+    return this.allHex().map((h) => this.loadMeta(h));
+  }
+
+  private allHex(): string[] {
+    if (!existsSync(this.dir)) return [];
+    return readdirSync(this.dir)
+      .filter((n) => n.endsWith(".json"))
+      .map((n) => n.slice(0, -5));
+  }
+
+  private metaPath(h: string): string {
+    return join(this.dir, `${h}.json`);
+  }
+}
+
+function hex(id: string): string {
+  return id.startsWith("sha256:") ? id.slice(7) : id;
+}

@@ -1,0 +1,66 @@
+import type { Stats } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { writeFileAtomic } from "./atomic-write";
+
+interface StatRecord {
+  s: number; // size
+  m: string; // mtime ns
+  c: string; // ctime ns
+  i: string; // inode
+  h: string; // sha256 hex
+}
+
+/**
+ * Remembers the sha256 of files git cannot vouch for (untracked, modified,
+ * or everything outside git), keyed by path and validated by size, mtime,
+ * ctime and inode. The racy-git rule applies: an entry whose mtime or ctime
+ * is not safely older than the moment it was recorded is never trusted, so an
+ * edit that keeps size and mtime within the same clock tick is still seen.
+ */
+export class StatCache {
+  private records: Record<string, StatRecord & { t: number }> = {};
+  private dirty = false;
+  private readonly file: string;
+
+  constructor(private readonly stateDir: string) {
+    this.file = join(stateDir, "cache", "stat.json");
+    if (existsSync(this.file)) {
+      try {
+        this.records = JSON.parse(readFileSync(this.file, "utf8"));
+      } catch {
+        this.records = {};
+      }
+    }
+  }
+
+  lookup(path: string, st: Stats & { mtimeNs?: bigint; ctimeNs?: bigint }): string | null {
+    const r = this.records[path];
+    if (!r) return null;
+    const m = statNs(st, "m");
+    const c = statNs(st, "c");
+    if (r.s !== st.size || r.m !== m || r.c !== c || r.i !== String(st.ino)) return null;
+    // Racy: the file may have changed again within the same timestamp tick after we hashed it.
+    const recordedNs = BigInt(r.t) * 1_000_000n;
+    const margin = 2_000_000_000n;
+    if (BigInt(m) + margin >= recordedNs || BigInt(c) + margin >= recordedNs) return null;
+    return r.h;
+  }
+
+  record(path: string, st: Stats, sha256: string, hashedAtMs: number): void {
+    this.records[path] = { s: st.size, m: statNs(st, "m"), c: statNs(st, "c"), i: String(st.ino), h: sha256, t: hashedAtMs };
+    this.dirty = true;
+  }
+
+  save(): void {
+    if (!this.dirty) return;
+    mkdirSync(join(this.stateDir, "cache"), { recursive: true });
+    writeFileAtomic(this.stateDir, this.file, new TextEncoder().encode(JSON.stringify(this.records)));
+    this.dirty = false;
+  }
+}
+
+function statNs(st: Stats, which: "m" | "c"): string {
+  const ms = which === "m" ? st.mtimeMs : st.ctimeMs;
+  return String(Math.round(ms * 1_000_000));
+}
