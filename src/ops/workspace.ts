@@ -2,6 +2,7 @@ import { ensureStateDir, cleanStaleTemps } from "../repo/state-dir";
 import { openRoot, type RepoRoot } from "../repo/root";
 import { RepoBlobStore } from "../repo/repo-blob-store";
 import { SnapshotStore } from "../repo/snapshot-store";
+import type { EditRecorder } from "./edit-recorder";
 import { LeaseStore } from "./leases";
 
 /** Everything an operation needs about one repository root. */
@@ -10,6 +11,8 @@ export interface Workspace {
   blobs: RepoBlobStore;
   snapshots: SnapshotStore;
   leases: LeaseStore;
+  /** Records every work-tree write for review (edit history); null records nothing. */
+  recorder: EditRecorder | null;
 }
 
 export function openWorkspace(dir: string): Workspace {
@@ -21,6 +24,7 @@ export function openWorkspace(dir: string): Workspace {
     blobs: new RepoBlobStore(repo.stateDir),
     snapshots: new SnapshotStore(repo.stateDir),
     leases: new LeaseStore(),
+    recorder: null,
   };
 }
 

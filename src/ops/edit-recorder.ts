@@ -1,0 +1,43 @@
+import type { RepoPath } from "../core/repo-path";
+
+/**
+ * The hook between the one work-tree write path (src/ops/write-path.ts) and
+ * the edit history (src/ops/history/). The write path calls it with its lock
+ * held: `prepare` before any byte changes (checkpoints, hashes before), then
+ * `commit` after every write succeeded (hashes after, diffs, log entries).
+ */
+export type FileMode = "100644" | "100755" | "120000";
+
+/** The state of one path: null when it does not exist. */
+export type PathState = { bytes: Uint8Array; mode: FileMode } | null;
+
+export type EditOperation = "create" | "replace" | "edit" | "delete" | "move";
+
+/** One recorded change to one path (a move records its source too). */
+export interface EditChange {
+  operation: EditOperation;
+  path: RepoPath;
+  /** For "move": where the file came from. */
+  sourcePath?: RepoPath;
+  before: PathState;
+  /** Filled in by the write path before `commit`. */
+  after?: PathState;
+}
+
+export interface EditContext {
+  conversationId: string;
+  /** The spec 002 tool name: write_file | edit_file_diff | delete_file | move_file | restore. */
+  toolName: string;
+}
+
+export interface PreparedEdit {
+  /** Opaque to the write path. */
+  readonly token: unknown;
+}
+
+export interface EditRecorder {
+  prepare(ctx: EditContext, changes: EditChange[]): Promise<PreparedEdit>;
+  commit(prepared: PreparedEdit, changes: EditChange[]): Promise<{ editIds: string[] }>;
+  /** Called when the writes failed after prepare; must leave the history as it was. */
+  abort(prepared: PreparedEdit): Promise<void>;
+}

@@ -1,0 +1,74 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+
+export const BINARY = join(import.meta.dir, "..", "..", "dist", "worksnap");
+
+export function requireBinary(): string {
+  if (!existsSync(BINARY)) throw new Error("dist/worksnap is missing: run `npm run build` (npm test does it first)");
+  return BINARY;
+}
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  json<T = any>(): T;
+}
+
+/** Runs the compiled binary as a person or CI would. */
+export function cli(args: string[], opts: { cwd?: string; env?: Record<string, string>; stdin?: string } = {}): CliResult {
+  const r = Bun.spawnSync([requireBinary(), ...args], {
+    cwd: opts.cwd,
+    env: { ...process.env, NO_COLOR: "1", ...opts.env },
+    stdin: opts.stdin === undefined ? "ignore" : new Blob([opts.stdin]),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const stdout = r.stdout.toString();
+  return { code: r.exitCode ?? -1, stdout, stderr: r.stderr.toString(), json: () => JSON.parse(stdout) };
+}
+
+export interface McpSession extends AsyncDisposable {
+  client: Client;
+  /** Calls a tool and returns structuredContent (throws if the result is an error). */
+  call<T = any>(name: string, args?: Record<string, unknown>): Promise<T>;
+  /** Calls a tool expecting an error; returns the {code,message,details} object. */
+  callError(name: string, args?: Record<string, unknown>): Promise<{ code: string; message: string; details: any }>;
+  raw(name: string, args?: Record<string, unknown>): Promise<any>;
+}
+
+/** Spawns `dist/worksnap serve --root ROOT` and connects the MCP SDK's own Client over stdio. */
+export async function mcpSession(root: string, extraArgs: string[] = []): Promise<McpSession> {
+  const transport = new StdioClientTransport({
+    command: requireBinary(),
+    args: ["serve", "--root", root, ...extraArgs],
+    stderr: "pipe",
+    env: { ...(process.env as Record<string, string>) },
+  });
+  const client = new Client({ name: "worksnap-test", version: "0.0.0" });
+  await client.connect(transport);
+  await client.listTools(); // the client caches output schemas and validates every result against them
+  const raw = (name: string, args: Record<string, unknown> = {}) => client.callTool({ name, arguments: args });
+  return {
+    client,
+    raw,
+    async call(name, args) {
+      const r: any = await raw(name, args);
+      if (r.isError) throw new Error(`${name} failed: ${r.content?.[0]?.text}`);
+      if (r.content[0].text !== JSON.stringify(JSON.parse(r.content[0].text))) throw new Error("content text is not compact JSON");
+      return r.structuredContent;
+    },
+    async callError(name, args) {
+      const r: any = await raw(name, args);
+      if (!r.isError) throw new Error(`${name} succeeded but an error was expected: ${r.content?.[0]?.text}`);
+      const fromText = JSON.parse(r.content[0].text);
+      if (JSON.stringify(fromText) !== JSON.stringify(r.structuredContent)) throw new Error("error text and structuredContent differ");
+      return r.structuredContent.error;
+    },
+    [Symbol.asyncDispose]: async () => {
+      await client.close();
+    },
+  };
+}
