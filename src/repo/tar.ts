@@ -1,0 +1,312 @@
+/**
+ * A deterministic tar format: POSIX ustar headers with every varying field
+ * fixed (mtime 0, uid/gid 0, empty uname/gname, devmajor/devminor 0), modes
+ * 0644 / 0755 / 0777 for symlinks (type 2). A pax extended header (type x,
+ * named "PaxHeader") is written only when a field does not fit ustar: a path
+ * or link target over 100 bytes, or a size of 8 GiB or more. No timestamps,
+ * no global headers, no padding beyond the two zero blocks that end the archive.
+ */
+export const BLOCK = 512;
+
+export type TarEntryType = "file" | "symlink";
+
+export interface TarHeaderFields {
+  path: string;
+  type: TarEntryType;
+  /** 0o644 or 0o755 for files; symlinks are always 0o777. */
+  mode: number;
+  size: number;
+  /** Symlink target bytes (UTF-8 string or raw bytes). */
+  linkTarget?: Uint8Array;
+}
+
+const enc = new TextEncoder();
+const USTAR_NAME_MAX = 100;
+const USTAR_SIZE_MAX = 0o77777777777;
+
+/** The header block(s) for one entry: an optional pax header plus the ustar header. */
+export function tarHeader(fields: TarHeaderFields): Uint8Array {
+  const name = enc.encode(fields.path);
+  const link = fields.linkTarget ?? new Uint8Array(0);
+  const size = fields.type === "symlink" ? 0 : fields.size;
+  const pax: [string, Uint8Array][] = [];
+  if (name.length > USTAR_NAME_MAX) pax.push(["path", name]);
+  if (link.length > USTAR_NAME_MAX) pax.push(["linkpath", link]);
+  if (size > USTAR_SIZE_MAX) pax.push(["size", enc.encode(String(size))]);
+  const blocks: Uint8Array[] = [];
+  if (pax.length > 0) {
+    const body = paxRecords(pax);
+    blocks.push(ustarHeader(enc.encode("PaxHeader"), "x", 0o644, body.length, new Uint8Array(0)));
+    blocks.push(padded(body));
+  }
+  const mode = fields.type === "symlink" ? 0o777 : fields.mode;
+  blocks.push(ustarHeader(truncateUtf8(name, USTAR_NAME_MAX), fields.type === "symlink" ? "2" : "0", mode, size > USTAR_SIZE_MAX ? 0 : size, truncateUtf8(link, USTAR_NAME_MAX)));
+  return concat(blocks);
+}
+
+/** Zero bytes that complete a body of `size` bytes to a whole block. */
+export function tarPadding(size: number): Uint8Array {
+  const rest = size % BLOCK;
+  return new Uint8Array(rest === 0 ? 0 : BLOCK - rest);
+}
+
+/** The end-of-archive marker: two zero blocks. */
+export function tarTrailer(): Uint8Array {
+  return new Uint8Array(2 * BLOCK);
+}
+
+function ustarHeader(name: Uint8Array, typeflag: string, mode: number, size: number, link: Uint8Array): Uint8Array {
+  const h = new Uint8Array(BLOCK);
+  h.set(name, 0);
+  putOctal(h, 100, 8, mode);
+  putOctal(h, 108, 8, 0); // uid
+  putOctal(h, 116, 8, 0); // gid
+  putOctal(h, 124, 12, size);
+  putOctal(h, 136, 12, 0); // mtime
+  h.fill(0x20, 148, 156); // checksum is computed with its own field as spaces
+  h[156] = typeflag.charCodeAt(0);
+  h.set(link, 157);
+  h.set(enc.encode("ustar\0"), 257);
+  h.set(enc.encode("00"), 263);
+  // uname (265) and gname (297) stay empty.
+  putOctal(h, 329, 8, 0); // devmajor
+  putOctal(h, 337, 8, 0); // devminor
+  let sum = 0;
+  for (const b of h) sum += b;
+  const chk = enc.encode(sum.toString(8).padStart(6, "0"));
+  h.set(chk, 148);
+  h[154] = 0;
+  h[155] = 0x20;
+  return h;
+}
+
+function putOctal(h: Uint8Array, off: number, width: number, value: number): void {
+  h.set(enc.encode(value.toString(8).padStart(width - 1, "0")), off);
+  h[off + width - 1] = 0;
+}
+
+/** pax records "<len> <key>=<value>\n", where <len> counts the whole record including itself. */
+function paxRecords(records: [string, Uint8Array][]): Uint8Array {
+  const parts: Uint8Array[] = [];
+  for (const [key, value] of records) {
+    const rest = key.length + value.length + 3; // space, "=", newline
+    let len = rest + String(rest).length;
+    if (String(len).length !== String(rest).length) len = rest + String(len).length;
+    parts.push(enc.encode(`${len} ${key}=`), value, enc.encode("\n"));
+  }
+  return concat(parts);
+}
+
+/** Cuts to at most `max` bytes without splitting a UTF-8 sequence (the full value is in the pax record). */
+function truncateUtf8(bytes: Uint8Array, max: number): Uint8Array {
+  if (bytes.length <= max) return bytes;
+  let end = max;
+  while (end > 0 && ((bytes[end] as number) & 0xc0) === 0x80) end--;
+  return bytes.subarray(0, end);
+}
+
+function padded(body: Uint8Array): Uint8Array {
+  return concat([body, tarPadding(body.length)]);
+}
+
+export function concat(parts: Uint8Array[]): Uint8Array {
+  let n = 0;
+  for (const p of parts) n += p.length;
+  const out = new Uint8Array(n);
+  let off = 0;
+  for (const p of parts) {
+    out.set(p, off);
+    off += p.length;
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- reading
+
+export interface TarEntryHeader {
+  /** Index of the entry in the archive (pax headers not counted), for messages. */
+  index: number;
+  path: string;
+  /** Raw typeflag: "0" file, "2" symlink, anything else is reported to the caller. */
+  typeflag: string;
+  mode: number;
+  size: number;
+  /** Symlink target bytes. */
+  linkTarget: Uint8Array;
+}
+
+export class TarFormatError extends Error {
+  constructor(
+    message: string,
+    readonly entryIndex: number,
+  ) {
+    super(message);
+    this.name = "TarFormatError";
+  }
+}
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * A pull parser over a byte stream: `next()` gives the next entry's header,
+ * then the caller consumes its body with `body()` (chunks, in order) before
+ * asking for the next entry. Checksums are verified; pax `path`, `linkpath`
+ * and `size` records are honoured. Never holds more than one chunk plus a block.
+ */
+export class TarReader {
+  private readonly reader: ReadableStreamDefaultReader<Uint8Array>;
+  private buf = new Uint8Array(0);
+  private ended = false;
+  private pendingBody = 0;
+  private index = 0;
+
+  constructor(stream: ReadableStream<Uint8Array>) {
+    this.reader = stream.getReader();
+  }
+
+  async next(): Promise<TarEntryHeader | null> {
+    if (this.pendingBody > 0) await this.skip(this.pendingBody);
+    let pax: Map<string, Uint8Array> | null = null;
+    for (;;) {
+      const block = await this.take(BLOCK);
+      if (block === null) throw new TarFormatError("archive ends without the end-of-archive marker", this.index);
+      if (block.every((b) => b === 0)) {
+        const second = await this.take(BLOCK);
+        if (second === null || !second.every((b) => b === 0)) throw new TarFormatError("archive has a zero block that is not the end marker", this.index);
+        return null;
+      }
+      verifyChecksum(block, this.index);
+      const typeflag = String.fromCharCode(block[156] as number);
+      const size = readOctal(block, 124, 12, this.index, "size");
+      if (typeflag === "x") {
+        const body = await this.take(size + tarPadding(size).length);
+        if (body === null) throw new TarFormatError("archive ends inside a pax header", this.index);
+        pax = parsePax(body.subarray(0, size), this.index);
+        continue;
+      }
+      const nameBytes = cstr(block, 0, 100);
+      const prefix = cstr(block, 345, 155);
+      const rawName = pax?.get("path") ?? (prefix.length > 0 ? concat([prefix, enc.encode("/"), nameBytes]) : nameBytes);
+      const path = decodeName(rawName, this.index);
+      const sizeOverride = pax?.get("size");
+      const entry: TarEntryHeader = {
+        index: this.index++,
+        path,
+        typeflag,
+        mode: readOctal(block, 100, 8, this.index - 1, "mode"),
+        size: sizeOverride ? Number(new TextDecoder().decode(sizeOverride)) : size,
+        linkTarget: pax?.get("linkpath") ?? cstr(block, 157, 100),
+      };
+      if (!Number.isSafeInteger(entry.size) || entry.size < 0) throw new TarFormatError(`entry ${path} has an invalid size`, entry.index);
+      this.pendingBody = entry.size + tarPadding(entry.size).length;
+      return entry;
+    }
+  }
+
+  /** The current entry's body, in chunks. Must be consumed fully before `next()` (or `next()` skips it). */
+  async *body(size: number): AsyncGenerator<Uint8Array> {
+    let left = size;
+    while (left > 0) {
+      if (this.buf.length === 0) await this.fill();
+      if (this.buf.length === 0) throw new TarFormatError("archive ends inside an entry body", this.index - 1);
+      const n = Math.min(left, this.buf.length);
+      const chunk = this.buf.subarray(0, n);
+      this.buf = this.buf.subarray(n);
+      left -= n;
+      this.pendingBody -= n;
+      yield chunk;
+    }
+    await this.skip(this.pendingBody);
+  }
+
+  /** True when nothing but zero padding follows the end marker. */
+  async trailingDataIsZero(): Promise<boolean> {
+    for (;;) {
+      if (!this.buf.every((b) => b === 0)) return false;
+      this.buf = new Uint8Array(0);
+      if (this.ended) return true;
+      await this.fill();
+      if (this.ended && this.buf.length === 0) return true;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.reader.cancel().catch(() => undefined);
+  }
+
+  private async skip(n: number): Promise<void> {
+    while (n > 0) {
+      if (this.buf.length === 0) await this.fill();
+      if (this.buf.length === 0) throw new TarFormatError("archive ends inside an entry body", this.index - 1);
+      const k = Math.min(n, this.buf.length);
+      this.buf = this.buf.subarray(k);
+      n -= k;
+    }
+    this.pendingBody = 0;
+  }
+
+  private async fill(): Promise<void> {
+    if (this.ended) return;
+    const { value, done } = await this.reader.read();
+    if (done || !value) {
+      this.ended = true;
+      return;
+    }
+    this.buf = this.buf.length === 0 ? value : concat([this.buf, value]);
+  }
+
+  private async take(n: number): Promise<Uint8Array | null> {
+    while (this.buf.length < n && !this.ended) await this.fill();
+    if (this.buf.length < n) return null;
+    const out = this.buf.slice(0, n);
+    this.buf = this.buf.subarray(n);
+    return out;
+  }
+}
+
+function verifyChecksum(block: Uint8Array, index: number): void {
+  let sum = 0;
+  for (let i = 0; i < BLOCK; i++) sum += i >= 148 && i < 156 ? 0x20 : (block[i] as number);
+  const stated = readOctal(block, 148, 8, index, "checksum");
+  if (stated !== sum) throw new TarFormatError(`header checksum mismatch (stated ${stated}, computed ${sum})`, index);
+}
+
+function readOctal(block: Uint8Array, off: number, width: number, index: number, what: string): number {
+  const text = new TextDecoder().decode(block.subarray(off, off + width)).replace(/[\0 ]+$/, "").replace(/^ +/, "");
+  if (text === "") return 0;
+  if (!/^[0-7]+$/.test(text)) throw new TarFormatError(`header field ${what} is not octal`, index);
+  return Number.parseInt(text, 8);
+}
+
+function cstr(block: Uint8Array, off: number, width: number): Uint8Array {
+  const field = block.subarray(off, off + width);
+  const nul = field.indexOf(0);
+  return field.slice(0, nul < 0 ? width : nul);
+}
+
+function decodeName(raw: Uint8Array, index: number): string {
+  try {
+    return strictUtf8.decode(raw);
+  } catch {
+    throw new TarFormatError("entry name is not valid UTF-8", index);
+  }
+}
+
+function parsePax(body: Uint8Array, index: number): Map<string, Uint8Array> {
+  const out = new Map<string, Uint8Array>();
+  let pos = 0;
+  while (pos < body.length) {
+    const sp = body.indexOf(0x20, pos);
+    if (sp < 0) throw new TarFormatError("malformed pax record", index);
+    const len = Number(new TextDecoder().decode(body.subarray(pos, sp)));
+    if (!Number.isInteger(len) || len <= sp - pos || pos + len > body.length || body[pos + len - 1] !== 10) {
+      throw new TarFormatError("malformed pax record", index);
+    }
+    const rec = body.subarray(sp + 1, pos + len - 1);
+    const eq = rec.indexOf(0x3d);
+    if (eq < 0) throw new TarFormatError("malformed pax record", index);
+    out.set(new TextDecoder().decode(rec.subarray(0, eq)), rec.slice(eq + 1));
+    pos += len;
+  }
+  return out;
+}
