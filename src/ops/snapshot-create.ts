@@ -44,7 +44,7 @@ export async function createSnapshot(ws: Workspace, args: CreateSnapshotArgs): P
   }
   const candidates = named ? live.entries : live.entries.filter((e) => wanted.some((w) => e.path === w));
   for (const p of wanted) {
-    if (!candidates.some((e) => isWithin(e.path, p))) {
+    if (p !== ROOT && !candidates.some((e) => isWithin(e.path, p))) {
       throw notFound(`${p} does not exist in the work tree (or is ignored)`, { path: p });
     }
   }

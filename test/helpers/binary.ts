@@ -57,14 +57,14 @@ export async function mcpSession(root: string, extraArgs: string[] = []): Promis
     async call(name, args) {
       const r: any = await raw(name, args);
       if (r.isError) throw new Error(`${name} failed: ${r.content?.[0]?.text}`);
-      if (r.content[0].text !== JSON.stringify(JSON.parse(r.content[0].text))) throw new Error("content text is not compact JSON");
+      if (!Bun.deepEquals(JSON.parse(r.content[0].text), r.structuredContent)) throw new Error("content text differs from structuredContent");
       return r.structuredContent;
     },
     async callError(name, args) {
       const r: any = await raw(name, args);
       if (!r.isError) throw new Error(`${name} succeeded but an error was expected: ${r.content?.[0]?.text}`);
       const fromText = JSON.parse(r.content[0].text);
-      if (JSON.stringify(fromText) !== JSON.stringify(r.structuredContent)) throw new Error("error text and structuredContent differ");
+      if (!Bun.deepEquals(fromText, r.structuredContent)) throw new Error("error text and structuredContent differ");
       return r.structuredContent.error;
     },
     [Symbol.asyncDispose]: async () => {

@@ -1,0 +1,80 @@
+import { describe, expect, test } from "bun:test";
+import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { BINARY, cli } from "../helpers/binary";
+import { tmpRepo } from "../helpers/tmp-repo";
+import pkg from "../../package.json" with { type: "json" };
+
+describe("worksnap CLI", () => {
+  test("--version, --help, and exit code 2 for usage errors", () => {
+    expect(cli(["--version"]).stdout).toBe(`worksnap ${pkg.version}\n`);
+    expect(cli(["--help"]).stdout).toContain("worksnap snapshot");
+    expect(cli(["snapshot", "--help"]).stdout).toContain("create [PATH...]");
+    expect(cli(["serve", "--help"]).stdout).toContain("--root");
+    expect(cli(["snapshot", "create", "--help"]).code).toBe(0);
+    const bad = cli(["snapshot", "create", "--bogus"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--bogus");
+    expect(cli(["nonsense"]).code).toBe(2);
+    expect(cli([]).code).toBe(2);
+  });
+
+  test("snapshot create prints the id; --json prints the tool's object; user errors exit 1", async () => {
+    await using repo = await tmpRepo();
+    repo.write("a.txt", "a\n");
+    repo.commit();
+    const plain = cli(["snapshot", "create", "--root", repo.root]);
+    expect(plain.code).toBe(0);
+    expect(plain.stdout).toMatch(/^sha256:[0-9a-f]{64}\n$/);
+    expect(plain.stderr).toBe("");
+    const json = cli(["snapshot", "create", "--root", repo.root, "--json"]).json();
+    expect(json.snapshot_id).toBe(plain.stdout.trim());
+    expect(json.cache_hint).toBe("immutable");
+    const inCwd = cli(["snapshot", "create", "a.txt"], { cwd: repo.root });
+    expect(inCwd.code).toBe(0);
+    expect(inCwd.stdout).toBe(plain.stdout); // same files, same git state: same id
+    const missing = cli(["snapshot", "create", "--root", repo.root, "missing.txt"]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("missing.txt");
+    const missingJson = cli(["snapshot", "create", "--root", repo.root, "missing.txt", "--json"]);
+    expect(missingJson.json().error.code).toBe("NOT_FOUND");
+    expect(cli(["snapshot", "info", "--root", repo.root, plain.stdout.trim().slice(0, 16)]).stdout).toContain("files       1");
+    expect(cli(["snapshot", "log", "--root", repo.root]).stdout.split("\n").filter(Boolean)).toHaveLength(1);
+    expect(cli(["snapshot", "file", "--root", repo.root, "a.txt", "--snapshot", plain.stdout.trim()]).stdout).toBe("a\n");
+    expect(cli(["snapshot", "list", "--root", repo.root]).stdout).toContain("a.txt");
+    expect(cli(["snapshot", "create", "--root", "/nonexistent/dir"]).code).toBe(1);
+  });
+
+  test("the binary runs with no node_modules beside it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "ws-standalone-"));
+    try {
+      const bin = join(dir, "worksnap");
+      copyFileSync(BINARY, bin);
+      Bun.spawnSync(["chmod", "+x", bin]);
+      await using repo = await tmpRepo();
+      repo.write("x.txt", "x");
+      const r = Bun.spawnSync([bin, "snapshot", "create", "--root", repo.root], { cwd: dir, env: { PATH: process.env.PATH ?? "/usr/bin:/bin" } });
+      expect(r.exitCode).toBe(0);
+      expect(r.stdout.toString()).toMatch(/^sha256:/);
+      const v = Bun.spawnSync([bin, "--version"], { cwd: dir });
+      expect(v.stdout.toString()).toContain("worksnap");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("invoked as mcpdiff it runs the history commands", () => {
+    const dir = mkdtempSync(join(tmpdir(), "ws-mcpdiff-"));
+    try {
+      const link = join(dir, "mcpdiff");
+      copyFileSync(BINARY, link);
+      Bun.spawnSync(["chmod", "+x", link]);
+      const r = Bun.spawnSync([link, "--help"], { cwd: dir });
+      expect(r.exitCode).toBe(0);
+      expect(r.stdout.toString()).toContain("reject");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,23 @@
+import { describe, expect, test } from "bun:test";
+import fc from "fast-check";
+import { compareUtf8, sortUtf8 } from "../../src/core/byte-order";
+
+describe("compareUtf8", () => {
+  test("agrees with comparing the UTF-8 bytes, for any strings", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: "grapheme" }), fc.string({ unit: "grapheme" }), (a, b) => {
+        const bytes = Math.sign(Buffer.compare(Buffer.from(a), Buffer.from(b)));
+        expect(Math.sign(compareUtf8(a, b))).toBe(bytes);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  test("orders a.txt before a/b (full-path byte order)", () => {
+    expect(sortUtf8(["a/b", "a.txt", "a", "a-b", "a0"])).toEqual(["a", "a-b", "a.txt", "a/b", "a0"]);
+  });
+
+  test("orders U+FB00 before U+1F600 where UTF-16 order disagrees", () => {
+    expect(sortUtf8(["\u{1F600}", "\uFB00"])).toEqual(["\uFB00", "\u{1F600}"]);
+  });
+});

@@ -1,0 +1,57 @@
+import { describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync, chmodSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { blobIdOf } from "../../src/core/hash";
+import { FsBlobStore } from "../../src/repo/fs-blob-store";
+import { MemBlobStore } from "../../src/repo/mem-blob-store";
+import { RepoBlobStore } from "../../src/repo/repo-blob-store";
+import { ensureStateDir } from "../../src/repo/state-dir";
+import { blobStoreCases } from "./blob-store.case";
+
+function stateDir(): { dir: string } & AsyncDisposable {
+  const dir = mkdtempSync(join(tmpdir(), "ws-blobs-"));
+  ensureStateDir(dir);
+  return { dir, [Symbol.asyncDispose]: async () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+describe("BlobStore conformance", () => {
+  blobStoreCases("MemBlobStore", async () => ({ store: new MemBlobStore(), [Symbol.asyncDispose]: async () => {} }));
+  blobStoreCases("FsBlobStore", async () => {
+    const s = stateDir();
+    return { store: new FsBlobStore(s.dir), [Symbol.asyncDispose]: () => s[Symbol.asyncDispose]() };
+  });
+  blobStoreCases("RepoBlobStore", async () => {
+    const s = stateDir();
+    const store = new RepoBlobStore(s.dir);
+    return {
+      store,
+      [Symbol.asyncDispose]: async () => {
+        store.close();
+        await s[Symbol.asyncDispose]();
+      },
+    };
+  });
+});
+
+describe("FsBlobStore", () => {
+  test("lays blobs out as .mcp/blobs/sha256/<2 hex>/<rest>", async () => {
+    await using s = stateDir();
+    const store = new FsBlobStore(s.dir);
+    const id = await store.write(new TextEncoder().encode("x"));
+    const hex = id.slice(7);
+    expect(store.pathOf(id)).toBe(join(s.dir, "blobs", "sha256", hex.slice(0, 2), hex.slice(2)));
+  });
+
+  test("a blob torn by a crash is detected on read, removed and reported, never returned", async () => {
+    await using s = stateDir();
+    const store = new FsBlobStore(s.dir);
+    const id = await store.write(new TextEncoder().encode("the full content"));
+    chmodSync(store.pathOf(id), 0o644);
+    writeFileSync(store.pathOf(id), "the fu");
+    const err = await store.read(id).catch((e) => e);
+    expect(err.code).toBe("INTERNAL");
+    expect(await store.has(id)).toBe(false);
+    expect(blobIdOf("the full content")).toBe(id);
+  });
+});

@@ -1,0 +1,100 @@
+import { describe, expect, test } from "bun:test";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { ROOT, type RepoPath } from "../../src/core/repo-path";
+import { readLiveTree } from "../../src/ops/live-tree";
+import { openWorkspace } from "../../src/ops/workspace";
+import { runGit, tmpRepo } from "../helpers/tmp-repo";
+
+const paths = (t: { entries: { path: string }[] }) => t.entries.map((e) => e.path);
+
+describe("candidate walk", () => {
+  for (const git of [true, false]) {
+    const kind = git ? "git" : "plain dir";
+    test(`${kind}: a.txt sorts before a/b (full-path byte order), ignore rules apply`, async () => {
+      await using repo = await tmpRepo({ git });
+      repo.write("a/b", "1");
+      repo.write("a.txt", "2");
+      repo.write("a-z", "3");
+      repo.write("ignored/x.log", "4");
+      repo.write("keep.log", "5");
+      repo.write(".gitignore", "ignored/\n*.log\n!keep.log\n");
+      repo.write("sub/.gitignore", "secret\n");
+      repo.write("sub/secret", "s");
+      repo.write("sub/open", "o");
+      if (git) repo.commit();
+      const t = await readLiveTree(openWorkspace(repo.root));
+      expect(paths(t)).toEqual([".gitignore", "a-z", "a.txt", "a/b", "keep.log", "sub/.gitignore", "sub/open"]);
+    });
+
+    test(`${kind}: symlinks are recorded, not followed; .mcp and .git never appear`, async () => {
+      await using repo = await tmpRepo({ git });
+      repo.write("dir/f", "f");
+      repo.symlink("link-to-dir", "dir");
+      repo.symlink("link-out", "/etc");
+      if (git) repo.commit();
+      const ws = openWorkspace(repo.root);
+      const t = await readLiveTree(ws);
+      expect(paths(t)).toEqual(["dir/f", "link-out", "link-to-dir"]);
+    });
+
+    test(`${kind}: a file named with a newline and Unicode names are candidates`, async () => {
+      await using repo = await tmpRepo({ git, name: "ws repo ☃ " });
+      repo.write("line\nbreak.txt", "x");
+      repo.write("naïve/日本.txt", "y");
+      if (git) repo.commit();
+      const t = await readLiveTree(openWorkspace(repo.root));
+      expect(paths(t)).toEqual(["line\nbreak.txt", "naïve/日本.txt"]);
+    });
+  }
+
+  test("git: tracked files missing on disk are not candidates; untracked dirs are expanded", async () => {
+    await using repo = await tmpRepo();
+    repo.write("gone.txt", "g");
+    repo.write("kept.txt", "k");
+    repo.commit();
+    runGit(repo.root, ["rm", "-q", "--cached", "kept.txt"]);
+    Bun.spawnSync(["rm", join(repo.root, "gone.txt")]);
+    repo.write("newdir/deep/x.txt", "x");
+    const t = await readLiveTree(openWorkspace(repo.root));
+    expect(paths(t)).toEqual(["kept.txt", "newdir/deep/x.txt"]);
+  });
+
+  test("git: non-UTF-8 names are skipped and counted", async () => {
+    await using repo = await tmpRepo();
+    repo.write("ok.txt", "o");
+    writeFileSync(Buffer.concat([Buffer.from(`${repo.root}/bad-`), Buffer.from([0xff, 0xfe]), Buffer.from(".txt")]), "b");
+    const t = await readLiveTree(openWorkspace(repo.root));
+    expect(paths(t)).toEqual(["ok.txt"]);
+    expect(t.skipped.non_utf8).toBe(1);
+  });
+
+  test("git: submodules and nested repositories are not descended into, and are counted", async () => {
+    await using inner = await tmpRepo();
+    inner.write("inside.txt", "i");
+    inner.commit();
+    await using repo = await tmpRepo();
+    repo.write("top.txt", "t");
+    repo.commit();
+    runGit(repo.root, ["-c", "protocol.file.allow=always", "submodule", "add", "-q", inner.root, "sub"]);
+    repo.commit("add submodule");
+    mkdirSync(join(repo.root, "nested"));
+    runGit(join(repo.root, "nested"), ["init", "-q"]);
+    writeFileSync(join(repo.root, "nested", "n.txt"), "n");
+    const t = await readLiveTree(openWorkspace(repo.root));
+    expect(paths(t)).toEqual([".gitmodules", "top.txt"]);
+    expect(t.skipped.submodules).toBe(2);
+  });
+
+  test("scope limits the walk to the named paths", async () => {
+    await using repo = await tmpRepo();
+    repo.write("src/a.ts", "a");
+    repo.write("srcx/b.ts", "b");
+    repo.write("docs/c.md", "c");
+    repo.commit();
+    const t = await readLiveTree(openWorkspace(repo.root), ["src" as RepoPath]);
+    expect(paths(t)).toEqual(["src/a.ts"]);
+    const all = await readLiveTree(openWorkspace(repo.root), [ROOT]);
+    expect(paths(all)).toHaveLength(3);
+  });
+});
