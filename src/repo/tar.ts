@@ -154,8 +154,8 @@ const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
  * and `size` records are honoured. Never holds more than one chunk plus a block.
  */
 export class TarReader {
-  private readonly reader: ReadableStreamDefaultReader<Uint8Array>;
-  private buf = new Uint8Array(0);
+  private readonly reader: { read(): Promise<{ value?: Uint8Array; done: boolean }>; cancel(): Promise<void> };
+  private buf: Uint8Array = new Uint8Array(0);
   private ended = false;
   private pendingBody = 0;
   private index = 0;

@@ -137,7 +137,7 @@ describe("tar reader", () => {
   test("a flipped header byte fails the checksum, naming the entry", async () => {
     const bytes = archive(ITEMS);
     const second = BLOCK + BLOCK; // a.txt header + its one body block
-    bytes[second + 3] ^= 1;
+    bytes[second + 3] = (bytes[second + 3] as number) ^ 1;
     const err = await readAll(bytes).catch((e) => e);
     expect(err).toBeInstanceOf(TarFormatError);
     expect((err as TarFormatError).entryIndex).toBe(1);
