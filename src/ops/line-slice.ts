@@ -43,8 +43,10 @@ export function sliceLines(bytes: Uint8Array, start: number, end: number, cap: n
   while (last < end && pos < bytes.length) {
     const nl = bytes.indexOf(10, pos);
     const next = nl < 0 ? bytes.length : nl + 1;
-    if (next - from > cap && last >= start) {
+    if (next - from > cap) {
       cut = true;
+      // A single line longer than the cap is returned in part, cut on a UTF-8 boundary.
+      if (last < start) return { bytes: bytes.subarray(from, charBoundary(bytes, from + cap)), startLine: start, endLine: start, totalLines: total, cut };
       break;
     }
     pos = next;
@@ -69,8 +71,13 @@ export async function sliceLinesFromStream(stream: ReadableStream<Uint8Array>, s
         const nl = value.indexOf(10, pos);
         const stop = nl < 0 ? value.length : nl + 1;
         if (line >= start && line <= end) {
-          if (kept + (stop - pos) > cap && lastComplete >= start) {
+          if (kept + (stop - pos) > cap) {
             cut = true;
+            if (lastComplete < start) {
+              // The first line alone is over the cap: return its start, cut on a UTF-8 boundary.
+              const part = value.subarray(pos, stop);
+              parts.push(part.slice(0, charBoundary(part, cap - kept)));
+            }
             break outer;
           }
           parts.push(value.slice(pos, stop));
@@ -87,6 +94,14 @@ export async function sliceLinesFromStream(stream: ReadableStream<Uint8Array>, s
     await reader.cancel().catch(() => undefined);
   }
   const bytes = Buffer.concat(parts);
-  const endLine = bytes.length > 0 && bytes[bytes.length - 1] !== 10 && !cut ? lastComplete + 1 : lastComplete;
+  const partialLine = bytes.length > 0 && bytes[bytes.length - 1] !== 10;
+  const endLine = partialLine ? lastComplete + 1 : lastComplete;
   return { bytes: new Uint8Array(bytes), startLine: start, endLine: Math.max(endLine, start - 1), cut };
+}
+
+/** The largest offset <= `at` that does not split a UTF-8 sequence. */
+function charBoundary(bytes: Uint8Array, at: number): number {
+  let i = Math.min(at, bytes.length);
+  while (i > 0 && i < bytes.length && ((bytes[i] as number) & 0xc0) === 0x80) i--;
+  return i;
 }
