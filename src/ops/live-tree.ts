@@ -2,7 +2,7 @@ import { sha256Hex } from "../core/hash";
 import { ROOT, type RepoPath } from "../core/repo-path";
 import { type Fingerprint, readGitState } from "../repo/fingerprint";
 import { walkPlainTree } from "../repo/plain-walk";
-import { type ScanSkips, type TreeEntry, scanGitTree } from "../repo/tree-scan";
+import { type ScanSkips, type TreeEntry, scanGitTree, startIndexListing } from "../repo/tree-scan";
 import type { Workspace } from "./workspace";
 
 export interface LiveTree {
@@ -23,8 +23,12 @@ export async function liveFingerprint(ws: Workspace): Promise<Fingerprint> {
  */
 export async function readLiveTree(ws: Workspace, scope: RepoPath[] = [ROOT]): Promise<LiveTree> {
   if (ws.repo.gitDir) {
-    const state = await readGitState(ws.repo);
-    const scan = await scanGitTree(ws.repo, state.status, scope);
+    // All git reads start together; the blob map loads while they run.
+    const statePromise = readGitState(ws.repo);
+    const listing = startIndexListing(ws.repo, scope);
+    ws.blobs.gitMap.ensureLoaded();
+    const state = await statePromise;
+    const scan = await scanGitTree(ws.repo, state.status, scope, listing);
     return { fingerprint: state.fingerprint, entries: scan.entries, skipped: scan.skipped };
   }
   const all = walkPlainTree(ws.repo.root, [ROOT]);

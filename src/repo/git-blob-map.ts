@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
+import { appendFileSync, closeSync, existsSync, fstatSync, mkdirSync, openSync, readSync, statSync, truncateSync } from "node:fs";
 import { join } from "node:path";
 
 export interface GitBlobInfo {
@@ -6,59 +6,82 @@ export interface GitBlobInfo {
   size: number;
 }
 
+/** oid (32 bytes: sha1 zero-padded, or sha256) + sha256 (32) + size (float64 LE). */
+const RECORD = 72;
+
 /**
- * The persistent map from git blob id to sha256 and size, for blobs that are
- * present in worksnap's private object store. It is what makes a warm snapshot
- * of a clean tree cost almost nothing: `git ls-files -s` gives the blob ids and
- * this map gives the manifest entries. Append-only lines "oid sha256 size";
- * concurrent writers append whole lines with O_APPEND, and a torn last line
- * from a crash is ignored on load.
+ * The persistent map from git blob id to sha256 and size, for blobs present in
+ * worksnap's private object store. It is what makes a warm snapshot of a clean
+ * tree cost almost nothing: `git ls-files -s` gives the blob ids and this map
+ * gives the manifest entries. The file is append-only fixed-size binary
+ * records, so loading 100k entries is one read and one pass; concurrent
+ * writers append whole records with O_APPEND, and a torn tail from a crash is
+ * ignored.
  */
 export class GitBlobMap {
-  private readonly byOid = new Map<string, GitBlobInfo>();
+  /** Keyed by the oid's first 48 bits (a number key is much cheaper than a hex string); full oid checked on get. */
+  private readonly byPrefix = new Map<number, number>();
+  /** Records whose 48-bit prefix collides with an earlier one. */
+  private readonly collisions = new Map<string, number>();
   private bySha: Map<string, string> | null = null;
+  private buf = Buffer.alloc(0);
   private readonly file: string;
-  private loadedBytes = 0;
+  private loaded = false;
 
   constructor(stateDir: string) {
-    this.file = join(stateDir, "cache", "gitblobs");
+    this.file = join(stateDir, "cache", "gitblobs.bin");
+  }
+
+  /** Loads the map once; callers overlap this with git processes they have already started. */
+  ensureLoaded(): void {
+    if (this.loaded) return;
+    this.loaded = true;
     this.reload();
   }
 
-  /** Picks up lines appended by other processes since the last load. */
+  /** Picks up records appended by other processes since the last load. */
   reload(): void {
     if (!existsSync(this.file)) return;
-    const buf = readFileSync(this.file);
-    if (buf.length <= this.loadedBytes) return;
-    const text = buf.subarray(this.loadedBytes).toString("latin1");
-    const lastNl = text.lastIndexOf("\n");
-    if (lastNl < 0) return;
-    let start = 0;
-    while (start <= lastNl) {
-      const end = text.indexOf("\n", start);
-      const line = text.slice(start, end);
-      start = end + 1;
-      const a = line.indexOf(" ");
-      const b = line.indexOf(" ", a + 1);
-      if (a < 0 || b < 0) continue;
-      const oid = line.slice(0, a);
-      const sha256 = line.slice(a + 1, b);
-      const size = Number(line.slice(b + 1));
-      if (sha256.length !== 64 || !Number.isFinite(size)) continue;
-      this.byOid.set(oid, { sha256, size });
-      this.bySha?.set(sha256, oid);
+    const fd = openSync(this.file, "r");
+    try {
+      const size = fstatSync(fd).size;
+      const whole = size - (size % RECORD);
+      if (whole <= this.buf.length) return;
+      const next = Buffer.allocUnsafe(whole);
+      this.buf.copy(next, 0);
+      let off = this.buf.length;
+      while (off < whole) {
+        const n = readSync(fd, next, off, whole - off, off);
+        if (n <= 0) break;
+        off += n;
+      }
+      const from = this.buf.length;
+      this.buf = next.subarray(0, off - ((off - from) % RECORD));
+      for (let r = from; r < this.buf.length; r += RECORD) {
+        const key = this.buf.readUIntBE(r, 6);
+        const prev = this.byPrefix.get(key);
+        if (prev === undefined || this.buf.compare(this.buf, r, r + 32, prev, prev + 32) === 0) this.byPrefix.set(key, r);
+        else this.collisions.set(oidHex(this.buf, r), r);
+        this.bySha?.set(this.buf.toString("hex", r + 32, r + 64), oidHex(this.buf, r));
+      }
+    } finally {
+      closeSync(fd);
     }
-    this.loadedBytes += lastNl + 1;
   }
 
   get(oid: string): GitBlobInfo | undefined {
-    return this.byOid.get(oid);
+    this.ensureLoaded();
+    let r = this.byPrefix.get(Number.parseInt(oid.slice(0, 12), 16));
+    if (r === undefined || oidHex(this.buf, r) !== oid) r = this.collisions.get(oid);
+    if (r === undefined) return undefined;
+    return { sha256: this.buf.toString("hex", r + 32, r + 64), size: this.buf.readDoubleLE(r + 64) };
   }
 
   oidOf(sha256: string): string | undefined {
+    this.ensureLoaded();
     if (!this.bySha) {
       this.bySha = new Map();
-      for (const [oid, info] of this.byOid) this.bySha.set(info.sha256, oid);
+      for (let r = 0; r < this.buf.length; r += RECORD) this.bySha.set(this.buf.toString("hex", r + 32, r + 64), oidHex(this.buf, r));
     }
     const hit = this.bySha.get(sha256);
     if (hit) return hit;
@@ -69,9 +92,33 @@ export class GitBlobMap {
   /** Records blobs that are now in the private store. */
   add(items: { oid: string; sha256: string; size: number }[]): void {
     if (items.length === 0) return;
+    this.ensureLoaded();
     mkdirSync(join(this.file, ".."), { recursive: true });
-    const text = items.map((i) => `${i.oid} ${i.sha256} ${i.size}\n`).join("");
-    appendFileSync(this.file, text);
+    const out = Buffer.alloc(items.length * RECORD);
+    items.forEach((item, i) => {
+      const r = i * RECORD;
+      out.write(item.oid, r, "hex");
+      out.write(item.sha256, r + 32, "hex");
+      out.writeDoubleLE(item.size, r + 64);
+    });
+    // A crash can leave a torn record at the end; cut it so new records stay aligned.
+    if (existsSync(this.file)) {
+      const size = statSync(this.file).size;
+      if (size % RECORD !== 0) truncateSync(this.file, size - (size % RECORD));
+    }
+    appendFileSync(this.file, out);
     this.reload();
   }
+}
+
+/** A sha1 oid is stored zero-padded to 32 bytes; a sha256 oid fills the slot. */
+function oidHex(buf: Buffer, r: number): string {
+  let sha1 = true;
+  for (let i = r + 20; i < r + 32; i++) {
+    if (buf[i] !== 0) {
+      sha1 = false;
+      break;
+    }
+  }
+  return buf.toString("hex", r, r + (sha1 ? 20 : 32));
 }

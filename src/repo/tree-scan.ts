@@ -1,12 +1,12 @@
 import { compareUtf8 } from "../core/byte-order";
 import { isReservedPath, isWithin, type RepoPath } from "../core/repo-path";
-import { decodePath, git, splitNul } from "./git";
+import { decodePath, git, type GitResult, splitNul } from "./git";
 import type { RepoRoot } from "./root";
 
 /** How a candidate's content is known without reading it. */
 export interface TreeEntry {
   path: string;
-  /** git mode: "100644", "100755" or "120000". */
+  /** git mode: "100644", "100755" or "120000"; "" when not known until the file is looked at. */
   mode: string;
   /** The index blob id when the work tree file is known to equal the index (clean tracked file). */
   gitOid?: string;
@@ -57,13 +57,9 @@ export function parseStatus(raw: Uint8Array): StatusInfo {
     }
     if (xy === "!!") continue;
     const y = xy[1];
-    if (UNMERGED.has(xy)) {
-      info.dirty.add(path);
-    } else if (y === "D") {
-      info.missing.add(path);
-    } else if (y !== " ") {
-      info.dirty.add(path);
-    }
+    if (UNMERGED.has(xy)) info.dirty.add(path);
+    else if (y === "D") info.missing.add(path);
+    else if (y !== " ") info.dirty.add(path);
   }
   return info;
 }
@@ -78,57 +74,121 @@ export function literalPathspecs(scope: RepoPath[]): string[] {
   return scope.map((p) => (p === "." ? ":(literal)." : `:(literal)${p}`));
 }
 
+/** Starts `git ls-files -s -z` for the scope; callers run it beside the fingerprint. */
+export function startIndexListing(repo: RepoRoot, scope: RepoPath[]): Promise<GitResult> {
+  return git(["ls-files", "-s", "-z", "--", ...literalPathspecs(scope)], { cwd: repo.root });
+}
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+interface IndexRecord {
+  meta: string;
+  path: string | null;
+}
+
+/** Splits ls-files -s output; decodes in one pass when it is all UTF-8 (the usual case). */
+function indexRecords(raw: Uint8Array): IndexRecord[] {
+  let text: string | null = null;
+  try {
+    text = strictUtf8.decode(raw);
+  } catch {
+    text = null;
+  }
+  if (text !== null) {
+    const out: IndexRecord[] = [];
+    let start = 0;
+    while (start < text.length) {
+      let end = text.indexOf("\0", start);
+      if (end < 0) end = text.length;
+      const tab = text.indexOf("\t", start);
+      if (tab > start && tab < end) out.push({ meta: text.slice(start, tab), path: text.slice(tab + 1, end) });
+      start = end + 1;
+    }
+    return out;
+  }
+  return splitNul(raw).flatMap((rec) => {
+    const tab = rec.indexOf(9);
+    return tab < 0 ? [] : [{ meta: new TextDecoder().decode(rec.subarray(0, tab)), path: decodePath(rec.subarray(tab + 1)) }];
+  });
+}
+
 /**
  * Candidate files of a git work tree under `scope`, sorted by UTF-8 bytes:
  * the index (minus files missing on disk) plus untracked, not-ignored files.
  * Clean tracked files carry their index blob id so nobody has to read them.
  */
-export async function scanGitTree(repo: RepoRoot, status: Uint8Array, scope: RepoPath[]): Promise<TreeScan> {
+export async function scanGitTree(
+  repo: RepoRoot,
+  status: Uint8Array,
+  scope: RepoPath[],
+  indexListing: Promise<GitResult> = startIndexListing(repo, scope),
+): Promise<TreeScan> {
   const st = parseStatus(status);
   const skipped: ScanSkips = { non_utf8: st.nonUtf8, submodules: 0 };
-  const specs = literalPathspecs(scope);
-  const staged = await git(["ls-files", "-s", "-z", "--", ...specs], { cwd: repo.root });
-  const byPath = new Map<string, TreeEntry>();
-  for (const rec of splitNul(staged.stdout)) {
-    // "<mode> <oid> <stage>\t<path>"
-    const tab = rec.indexOf(9);
-    if (tab < 0) continue;
-    const meta = new TextDecoder().decode(rec.subarray(0, tab)).split(" ");
-    const path = decodePath(rec.subarray(tab + 1));
+  const tracked: TreeEntry[] = [];
+  let lastPath = "";
+  let sorted = true;
+  for (const rec of indexRecords((await indexListing).stdout)) {
+    // "<mode> <oid> <stage>"
+    const path = rec.path;
     if (path === null) {
       skipped.non_utf8++;
       continue;
     }
-    const mode = meta[0] as string;
+    if (path === lastPath) continue; // unmerged stages of one path
+    const m = rec.meta;
+    const mode = m.slice(0, 6);
     if (mode === "160000") {
       skipped.submodules++;
       continue;
     }
-    if (isReservedPath(path) || st.missing.has(path) || byPath.has(path)) continue;
-    const clean = meta[2] === "0" && !st.dirty.has(path);
-    byPath.set(path, clean ? { path, mode, gitOid: meta[1] as string } : { path, mode });
+    if (st.missing.has(path) || isReservedPath(path)) continue;
+    const sp1 = m.indexOf(" ");
+    const sp2 = m.indexOf(" ", sp1 + 1);
+    const stage = m.slice(sp2 + 1);
+    const clean = stage === "0" && !st.dirty.has(path);
+    if (sorted && lastPath !== "" && compareUtf8(lastPath, path) > 0) sorted = false;
+    lastPath = path;
+    tracked.push(clean ? { path, mode, gitOid: m.slice(sp1 + 1, sp2) } : { path, mode });
   }
-  for (const path of st.untrackedFiles) {
-    if (!isReservedPath(path) && inScope(path, scope)) byPath.set(path, { path, mode: "" });
-  }
+  if (!sorted) tracked.sort((a, b) => compareUtf8(a.path, b.path));
+  const untracked = await untrackedCandidates(repo, st, scope, skipped);
+  return { entries: untracked.length === 0 ? tracked : mergeSorted(tracked, untracked), skipped };
+}
+
+async function untrackedCandidates(repo: RepoRoot, st: StatusInfo, scope: RepoPath[], skipped: ScanSkips): Promise<TreeEntry[]> {
+  const out: TreeEntry[] = [];
+  for (const path of st.untrackedFiles) if (!isReservedPath(path) && inScope(path, scope)) out.push({ path, mode: "" });
   const dirs = st.untrackedDirs.filter((d) => !isReservedPath(d) && (inScope(d, scope) || scope.some((s) => isWithin(s, d as RepoPath))));
   if (dirs.length > 0) {
-    const others = await git(["ls-files", "-z", "--others", "--exclude-standard", "--", ...literalPathspecs(dirs as RepoPath[])], {
-      cwd: repo.root,
-    });
+    const others = await git(["ls-files", "-z", "--others", "--exclude-standard", "--", ...literalPathspecs(dirs as RepoPath[])], { cwd: repo.root });
     for (const rec of splitNul(others.stdout)) {
       const path = decodePath(rec);
-      if (path === null) {
-        skipped.non_utf8++;
-        continue;
-      }
-      if (path.endsWith("/")) {
-        skipped.submodules++;
-        continue;
-      }
-      if (!isReservedPath(path) && inScope(path, scope)) byPath.set(path, { path, mode: "" });
+      if (path === null) skipped.non_utf8++;
+      else if (path.endsWith("/")) skipped.submodules++;
+      else if (!isReservedPath(path) && inScope(path, scope)) out.push({ path, mode: "" });
     }
   }
-  const entries = [...byPath.values()].sort((a, b) => compareUtf8(a.path, b.path));
-  return { entries, skipped };
+  return out.sort((a, b) => compareUtf8(a.path, b.path));
+}
+
+/** Merges two byte-sorted lists; a path present in both keeps the first list's entry. */
+function mergeSorted(a: TreeEntry[], b: TreeEntry[]): TreeEntry[] {
+  const out: TreeEntry[] = new Array(a.length + b.length);
+  let i = 0;
+  let j = 0;
+  let k = 0;
+  while (i < a.length && j < b.length) {
+    const c = compareUtf8((a[i] as TreeEntry).path, (b[j] as TreeEntry).path);
+    if (c < 0) out[k++] = a[i++] as TreeEntry;
+    else if (c > 0) out[k++] = b[j++] as TreeEntry;
+    else {
+      out[k++] = a[i++] as TreeEntry;
+      j++;
+    }
+  }
+  while (i < a.length) out[k++] = a[i++] as TreeEntry;
+  while (j < b.length) out[k++] = b[j++] as TreeEntry;
+  out.length = k;
+  return out;
 }

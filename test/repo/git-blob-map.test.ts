@@ -1,0 +1,49 @@
+import { describe, expect, test } from "bun:test";
+import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { GitBlobMap } from "../../src/repo/git-blob-map";
+
+const sha = (c: string) => c.repeat(64);
+
+describe("GitBlobMap", () => {
+  test("oids sharing a 48-bit prefix stay distinct; sha1 and sha256 oids both work", () => {
+    const dir = mkdtempSync(join(tmpdir(), "ws-map-"));
+    try {
+      const a = `abcdef012345${"1".repeat(28)}`;
+      const b = `abcdef012345${"2".repeat(28)}`;
+      const long = "f".repeat(64);
+      const m = new GitBlobMap(dir);
+      m.add([{ oid: a, sha256: sha("a"), size: 1 }, { oid: b, sha256: sha("b"), size: 2 }, { oid: long, sha256: sha("c"), size: 3 }]);
+      const fresh = new GitBlobMap(dir);
+      expect(fresh.get(a)).toEqual({ sha256: sha("a"), size: 1 });
+      expect(fresh.get(b)).toEqual({ sha256: sha("b"), size: 2 });
+      expect(fresh.get(long)).toEqual({ sha256: sha("c"), size: 3 });
+      expect(fresh.get(`abcdef012345${"3".repeat(28)}`)).toBeUndefined();
+      expect(fresh.oidOf(sha("b"))).toBe(b);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("a torn tail from a crashed writer is ignored; appends by another process are picked up", () => {
+    const dir = mkdtempSync(join(tmpdir(), "ws-map-"));
+    try {
+      const oid = "1".repeat(40);
+      const reader = new GitBlobMap(dir);
+      reader.ensureLoaded();
+      new GitBlobMap(dir).add([{ oid, sha256: sha("d"), size: 7 }]);
+      appendFileSync(join(dir, "cache", "gitblobs.bin"), Buffer.alloc(30, 9));
+      expect(reader.oidOf(sha("d"))).toBe(oid);
+      const fresh = new GitBlobMap(dir);
+      expect(fresh.get(oid)).toEqual({ sha256: sha("d"), size: 7 });
+      const next = "2".repeat(40);
+      fresh.add([{ oid: next, sha256: sha("e"), size: 8 }]);
+      const after = new GitBlobMap(dir);
+      expect(after.get(oid)).toEqual({ sha256: sha("d"), size: 7 });
+      expect(after.get(next)).toEqual({ sha256: sha("e"), size: 8 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
