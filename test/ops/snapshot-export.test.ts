@@ -285,7 +285,8 @@ describe("snapshot import", () => {
 
     // One byte of one file flipped (header checksums still valid).
     const flipped = variant("flip", (xs) => {
-      xs[idx("files/src/main.ts")]!.body[0] ^= 1;
+      const body = xs[idx("files/src/main.ts")]!.body;
+      body[0] = body[0]! ^ 1;
       return xs;
     });
     let { err } = await refused(flipped);
