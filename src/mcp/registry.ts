@@ -5,6 +5,9 @@ import snapshotCreateSchema from "../../schemas/snapshot_create.json" with { typ
 import snapshotListSchema from "../../schemas/snapshot_list.json" with { type: "json" };
 import snapshotFileSchema from "../../schemas/snapshot_file.json" with { type: "json" };
 import snapshotInfoSchema from "../../schemas/snapshot_info.json" with { type: "json" };
+import workspaceWriteFileSchema from "../../schemas/workspace_write_file.json" with { type: "json" };
+import workspaceDeleteSchema from "../../schemas/workspace_delete.json" with { type: "json" };
+import workspaceMoveSchema from "../../schemas/workspace_move.json" with { type: "json" };
 export { TOOLS } from "./tool-list";
 
 const SCHEMAS: Record<string, ToolSchemas> = {
@@ -12,6 +15,9 @@ const SCHEMAS: Record<string, ToolSchemas> = {
   snapshot_list: snapshotListSchema as ToolSchemas,
   snapshot_file: snapshotFileSchema as ToolSchemas,
   snapshot_info: snapshotInfoSchema as ToolSchemas,
+  workspace_write_file: workspaceWriteFileSchema as ToolSchemas,
+  workspace_delete: workspaceDeleteSchema as ToolSchemas,
+  workspace_move: workspaceMoveSchema as ToolSchemas,
 };
 
 export function servedSchemas(name: string): ToolSchemas {

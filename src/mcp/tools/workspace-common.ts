@@ -1,0 +1,40 @@
+import * as v from "valibot";
+import type { Props } from "../output-schema";
+
+/** Arguments and answer fields the four workspace mutation tools share. */
+export const writeModeArg = v.pipe(
+  v.picklist(["worktree", "snapshot"]),
+  v.description('"worktree" changes the live files (under a lease); "snapshot" changes nothing on disk and returns a new snapshot derived from snapshot_id.'),
+);
+
+export const conversationArg = v.pipe(
+  v.string(),
+  v.description("Edit conversation these changes belong to (for review). Omit on the first edit of a turn; pass the id the answer returns on the next ones."),
+);
+
+const changedSchema = {
+  type: "array",
+  items: {
+    type: "object",
+    properties: {
+      path: { type: "string" },
+      status: { type: "string", enum: ["created", "modified", "deleted", "renamed"] },
+      from: { type: "string" },
+      blob: { type: "string" },
+      mode: { type: "string", enum: ["100755", "120000"] },
+      requested_path: { type: "string" },
+    },
+    required: ["path", "status"],
+  },
+};
+
+export const mutationProps: Props = {
+  base_snapshot_id: { type: "string" },
+  changed: changedSchema,
+  changed_total: { type: "integer" },
+  truncated: { type: "boolean" },
+  mcp_conversation_id: { type: "string" },
+  note: { type: "string" },
+};
+
+export const mutationRequired = ["changed", "changed_total", "truncated"];

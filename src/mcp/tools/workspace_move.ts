@@ -1,0 +1,25 @@
+import * as v from "valibot";
+import { moveOp } from "../../ops/workspace-move";
+import { defineTool } from "../define-tool";
+import { hybridOutput } from "../output-schema";
+import { leaseIdArg, modeBranch, mutating, pathArg, snapshotIdArg } from "./common";
+import { conversationArg, mutationProps, mutationRequired, writeModeArg } from "./workspace-common";
+import description from "./workspace_move.txt" with { type: "text" };
+
+export const workspaceMove = defineTool({
+  name: "workspace_move",
+  description,
+  args: v.strictObject({
+    mode: writeModeArg,
+    from: pathArg("File, symlink or directory to move."),
+    to: pathArg("Its new path (the full path, not a directory to move into)."),
+    overwrite: v.optional(v.pipe(v.boolean(), v.description("Replace an existing destination file. Without it, an existing destination is refused."))),
+    lease_id: v.optional(leaseIdArg),
+    snapshot_id: v.optional(snapshotIdArg),
+    mcp_conversation_id: v.optional(conversationArg),
+  }),
+  output: hybridOutput({ ...mutationProps, from: { type: "string" }, to: { type: "string" }, ignored_kept: { type: "integer" } }, [...mutationRequired, "from", "to"]),
+  annotations: mutating("Move file", true),
+  branch: modeBranch,
+  run: async (args, ctx) => ({ ...(await moveOp(ctx.ws, args)) }),
+});
