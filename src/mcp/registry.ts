@@ -5,6 +5,10 @@ import snapshotCreateSchema from "../../schemas/snapshot_create.json" with { typ
 import snapshotListSchema from "../../schemas/snapshot_list.json" with { type: "json" };
 import snapshotFileSchema from "../../schemas/snapshot_file.json" with { type: "json" };
 import snapshotInfoSchema from "../../schemas/snapshot_info.json" with { type: "json" };
+import snapshotGrepSchema from "../../schemas/snapshot_grep.json" with { type: "json" };
+import snapshotChangesSchema from "../../schemas/snapshot_changes.json" with { type: "json" };
+import snapshotDiffSchema from "../../schemas/snapshot_diff.json" with { type: "json" };
+import snapshotExportSchema from "../../schemas/snapshot_export.json" with { type: "json" };
 import workspaceWriteFileSchema from "../../schemas/workspace_write_file.json" with { type: "json" };
 import workspaceDeleteSchema from "../../schemas/workspace_delete.json" with { type: "json" };
 import workspaceMoveSchema from "../../schemas/workspace_move.json" with { type: "json" };
@@ -15,6 +19,10 @@ const SCHEMAS: Record<string, ToolSchemas> = {
   snapshot_list: snapshotListSchema as ToolSchemas,
   snapshot_file: snapshotFileSchema as ToolSchemas,
   snapshot_info: snapshotInfoSchema as ToolSchemas,
+  snapshot_grep: snapshotGrepSchema as ToolSchemas,
+  snapshot_changes: snapshotChangesSchema as ToolSchemas,
+  snapshot_diff: snapshotDiffSchema as ToolSchemas,
+  snapshot_export: snapshotExportSchema as ToolSchemas,
   workspace_write_file: workspaceWriteFileSchema as ToolSchemas,
   workspace_delete: workspaceDeleteSchema as ToolSchemas,
   workspace_move: workspaceMoveSchema as ToolSchemas,

@@ -1,6 +1,10 @@
 import type { ToolDef } from "./define-tool";
+import { snapshotChangesTool } from "./tools/snapshot_changes";
 import { snapshotCreate } from "./tools/snapshot_create";
+import { snapshotDiffTool } from "./tools/snapshot_diff";
+import { snapshotExportTool } from "./tools/snapshot_export";
 import { snapshotFile } from "./tools/snapshot_file";
+import { snapshotGrepTool } from "./tools/snapshot_grep";
 import { snapshotInfoTool } from "./tools/snapshot_info";
 import { snapshotList } from "./tools/snapshot_list";
 import { workspaceDelete } from "./tools/workspace_delete";
@@ -8,4 +12,4 @@ import { workspaceMove } from "./tools/workspace_move";
 import { workspaceWriteFile } from "./tools/workspace_write_file";
 
 /** Every tool the server offers, in the order tools/list shows them. */
-export const TOOLS: ToolDef<unknown>[] = [snapshotCreate, snapshotList, snapshotFile, snapshotInfoTool, workspaceWriteFile, workspaceDelete, workspaceMove] as unknown as ToolDef<unknown>[];
+export const TOOLS: ToolDef<unknown>[] = [snapshotCreate, snapshotList, snapshotFile, snapshotInfoTool, snapshotGrepTool, snapshotChangesTool, snapshotDiffTool, snapshotExportTool, workspaceWriteFile, workspaceDelete, workspaceMove] as unknown as ToolDef<unknown>[];

@@ -1,0 +1,46 @@
+import * as v from "valibot";
+import { CHANGES_MAX_LIMIT, snapshotChanges } from "../../ops/snapshot-changes";
+import { defineTool } from "../define-tool";
+import { leaseIdArg, readOnly } from "./common";
+import { countsSchema, scopeArg, sideArg, sidesBranch, sidesOutput, statusSchema } from "./sides-common";
+import description from "./snapshot_changes.txt" with { type: "text" };
+
+const modeSchema = { type: "string", enum: ["100644", "100755", "120000"] };
+
+export const snapshotChangesTool = defineTool({
+  name: "snapshot_changes",
+  description,
+  args: v.strictObject({
+    from: sideArg("Old"),
+    to: sideArg("New"),
+    paths: v.optional(scopeArg),
+    lease_id: v.optional(leaseIdArg),
+    limit: v.optional(
+      v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(CHANGES_MAX_LIMIT), v.description("Maximum changes to return (default 1000).")),
+    ),
+    cursor: v.optional(v.pipe(v.string(), v.description("From a previous answer's cursor, to get the next page; repeat the same from/to/paths."))),
+  }),
+  output: sidesOutput(
+    {
+      from: { type: "string" },
+      to: { type: "string" },
+      changes: {
+        type: "array",
+        items: {
+          type: "object",
+          properties: { path: { type: "string" }, status: statusSchema, old_mode: modeSchema, new_mode: modeSchema },
+          required: ["path", "status"],
+        },
+      },
+      counts: countsSchema,
+      truncated: { type: "boolean" },
+      cursor: { type: "string" },
+    },
+    ["from", "to", "changes", "counts", "truncated"],
+  ),
+  annotations: readOnly("Changed files"),
+  branch: sidesBranch,
+  run: async (args, ctx) => ({
+    ...(await snapshotChanges(ctx.ws, { ...args, signal: ctx.signal, onProgress: (d, t) => ctx.progress(d, t, "hashing work tree files") })),
+  }),
+});

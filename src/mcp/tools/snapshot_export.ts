@@ -1,0 +1,35 @@
+import * as v from "valibot";
+import { exportSnapshot } from "../../ops/snapshot-export";
+import { defineTool } from "../define-tool";
+import { hybridOutput } from "../output-schema";
+import { leaseIdArg, mutating, snapshotIdArg } from "./common";
+import description from "./snapshot_export.txt" with { type: "text" };
+
+export const snapshotExportTool = defineTool({
+  name: "snapshot_export",
+  description,
+  args: v.strictObject({
+    snapshot_id: v.optional(snapshotIdArg),
+    mode: v.optional(
+      v.pipe(v.picklist(["snapshot", "worktree"]), v.description('"worktree" captures and exports the live files; default "snapshot" exports snapshot_id.')),
+    ),
+    lease_id: v.optional(leaseIdArg),
+    paths: v.optional(v.pipe(v.array(v.string()), v.description("Only these files or directories (repo-relative). Omit for everything."))),
+  }),
+  output: hybridOutput(
+    {
+      snapshot_id: { type: "string" },
+      source_snapshot_id: { type: "string" },
+      path: { type: "string" },
+      bytes: { type: "integer" },
+      sha256: { type: "string" },
+      files: { type: "integer" },
+    },
+    ["path", "bytes", "sha256", "files"],
+  ),
+  annotations: { ...mutating("Export snapshot bundle", false), idempotentHint: true },
+  branch: (a) => (a.mode === "worktree" ? "worktree" : "immutable"),
+  run: async (args, ctx) => ({
+    ...(await exportSnapshot(ctx.ws, { ...args, signal: ctx.signal, onProgress: (d, t) => ctx.progress(d, t, "writing bundle") })),
+  }),
+});
