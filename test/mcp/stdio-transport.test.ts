@@ -1,0 +1,87 @@
+import { describe, expect, test } from "bun:test";
+import { PassThrough } from "node:stream";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { LargeMessageStdioTransport } from "../../src/mcp/stdio-transport";
+
+function harness(limit?: number) {
+  const stdin = new PassThrough();
+  const stdout = new PassThrough();
+  const t = new LargeMessageStdioTransport(stdin, stdout, limit);
+  const received: JSONRPCMessage[] = [];
+  const errors: Error[] = [];
+  t.onmessage = (m) => received.push(m);
+  t.onerror = (e) => errors.push(e);
+  let out = "";
+  stdout.on("data", (c: Buffer) => (out += c.toString("utf8")));
+  return { stdin, t, received, errors, sent: () => out.split("\n").filter(Boolean).map((l) => JSON.parse(l)) };
+}
+
+/** Polls until cond holds (streams deliver on later ticks); fails after a generous deadline. */
+async function until(cond: () => boolean): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error("condition not reached");
+    await Bun.sleep(2);
+  }
+}
+
+const call = (id: number, args: Record<string, unknown>) => JSON.stringify({ method: "tools/call", params: { name: "x", arguments: args }, jsonrpc: "2.0", id });
+
+describe("LargeMessageStdioTransport", () => {
+  test("messages split across chunks, several per chunk, and CRLF line ends arrive whole and in order", async () => {
+    const h = harness();
+    await h.t.start();
+    const a = call(1, { s: "é".repeat(10) });
+    const b = call(2, {});
+    const bytes = Buffer.from(`${a}\n${b}\r\n${call(3, {})}\n`, "utf8");
+    for (let i = 0; i < bytes.length; i += 7) h.stdin.write(bytes.subarray(i, i + 7));
+    await until(() => h.received.length === 3);
+    expect(h.received.map((m) => (m as { id: number }).id)).toEqual([1, 2, 3]);
+    expect((h.received[0] as any).params.arguments.s).toBe("é".repeat(10));
+    expect(h.errors).toEqual([]);
+  });
+
+  test("a 100 MB message is delivered whole (the SDK transport drops anything over 10 MB)", async () => {
+    const h = harness();
+    await h.t.start();
+    const big = "x".repeat(100 * 1024 * 1024);
+    const bytes = Buffer.from(`${call(7, { patch: big })}\n`, "utf8");
+    for (let i = 0; i < bytes.length; i += 65536) h.stdin.write(bytes.subarray(i, i + 65536));
+    await until(() => h.received.length === 1);
+    expect((h.received[0] as any).params.arguments.patch.length).toBe(big.length);
+  });
+
+  test("an oversized tools/call gets a TOO_LARGE tool error with its id, and the connection keeps working", async () => {
+    const h = harness(1024 * 1024);
+    await h.t.start();
+    const bytes = Buffer.from(`${call(42, { content: "A".repeat(5 * 1024 * 1024) })}\n${call(43, {})}\n`, "utf8");
+    for (let i = 0; i < bytes.length; i += 100_000) h.stdin.write(bytes.subarray(i, i + 100_000));
+    await until(() => h.received.length === 1 && h.sent().length === 1);
+    const sent = h.sent();
+    expect(sent[0].id).toBe(42);
+    expect(sent[0].result.isError).toBe(true);
+    expect(sent[0].result.structuredContent.error.code).toBe("TOO_LARGE");
+    expect(JSON.parse(sent[0].result.content[0].text)).toEqual(sent[0].result.structuredContent);
+    expect(h.received.map((m) => (m as { id: number }).id)).toEqual([43]);
+  });
+
+  test("an oversized request of another method gets a JSON-RPC error; id first or last are both found", async () => {
+    const h = harness(1024);
+    await h.t.start();
+    h.stdin.write(`{"jsonrpc":"2.0","id":"abc","method":"resources/read","params":{"x":"${"y".repeat(5000)}"}}\n`);
+    await until(() => h.sent().length === 1);
+    const sent = h.sent();
+    expect(sent[0].id).toBe("abc");
+    expect(sent[0].error.code).toBe(-32600);
+    expect(sent[0].error.data.limit).toBe(1024);
+  });
+
+  test("an unparsable line is reported as an error and later messages still arrive", async () => {
+    const h = harness();
+    await h.t.start();
+    h.stdin.write(`not json\n${call(5, {})}\n`);
+    await until(() => h.received.length === 1);
+    expect(h.errors.length).toBe(1);
+    expect(h.received.map((m) => (m as { id: number }).id)).toEqual([5]);
+  });
+});
