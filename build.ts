@@ -3,7 +3,7 @@ import { mkdirSync } from "node:fs";
 
 mkdirSync("dist", { recursive: true });
 const result = await Bun.build({
-  entrypoints: ["src/main.ts"],
+  entrypoints: ["src/main.ts", "src/repo/hash-worker.ts"],
   compile: { outfile: "dist/worksnap" },
   minify: { syntax: true, whitespace: true },
   sourcemap: "none",

@@ -1,7 +1,9 @@
-import { closeSync, lstatSync, mkdirSync, openSync, readFileSync, readlinkSync, renameSync, rmSync, writeSync, type Stats } from "node:fs";
+import { closeSync, lstatSync, mkdirSync, openSync, renameSync, rmSync, writeSync, type Stats } from "node:fs";
 import { join } from "node:path";
 import { permissionDenied } from "../core/errors";
 import { blobIdFromHex, type BlobId } from "../core/hash";
+import type { HashItem, HashOutcome } from "./hash-files";
+import { hashInParallel } from "./hash-pool";
 import type { RepoBlobStore } from "./repo-blob-store";
 import type { RepoRoot } from "./root";
 import { StatCache } from "./stat-cache";
@@ -28,134 +30,109 @@ export interface CaptureOptions {
   onProgress?: (done: number, total: number) => void;
 }
 
-/** Files above this are hashed and stored as streams, never loaded whole. */
-const STREAM_THRESHOLD = 32 * 1024 * 1024;
-
 /**
- * Turns candidates into manifest entries, storing every blob. Clean tracked
- * files whose git blob id is already known cost a map lookup; other clean
- * tracked files are read once, hashed with both sha256 and git's blob hash
- * (so files rewritten by git filters or eol conversion are never confused
- * with their index blob) and then copied out of git in one pack; everything
- * else goes through the stat cache and the loose store.
+ * Turns candidates into manifest entries, storing every blob.
+ * - Clean tracked files whose git blob id is in the map cost a lookup.
+ * - Other clean tracked files are read once on every core and hashed with
+ *   sha256 and git's blob hash; meanwhile their git objects are copied into
+ *   the private store. Only files whose bytes hash to their index blob id are
+ *   entered in the map, so eol conversion or filters never confuse the two.
+ * - Everything else goes through the stat cache and the loose store.
  */
-export async function captureEntries(
-  repo: RepoRoot,
-  store: RepoBlobStore,
-  candidates: TreeEntry[],
-  opts: CaptureOptions = {},
-): Promise<CaptureResult> {
+export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candidates: TreeEntry[], opts: CaptureOptions = {}): Promise<CaptureResult> {
   const statCache = new StatCache(repo.stateDir);
-  const entries: CapturedEntry[] = [];
+  const slots: (CapturedEntry | null)[] = new Array(candidates.length).fill(null);
   const vanished: string[] = [];
-  const imports: { oid: string; sha256: string; size: number }[] = [];
-  const total = candidates.length;
-  let lastProgress = 0;
-  for (let i = 0; i < total; i++) {
+  const toRead: HashItem[] = [];
+  for (let i = 0; i < candidates.length; i++) {
     const cand = candidates[i] as TreeEntry;
-    if (opts.signal?.aborted) throw opts.signal.reason ?? new Error("aborted");
-    if (opts.onProgress && i - lastProgress >= 2000) {
-      opts.onProgress(i, total);
-      lastProgress = i;
-    }
     if (cand.gitOid) {
       const known = store.gitMap.get(cand.gitOid);
-      if (known) {
-        entries.push({ path: cand.path, blob: blobIdFromHex(known.sha256), mode: cand.mode as EntryMode, size: known.size });
-        continue;
-      }
+      if (known) slots[i] = { path: cand.path, blob: blobIdFromHex(known.sha256), mode: cand.mode as EntryMode, size: known.size };
+      else toRead.push({ index: i, path: cand.path, gitOid: cand.gitOid });
+      continue;
     }
-    const abs = join(repo.root, cand.path);
-    let st: Stats;
-    try {
-      st = lstatSync(abs);
-    } catch (err) {
-      if (isVanished(err)) {
-        vanished.push(cand.path);
-        continue;
-      }
-      throw fsError(err, cand.path);
-    }
-    const mode: EntryMode | null = st.isSymbolicLink() ? "120000" : st.isFile() ? (st.mode & 0o111 ? "100755" : "100644") : null;
-    if (mode === null) {
+    const cached = cachedEntry(repo, store, statCache, cand.path);
+    if (cached === "vanished") vanished.push(cand.path);
+    else if (cached) slots[i] = cached;
+    else toRead.push({ index: i, path: cand.path });
+  }
+  opts.onProgress?.(candidates.length - toRead.length, candidates.length);
+  if (opts.signal?.aborted) throw opts.signal.reason ?? new Error("aborted");
+
+  const gitItems = toRead.filter((t) => t.gitOid);
+  const importing = store.gitObjects.importFrom(repo, [...new Set(gitItems.map((t) => t.gitOid as string))]);
+  const outcomes = await hashInParallel(repo.root, repo.stateDir, toRead);
+  const imports: { oid: string; sha256: string; size: number }[] = [];
+  for (const o of outcomes) {
+    const cand = candidates[o.index] as TreeEntry;
+    if (o.kind === "vanished") {
       vanished.push(cand.path);
       continue;
     }
-    if (!cand.gitOid) {
-      const cached = statCache.lookup(cand.path, st);
-      if (cached && (await store.loose.has(blobIdFromHex(cached)))) {
-        entries.push({ path: cand.path, blob: blobIdFromHex(cached), mode, size: st.size });
-        continue;
-      }
+    if (o.kind === "denied") throw permissionDenied(`cannot read ${cand.path}: permission denied`, { path: cand.path });
+    const done = o.kind === "large" ? await hashLargeFile(repo, store, cand, o.size) : o;
+    if (done === null) {
+      vanished.push(cand.path);
+      continue;
     }
-    const hashedAt = Date.now();
-    let sha256: string;
-    let gitOid: string;
-    try {
-      ({ sha256, gitOid } =
-        mode !== "120000" && st.size > STREAM_THRESHOLD
-          ? await hashLargeFile(repo, store, abs, st.size, cand.gitOid)
-          : hashSmall(store, readSmall(abs, mode), cand.gitOid));
-    } catch (err) {
-      if (isVanished(err)) {
-        vanished.push(cand.path);
-        continue;
-      }
-      throw fsError(err, cand.path);
-    }
-    if (cand.gitOid && gitOid === cand.gitOid) imports.push({ oid: gitOid, sha256, size: st.size });
-    else statCache.record(cand.path, st, sha256, hashedAt);
-    entries.push({ path: cand.path, blob: blobIdFromHex(sha256), mode, size: st.size });
+    slots[o.index] = { path: cand.path, blob: blobIdFromHex(done.sha256), mode: done.mode, size: done.size };
+    if (cand.gitOid && done.gitOid === cand.gitOid) imports.push({ oid: cand.gitOid, sha256: done.sha256, size: done.size });
+    else statCache.record(cand.path, done, done.sha256, done.hashedAt);
+    if (opts.signal?.aborted) throw opts.signal.reason ?? new Error("aborted");
   }
-  if (imports.length > 0) {
-    await store.gitObjects.importFrom(repo.root, imports.map((i) => i.oid));
-    store.gitMap.add(imports);
-  }
+  await importing;
+  store.gitMap.add(imports);
   statCache.save();
-  opts.onProgress?.(total, total);
-  return { entries, vanished };
+  opts.onProgress?.(candidates.length, candidates.length);
+  vanished.sort();
+  return { entries: slots.filter((s): s is CapturedEntry => s !== null), vanished };
 }
 
-function readSmall(abs: string, mode: EntryMode): Uint8Array {
-  return mode === "120000" ? readlinkSync(abs, { encoding: "buffer" }) : readFileSync(abs);
-}
-
-function gitHasher(oidHint: string | undefined): Bun.CryptoHasher {
-  return new Bun.CryptoHasher(oidHint && oidHint.length === 64 ? "sha256" : "sha1");
-}
-
-/**
- * Hashes small content. When the candidate is a clean tracked file the git
- * blob hash decides whether git's object can stand for it; otherwise the
- * bytes go to the loose store.
- */
-function hashSmall(store: RepoBlobStore, bytes: Uint8Array, oidHint: string | undefined): { sha256: string; gitOid: string } {
-  const sha256 = new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
-  let gitOid = "";
-  if (oidHint) {
-    const h = gitHasher(oidHint);
-    h.update(`blob ${bytes.length}\0`);
-    h.update(bytes);
-    gitOid = h.digest("hex");
+function cachedEntry(repo: RepoRoot, store: RepoBlobStore, statCache: StatCache, path: string): CapturedEntry | "vanished" | null {
+  let st: Stats;
+  try {
+    st = lstatSync(join(repo.root, path));
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return "vanished";
+    if (code === "EACCES" || code === "EPERM") throw permissionDenied(`cannot read ${path}: permission denied`, { path });
+    throw err;
   }
-  if (gitOid !== oidHint) store.loose.writeKnown(blobIdFromHex(sha256), bytes);
-  return { sha256, gitOid };
+  const mode: EntryMode | null = st.isSymbolicLink() ? "120000" : st.isFile() ? (st.mode & 0o111 ? "100755" : "100644") : null;
+  if (mode === null) return "vanished";
+  const hex = statCache.lookup(path, st);
+  if (!hex || !existsLoose(store, hex)) return null;
+  return { path, blob: blobIdFromHex(hex), mode, size: st.size };
 }
+
+function existsLoose(store: RepoBlobStore, hex: string): boolean {
+  try {
+    lstatSync(store.loose.pathOf(blobIdFromHex(hex)));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+type Hashed = Extract<HashOutcome, { kind: "ok" }>;
 
 /** Streams a large file once: both hashes, and a copy into the loose store unless git holds it. */
-async function hashLargeFile(
-  repo: RepoRoot,
-  store: RepoBlobStore,
-  abs: string,
-  size: number,
-  oidHint: string | undefined,
-): Promise<{ sha256: string; gitOid: string }> {
+async function hashLargeFile(repo: RepoRoot, store: RepoBlobStore, cand: TreeEntry, size: number): Promise<Hashed | null> {
+  const abs = join(repo.root, cand.path);
+  let st: Stats;
+  try {
+    st = lstatSync(abs);
+  } catch {
+    return null;
+  }
   const sha = new Bun.CryptoHasher("sha256");
-  const gh = oidHint ? gitHasher(oidHint) : null;
+  const gh = cand.gitOid ? new Bun.CryptoHasher(cand.gitOid.length === 64 ? "sha256" : "sha1") : null;
   gh?.update(`blob ${size}\0`);
   const tmp = tempPath(repo.stateDir, "blob");
   const fd = openSync(tmp, "w", 0o444);
   let written = 0;
+  const hashedAt = Date.now();
   try {
     for await (const chunk of Bun.file(abs).stream()) {
       sha.update(chunk);
@@ -164,28 +141,24 @@ async function hashLargeFile(
       while (off < chunk.length) off += writeSync(fd, chunk, off, chunk.length - off);
       written += chunk.length;
     }
-  } finally {
+  } catch (err) {
     closeSync(fd);
+    rmSync(tmp, { force: true });
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return null;
+    if (code === "EACCES" || code === "EPERM") throw permissionDenied(`cannot read ${cand.path}: permission denied`, { path: cand.path });
+    throw err;
   }
+  closeSync(fd);
   const sha256 = sha.digest("hex");
   const gitOid = gh && written === size ? gh.digest("hex") : "";
   const id = blobIdFromHex(sha256);
-  if (gitOid === oidHint || (await store.loose.has(id))) rmSync(tmp, { force: true });
+  if (gitOid === cand.gitOid || (await store.loose.has(id))) rmSync(tmp, { force: true });
   else {
     const dest = store.loose.pathOf(id);
     mkdirSync(join(dest, ".."), { recursive: true });
     renameSync(tmp, dest);
   }
-  return { sha256, gitOid };
-}
-
-function isVanished(err: unknown): boolean {
-  const code = (err as NodeJS.ErrnoException)?.code;
-  return code === "ENOENT" || code === "ENOTDIR" || code === "ELOOP";
-}
-
-function fsError(err: unknown, path: string): unknown {
-  const code = (err as NodeJS.ErrnoException)?.code;
-  if (code === "EACCES" || code === "EPERM") return permissionDenied(`cannot read ${path}: permission denied`, { path });
-  return err;
+  const mode = st.mode & 0o111 ? "100755" : "100644";
+  return { index: -1, kind: "ok", sha256, gitOid, mode, size: written, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino, hashedAt };
 }

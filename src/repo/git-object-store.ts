@@ -1,14 +1,21 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, linkSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { git, gitSync } from "./git";
 import { CatFileBatch } from "./cat-file";
+import type { RepoRoot } from "./root";
+
+/** Above this many missing objects, linking the user's packs beats re-packing. */
+const LINK_PACKS_MIN = 2000;
 
 /**
  * worksnap's private git object store (`.mcp/git/store`, a bare repository
  * that nothing else knows about). Clean tracked blobs are copied into it from
- * the user's repository with `git pack-objects`, which reuses the compressed
- * data, so a snapshot survives `git gc --prune=now` in the user's repository
- * without one loose file per blob and without a single ref written there.
+ * the user's repository, so a snapshot survives `git gc --prune=now` there
+ * without one loose file per blob and without a single ref written:
+ * - many objects: the user's pack files are hard-linked (packs are immutable;
+ *   the link keeps the data alive after git deletes its own name), then only
+ *   the objects still missing (loose ones) are packed;
+ * - few objects: `git pack-objects`, which reuses the compressed data.
  */
 export class GitObjectStore {
   readonly gitDir: string;
@@ -25,11 +32,48 @@ export class GitObjectStore {
   }
 
   /** Copies the given blobs from the user's repository into the store. */
-  async importFrom(repoRoot: string, oids: string[]): Promise<void> {
-    if (oids.length === 0) return;
+  async importFrom(repo: RepoRoot, oids: string[]): Promise<void> {
+    if (oids.length === 0 || !repo.gitDir) return;
     this.ensure();
+    let wanted = oids;
+    if (oids.length >= LINK_PACKS_MIN && this.linkPacks(join(repo.gitDir, "objects", "pack"))) wanted = await this.missing(oids);
+    if (wanted.length === 0) return;
     const packBase = join(this.gitDir, "objects", "pack", "pack");
-    await git(["pack-objects", "-q", "--window=0", packBase], { cwd: repoRoot, input: `${oids.join("\n")}\n` });
+    await git(["pack-objects", "-q", "--window=0", packBase], { cwd: repo.root, input: `${wanted.join("\n")}\n` });
+  }
+
+  /** Hard-links the user's packs (and their indexes) into the store; false if linking is impossible. */
+  private linkPacks(userPackDir: string): boolean {
+    if (!existsSync(userPackDir)) return false;
+    const ours = join(this.gitDir, "objects", "pack");
+    mkdirSync(ours, { recursive: true });
+    const names = readdirSync(userPackDir);
+    try {
+      for (const name of names.filter((n) => n.endsWith(".pack"))) {
+        const base = name.slice(0, -5);
+        if (!names.includes(`${base}.idx`)) continue; // a pack still being written
+        if (existsSync(join(ours, `${base}.idx`))) continue;
+        for (const ext of [".pack", ".rev"]) {
+          if (names.includes(base + ext) && !existsSync(join(ours, base + ext))) linkSync(join(userPackDir, base + ext), join(ours, base + ext));
+        }
+        // The index last: git only considers a pack once its .idx exists.
+        linkSync(join(userPackDir, `${base}.idx`), join(ours, `${base}.idx`));
+      }
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** The oids the store does not hold. */
+  private async missing(oids: string[]): Promise<string[]> {
+    const r = await git([`--git-dir=${this.gitDir}`, "cat-file", "--batch-check=%(objectname)"], {
+      cwd: this.gitDir,
+      input: `${oids.join("\n")}\n`,
+    });
+    const out: string[] = [];
+    for (const line of new TextDecoder().decode(r.stdout).split("\n")) if (line.endsWith(" missing")) out.push(line.slice(0, -8));
+    return out;
   }
 
   read(oid: string): Promise<Uint8Array> {
@@ -43,11 +87,7 @@ export class GitObjectStore {
     this.ensure();
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("GIT_")) env[k] = v;
-    const proc = Bun.spawn(["git", `--git-dir=${this.gitDir}`, "cat-file", "blob", oid], {
-      env,
-      stdout: "pipe",
-      stderr: "ignore",
-    });
+    const proc = Bun.spawn(["git", `--git-dir=${this.gitDir}`, "cat-file", "blob", oid], { env, stdout: "pipe", stderr: "ignore" });
     return proc.stdout as ReadableStream<Uint8Array>;
   }
 

@@ -1,4 +1,3 @@
-import type { Stats } from "node:fs";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { writeFileAtomic } from "./atomic-write";
@@ -34,7 +33,7 @@ export class StatCache {
     }
   }
 
-  lookup(path: string, st: Stats & { mtimeNs?: bigint; ctimeNs?: bigint }): string | null {
+  lookup(path: string, st: StatLike): string | null {
     const r = this.records[path];
     if (!r) return null;
     const m = statNs(st, "m");
@@ -47,7 +46,7 @@ export class StatCache {
     return r.h;
   }
 
-  record(path: string, st: Stats, sha256: string, hashedAtMs: number): void {
+  record(path: string, st: StatLike, sha256: string, hashedAtMs: number): void {
     this.records[path] = { s: st.size, m: statNs(st, "m"), c: statNs(st, "c"), i: String(st.ino), h: sha256, t: hashedAtMs };
     this.dirty = true;
   }
@@ -60,7 +59,15 @@ export class StatCache {
   }
 }
 
-function statNs(st: Stats, which: "m" | "c"): string {
+/** The stat fields the cache compares. */
+export interface StatLike {
+  size: number;
+  mtimeMs: number;
+  ctimeMs: number;
+  ino: number;
+}
+
+function statNs(st: StatLike, which: "m" | "c"): string {
   const ms = which === "m" ? st.mtimeMs : st.ctimeMs;
   return String(Math.round(ms * 1_000_000));
 }

@@ -78,3 +78,17 @@ describe("worksnap CLI", () => {
     }
   });
 });
+
+describe("regressions", () => {
+  test("hash workers resolve inside the compiled binary (large captures, any cwd)", async () => {
+    await using repo = await tmpRepo();
+    for (let i = 0; i < 2600; i++) repo.write(`d${i % 7}/f${i}.txt`, `${i}\n`);
+    repo.commit();
+    for (let i = 0; i < 2100; i++) repo.write(`u/f${i}.txt`, `u${i}\n`);
+    const r = cli(["snapshot", "create", "--root", repo.root, "--json"], { cwd: "/" });
+    expect(r.stderr).toBe("");
+    expect(r.json().manifest_stats.files).toBe(4700);
+    const again = cli(["snapshot", "create", "--root", repo.root, "--json"], { cwd: "/" }).json();
+    expect(again.snapshot_id).toBe(r.json().snapshot_id);
+  });
+});

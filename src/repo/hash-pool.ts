@@ -1,0 +1,44 @@
+import { availableParallelism } from "node:os";
+import { internal } from "../core/errors";
+import { type HashItem, type HashOutcome, hashFiles } from "./hash-files";
+
+/** Below this many files a worker's start-up costs more than it saves. */
+const PARALLEL_MIN = 2000;
+
+/**
+ * Hashes files on every core: the list is cut into interleaved shares (so
+ * large and small files spread evenly) and each share runs in a worker.
+ */
+export async function hashInParallel(root: string, stateDir: string, items: HashItem[]): Promise<HashOutcome[]> {
+  const workers = Math.min(availableParallelism(), 8);
+  if (items.length < PARALLEL_MIN || workers < 2) return hashFiles(root, stateDir, items);
+  const shares: HashItem[][] = Array.from({ length: workers }, () => []);
+  items.forEach((item, i) => shares[i % workers]?.push(item));
+  const results = await Promise.all(shares.map((share) => runWorker(root, stateDir, share)));
+  return results.flat();
+}
+
+function runWorker(root: string, stateDir: string, items: HashItem[]): Promise<HashOutcome[]> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(workerSpecifier());
+    worker.onmessage = (e: MessageEvent<{ ok: boolean; outcomes?: HashOutcome[]; message?: string }>) => {
+      worker.terminate();
+      if (e.data.ok) resolve(e.data.outcomes ?? []);
+      else reject(internal(`hashing failed: ${e.data.message}`));
+    };
+    worker.onerror = (e) => {
+      worker.terminate();
+      reject(internal(`hash worker failed: ${e.message}`));
+    };
+    worker.postMessage({ root, stateDir, items });
+  });
+}
+
+/**
+ * Inside the compiled binary the worker is an embedded entry point named by
+ * its path relative to src/ (build.ts lists it); from source it sits beside
+ * this file.
+ */
+function workerSpecifier(): string {
+  return import.meta.url.includes("/$bunfs/") ? "./repo/hash-worker.ts" : new URL("./hash-worker.ts", import.meta.url).href;
+}
