@@ -4,6 +4,7 @@ import { readFile } from "../../ops/snapshot-file";
 import { listSnapshots, snapshotInfo } from "../../ops/snapshot-info";
 import { listEntries } from "../../ops/snapshot-list";
 import { closeWorkspace, openWorkspace, type Workspace } from "../../ops/workspace";
+import { COMPARE_HELP, COMPARE_SUBCOMMANDS } from "./snapshot-compare";
 import { UsageError, intFlag, parseArgv, type FlagSpec } from "../args";
 import { printJson, progressBar } from "../output";
 
@@ -16,7 +17,7 @@ export const SNAPSHOT_HELP = `worksnap snapshot <command> [--root DIR] [--json]
                                  entries under PATH, from a snapshot or the live tree
   file PATH [--snapshot ID] [--start-line N] [--end-line N]
                                  a file's content (raw bytes on stdout)
-
+${COMPARE_HELP}
 ID is sha256:<hex> or a unique prefix of at least 8 hex digits.
 Exit codes: 0 ok, 1 user error, 2 usage, 70 internal.
 `;
@@ -26,6 +27,7 @@ const COMMON: FlagSpec = { root: { kind: "string" }, json: { kind: "bool" } };
 type Sub = (ws: Workspace, positionals: string[], flags: Record<string, unknown>) => Promise<void>;
 
 const SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> = {
+  ...COMPARE_SUBCOMMANDS,
   create: {
     flags: {},
     run: async (ws, pos, flags) => {

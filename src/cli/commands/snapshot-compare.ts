@@ -1,0 +1,155 @@
+import { resolve } from "node:path";
+import type { GrepMatch } from "../../ops/grep";
+import { snapshotChanges } from "../../ops/snapshot-changes";
+import { snapshotDiff } from "../../ops/snapshot-diff";
+import { exportSnapshot } from "../../ops/snapshot-export";
+import { snapshotGrep, type GrepArgs } from "../../ops/snapshot-grep";
+import { importBundle } from "../../ops/snapshot-import";
+import type { Workspace } from "../../ops/workspace";
+import { UsageError, intFlag, type FlagSpec } from "../args";
+import { printJson, progressBar } from "../output";
+
+/**
+ * `worksnap snapshot grep|changes|diff|export|import`. Human output by default
+ * (grep as path:line:col:text, changes as "status path", diff as text, all
+ * pages); --json prints the object the MCP tool returns (one page, with its
+ * cursor: pass --cursor to continue).
+ */
+export const COMPARE_HELP = `  grep PATTERN [PATH...] [--snapshot ID] [-F] [-i] [--include GLOB]... [--exclude GLOB]...
+       [--max-files N] [--max-matches N] [-C N] [--cursor C]
+                                 search file contents (path:line:col:text)
+  changes FROM [TO] [PATH...] [--limit N] [--cursor C]
+                                 changed files between two sides ("status path")
+  diff FROM [TO] [PATH...] [-U N] [--cursor C]
+                                 unified diff between two sides (git apply-able)
+  export ID [PATH...] [-o FILE]  deterministic tar bundle of a snapshot
+  export --worktree [PATH...] [-o FILE]
+                                 capture the live tree and bundle it
+  import FILE                    verify a bundle and store its snapshot here
+FROM/TO are snapshot ids or "worktree" (TO defaults to worktree).
+`;
+
+type Sub = (ws: Workspace, positionals: string[], flags: Record<string, unknown>) => Promise<void>;
+
+const out = (s: string) => process.stdout.write(s);
+
+export const COMPARE_SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> = {
+  grep: {
+    flags: {
+      snapshot: { kind: "string" },
+      "fixed-strings": { kind: "bool", short: "F" },
+      "ignore-case": { kind: "bool", short: "i" },
+      include: { kind: "multi" },
+      exclude: { kind: "multi" },
+      "max-files": { kind: "string" },
+      "max-matches": { kind: "string" },
+      context: { kind: "string", short: "C" },
+      cursor: { kind: "string" },
+    },
+    run: async (ws, pos, flags) => {
+      if (pos.length === 0) throw new UsageError("grep needs a PATTERN");
+      const [pattern, ...paths] = pos as [string, ...string[]];
+      const args: GrepArgs = {
+        mode: flags.snapshot ? "snapshot" : "worktree",
+        snapshot_id: flags.snapshot as string | undefined,
+        pattern,
+        fixed_strings: flags["fixed-strings"] === true,
+        case_insensitive: flags["ignore-case"] === true,
+        paths: paths.length > 0 ? paths : undefined,
+        include: flags.include as string[] | undefined,
+        exclude: flags.exclude as string[] | undefined,
+        max_files: intFlag(flags["max-files"], "max-files"),
+        max_matches: intFlag(flags["max-matches"], "max-matches"),
+        context_lines: intFlag(flags.context, "context"),
+        cursor: flags.cursor as string | undefined,
+      };
+      if (flags.json) return printJson(await snapshotGrep(ws, args));
+      const paged = args.max_files === undefined && args.max_matches === undefined;
+      let cursor = args.cursor;
+      for (;;) {
+        const r = await snapshotGrep(ws, { ...args, cursor, max_matches: args.max_matches ?? 2000 });
+        for (const m of r.matches) out(renderMatch(m));
+        if (!r.cursor) return;
+        if (!paged || r.cursor === cursor) {
+          process.stderr.write(`worksnap: ${r.note ?? "more matches remain"}\n(continue with --cursor ${r.cursor})\n`);
+          return;
+        }
+        cursor = r.cursor;
+      }
+    },
+  },
+  changes: {
+    flags: { limit: { kind: "string" }, cursor: { kind: "string" } },
+    run: async (ws, pos, flags) => {
+      const { from, to, paths } = sides(pos);
+      const args = { from, to, paths, limit: intFlag(flags.limit, "limit"), cursor: flags.cursor as string | undefined };
+      if (flags.json) return printJson(await snapshotChanges(ws, { ...args, onProgress: undefined }));
+      let cursor = args.cursor;
+      do {
+        const r = await snapshotChanges(ws, { ...args, cursor, onProgress: progressBar("hashing") });
+        for (const c of r.changes) out(`${c.status.padEnd(12)} ${c.path}${c.old_mode ? `  (${c.old_mode} -> ${c.new_mode})` : ""}\n`);
+        cursor = args.limit === undefined ? r.cursor : undefined;
+        if (r.cursor && !cursor) process.stderr.write(`(more changes; continue with --cursor ${r.cursor})\n`);
+      } while (cursor);
+    },
+  },
+  diff: {
+    flags: { context: { kind: "string", short: "U" }, cursor: { kind: "string" } },
+    run: async (ws, pos, flags) => {
+      const { from, to, paths } = sides(pos);
+      const args = { from, to, paths, context_lines: intFlag(flags.context, "context"), cursor: flags.cursor as string | undefined };
+      if (flags.json) return printJson(await snapshotDiff(ws, args));
+      const r = await snapshotDiff(ws, {
+        ...args,
+        maxChars: Number.POSITIVE_INFINITY,
+        maxFileBytes: Number.POSITIVE_INFINITY,
+        onProgress: progressBar("hashing"),
+      });
+      out(r.diff);
+      for (const o of r.omitted) process.stderr.write(`worksnap: ${o.path} left out of the diff (${o.reason}, ${o.bytes} bytes)\n`);
+    },
+  },
+  export: {
+    flags: { output: { kind: "string", short: "o" }, worktree: { kind: "bool" } },
+    run: async (ws, pos, flags) => {
+      const worktree = flags.worktree === true;
+      if (!worktree && pos.length === 0) throw new UsageError("export needs a snapshot ID, or --worktree");
+      const id = worktree ? undefined : pos[0];
+      const paths = worktree ? pos : pos.slice(1);
+      const output = typeof flags.output === "string" ? resolve(process.cwd(), flags.output) : undefined;
+      const r = await exportSnapshot(ws, {
+        mode: worktree ? "worktree" : "snapshot",
+        snapshot_id: id,
+        paths: paths.length > 0 ? paths : undefined,
+        output,
+        onProgress: flags.json ? undefined : progressBar("exporting"),
+      });
+      if (flags.json) return printJson(r);
+      out(`${r.sha256}  ${r.path}\n`);
+    },
+  },
+  import: {
+    flags: {},
+    run: async (ws, pos, flags) => {
+      if (pos.length !== 1) throw new UsageError("import takes exactly one FILE");
+      const r = await importBundle(ws, { file: resolve(process.cwd(), pos[0] as string), onProgress: flags.json ? undefined : progressBar("verifying") });
+      if (flags.json) return printJson(r);
+      out(`${r.snapshot_id}\n`);
+    },
+  },
+};
+
+function sides(pos: string[]): { from: string; to: string; paths: string[] | undefined } {
+  if (pos.length === 0) throw new UsageError("expected FROM [TO] [PATH...]: snapshot ids or worktree");
+  const [from, to = "worktree", ...paths] = pos as [string, ...string[]];
+  return { from, to, paths: paths.length > 0 ? paths : undefined };
+}
+
+function renderMatch(m: GrepMatch): string {
+  const lines: string[] = [];
+  const before = m.before ?? [];
+  before.forEach((t, k) => lines.push(`${m.path}-${m.line - before.length + k}-${t}\n`));
+  lines.push(`${m.path}:${m.line}:${m.col}:${m.text}\n`);
+  (m.after ?? []).forEach((t, k) => lines.push(`${m.path}-${m.line + 1 + k}-${t}\n`));
+  return lines.join("");
+}
