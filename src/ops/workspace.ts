@@ -3,6 +3,7 @@ import { openRoot, type RepoRoot } from "../repo/root";
 import { RepoBlobStore } from "../repo/repo-blob-store";
 import { SnapshotStore } from "../repo/snapshot-store";
 import type { EditRecorder } from "./edit-recorder";
+import { historyRecorderFor } from "./history/recorder";
 import { LeaseStore } from "./leases";
 
 /** Everything an operation needs about one repository root. */
@@ -24,7 +25,7 @@ export function openWorkspace(dir: string): Workspace {
     blobs: new RepoBlobStore(repo.stateDir),
     snapshots: new SnapshotStore(repo.stateDir),
     leases: new LeaseStore(),
-    recorder: null,
+    recorder: historyRecorderFor(repo.stateDir),
   };
 }
 

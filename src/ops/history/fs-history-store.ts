@@ -1,0 +1,187 @@
+/**
+ * The edit history on disk, in spec 002 section 3's layout under
+ * `.mcp/edit_history/`. Every file is written by the one atomic write (temp in
+ * `.mcp/tmp`, fsync, rename), so a reader sees a whole old or a whole new file,
+ * never a torn one; that includes log appends, which rewrite the log with the
+ * new lines (spec 2.2 step 7).
+ */
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { compareUtf8 } from "../../core/byte-order";
+import { notFound } from "../../core/errors";
+import { writeFileAtomic } from "../../repo/atomic-write";
+import { ensureStateDir } from "../../repo/state-dir";
+import { withFileLocks } from "./locks";
+import {
+  byTimestamp,
+  checkConversationId,
+  checkObjectRel,
+  checkReviewId,
+  logRel,
+  parseLog,
+  parseReview,
+  serializeLog,
+  type HistoryStore,
+} from "./store";
+import type { LogEntry, ReviewRecord } from "./types";
+
+export const HISTORY_DIR = "edit_history";
+
+export class FsHistoryStore implements HistoryStore {
+  readonly root: string;
+  readonly location: string;
+  /** Last text read or written per log, so an append does not re-read the file it just wrote. */
+  private readonly logText = new Map<string, { version: string; text: string }>();
+
+  constructor(private readonly stateDir: string) {
+    this.root = join(stateDir, HISTORY_DIR);
+    this.location = this.root;
+  }
+
+  private abs(rel: string): string {
+    return join(this.root, rel);
+  }
+
+  private write(rel: string, bytes: Uint8Array | string): void {
+    ensureStateDir(this.stateDir);
+    const target = this.abs(rel);
+    mkdirSync(dirname(target), { recursive: true });
+    writeFileAtomic(this.stateDir, target, typeof bytes === "string" ? new TextEncoder().encode(bytes) : bytes);
+  }
+
+  async listConversations(): Promise<string[]> {
+    const dir = this.abs("logs");
+    if (!existsSync(dir)) return [];
+    return readdirSync(dir)
+      .filter((n) => n.endsWith(".log"))
+      .map((n) => n.slice(0, -4))
+      .sort(compareUtf8);
+  }
+
+  async logVersion(conv: string): Promise<string | null> {
+    try {
+      const st = statSync(this.abs(logRel(conv)), { bigint: true });
+      return `${st.ino}:${st.size}:${st.mtimeNs}`;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
+      throw err;
+    }
+  }
+
+  private async readLogText(conv: string): Promise<string> {
+    const version = await this.logVersion(conv);
+    if (version === null) return "";
+    const cached = this.logText.get(conv);
+    if (cached && cached.version === version) return cached.text;
+    const text = readFileSync(this.abs(logRel(conv)), "utf8");
+    // The version is taken before the read: a concurrent rewrite makes the cache miss next time, never lie.
+    this.logText.set(conv, { version, text });
+    return text;
+  }
+
+  async readLog(conv: string): Promise<LogEntry[]> {
+    return parseLog(await this.readLogText(conv), `${HISTORY_DIR}/${logRel(conv)}`);
+  }
+
+  private async replaceLog(conv: string, text: string): Promise<void> {
+    this.write(logRel(conv), text);
+    const version = await this.logVersion(conv);
+    if (version) this.logText.set(conv, { version, text });
+  }
+
+  async writeLog(conv: string, entries: LogEntry[]): Promise<void> {
+    await this.replaceLog(conv, serializeLog(entries));
+  }
+
+  async appendLog(conv: string, entries: LogEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    const old = await this.readLogText(conv);
+    await this.replaceLog(conv, old + serializeLog(entries));
+  }
+
+  withLogLock<T>(conversationIds: string[], fn: () => Promise<T>): Promise<T> {
+    const ids = [...new Set(conversationIds.map(checkConversationId))].sort(compareUtf8);
+    return withFileLocks(
+      ids.map((c) => this.abs(`locks/${c}`)),
+      fn,
+    );
+  }
+
+  async putObject(rel: string, bytes: Uint8Array): Promise<void> {
+    this.write(checkObjectRel(rel), bytes);
+  }
+
+  async getObject(rel: string): Promise<Uint8Array> {
+    try {
+      return new Uint8Array(readFileSync(this.abs(checkObjectRel(rel))));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") throw notFound(`history object ${rel} is missing`, { object: rel });
+      throw err;
+    }
+  }
+
+  async hasObject(rel: string): Promise<boolean> {
+    return existsSync(this.abs(checkObjectRel(rel)));
+  }
+
+  async deleteObject(rel: string): Promise<void> {
+    rmSync(this.abs(checkObjectRel(rel)), { force: true });
+  }
+
+  async removeConversation(conv: string): Promise<void> {
+    checkConversationId(conv);
+    // The log goes first: without it the conversation no longer exists, whatever else a crash leaves behind.
+    rmSync(this.abs(logRel(conv)), { force: true });
+    this.logText.delete(conv);
+    rmSync(this.abs(`diffs/${conv}`), { recursive: true, force: true });
+    rmSync(this.abs(`checkpoints/${conv}`), { recursive: true, force: true });
+  }
+
+  private listRecords(dir: string): ReviewRecord[] {
+    const abs = this.abs(dir);
+    if (!existsSync(abs)) return [];
+    return readdirSync(abs)
+      .filter((n) => n.endsWith(".json"))
+      .map((n) => parseReview(readFileSync(join(abs, n), "utf8"), `${HISTORY_DIR}/${dir}/${n}`))
+      .sort(byTimestamp);
+  }
+
+  async listReviews(): Promise<ReviewRecord[]> {
+    return this.listRecords("reviews");
+  }
+
+  async putReview(record: ReviewRecord): Promise<void> {
+    this.write(`reviews/${checkReviewId(record.review_id)}.json`, `${JSON.stringify(record, null, 1)}\n`);
+  }
+
+  async deleteReview(reviewId: string): Promise<void> {
+    checkReviewId(reviewId);
+    rmSync(this.abs(`reviews/${reviewId}.json`), { force: true });
+    rmSync(this.abs(`reviews/${reviewId}`), { recursive: true, force: true });
+  }
+
+  async listIntents(): Promise<ReviewRecord[]> {
+    return this.listRecords("intents");
+  }
+
+  async putIntent(record: ReviewRecord): Promise<void> {
+    this.write(`intents/${checkReviewId(record.review_id)}.json`, `${JSON.stringify(record, null, 1)}\n`);
+  }
+
+  async deleteIntent(reviewId: string): Promise<void> {
+    rmSync(this.abs(`intents/${checkReviewId(reviewId)}.json`), { force: true });
+  }
+
+  async readClock(): Promise<string | null> {
+    try {
+      return readFileSync(this.abs("clock"), "utf8").trim() || null;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
+      throw err;
+    }
+  }
+
+  async writeClock(timestamp: string): Promise<void> {
+    this.write("clock", `${timestamp}\n`);
+  }
+}

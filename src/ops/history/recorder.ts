@@ -1,0 +1,235 @@
+/**
+ * The write path's history hook (edit-recorder.ts), spec 002 sections 2.2-4.
+ * Called with the work-tree lock held:
+ *
+ * - prepare, before any byte changes: timestamps from the history clock, an
+ *   edit id per change, and a checkpoint (the raw bytes before) when the
+ *   conversation touches a file for the first time, or when the file is not
+ *   what the conversation last left there (someone else changed it since);
+ * - commit, after the writes: hash after, the unified diff, and the JSON Lines
+ *   entries, appended atomically under the conversation's log lock;
+ * - abort: removes what prepare wrote; the log is untouched.
+ *
+ * The changes of one tool call share its tool_call_index and are recorded in
+ * the order the write path publishes them (deletes, moves, writes), so
+ * replaying the entries one by one is always possible.
+ */
+import { internal, repoChanged } from "../../core/errors";
+import { sha256Hex } from "../../core/hash";
+import type { EditChange, EditContext, EditRecorder, PathState, PreparedEdit } from "../edit-recorder";
+import { unifiedDiff } from "../diff/unified";
+import { applyHunks } from "../patch/apply";
+import { parsePatch } from "../patch/parse";
+import { nextTimestamps } from "./clock";
+import { FsHistoryStore } from "./fs-history-store";
+import { afterRel, checkConversationId, checkpointMetaRel, checkpointRel, diffRel, type HistoryStore } from "./store";
+import type { CheckpointMeta, LogEntry } from "./types";
+
+interface ConversationState {
+  version: string | null;
+  /** What the conversation last left at each path it touched: a hash, or null for no file. */
+  known: Map<string, string | null>;
+  nextIndex: number;
+  lastTimestamp: string | undefined;
+}
+
+interface Draft {
+  /** Index into the change list. */
+  index: number;
+  editId: string;
+  timestamp: string;
+  checkpoint: string | null;
+}
+
+interface Token {
+  conversationId: string;
+  toolName: string;
+  toolCallIndex: number;
+  drafts: Draft[];
+  /** Objects written for this edit, removed again on abort. */
+  created: string[];
+}
+
+const EMPTY = new Uint8Array(0);
+const encoder = new TextEncoder();
+
+export class HistoryRecorder implements EditRecorder {
+  private readonly conversations = new Map<string, ConversationState>();
+
+  constructor(private readonly store: HistoryStore) {}
+
+  async prepare(ctx: EditContext, changes: EditChange[]): Promise<PreparedEdit> {
+    const conv = checkConversationId(ctx.conversationId);
+    if (!ctx.toolName) throw internal("the write path recorded a change without a tool name");
+    await this.refuseDuringInterruptedReview(changes);
+    const state = await this.state(conv);
+    const order = recordOrder(changes);
+    const stamps = await nextTimestamps(this.store, changes.length, state.lastTimestamp);
+    const token: Token = { conversationId: conv, toolName: ctx.toolName, toolCallIndex: state.nextIndex, drafts: [], created: [] };
+    try {
+      for (let k = 0; k < order.length; k++) {
+        const index = order[k]!;
+        const change = changes[index]!;
+        const editId = crypto.randomUUID();
+        token.drafts.push({ index, editId, timestamp: stamps[k]!, checkpoint: await this.checkpointIfNeeded(conv, state, change, editId, token.created) });
+      }
+    } catch (err) {
+      await this.removeObjects(token.created);
+      throw err;
+    }
+    return { token };
+  }
+
+  async commit(prepared: PreparedEdit, changes: EditChange[]): Promise<{ editIds: string[] }> {
+    const token = prepared.token as Token;
+    const conv = token.conversationId;
+    const entries: LogEntry[] = [];
+    for (const d of token.drafts) {
+      const change = changes[d.index];
+      if (!change) throw internal("the write path committed a different change list than it prepared");
+      entries.push(await this.entryFor(token, d, change));
+    }
+    await this.store.withLogLock([conv], () => this.store.appendLog(conv, entries));
+    const state = this.conversations.get(conv);
+    if (state) {
+      for (const e of entries) applyToKnown(state.known, e);
+      state.nextIndex = token.toolCallIndex + 1;
+      state.lastTimestamp = entries[entries.length - 1]?.timestamp ?? state.lastTimestamp;
+      state.version = await this.store.logVersion(conv);
+    }
+    const ids = new Array<string>(changes.length);
+    for (const d of token.drafts) ids[d.index] = d.editId;
+    return { editIds: ids };
+  }
+
+  async abort(prepared: PreparedEdit): Promise<void> {
+    await this.removeObjects((prepared.token as Token).created);
+  }
+
+  // -------------------------------------------------------------------------
+
+  private async removeObjects(rels: string[]): Promise<void> {
+    for (const rel of rels) await this.store.deleteObject(rel);
+    rels.length = 0;
+  }
+
+  /** A review that crashed half-way owns the paths it was writing until it is completed. */
+  private async refuseDuringInterruptedReview(changes: EditChange[]): Promise<void> {
+    const intents = await this.store.listIntents();
+    if (intents.length === 0) return;
+    const touched = new Set<string>(changes.flatMap((c) => (c.sourcePath ? [c.path, c.sourcePath] : [c.path])));
+    for (const intent of intents) {
+      const hit = intent.finals.find((f) => touched.has(f.path));
+      if (hit) {
+        throw repoChanged(
+          `${hit.path} is being restored by an interrupted \`worksnap history ${intent.action}\` (started ${intent.timestamp}); run \`worksnap history recover\` to finish it, then retry`,
+          { path: hit.path, review_id: intent.review_id },
+        );
+      }
+    }
+  }
+
+  private async state(conv: string): Promise<ConversationState> {
+    const version = await this.store.logVersion(conv);
+    const cached = this.conversations.get(conv);
+    if (cached && cached.version === version) return cached;
+    const entries = await this.store.readLog(conv);
+    const known = new Map<string, string | null>();
+    let next = 0;
+    let last: string | undefined;
+    for (const e of entries) {
+      applyToKnown(known, e);
+      next = Math.max(next, e.tool_call_index + 1);
+      if (last === undefined || e.timestamp > last) last = e.timestamp;
+    }
+    const state = { version, known, nextIndex: next, lastTimestamp: last };
+    this.conversations.set(conv, state);
+    return state;
+  }
+
+  /**
+   * A checkpoint holds the bytes a replay starts from. Needed when the change
+   * reads an existing file the conversation has not seen in this state: its
+   * first touch, or after someone else changed it.
+   */
+  private async checkpointIfNeeded(conv: string, state: ConversationState, change: EditChange, editId: string, created: string[]): Promise<string | null> {
+    const path = change.operation === "move" ? change.sourcePath : change.path;
+    if (!path || !change.before) return null;
+    const hash = sha256Hex(change.before.bytes);
+    if (state.known.has(path) && state.known.get(path) === hash) return null;
+    let rel = checkpointRel(conv, path);
+    if (state.known.has(path) || (await this.store.hasObject(rel))) rel = checkpointRel(conv, path, editId);
+    const meta: CheckpointMeta = { path, mode: change.before.mode, hash };
+    await this.store.putObject(rel, change.before.bytes);
+    created.push(rel);
+    await this.store.putObject(checkpointMetaRel(rel), encoder.encode(`${JSON.stringify(meta)}\n`));
+    created.push(checkpointMetaRel(rel));
+    return rel;
+  }
+
+  private async entryFor(token: Token, d: Draft, change: EditChange): Promise<LogEntry> {
+    const conv = token.conversationId;
+    const after: PathState = change.operation === "delete" ? null : (change.after ?? null);
+    if (change.operation !== "delete" && after === null) throw internal(`the write path committed ${change.path} without its new state`);
+    const beforePath = change.sourcePath ?? change.path;
+    const diff = unifiedDiff(change.before ? { path: beforePath, ...change.before } : null, after ? { path: change.path, ...after } : null);
+    let diffFile: string | null = null;
+    if (diff !== "") {
+      diffFile = diffRel(conv, d.editId);
+      await this.store.putObject(diffFile, encoder.encode(diff));
+      token.created.push(diffFile);
+    }
+    if (after && !diffReplays(diff, change.before, after)) {
+      const rel = afterRel(conv, d.editId);
+      await this.store.putObject(rel, after.bytes);
+      token.created.push(rel);
+    }
+    return {
+      edit_id: d.editId,
+      conversation_id: conv,
+      tool_call_index: token.toolCallIndex,
+      timestamp: d.timestamp,
+      operation: change.operation,
+      file_path: change.path,
+      source_path: change.operation === "move" ? (change.sourcePath ?? null) : null,
+      tool_name: token.toolName,
+      status: "pending",
+      diff_file: diffFile,
+      checkpoint_file: d.checkpoint,
+      hash_before: change.before ? sha256Hex(change.before.bytes) : null,
+      hash_after: after ? sha256Hex(after.bytes) : null,
+    };
+  }
+}
+
+/** Deletes first, then moves, then writes: the write path's publish order, in which one-by-one replay works. */
+export function recordOrder(changes: EditChange[]): number[] {
+  const rank = (c: EditChange) => (c.operation === "delete" ? 0 : c.operation === "move" ? 1 : 2);
+  return changes.map((_, i) => i).sort((a, b) => rank(changes[a]!) - rank(changes[b]!) || a - b);
+}
+
+function applyToKnown(known: Map<string, string | null>, e: LogEntry): void {
+  if (e.operation === "move" && e.source_path) known.set(e.source_path, null);
+  known.set(e.file_path, e.operation === "delete" ? null : e.hash_after);
+}
+
+/**
+ * Whether the stored diff alone reproduces the new bytes and mode: one text
+ * section whose hunks, applied to the old bytes, give exactly the new ones.
+ * Binary content, a file/symlink type change, or (defensively) any diff that
+ * does not round-trip gets the new bytes stored beside it.
+ */
+export function diffReplays(diff: string, before: PathState, after: NonNullable<PathState>): boolean {
+  if (diff === "") return before !== null && before.mode === after.mode;
+  const parsed = parsePatch(diff);
+  const file = parsed.files[0];
+  if (parsed.files.length !== 1 || parsed.rejects.length > 0 || !file || file.binary) return false;
+  if ((file.newMode ?? before?.mode ?? "100644") !== after.mode) return false;
+  const applied = applyHunks(before?.bytes ?? EMPTY, file.hunks);
+  return applied.ok && Buffer.from(applied.bytes).equals(Buffer.from(after.bytes));
+}
+
+/** The recorder for a repository's history in `.mcp/edit_history/`. */
+export function historyRecorderFor(stateDir: string): HistoryRecorder {
+  return new HistoryRecorder(new FsHistoryStore(stateDir));
+}
