@@ -30,13 +30,17 @@ export function progressBar(label: string): (done: number, total: number) => voi
   if (!process.stderr.isTTY) return () => undefined;
   const started = Date.now();
   let shown = false;
+  let finished = false;
   return (done, total) => {
-    if (!shown && Date.now() - started < 300 && done < total) return;
+    if (finished || (!shown && Date.now() - started < 300)) return;
     shown = true;
     const width = 30;
     const frac = total === 0 ? 1 : done / total;
     const bar = "#".repeat(Math.round(frac * width)).padEnd(width, ".");
     process.stderr.write(`\r${label} [${bar}] ${done}/${total}`);
-    if (done >= total) process.stderr.write("\n");
+    if (done >= total) {
+      process.stderr.write("\n");
+      finished = true;
+    }
   };
 }

@@ -57,12 +57,13 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
     else if (cached) slots[i] = cached;
     else toRead.push({ index: i, path: cand.path });
   }
-  opts.onProgress?.(candidates.length - toRead.length, candidates.length);
+  const alreadyKnown = candidates.length - toRead.length;
+  opts.onProgress?.(alreadyKnown, candidates.length);
   if (opts.signal?.aborted) throw opts.signal.reason ?? new Error("aborted");
 
   const gitItems = toRead.filter((t) => t.gitOid);
   const importing = store.gitObjects.importFrom(repo, [...new Set(gitItems.map((t) => t.gitOid as string))]);
-  const outcomes = await hashInParallel(repo.root, repo.stateDir, toRead);
+  const outcomes = await hashInParallel(repo.root, repo.stateDir, toRead, (n) => opts.onProgress?.(alreadyKnown + n, candidates.length));
   const imports: { oid: string; sha256: string; size: number }[] = [];
   for (const o of outcomes) {
     const cand = candidates[o.index] as TreeEntry;

@@ -24,10 +24,11 @@ export const STREAM_THRESHOLD = 32 * 1024 * 1024;
  * is expected. Content that is not vouched for by git goes to the loose store
  * here, while the bytes are in hand. Runs inline or inside a hash worker.
  */
-export function hashFiles(root: string, stateDir: string, items: HashItem[]): HashOutcome[] {
+export function hashFiles(root: string, stateDir: string, items: HashItem[], onProgress?: (done: number) => void): HashOutcome[] {
   const loose = new FsBlobStore(stateDir);
   const out: HashOutcome[] = [];
   for (const item of items) {
+    if (onProgress && out.length % 1000 === 999) onProgress(out.length + 1);
     const abs = join(root, item.path);
     try {
       const st = lstatSync(abs);

@@ -9,19 +9,28 @@ const PARALLEL_MIN = 2000;
  * Hashes files on every core: the list is cut into interleaved shares (so
  * large and small files spread evenly) and each share runs in a worker.
  */
-export async function hashInParallel(root: string, stateDir: string, items: HashItem[]): Promise<HashOutcome[]> {
+export async function hashInParallel(root: string, stateDir: string, items: HashItem[], onProgress?: (done: number) => void): Promise<HashOutcome[]> {
   const workers = Math.min(availableParallelism(), 8);
-  if (items.length < PARALLEL_MIN || workers < 2) return hashFiles(root, stateDir, items);
+  if (items.length < PARALLEL_MIN || workers < 2) return hashFiles(root, stateDir, items, onProgress);
   const shares: HashItem[][] = Array.from({ length: workers }, () => []);
   items.forEach((item, i) => shares[i % workers]?.push(item));
-  const results = await Promise.all(shares.map((share) => runWorker(root, stateDir, share)));
+  const done = new Array<number>(workers).fill(0);
+  const report = (w: number, n: number) => {
+    done[w] = n;
+    onProgress?.(done.reduce((a, b) => a + b, 0));
+  };
+  const results = await Promise.all(shares.map((share, w) => runWorker(root, stateDir, share, (n) => report(w, n))));
   return results.flat();
 }
 
-function runWorker(root: string, stateDir: string, items: HashItem[]): Promise<HashOutcome[]> {
+function runWorker(root: string, stateDir: string, items: HashItem[], onProgress: (done: number) => void): Promise<HashOutcome[]> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(workerSpecifier());
-    worker.onmessage = (e: MessageEvent<{ ok: boolean; outcomes?: HashOutcome[]; message?: string }>) => {
+    worker.onmessage = (e: MessageEvent<{ ok?: boolean; progress?: number; outcomes?: HashOutcome[]; message?: string }>) => {
+      if (e.data.progress !== undefined) {
+        onProgress(e.data.progress);
+        return;
+      }
       worker.terminate();
       if (e.data.ok) resolve(e.data.outcomes ?? []);
       else reject(internal(`hashing failed: ${e.data.message}`));

@@ -5,7 +5,7 @@ declare const self: Worker;
 
 self.onmessage = (e: MessageEvent<{ root: string; stateDir: string; items: HashItem[] }>) => {
   try {
-    postMessage({ ok: true, outcomes: hashFiles(e.data.root, e.data.stateDir, e.data.items) });
+    postMessage({ ok: true, outcomes: hashFiles(e.data.root, e.data.stateDir, e.data.items, (done) => postMessage({ progress: done })) });
   } catch (err) {
     postMessage({ ok: false, message: err instanceof Error ? err.message : String(err) });
   }

@@ -92,3 +92,17 @@ describe("regressions", () => {
     expect(again.snapshot_id).toBe(r.json().snapshot_id);
   });
 });
+
+describe("progress on a terminal", () => {
+  test("a long capture draws a progress bar on stderr when stderr is a TTY; a quick one draws none", async () => {
+    await using big = await tmpRepo();
+    for (let i = 0; i < 30_000; i++) big.write(`d${i % 50}/f${i}.txt`, `${"x".repeat(i % 400)}\n`);
+    await using small = await tmpRepo();
+    small.write("a.txt", "a");
+    const viaTty = (root: string) =>
+      Bun.spawnSync(["script", "-qec", `${BINARY} snapshot create --root '${root}'`, "/dev/null"], { env: { ...process.env, NO_COLOR: "1" } }).stdout.toString();
+    expect(viaTty(big.root)).toMatch(/hashing \[[#.]+\] \d+\/30000/);
+    expect(viaTty(small.root)).not.toContain("hashing");
+    expect(cli(["snapshot", "create", "--root", big.root]).stderr).toBe("");
+  });
+});
