@@ -1,6 +1,7 @@
 #!/usr/bin/env bun
 import { basename } from "node:path";
 import { UsageError } from "./cli/args";
+import { HISTORY_HELP, cmdHistory } from "./cli/commands/history";
 import { SERVE_HELP, cmdServe } from "./cli/commands/serve";
 import { SNAPSHOT_HELP, cmdSnapshot, wantsJson } from "./cli/commands/snapshot";
 import { reportError } from "./cli/output";
@@ -22,6 +23,7 @@ type Command = (argv: string[]) => Promise<number>;
 const COMMANDS: Record<string, { run: Command; help: string }> = {
   serve: { run: cmdServe, help: SERVE_HELP },
   snapshot: { run: cmdSnapshot, help: SNAPSHOT_HELP },
+  history: { run: cmdHistory, help: HISTORY_HELP },
 };
 
 export async function main(argv: string[], invokedAs: string): Promise<number> {

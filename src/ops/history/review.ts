@@ -53,7 +53,9 @@ export interface ReviewRequest extends DiscardPolicy {
 export interface StatusChange {
   edit_id: string;
   conversation_id: string;
+  operation: LogEntry["operation"];
   file_path: string;
+  source_path: string | null;
   from: EditStatus;
   to: EditStatus;
 }
@@ -119,7 +121,7 @@ async function reviewLocked(ws: Workspace, store: HistoryStore, req: ReviewReque
   }
   for (const [id, status] of overrides) {
     const e = model.byId.get(id)!;
-    result.changed.push({ edit_id: id, conversation_id: e.conversation_id, file_path: e.file_path, from: e.status, to: status });
+    result.changed.push({ edit_id: id, conversation_id: e.conversation_id, operation: e.operation, file_path: e.file_path, source_path: e.source_path, from: e.status, to: status });
   }
 
   // What each path should hold after the review, and which paths the review answers for.

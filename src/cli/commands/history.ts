@@ -1,0 +1,168 @@
+import { WorksnapError } from "../../core/errors";
+import { cleanupHistory, parseDuration } from "../../ops/history/cleanup";
+import type { ExternalChange } from "../../ops/history/external";
+import { FsHistoryStore } from "../../ops/history/fs-history-store";
+import { historyShow, historyStatus } from "../../ops/history/query";
+import type { Conflict } from "../../ops/history/reapply";
+import { recoverReviews, reviewEdits, type DiscardPolicy, type ReviewStep } from "../../ops/history/review";
+import { closeWorkspace, openWorkspace, type Workspace } from "../../ops/workspace";
+import { UsageError, parseArgv, type FlagSpec } from "../args";
+import { printJson } from "../output";
+import { askYesNo, interactive } from "./history-prompt";
+import { painter, renderCleanup, renderConflicts, renderExternal, renderReview, renderShow, renderStatus } from "./history-render";
+
+export const HISTORY_HELP = `worksnap history <command> [--root DIR] [--json]     (also installed as: mcpdiff <command>)
+
+Review the edits agents made through the worksnap tools, one by one or by
+conversation. Every write is recorded in .mcp/edit_history/ (no git needed).
+
+  status [--conv ID] [--file PATH] [--status pending|accepted|rejected]
+                              recorded edits, oldest first
+  show EDIT_ID|CONV_ID        the diff of an edit, or of every edit of a conversation
+  accept EDIT_ID... | --conv ID [--force]
+                              mark edits accepted; files are not touched (re-accepting
+                              a rejected edit applies it again)
+  reject EDIT_ID... | --conv ID [--cascade] [--force]
+                              mark edits rejected and rebuild the affected files from
+                              their checkpoints with the remaining edits
+  recover [--force]           finish a review that was interrupted (crash, kill)
+  cleanup --resolved [--older-than DURATION]
+                              remove conversations whose edits are all accepted or
+                              rejected (DURATION: 30d, 12h, 90m, 2w)
+
+Ids can be shortened to a unique prefix of at least 4 characters.
+Before accept or reject, every affected file must be as the history last
+recorded it. If it is not, the difference is shown and nothing is written; on a
+terminal you are asked whether to discard the outside changes, elsewhere
+--force discards them. If a later edit depends on a rejected one, nothing is
+written and the dependent edits are named; --cascade rejects them too.
+Exit codes: 0 ok, 1 refused or user error (nothing written), 2 usage, 70 internal.
+`;
+
+const COMMON: FlagSpec = { root: { kind: "string" }, json: { kind: "bool" } };
+
+type Flags = Record<string, unknown>;
+type Sub = (ws: Workspace, store: FsHistoryStore, positionals: string[], flags: Flags) => Promise<number>;
+
+const out = (s: string) => void process.stdout.write(s);
+
+const SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> = {
+  status: {
+    flags: { conv: { kind: "string" }, file: { kind: "string" }, status: { kind: "string" } },
+    run: async (_ws, store, pos, flags) => {
+      if (pos.length > 0) throw new UsageError("status takes no arguments; filter with --conv, --file, --status");
+      const r = await historyStatus(store, { conversation: str(flags.conv), file: str(flags.file), status: str(flags.status) });
+      if (flags.json) printJson(r);
+      else out(renderStatus(r, painter(process.stdout)));
+      return 0;
+    },
+  },
+  show: {
+    flags: {},
+    run: async (_ws, store, pos, flags) => {
+      if (pos.length !== 1) throw new UsageError("show takes one EDIT_ID or CONV_ID");
+      const r = await historyShow(store, pos[0]!);
+      if (flags.json) printJson(r);
+      else out(renderShow(r, painter(process.stdout)));
+      return 0;
+    },
+  },
+  accept: { flags: { conv: { kind: "string" }, force: { kind: "bool" } }, run: (ws, store, pos, flags) => review("accept", ws, store, pos, flags) },
+  reject: {
+    flags: { conv: { kind: "string" }, force: { kind: "bool" }, cascade: { kind: "bool" } },
+    run: (ws, store, pos, flags) => review("reject", ws, store, pos, flags),
+  },
+  recover: {
+    flags: { force: { kind: "bool" } },
+    run: async (ws, store, pos, flags) => {
+      if (pos.length > 0) throw new UsageError("recover takes no arguments");
+      const r = await withExplainedErrors(flags, () => recoverReviews(ws, store, discardPolicy(flags)));
+      if (flags.json) printJson(r);
+      else out(r.recovered.length === 0 ? "no interrupted review\n" : `completed ${r.recovered.join(", ")}\n${r.files.map((f) => `${f.action === "written" ? "wrote  " : "deleted"} ${f.path}\n`).join("")}`);
+      return 0;
+    },
+  },
+  cleanup: {
+    flags: { resolved: { kind: "bool" }, "older-than": { kind: "string" } },
+    run: async (ws, store, pos, flags) => {
+      if (pos.length > 0) throw new UsageError("cleanup takes no arguments");
+      if (!flags.resolved) throw new UsageError("cleanup needs --resolved (only fully reviewed conversations are removed)");
+      let olderThanMs: number | undefined;
+      if (flags["older-than"] !== undefined) {
+        const d = parseDuration(String(flags["older-than"]));
+        if (d === null) throw new UsageError("--older-than takes a duration such as 30d, 12h, 90m, 2w");
+        olderThanMs = d;
+      }
+      const r = await cleanupHistory(ws, store, olderThanMs === undefined ? {} : { olderThanMs });
+      if (flags.json) printJson(r);
+      else out(renderCleanup(r));
+      return 0;
+    },
+  },
+};
+
+async function review(action: "accept" | "reject", ws: Workspace, store: FsHistoryStore, pos: string[], flags: Flags): Promise<number> {
+  const conv = str(flags.conv);
+  if (conv !== undefined && pos.length > 0) throw new UsageError(`${action} takes EDIT_IDs or --conv ID, not both`);
+  if (conv === undefined && pos.length === 0) throw new UsageError(`${action} needs EDIT_ID... or --conv ID`);
+  const r = await withExplainedErrors(flags, () =>
+    reviewEdits(ws, store, {
+      action,
+      ...(conv !== undefined ? { conversationId: conv } : { editIds: pos }),
+      cascade: flags.cascade === true,
+      ...discardPolicy(flags),
+    }),
+  );
+  if (flags.json) printJson(r);
+  else out(renderReview(r, painter(process.stdout)));
+  return 0;
+}
+
+function discardPolicy(flags: Flags): DiscardPolicy {
+  const policy: DiscardPolicy = { force: flags.force === true };
+  if (!flags.json && !policy.force && interactive()) {
+    policy.confirmDiscard = async (changes: ExternalChange[]) => {
+      process.stderr.write(renderExternal(changes, painter(process.stderr)));
+      return askYesNo(`Discard the outside changes to ${changes.map((c) => c.path).join(", ")} and continue? [y/N] `);
+    };
+  }
+  // For crash tests: stop dead (as kill -9 would) right after a durable step of a review.
+  const crashAt = process.env.WORKSNAP_TEST_CRASH_AT as ReviewStep | undefined;
+  if (crashAt) policy.onStep = (step) => void (step === crashAt && process.kill(process.pid, "SIGKILL"));
+  return policy;
+}
+
+/** On a refusal, people see the diff or the dependent edits before the one-line error. */
+async function withExplainedErrors<T>(flags: Flags, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (!flags.json && err instanceof WorksnapError) {
+      const p = painter(process.stderr);
+      if (err.details.reason === "external_modification") process.stderr.write(renderExternal(err.details.changes as ExternalChange[], p));
+      else if (Array.isArray(err.details.conflicts)) process.stderr.write(renderConflicts(err.details.conflicts as Conflict[], p));
+    }
+    throw err;
+  }
+}
+
+function str(v: unknown): string | undefined {
+  return v === undefined ? undefined : String(v);
+}
+
+export async function cmdHistory(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === "--help" || name === "-h" || name === "help") {
+    process.stdout.write(HISTORY_HELP);
+    return name ? 0 : 2;
+  }
+  const sub = SUBCOMMANDS[name];
+  if (!sub) throw new UsageError(`unknown history command ${name}`);
+  const { flags, positionals } = parseArgv(rest, { ...COMMON, ...sub.flags });
+  const ws = openWorkspace((flags.root as string | undefined) ?? process.cwd());
+  try {
+    return await sub.run(ws, new FsHistoryStore(ws.repo.stateDir), positionals, flags);
+  } finally {
+    closeWorkspace(ws);
+  }
+}
