@@ -150,7 +150,15 @@ async function* liveCandidates(ws: Workspace, files: TreeEntry[], seen: Map<stri
       size,
       open: async () => {
         if (size <= DEFAULT_CHUNK_BYTES) {
-          const bytes = readFileSync(abs);
+          let bytes: Uint8Array;
+          try {
+            bytes = readFileSync(abs);
+          } catch (err) {
+            // Deleted between the walk and the read: nothing to search (touched as absent).
+            if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+            seen.delete(f.path);
+            return new Uint8Array(0);
+          }
           if (!known) seen.set(f.path, blobIdFromHex(new Bun.CryptoHasher("sha256").update(bytes).digest("hex")));
           return bytes;
         }
