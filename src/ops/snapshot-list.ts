@@ -115,7 +115,8 @@ async function describe(
 ): Promise<ListEntry[]> {
   const blobs = new Map<string, { blob: BlobId; size: number; mode?: string }>();
   if (ctx.mode === "worktree") {
-    const wanted = ctx.live.entries.filter((e) => page.some((p) => !p.dir && p.path === e.path));
+    const files = new Set(page.filter((p) => !p.dir).map((p) => p.path));
+    const wanted = ctx.live.entries.filter((e) => files.has(e.path));
     const captured = await captureEntries(ws.repo, ws.blobs, wanted);
     for (const c of captured.entries) blobs.set(c.path, { blob: c.blob, size: c.size, mode: c.mode });
   } else {
