@@ -44,7 +44,7 @@ const IMPLS: Impl[] = [
     name: "FsHistoryStore",
     open: async () => {
       const dir = tmpDir("ws-hist-");
-      return { store: new FsHistoryStore(join(dir.path, ".mcp")), dispose: () => dir[Symbol.asyncDispose]() };
+      return { store: new FsHistoryStore(join(dir.path, ".mcp")), dispose: async () => void (await dir[Symbol.asyncDispose]()) };
     },
   },
 ];
