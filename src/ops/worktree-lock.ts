@@ -1,8 +1,11 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync, rmdirSync, rmSync, statSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import lockfile from "proper-lockfile";
 import { WorksnapError, internal } from "../core/errors";
+import { randomId128 } from "../core/hash";
+import { writeFileAtomic } from "../repo/atomic-write";
 import type { Workspace } from "./workspace";
 
 /**
@@ -20,6 +23,8 @@ import type { Workspace } from "./workspace";
  */
 export const STALE_MS = 10_000;
 const UPDATE_MS = 2_000;
+/** A dead local holder's lock is removed once it has not been refreshed for this long. */
+const RECOVER_MS = UPDATE_MS + 1_000;
 /** How long a writer waits for another writer before giving up. */
 export const LOCK_WAIT_MS = 120_000;
 
@@ -68,14 +73,80 @@ export async function withWorktreeLock<T>(ws: Workspace, fn: () => Promise<T>): 
   }
 }
 
+interface Owner {
+  pid: number;
+  host: string;
+  token: string;
+}
+
 async function withProcessLock<T>(lockDir: string, fn: () => Promise<T>): Promise<T> {
   mkdirSync(lockDir, { recursive: true });
   const state: Held = { lockDir, compromised: null };
-  const unlock = await acquire(join(lockDir, "worktree"), state);
+  const file = join(lockDir, "worktree");
+  const unlock = await acquire(file, state);
+  const owner: Owner = { pid: process.pid, host: hostname(), token: randomId128() };
   try {
+    writeFileAtomic(join(lockDir, ".."), `${file}.owner`, new TextEncoder().encode(JSON.stringify(owner)));
     return await held.run(state, fn);
   } finally {
+    if (readOwner(file)?.token === owner.token) rmSync(`${file}.owner`, { force: true });
     await unlock().catch(() => undefined); // a compromised lock is no longer ours to remove
+  }
+}
+
+function readOwner(file: string): Owner | null {
+  try {
+    const o = JSON.parse(readFileSync(`${file}.owner`, "utf8")) as Owner;
+    return typeof o.pid === "number" && typeof o.host === "string" && typeof o.token === "string" ? o : null;
+  } catch {
+    return null;
+  }
+}
+
+function processGone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "ESRCH";
+  }
+}
+
+/** The lock's owner when it is a process of this host that has died and the lock has gone unrefreshed. */
+function deadOwner(file: string): Owner | null {
+  const o = readOwner(file);
+  if (!o || o.host !== hostname() || o.pid === process.pid || !processGone(o.pid)) return null;
+  try {
+    if (Date.now() - statSync(`${file}.lock`).mtimeMs < RECOVER_MS) return null;
+  } catch {
+    return null;
+  }
+  return o;
+}
+
+/** Removes a dead local holder's lock, one recoverer at a time. */
+function recoverFromDeadOwner(file: string): void {
+  if (!deadOwner(file)) return;
+  const guard = `${file}.recover`;
+  try {
+    mkdirSync(guard);
+  } catch {
+    try {
+      if (Date.now() - statSync(guard).mtimeMs > STALE_MS) rmdirSync(guard); // a recoverer that died
+    } catch {
+      // gone meanwhile
+    }
+    return;
+  }
+  try {
+    const o = deadOwner(file);
+    if (!o) return;
+    rmdirSync(`${file}.lock`);
+    if (readOwner(file)?.token === o.token) rmSync(`${file}.owner`, { force: true });
+  } catch {
+    // taken or removed by someone else meanwhile: the next attempt sees the truth
+  } finally {
+    rmdirSync(guard);
   }
 }
 
@@ -100,6 +171,7 @@ async function acquire(file: string, state: Held): Promise<() => Promise<void>> 
       if (Date.now() > deadline) {
         throw internal(`another worksnap process has held the work-tree lock for over ${LOCK_WAIT_MS / 1000}s; try again`, { lock: `${file}.lock` });
       }
+      recoverFromDeadOwner(file);
       await Bun.sleep(delay);
       delay = Math.min(delay * 2, 250);
     }
