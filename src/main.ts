@@ -54,5 +54,6 @@ export async function main(argv: string[], invokedAs: string): Promise<number> {
   }
 }
 
-const code = await main(process.argv.slice(2), basename(process.argv[1] ?? "worksnap"));
+// A compiled binary sees its own name in argv0 (argv[1] is its embedded entry point); `bun src/main.ts` in argv[1].
+const code = await main(process.argv.slice(2), [process.argv0, process.argv[1] ?? ""].map((a) => basename(a)).includes("mcpdiff") ? "mcpdiff" : "worksnap");
 process.exit(code);

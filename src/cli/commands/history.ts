@@ -118,11 +118,15 @@ async function review(action: "accept" | "reject", ws: Workspace, store: FsHisto
   return 0;
 }
 
+/** Set once the outside changes were shown at the prompt, so a refusal does not show them twice. */
+let externalShown = false;
+
 function discardPolicy(flags: Flags): DiscardPolicy {
   const policy: DiscardPolicy = { force: flags.force === true };
   if (!flags.json && !policy.force && interactive()) {
     policy.confirmDiscard = async (changes: ExternalChange[]) => {
       process.stderr.write(renderExternal(changes, painter(process.stderr)));
+      externalShown = true;
       return askYesNo(`Discard the outside changes to ${changes.map((c) => c.path).join(", ")} and continue? [y/N] `);
     };
   }
@@ -139,8 +143,9 @@ async function withExplainedErrors<T>(flags: Flags, fn: () => Promise<T>): Promi
   } catch (err) {
     if (!flags.json && err instanceof WorksnapError) {
       const p = painter(process.stderr);
-      if (err.details.reason === "external_modification") process.stderr.write(renderExternal(err.details.changes as ExternalChange[], p));
-      else if (Array.isArray(err.details.conflicts)) process.stderr.write(renderConflicts(err.details.conflicts as Conflict[], p));
+      if (err.details.reason === "external_modification") {
+        if (!externalShown) process.stderr.write(renderExternal(err.details.changes as ExternalChange[], p));
+      } else if (Array.isArray(err.details.conflicts)) process.stderr.write(renderConflicts(err.details.conflicts as Conflict[], p));
     }
     throw err;
   }
