@@ -39,24 +39,23 @@ export function renderStatus(r: StatusResult, p: Painter): string {
     out.push(r.total === 0 ? "no recorded edits" : `no edits match (${r.total} recorded)`);
     return `${out.join("\n")}\n`;
   }
-  const rows = r.entries.map((e) => [shortId(e.edit_id), shortTime(e.timestamp), e.status, e.operation, e.conversation_id, pathOf(e)]);
   const head = ["EDIT", "TIME (UTC)", "STATUS", "OP", "CONVERSATION", "PATH"];
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
-  const line = (cells: string[], paintCell: (i: number, s: string) => string) =>
-    cells
-      .map((c, i) => (i === cells.length - 1 ? paintCell(i, c) : paintCell(i, c.padEnd(widths[i]!))))
-      .join("  ")
-      .trimEnd();
-  out.push(line(head, (_, s) => p.paint("1", s)));
-  for (const row of rows) {
-    out.push(
-      line(row, (i, s) => {
-        if (i === 0) return p.paint("33", s);
-        if (i === 1) return p.paint("2", s);
-        if (i === 2) return p.paint(STATUS_COLOUR[row[2] as EditStatus], s);
-        return s;
-      }),
-    );
+  const widths = [8, 19, 8, 7, head[4]!.length];
+  for (const e of r.entries) if (e.conversation_id.length > widths[4]!) widths[4] = e.conversation_id.length;
+  const cells = (c: string[], style: (i: number) => string | null): string => {
+    let line = "";
+    for (let i = 0; i < 5; i++) {
+      const code = style(i);
+      const cell = c[i]!.padEnd(widths[i]!);
+      line += `${code && p.on ? p.paint(code, cell) : cell}  `;
+    }
+    return line + c[5]!;
+  };
+  out.push(cells(head, () => "1"));
+  const styles = [null, "33", "2"];
+  for (const e of r.entries) {
+    const row = [shortId(e.edit_id), shortTime(e.timestamp), e.status, e.operation, e.conversation_id, pathOf(e)];
+    out.push(cells(row, (i) => (i === 2 ? STATUS_COLOUR[e.status] : i < 2 ? styles[i + 1]! : null)));
   }
   const counts = { pending: 0, accepted: 0, rejected: 0 };
   for (const e of r.entries) counts[e.status]++;
@@ -126,4 +125,34 @@ export function renderCleanup(r: CleanupResult): string {
   for (const c of r.kept) out.push(`kept    ${c.conversation_id}: ${c.reason}`);
   if (r.removed.length === 0 && r.kept.length === 0) out.push("the history is empty");
   return `${out.join("\n")}\n`;
+}
+
+const ENTRY_KEYS_SORTED: (keyof LogEntry)[] = [
+  "checkpoint_file",
+  "conversation_id",
+  "diff_file",
+  "edit_id",
+  "file_path",
+  "hash_after",
+  "hash_before",
+  "operation",
+  "source_path",
+  "status",
+  "timestamp",
+  "tool_call_index",
+  "tool_name",
+];
+
+/**
+ * `status --json`: byte for byte what canonicalJson prints (keys in byte order), built with JSON.stringify on
+ * objects whose keys are inserted in that order, which is several times faster on large histories.
+ */
+export function statusJson(r: StatusResult): string {
+  const entries = r.entries.map((e) => {
+    const o: Record<string, unknown> = {};
+    for (const k of ENTRY_KEYS_SORTED) o[k] = e[k];
+    return o;
+  });
+  const interrupted = r.interrupted.map((i) => ({ action: i.action, paths: i.paths, review_id: i.review_id, timestamp: i.timestamp }));
+  return `${JSON.stringify({ entries, interrupted, total: r.total })}\n`;
 }

@@ -9,7 +9,7 @@ import { closeWorkspace, openWorkspace, type Workspace } from "../../ops/workspa
 import { UsageError, parseArgv, type FlagSpec } from "../args";
 import { printJson } from "../output";
 import { askYesNo, interactive } from "./history-prompt";
-import { painter, renderCleanup, renderConflicts, renderExternal, renderReview, renderShow, renderStatus } from "./history-render";
+import { painter, renderCleanup, renderConflicts, renderExternal, renderReview, renderShow, renderStatus, statusJson } from "./history-render";
 
 export const HISTORY_HELP = `worksnap history <command> [--root DIR] [--json]     (also installed as: mcpdiff <command>)
 
@@ -52,7 +52,7 @@ const SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> = {
     run: async (_ws, store, pos, flags) => {
       if (pos.length > 0) throw new UsageError("status takes no arguments; filter with --conv, --file, --status");
       const r = await historyStatus(store, { conversation: str(flags.conv), file: str(flags.file), status: str(flags.status) });
-      if (flags.json) printJson(r);
+      if (flags.json) out(statusJson(r));
       else out(renderStatus(r, painter(process.stdout)));
       return 0;
     },

@@ -158,26 +158,49 @@ export function parseLog(text: string, where: string): LogEntry[] {
 }
 
 const isStrOrNull = (v: unknown) => v === null || typeof v === "string";
+const OPERATION_SET = new Set<unknown>(OPERATIONS);
+const STATUS_SET = new Set<unknown>(EDIT_STATUSES);
 
+/** Validates one parsed line and returns it with exactly the spec's fields (in their order). */
 export function checkEntry(value: unknown, where: string): LogEntry {
-  const bad = (why: string) => internal(`${where}: ${why}`, { where });
-  if (!value || typeof value !== "object" || Array.isArray(value)) throw bad("an entry must be a JSON object");
+  if (!value || typeof value !== "object" || Array.isArray(value)) throw internal(`${where}: an entry must be a JSON object`, { where });
   const e = value as Record<string, unknown>;
-  for (const k of LOG_ENTRY_FIELDS) if (!(k in e)) throw bad(`field ${k} is missing`);
-  if (typeof e.edit_id !== "string" || !NAME.test(e.edit_id)) throw bad("edit_id is not a valid id");
-  if (typeof e.conversation_id !== "string" || !CONVERSATION_ID.test(e.conversation_id)) throw bad("conversation_id is not a valid id");
-  if (typeof e.tool_call_index !== "number" || !Number.isInteger(e.tool_call_index) || e.tool_call_index < 0) throw bad("tool_call_index is not a non-negative integer");
-  if (typeof e.timestamp !== "string") throw bad("timestamp is not a string");
-  if (!OPERATIONS.includes(e.operation as never)) throw bad(`operation ${JSON.stringify(e.operation)} is unknown`);
-  if (typeof e.file_path !== "string" || e.file_path === "") throw bad("file_path is not a path");
-  if (!isStrOrNull(e.source_path)) throw bad("source_path is not a path or null");
-  if ((e.operation === "move") !== (typeof e.source_path === "string")) throw bad("source_path must be set exactly for moves");
-  if (typeof e.tool_name !== "string") throw bad("tool_name is not a string");
-  if (!EDIT_STATUSES.includes(e.status as never)) throw bad(`status ${JSON.stringify(e.status)} is unknown`);
-  for (const k of ["diff_file", "checkpoint_file", "hash_before", "hash_after"] as const) if (!isStrOrNull(e[k])) throw bad(`${k} is not a string or null`);
-  const out = {} as Record<string, unknown>;
-  for (const k of LOG_ENTRY_FIELDS) out[k] = e[k];
-  return out as unknown as LogEntry;
+  const entry = {
+    edit_id: e.edit_id,
+    conversation_id: e.conversation_id,
+    tool_call_index: e.tool_call_index,
+    timestamp: e.timestamp,
+    operation: e.operation,
+    file_path: e.file_path,
+    source_path: e.source_path,
+    tool_name: e.tool_name,
+    status: e.status,
+    diff_file: e.diff_file,
+    checkpoint_file: e.checkpoint_file,
+    hash_before: e.hash_before,
+    hash_after: e.hash_after,
+  };
+  const problem = entryProblem(entry);
+  if (problem) throw internal(`${where}: ${problem}`, { where });
+  return entry as LogEntry;
+}
+
+function entryProblem(e: Record<keyof LogEntry, unknown>): string | null {
+  for (const k of LOG_ENTRY_FIELDS) if (e[k] === undefined) return `field ${k} is missing`;
+  if (typeof e.edit_id !== "string" || !NAME.test(e.edit_id)) return "edit_id is not a valid id";
+  if (typeof e.conversation_id !== "string" || !CONVERSATION_ID.test(e.conversation_id)) return "conversation_id is not a valid id";
+  if (typeof e.tool_call_index !== "number" || !Number.isInteger(e.tool_call_index) || e.tool_call_index < 0) return "tool_call_index is not a non-negative integer";
+  if (typeof e.timestamp !== "string") return "timestamp is not a string";
+  if (!OPERATION_SET.has(e.operation)) return `operation ${JSON.stringify(e.operation)} is unknown`;
+  if (typeof e.file_path !== "string" || e.file_path === "") return "file_path is not a path";
+  if (!isStrOrNull(e.source_path)) return "source_path is not a path or null";
+  if ((e.operation === "move") !== (typeof e.source_path === "string")) return "source_path must be set exactly for moves";
+  if (typeof e.tool_name !== "string") return "tool_name is not a string";
+  if (!STATUS_SET.has(e.status)) return `status ${JSON.stringify(e.status)} is unknown`;
+  if (!isStrOrNull(e.diff_file) || !isStrOrNull(e.checkpoint_file) || !isStrOrNull(e.hash_before) || !isStrOrNull(e.hash_after)) {
+    return "diff_file, checkpoint_file, hash_before and hash_after must be strings or null";
+  }
+  return null;
 }
 
 export function parseReview(text: string, where: string): ReviewRecord {
