@@ -1,0 +1,135 @@
+/**
+ * Renders a git-style unified diff of one file (the renderer: it only builds
+ * text). The output is accepted by `git apply` and by our own patch parser and
+ * reproduces the target exactly.
+ *
+ * What the returned string encodes: text files are diffed only when both sides
+ * are valid UTF-8 without NUL in the first 8000 bytes; their lines are decoded
+ * as UTF-8 into an ordinary JS string, so encoding the result as UTF-8 gives
+ * back the exact bytes of every line (CR of CRLF lines included; each line of
+ * the diff itself ends with LF). Anything else is "binary" and gets only the
+ * `Binary files ... differ` line, as git does without --binary.
+ *
+ * Paths are written as git writes them, C-quoted when they contain a control
+ * character, `"` or `\`; non-ASCII stays UTF-8 (core.quotePath=false), which
+ * git apply reads unchanged. No `index` or `similarity index` lines are written:
+ * git apply needs neither for text patches.
+ */
+import { isBinary } from "../../core/binary";
+import { invalidArgument } from "../../core/errors";
+import { byteStringToText, bytesToByteString, isValidUtf8 } from "../patch/byte-string";
+import { quoteCStyle } from "../patch/git-quote";
+import type { FileMode } from "../patch/types";
+import { lineChanges, splitLines, type LineChange } from "./line-diff";
+
+export interface DiffSide {
+  path: string;
+  bytes: Uint8Array;
+  mode: FileMode;
+}
+
+export interface UnifiedDiffOptions {
+  /** Lines of context around each change; default 3. */
+  context?: number;
+}
+
+const NO_NEWLINE = "\\ No newline at end of file\n";
+
+/** "" when the two sides are identical; `from` null = added, `to` null = deleted. */
+export function unifiedDiff(from: DiffSide | null, to: DiffSide | null, opts: UnifiedDiffOptions = {}): string {
+  const context = opts.context ?? 3;
+  if (!Number.isInteger(context) || context < 0) throw invalidArgument(`context must be a non-negative integer, got ${context}`);
+  if (!from && !to) return "";
+  if (from && to && isSymlink(from.mode) !== isSymlink(to.mode)) {
+    // A type change is a deletion and a creation, as git shows it.
+    return unifiedDiff(from, null, opts) + unifiedDiff(null, to, opts);
+  }
+  const a = (from ?? to)!.path;
+  const b = (to ?? from)!.path;
+  const oldBytes = from?.bytes ?? EMPTY;
+  const newBytes = to?.bytes ?? EMPTY;
+  const sameContent = from !== null && to !== null && sameBytes(oldBytes, newBytes);
+  if (sameContent && a === b && from!.mode === to!.mode) return "";
+
+  let out = `diff --git ${quoteCStyle(`a/${a}`)} ${quoteCStyle(`b/${b}`)}\n`;
+  if (!from) out += `new file mode ${to!.mode}\n`;
+  else if (!to) out += `deleted file mode ${from.mode}\n`;
+  else {
+    if (from.mode !== to.mode) out += `old mode ${from.mode}\nnew mode ${to.mode}\n`;
+    if (a !== b) out += `rename from ${quoteCStyle(a)}\nrename to ${quoteCStyle(b)}\n`;
+  }
+  if (sameContent || (oldBytes.length === 0 && newBytes.length === 0)) return out;
+
+  const oldName = from ? quoteCStyle(`a/${a}`) : "/dev/null";
+  const newName = to ? quoteCStyle(`b/${b}`) : "/dev/null";
+  if (!isText(oldBytes) || !isText(newBytes)) return `${out}Binary files ${oldName} and ${newName} differ\n`;
+
+  out += `--- ${oldName}${tabIfSpace(oldName)}\n+++ ${newName}${tabIfSpace(newName)}\n`;
+  const oldLines = splitLines(bytesToByteString(oldBytes));
+  const newLines = splitLines(bytesToByteString(newBytes));
+  return out + byteStringToText(renderHunks(oldLines, newLines, lineChanges(oldLines, newLines), context));
+}
+
+const EMPTY = new Uint8Array(0);
+
+function isSymlink(mode: FileMode): boolean {
+  return mode === "120000";
+}
+
+function isText(bytes: Uint8Array): boolean {
+  return !isBinary(bytes) && isValidUtf8(bytes);
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(b);
+}
+
+/** git ends a ---/+++ name containing a space with a TAB, so the name's end is unambiguous. */
+function tabIfSpace(name: string): string {
+  return name.includes(" ") ? "\t" : "";
+}
+
+/**
+ * Groups changes into hunks the way git does: two changes share a hunk when
+ * the unchanged lines between them are at most 2 * context (their contexts
+ * touch or overlap). Returns the hunks as a byte string.
+ */
+function renderHunks(a: string[], b: string[], changes: LineChange[], context: number): string {
+  const parts: string[] = [];
+  let i = 0;
+  while (i < changes.length) {
+    let j = i;
+    while (j + 1 < changes.length && changes[j + 1]!.oldStart - changes[j]!.oldEnd <= 2 * context) j++;
+    const first = changes[i]!;
+    const last = changes[j]!;
+    const oldLo = Math.max(0, first.oldStart - context);
+    const oldHi = Math.min(a.length, last.oldEnd + context);
+    const newLo = first.newStart - (first.oldStart - oldLo);
+    const newHi = last.newEnd + (oldHi - last.oldEnd);
+    parts.push(`@@ -${range(oldLo, oldHi - oldLo)} +${range(newLo, newHi - newLo)} @@\n`);
+    emit(parts, " ", a, oldLo, first.oldStart);
+    for (let k = i; k <= j; k++) {
+      const c = changes[k]!;
+      emit(parts, "-", a, c.oldStart, c.oldEnd);
+      emit(parts, "+", b, c.newStart, c.newEnd);
+      emit(parts, " ", a, c.oldEnd, k < j ? changes[k + 1]!.oldStart : oldHi);
+    }
+    i = j + 1;
+  }
+  return parts.join("");
+}
+
+/** git's hunk range: "start,count", "start" alone for one line, the line before for none. */
+function range(start0: number, count: number): string {
+  if (count === 0) return `${start0},0`;
+  if (count === 1) return `${start0 + 1}`;
+  return `${start0 + 1},${count}`;
+}
+
+function emit(parts: string[], mark: string, lines: string[], from: number, to: number): void {
+  for (let i = from; i < to; i++) {
+    const line = lines[i]!;
+    parts.push(mark, line);
+    if (!line.endsWith("\n")) parts.push("\n", NO_NEWLINE);
+  }
+}

@@ -1,0 +1,90 @@
+/**
+ * A file as lines, without copying it: the byte string plus the offset where
+ * each line starts. A line includes its "\n" terminator, so the last line of a
+ * file without a final newline is different from the same text with one, and
+ * "\ No newline at end of file" needs no special case when matching.
+ */
+import { byteStringToText } from "./byte-string";
+import type { LineExcerpt } from "./types";
+
+export class FileLines {
+  /** starts[i] is where line i begins; starts[count] is the end of the text. */
+  readonly starts: Uint32Array;
+  readonly count: number;
+  private index: Map<string, number[]> | undefined;
+
+  constructor(readonly text: string) {
+    let starts = new Uint32Array(Math.max(16, (text.length >>> 5) + 2));
+    let n = 1;
+    for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) {
+      if (n + 1 >= starts.length) {
+        const grown = new Uint32Array(starts.length * 2);
+        grown.set(starts);
+        starts = grown;
+      }
+      starts[n++] = i + 1;
+    }
+    const unterminated = text.length > 0 && text.charCodeAt(text.length - 1) !== 10;
+    this.count = n - 1 + (unterminated ? 1 : 0);
+    starts[this.count] = text.length;
+    this.starts = starts;
+  }
+
+  /** Whether line i is exactly `line` (terminator included). */
+  equals(i: number, line: string): boolean {
+    const start = this.starts[i]!;
+    return this.starts[i + 1]! - start === line.length && this.text.startsWith(line, start);
+  }
+
+  /** Whether line i is `text` followed by "\n" (eol) or by the end of the file (no eol). */
+  equalsText(i: number, text: string, eol: boolean): boolean {
+    const start = this.starts[i]!;
+    const end = this.starts[i + 1]!;
+    if (end - start !== text.length + (eol ? 1 : 0)) return false;
+    if (eol ? this.text.charCodeAt(end - 1) !== 10 : end !== this.text.length) return false;
+    return this.text.startsWith(text, start);
+  }
+
+  line(i: number): string {
+    return this.text.slice(this.starts[i]!, this.starts[i + 1]!);
+  }
+
+  /** True when the file is not empty and its last line has no "\n". */
+  get lastLineUnterminated(): boolean {
+    return this.count > 0 && this.text.charCodeAt(this.text.length - 1) !== 10;
+  }
+
+  /** Positions of every line, by content. Built once, on the first search that needs it. */
+  positions(line: string): readonly number[] {
+    if (!this.index) {
+      const index = new Map<string, number[]>();
+      for (let i = 0; i < this.count; i++) {
+        const key = this.line(i);
+        const list = index.get(key);
+        if (list) list.push(i);
+        else index.set(key, [i]);
+      }
+      this.index = index;
+    }
+    return this.index.get(line) ?? EMPTY;
+  }
+
+  /** Lines [from, from+n) clamped to the file, decoded for a reject message. */
+  excerpt(from: number, n: number): LineExcerpt {
+    const start = Math.max(0, Math.min(from, this.count - 1));
+    const end = Math.min(this.count, start + Math.max(1, n));
+    const text: string[] = [];
+    for (let i = start; i < end; i++) text.push(displayLine(this.line(i)));
+    return { line: start + 1, text };
+  }
+}
+
+const EMPTY: readonly number[] = [];
+const MAX_DISPLAY_CHARS = 400;
+
+/** A line without its "\n" (a "\r" stays visible), decoded as UTF-8, cut when very long. */
+export function displayLine(line: string): string {
+  const bare = line.endsWith("\n") ? line.slice(0, -1) : line;
+  const cut = bare.length > MAX_DISPLAY_CHARS ? bare.slice(0, MAX_DISPLAY_CHARS) : bare;
+  return byteStringToText(cut) + (cut.length < bare.length ? "…" : "");
+}

@@ -1,0 +1,187 @@
+/**
+ * Reads one hunk ("@@ -a,b +c,d @@" plus its body) from the patch's lines.
+ *
+ * The header counts decide where the body ends, the way git reads it, as long
+ * as they agree with the body. When they do not (a count too small, with more
+ * body lines right after, or too large, with the body ending early), the body
+ * is taken to be the run of diff lines and the counts are recounted from it,
+ * with a warning. A line that is not a diff line, followed again by diff
+ * lines, is garbage inside the hunk: the hunk is malformed.
+ */
+import { byteStringToText } from "./byte-string";
+import type { HunkLine } from "./types";
+
+const show = (s: string) => JSON.stringify(byteStringToText(s));
+
+export interface ParsedHunkBody {
+  oldStart: number;
+  newStart: number;
+  statedOld: number;
+  statedNew: number;
+  oldLines: number;
+  newLines: number;
+  lines: HunkLine[];
+}
+
+export type HunkParse =
+  | { ok: true; hunk: ParsedHunkBody; recounted: boolean; next: number }
+  | { ok: false; message: string; next: number };
+
+const HEADER = /^@@ -(\d{1,9})(?:,(\d{1,9}))? \+(\d{1,9})(?:,(\d{1,9}))? @@/;
+
+/** Strips the CR of a CRLF-terminated patch line, for header lines only (never for content). */
+export function headerLine(line: string): string {
+  return line.endsWith("\r") ? line.slice(0, -1) : line;
+}
+
+export function isHunkHeader(line: string): boolean {
+  return line.startsWith("@@ ") || line === "@@" || line === "@@\r";
+}
+
+/** `--- x` directly followed by `+++ y`: the start of a plain file patch. */
+export function isHeaderPair(lines: string[], j: number): boolean {
+  return lines[j]!.startsWith("--- ") && j + 1 < lines.length && lines[j + 1]!.startsWith("+++ ");
+}
+
+export function isFileStart(lines: string[], j: number): boolean {
+  return lines[j]!.startsWith("diff --git ") || isHeaderPair(lines, j);
+}
+
+function isDiffChar(c: string | undefined): boolean {
+  return c === " " || c === "+" || c === "-" || c === "\\";
+}
+
+/** git format-patch's trailer: "-- " followed by the version line. */
+function isSignature(lines: string[], j: number): boolean {
+  return lines[j] === "-- " && (j + 1 >= lines.length || !isDiffChar(lines[j + 1]![0]));
+}
+
+/**
+ * End (exclusive) of the run of diff lines starting at `i`. Empty lines inside
+ * the run count (an editor stripped the space of an empty context line);
+ * trailing empty lines do not.
+ */
+export function diffRunEnd(lines: string[], i: number): number {
+  let j = i;
+  let end = i;
+  while (j < lines.length) {
+    const line = lines[j]!;
+    if (line === "") {
+      j++;
+      continue;
+    }
+    if (!isDiffChar(line[0]) || isFileStart(lines, j) || isSignature(lines, j)) break;
+    j++;
+    end = j;
+  }
+  return end;
+}
+
+/** Reads the body the way git does, driven by the header counts; -1 when the counts do not fit. */
+function countedBodyEnd(lines: string[], i: number, oldCount: number, newCount: number): number {
+  let j = i;
+  let olds = 0;
+  let news = 0;
+  while (olds < oldCount || news < newCount) {
+    if (j >= lines.length) return -1;
+    const line = lines[j]!;
+    const c = line === "" ? " " : line[0];
+    if (c === " ") {
+      if (olds >= oldCount || news >= newCount) return -1;
+      olds++;
+      news++;
+    } else if (c === "-") {
+      if (olds >= oldCount) return -1;
+      olds++;
+    } else if (c === "+") {
+      if (news >= newCount) return -1;
+      news++;
+    } else if (c !== "\\") return -1;
+    j++;
+  }
+  if (j < lines.length && lines[j]![0] === "\\") j++;
+  return j;
+}
+
+/** After a body that ended early: a non-diff line followed again by diff lines is garbage in the hunk. */
+function garbageInside(lines: string[], end: number): number {
+  let k = end;
+  while (k < lines.length) {
+    const line = lines[k]!;
+    if (line.trim() === "" || isHunkHeader(line) || isFileStart(lines, k)) return -1;
+    if (isDiffChar(line[0]) && !isSignature(lines, k)) return end;
+    k++;
+  }
+  return -1;
+}
+
+function toHunkLines(body: string[]): HunkLine[] | string {
+  const out: HunkLine[] = [];
+  // Whether the old / new side already had a line without newline: nothing may follow it on that side.
+  let oldClosed = false;
+  let newClosed = false;
+  for (const line of body) {
+    const c = line === "" ? " " : line[0];
+    if (c === "\\") {
+      const prev = out[out.length - 1];
+      if (!prev) return `${show(line)} does not follow a line`;
+      prev.eol = false;
+      if (prev.kind !== "+") oldClosed = true;
+      if (prev.kind !== "-") newClosed = true;
+      continue;
+    }
+    if ((c !== "+" && oldClosed) || (c !== "-" && newClosed)) {
+      return `"\\ No newline at end of file" follows a line that is not the last of the ${c !== "+" && oldClosed ? "old" : "new"} side`;
+    }
+    out.push({ kind: c as HunkLine["kind"], text: line === "" ? "" : line.slice(1), eol: true });
+  }
+  return out;
+}
+
+/** Parses the hunk whose header is lines[i]. Patch line numbers in messages are 1-based. */
+export function parseHunkAt(lines: string[], i: number): HunkParse {
+  const header = headerLine(lines[i]!);
+  const m = HEADER.exec(header);
+  if (!m) {
+    return {
+      ok: false,
+      message: `patch line ${i + 1}: hunk header ${show(header)} is not of the form "@@ -start,count +start,count @@"`,
+      next: Math.max(i + 1, diffRunEnd(lines, i + 1)),
+    };
+  }
+  const oldStart = Number(m[1]);
+  const statedOld = m[2] === undefined ? 1 : Number(m[2]);
+  const newStart = Number(m[3]);
+  const statedNew = m[4] === undefined ? 1 : Number(m[4]);
+
+  let end = countedBodyEnd(lines, i + 1, statedOld, statedNew);
+  let recounted = false;
+  if (end < 0 || diffRunEnd(lines, end) > end) {
+    end = diffRunEnd(lines, i + 1);
+    recounted = true;
+    const garbage = garbageInside(lines, end);
+    if (garbage >= 0) {
+      return {
+        ok: false,
+        message: `patch line ${garbage + 1}: ${show(lines[garbage]!)} inside the hunk is not a context (" "), removed ("-") or added ("+") line`,
+        next: diffRunEnd(lines, garbage + 1),
+      };
+    }
+  }
+  const body = lines.slice(i + 1, end);
+  const hunkLines = toHunkLines(body);
+  if (typeof hunkLines === "string") return { ok: false, message: `hunk at patch line ${i + 1}: ${hunkLines}`, next: end };
+  if (hunkLines.length === 0) return { ok: false, message: `hunk at patch line ${i + 1} has no lines`, next: end };
+  let oldLines = 0;
+  let newLines = 0;
+  for (const l of hunkLines) {
+    if (l.kind !== "+") oldLines++;
+    if (l.kind !== "-") newLines++;
+  }
+  return {
+    ok: true,
+    hunk: { oldStart, newStart, statedOld, statedNew, oldLines, newLines, lines: hunkLines },
+    recounted: recounted && (oldLines !== statedOld || newLines !== statedNew),
+    next: end,
+  };
+}

@@ -1,0 +1,92 @@
+/**
+ * The patch engine's data model. Hunk text is kept as "byte strings": one JS
+ * char per byte (latin1 view of the UTF-8 patch text and of the file bytes),
+ * so every comparison is byte-exact and CRLF, invalid UTF-8 and NUL survive.
+ * See byte-string.ts for the conversions.
+ */
+import type { RepoPath } from "../../core/repo-path";
+
+export type FileMode = "100644" | "100755" | "120000";
+
+export interface HunkLine {
+  kind: " " | "-" | "+";
+  /** Byte string, without the line terminator. A CRLF line keeps its "\r". */
+  text: string;
+  /** False when the line is followed by "\ No newline at end of file". */
+  eol: boolean;
+}
+
+export interface PatchHunk {
+  /**
+   * 0-based, unique per path across the whole patch: when several file patches
+   * touch the same path, their hunks are numbered on from the previous ones.
+   */
+  index: number;
+  /** As stated in the header; with zero old lines, the line after which to insert. */
+  oldStart: number;
+  /** Counted from the body (a header that disagrees is recounted, with a warning). */
+  oldLines: number;
+  newStart: number;
+  newLines: number;
+  lines: HunkLine[];
+  /** The "@@ ... @@" header line as written, decoded as UTF-8, for messages. */
+  header: string;
+}
+
+export interface FilePatch {
+  /** null = /dev/null (the file is created). */
+  oldPath: RepoPath | null;
+  /** null = /dev/null (the file is deleted). */
+  newPath: RepoPath | null;
+  oldMode?: FileMode;
+  newMode?: FileMode;
+  rename: boolean;
+  /** git "copy from/to": newPath is created from oldPath's content, oldPath stays. */
+  copy?: boolean;
+  binary: boolean;
+  hunks: PatchHunk[];
+}
+
+export type RejectReason =
+  | "context_mismatch"
+  | "file_not_found"
+  | "file_exists"
+  | "binary_patch_unsupported"
+  | "malformed";
+
+/** A few lines of the current file, decoded for display; `line` is the 1-based number of text[0]. */
+export interface LineExcerpt {
+  line: number;
+  text: string[];
+}
+
+export interface HunkReject {
+  index: number;
+  reason: RejectReason;
+  message: string;
+  /** The current text at the hunk's stated location. */
+  expected_at?: LineExcerpt;
+  /** Where the most old-side lines of the hunk match, in order. */
+  closest?: LineExcerpt;
+}
+
+export interface FileReject {
+  path: string;
+  hunks: HunkReject[];
+}
+
+/** Where a hunk applied, relative to its stated line (only hunks that moved are reported). */
+export interface HunkOffset {
+  index: number;
+  offset: number;
+}
+
+export type ApplyResult =
+  | { ok: true; bytes: Uint8Array; offsets: HunkOffset[] }
+  | { ok: false; rejects: HunkReject[] };
+
+const MODES: readonly FileMode[] = ["100644", "100755", "120000"];
+
+export function isFileMode(value: string): value is FileMode {
+  return (MODES as readonly string[]).includes(value);
+}
