@@ -1,0 +1,361 @@
+/**
+ * The grep pipeline: candidates in walk order -> bounded concurrent reads and
+ * searches -> results consumed strictly in walk order -> limits and cursor.
+ *
+ * Only `concurrency` files are in flight at once and each is searched in
+ * windows (scan.ts), so memory does not grow with the tree. Every decision
+ * (what is returned, where a page stops, what counts as searched) is taken in
+ * walk order, so the answer never depends on which read finished first:
+ * paging with the cursor yields exactly the sequence of one large call.
+ *
+ * Bounded time, in two layers:
+ * 1. Known exponential patterns are refused up front with INVALID_ARGUMENT
+ *    saying why (regex-analysis.ts).
+ * 2. A regex that is not provably cheap (any unbounded repetition or
+ *    backreference) runs in a child process of its own (regex-sandbox.ts),
+ *    and the whole call runs under `timeBudgetMs`. When the budget runs out
+ *    the child is killed and the answer so far comes back with `timed_out`,
+ *    `truncated` and a cursor that resumes at the file being searched. The
+ *    main thread is never blocked by a runaway regex. (A Worker would not do:
+ *    JavaScriptCore does not stop a running regex on terminate.)
+ * Fixed strings and cheap regexes run on the main thread between awaits.
+ */
+import { BINARY_SNIFF_BYTES } from "../../core/binary";
+import { compareUtf8 } from "../../core/byte-order";
+import { asWorksnapError, internal } from "../../core/errors";
+import { encodeCursor, type CursorPosition } from "./cursor";
+import { asBuffer, literalScan } from "./literal";
+import { compileQuery, type CompiledQuery, type GrepOptions } from "./query";
+import { sharedReaderPool, type ReaderPool } from "./reader-pool";
+import { RegexSandbox } from "./regex-sandbox";
+import { regexScan, type RegexScanJob, type RegionScan } from "./regex-scan";
+import { searchFile, type ByteSource, type FileSearch, type RegionSearch } from "./scan";
+import type { GrepCandidate, GrepMatch, GrepResult } from "./types";
+
+interface InFlight {
+  path: string;
+  skip: number;
+  size: number;
+  /** read through the candidate's open() rather than by a reader thread */
+  opened: boolean;
+  done: Promise<FileSearch>;
+}
+
+/** Files read ahead by reader threads, and their bytes; open()-read files are capped by `concurrency`. */
+const MAX_LOOKAHEAD_FILES = 256;
+const MAX_LOOKAHEAD_BYTES = 64 * 1024 * 1024;
+const BINARY: FileSearch = { binary: true, matches: [], total: 0 };
+const NO_MATCH: FileSearch = { binary: false, matches: [], total: 0 };
+
+/** Thrown inside the run when the time budget ends it; never escapes grep(). */
+const TIME_UP = Symbol("grep time budget");
+
+export async function grep(
+  candidates: AsyncIterable<GrepCandidate> | Iterable<GrepCandidate>,
+  opts: GrepOptions,
+): Promise<GrepResult> {
+  const q = compileQuery(opts);
+  opts.signal?.throwIfAborted();
+  const run = new GrepRun(q, opts.signal);
+  try {
+    return await run.execute(candidates);
+  } finally {
+    run.dispose();
+  }
+}
+
+class GrepRun {
+  private readonly stop = new AbortController();
+  private readonly sandbox: RegexSandbox | null;
+  private readonly timer: ReturnType<typeof setTimeout>;
+  private readonly onAbort: () => void;
+  private readonly search: RegionSearch;
+  private readonly result: GrepResult = {
+    matches: [],
+    files_searched: 0,
+    files_matched: 0,
+    binary_skipped: 0,
+    matches_omitted: 0,
+    truncated: false,
+    searched_paths: [],
+  };
+  private matchBytes = 0;
+  private lastPath: string | null = null;
+  private opened = 0;
+  private aheadBytes = 0;
+  private readers: ReaderPool | null = null;
+  /** what a reader thread checks to drop a file unread by the main thread */
+  private readonly prefilter: Uint8Array[] | null;
+  private ended: Promise<never>;
+
+  constructor(
+    private readonly q: CompiledQuery,
+    private readonly signal: AbortSignal | undefined,
+  ) {
+    const m = q.matcher;
+    this.sandbox = m.kind === "regex" && !m.plan.inline ? new RegexSandbox(m.plan) : null;
+    this.search = regionSearch(q, this.sandbox);
+    this.prefilter = m.kind === "literal" ? [m.needle] : m.plan.literals;
+    this.ended = new Promise<never>((_, reject) => {
+      this.stop.signal.addEventListener("abort", () => reject(this.stop.signal.reason), { once: true });
+    });
+    this.ended.catch(() => {});
+    this.onAbort = () => this.halt(signal!.reason ?? new DOMException("grep was aborted", "AbortError"));
+    signal?.addEventListener("abort", this.onAbort, { once: true });
+    this.timer = setTimeout(() => this.halt(TIME_UP), q.timeBudgetMs);
+  }
+
+  dispose(): void {
+    clearTimeout(this.timer);
+    this.signal?.removeEventListener("abort", this.onAbort);
+    const done = internal("grep finished");
+    this.halt(done); // stops read-ahead that is no longer needed
+    this.sandbox?.close(done);
+  }
+
+  private halt(reason: unknown): void {
+    if (this.stop.signal.aborted) return;
+    this.stop.abort(reason);
+    if (reason === TIME_UP || this.signal?.aborted) this.sandbox?.kill(reason);
+  }
+
+  async execute(candidates: AsyncIterable<GrepCandidate> | Iterable<GrepCandidate>): Promise<GrepResult> {
+    const it = iterate(candidates);
+    const inFlight: InFlight[] = [];
+    const { q, result } = this;
+    let exhausted = false;
+    let waiting: GrepCandidate | null = null; // pulled, not started yet
+    let head: InFlight | undefined;
+    try {
+      for (;;) {
+        while (
+          !exhausted &&
+          inFlight.length < MAX_LOOKAHEAD_FILES &&
+          this.aheadBytes < MAX_LOOKAHEAD_BYTES &&
+          result.files_searched + inFlight.length < q.maxFiles
+        ) {
+          if (!waiting) {
+            const pulled = this.pull(it);
+            waiting = pulled instanceof Promise ? await this.guard(pulled) : pulled;
+            if (!waiting) {
+              exhausted = true;
+              break;
+            }
+          }
+          if (!this.byReader(waiting) && this.opened >= q.concurrency) break;
+          inFlight.push(this.start(waiting));
+          waiting = null;
+        }
+        head = inFlight.shift();
+        if (!head) break;
+        const found = await this.guard(head.done);
+        this.aheadBytes -= head.size;
+        if (head.opened) this.opened--;
+        if (!this.take(head, found)) return result;
+      }
+      if (!exhausted && result.files_searched >= q.maxFiles) {
+        let next = waiting;
+        if (!next) {
+          const pulled = this.pull(it);
+          next = pulled instanceof Promise ? await this.guard(pulled) : pulled;
+        }
+        if (next) this.cut({ path: next.path, skip: 0 }, `stopped after maxFiles=${q.maxFiles} files`);
+      }
+      return result;
+    } catch (err) {
+      if (this.stop.signal.reason !== TIME_UP || err !== TIME_UP) throw err;
+      const at = head ? { path: head.path, skip: head.skip } : this.afterLast();
+      result.timed_out = true;
+      this.cut(
+        at,
+        `time budget of ${q.timeBudgetMs} ms ran out` +
+          (head ? ` while searching ${head.path}` : "") +
+          "; pass the cursor to continue. If this repeats at the same file, the pattern backtracks heavily on a long line there: simplify it or use fixedStrings",
+      );
+      return result;
+    } finally {
+      Promise.resolve()
+        .then(() => it.return?.())
+        .catch(() => {});
+    }
+  }
+
+  /** Awaits `p`, unless the run is stopped first (abort or time budget). */
+  private guard<T>(p: Promise<T>): Promise<T> {
+    return Promise.race([p, this.ended]);
+  }
+
+  /** The next candidate at or after the resume point; synchronous for a synchronous walk. */
+  private pull(it: AsyncIterator<GrepCandidate> | Iterator<GrepCandidate>): GrepCandidate | null | Promise<GrepCandidate | null> {
+    for (;;) {
+      const r = it.next();
+      if (r instanceof Promise) {
+        return r.then((x: IteratorResult<GrepCandidate>) => {
+          const c = this.admit(x);
+          return c === undefined ? this.pull(it) : c;
+        });
+      }
+      const c = this.admit(r);
+      if (c !== undefined) return c;
+    }
+  }
+
+  /** The candidate; null at the end of the walk, undefined when it lies before the resume point. */
+  private admit(r: IteratorResult<GrepCandidate>): GrepCandidate | null | undefined {
+    if (r.done) return null;
+    const c = r.value;
+    if (this.lastPath !== null && !inOrder(this.lastPath, c.path)) {
+      throw internal(
+        `grep candidates must arrive sorted by path (UTF-8 byte order) without repeats: ${JSON.stringify(c.path)} came after ${JSON.stringify(this.lastPath)}`,
+      );
+    }
+    this.lastPath = c.path;
+    const resume = this.q.resume;
+    return resume && compareUtf8(c.path, resume.path) < 0 ? undefined : c;
+  }
+
+  /** Small files that name their path are read by reader threads. */
+  private byReader(c: GrepCandidate): boolean {
+    return c.absPath !== undefined && c.size <= this.q.chunkBytes;
+  }
+
+  private start(c: GrepCandidate): InFlight {
+    const { q } = this;
+    const skip = q.resume && q.resume.path === c.path ? q.resume.skip : 0;
+    const byReader = this.byReader(c);
+    if (!byReader) this.opened++;
+    this.aheadBytes += c.size;
+    const done = (async () => {
+      try {
+        let source: ByteSource;
+        let search = this.search;
+        if (byReader && this.sandbox) {
+          // the regex child reads, sniffs and scans it; only a matching file comes back
+          const r = await this.sandbox.runFile(c.absPath!, skip + q.maxMatches, q.chunkBytes);
+          if (r.kind === "binary") return BINARY;
+          if (r.kind === "scanned" && !r.bytes) return NO_MATCH; // bytes come back whenever something matched
+          if (r.kind === "scanned") {
+            const { scan, bytes } = r as { scan: RegionScan; bytes: Uint8Array };
+            const scanned = bytes.length - (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0);
+            // one window covers the file (it fits in chunkBytes): that window is what the child scanned
+            search = (region) => {
+              if (region.length !== scanned) throw internal(`regex child scanned ${scanned} bytes of ${c.path}, the window has ${region.length}`);
+              return scan;
+            };
+            source = bytes;
+          } else source = { file: c.absPath! };
+        } else if (byReader) {
+          this.readers ??= sharedReaderPool(BINARY_SNIFF_BYTES);
+          const read = await this.readers.read(c.absPath!, this.prefilter, q.chunkBytes);
+          if (read.kind === "binary") return BINARY;
+          if (read.kind === "skip") return NO_MATCH;
+          source = read.kind === "bytes" ? read.bytes : { file: c.absPath! };
+        } else {
+          // a large file on disk is read straight into the window; anything else through open()
+          source = c.absPath !== undefined ? { file: c.absPath } : await c.open();
+        }
+        return await searchFile(c.path, source, {
+          search,
+          skip,
+          need: q.maxMatches,
+          contextLines: q.contextLines,
+          chunkBytes: q.chunkBytes,
+          signal: this.stop.signal,
+        });
+      } catch (err) {
+        if (this.stop.signal.aborted) throw this.stop.signal.reason;
+        const e = asWorksnapError(err);
+        e.details.path = c.path; // the repo path, not the file-system one
+        throw e;
+      }
+    })();
+    done.catch(() => {}); // read-ahead that is cancelled is never awaited
+    return { path: c.path, skip, size: c.size, opened: !byReader, done };
+  }
+
+  /** Adds one file's outcome in walk order; false once a cap ends the page. */
+  private take(file: InFlight, found: FileSearch): boolean {
+    const { q, result } = this;
+    if (found.binary) {
+      result.binary_skipped++;
+      return true;
+    }
+    result.files_searched++;
+    result.searched_paths.push(file.path);
+    if (found.total > file.skip) result.files_matched++;
+    let taken = 0;
+    for (const m of found.matches) {
+      if (result.matches.length >= q.maxMatches) break;
+      const size = matchJsonBytes(m);
+      // the first match of a page always fits, so paging always moves on
+      if (result.matches.length > 0 && this.matchBytes + size > q.maxBytes) break;
+      result.matches.push(m);
+      this.matchBytes += size;
+      taken++;
+    }
+    const left = found.total - file.skip - taken;
+    if (left <= 0) return true;
+    result.matches_omitted += left;
+    const cap = result.matches.length >= q.maxMatches ? `maxMatches=${q.maxMatches}` : `maxBytes=${q.maxBytes}`;
+    this.cut({ path: file.path, skip: file.skip + taken }, `stopped at ${cap}`);
+    return false;
+  }
+
+  private cut(at: CursorPosition, why: string): void {
+    this.result.truncated = true;
+    this.result.cursor = encodeCursor(this.q.identity, at);
+    this.result.note = `${why}; more results remain, pass the cursor to get them`;
+  }
+
+  /** Resume point when nothing is in flight: just past the last file taken. */
+  private afterLast(): CursorPosition {
+    const paths = this.result.searched_paths;
+    const last = paths[paths.length - 1];
+    if (last === undefined) return this.q.resume ?? { path: "", skip: 0 };
+    return { path: last, skip: Number.MAX_SAFE_INTEGER };
+  }
+}
+
+function regionSearch(q: CompiledQuery, sandbox: RegexSandbox | null): RegionSearch {
+  const m = q.matcher;
+  if (m.kind === "literal") return (region, max) => literalScan(region, m.needle, max);
+  const { plan } = m;
+  const job = (region: Uint8Array, maxRecords: number): RegexScanJob => ({
+    source: plan.source,
+    flags: plan.flags,
+    perLine: plan.perLine,
+    literals: plan.literals,
+    region,
+    maxRecords,
+  });
+  if (!sandbox) {
+    const cache = new Map<string, RegExp>();
+    return (region, max) => regexScan(job(region, max), cache);
+  }
+  return (region, max): RegionScan | Promise<RegionScan> => {
+    // the prefilter runs here, so only regions that can match cross the pipe
+    if (plan.literals && !plan.literals.some((lit) => asBuffer(region).indexOf(lit) >= 0)) {
+      return { starts: [], ends: [], count: 0 };
+    }
+    return sandbox.runRegion(region, max);
+  };
+}
+
+/** Characters whose UTF-16 order differs from their UTF-8 order (surrogates and U+E000..U+FFFF). */
+const HIGH = /[\ud800-\uffff]/;
+
+/** prev < next in UTF-8 byte order; the native comparison when it is known to agree. */
+function inOrder(prev: string, next: string): boolean {
+  if (!HIGH.test(prev) && !HIGH.test(next)) return prev < next;
+  return compareUtf8(prev, next) < 0;
+}
+
+function matchJsonBytes(m: GrepMatch): number {
+  return Buffer.byteLength(JSON.stringify(m), "utf8") + 1;
+}
+
+function iterate<T>(source: AsyncIterable<T> | Iterable<T>): AsyncIterator<T> | Iterator<T> {
+  return Symbol.asyncIterator in source
+    ? (source as AsyncIterable<T>)[Symbol.asyncIterator]()
+    : (source as Iterable<T>)[Symbol.iterator]();
+}

@@ -1,0 +1,137 @@
+/**
+ * Grep options: validation, defaults and the compiled matcher.
+ *
+ * Matching model (ripgrep's default line-oriented search):
+ * - a match lies within one line; lines end at `\n`;
+ * - `fixedStrings` without `caseInsensitive` is a byte search (Buffer.indexOf)
+ *   for the pattern's UTF-8 bytes;
+ * - a regex is a JavaScript RegExp with the `u` flag (`iu` when
+ *   case-insensitive) over each line decoded as UTF-8, rewritten so `.` matches
+ *   any character but `\n`, `^`/`$` anchor only at line boundaries, and nothing
+ *   consumes `\n` (regex-analysis.ts). `\w`, `\d`, `\b` keep JavaScript's
+ *   ASCII meaning;
+ * - `fixedStrings` with `caseInsensitive` is the regex path on the escaped
+ *   pattern, so it matches exactly what `iu` matches (including the Kelvin
+ *   sign for "k" and long s for "s");
+ * - a pattern holding a line break is refused: it could never match.
+ */
+import { invalidArgument } from "../../core/errors";
+import { decodeCursor, queryIdentity, type CursorPosition } from "./cursor";
+import { planRegex, type RegexPlan } from "./regex-analysis";
+
+export interface GrepOptions {
+  pattern: string;
+  fixedStrings?: boolean;
+  caseInsensitive?: boolean;
+  /** lines of context before and after each match, 0..10 */
+  contextLines?: number;
+  /** matches returned per call (default 200) */
+  maxMatches?: number;
+  /** candidates searched per call (default: no limit) */
+  maxFiles?: number;
+  /** budget for the JSON of `matches`, in bytes (default 60,000) */
+  maxBytes?: number;
+  cursor?: string;
+  /** identity of everything else that decides the candidates: tree or snapshot id, paths, globs */
+  queryKey: string;
+  signal?: AbortSignal;
+  /** files read and searched at once (default 8) */
+  concurrency?: number;
+  /** wall-clock budget for the call; when it runs out the answer is cut short with `timed_out` (default 10 s) */
+  timeBudgetMs?: number;
+  /** read size for large files and streams (default 4 MiB); small values exercise chunk boundaries in tests */
+  chunkBytes?: number;
+}
+
+export type Matcher = { kind: "literal"; needle: Uint8Array } | { kind: "regex"; plan: RegexPlan };
+
+export interface CompiledQuery {
+  pattern: string;
+  fixedStrings: boolean;
+  caseInsensitive: boolean;
+  contextLines: number;
+  maxMatches: number;
+  maxFiles: number;
+  maxBytes: number;
+  concurrency: number;
+  timeBudgetMs: number;
+  chunkBytes: number;
+  matcher: Matcher;
+  /** hash baked into cursors */
+  identity: string;
+  /** where a cursor says to resume; null for a first page */
+  resume: CursorPosition | null;
+}
+
+export const DEFAULT_MAX_MATCHES = 200;
+export const DEFAULT_MAX_BYTES = 60_000;
+export const DEFAULT_CONCURRENCY = 8;
+export const DEFAULT_TIME_BUDGET_MS = 10_000;
+export const DEFAULT_CHUNK_BYTES = 4 * 1024 * 1024;
+export const MAX_CONTEXT_LINES = 10;
+const MAX_PATTERN_LENGTH = 4096;
+
+export function compileQuery(opts: GrepOptions): CompiledQuery {
+  const { pattern } = opts;
+  if (typeof pattern !== "string") throw invalidArgument("pattern must be a string", { arg: "pattern" });
+  if (pattern === "") throw invalidArgument("pattern must not be empty", { arg: "pattern" });
+  if (pattern.length > MAX_PATTERN_LENGTH) {
+    throw invalidArgument(`pattern is longer than ${MAX_PATTERN_LENGTH} characters`, { arg: "pattern" });
+  }
+  if (typeof opts.queryKey !== "string") throw invalidArgument("queryKey must be a string", { arg: "queryKey" });
+  const fixedStrings = flag(opts.fixedStrings, "fixedStrings");
+  const caseInsensitive = flag(opts.caseInsensitive, "caseInsensitive");
+  const identity = queryIdentity({ pattern, fixedStrings, caseInsensitive, queryKey: opts.queryKey });
+  let cursor: CursorPosition | null = null;
+  if (opts.cursor !== undefined) {
+    if (typeof opts.cursor !== "string") throw invalidArgument("cursor must be a string", { arg: "cursor" });
+    cursor = decodeCursor(opts.cursor, identity);
+  }
+  return {
+    pattern,
+    fixedStrings,
+    caseInsensitive,
+    contextLines: int(opts.contextLines, "contextLines", 0, MAX_CONTEXT_LINES, 0),
+    maxMatches: int(opts.maxMatches, "maxMatches", 1, 1_000_000, DEFAULT_MAX_MATCHES),
+    maxFiles: int(opts.maxFiles, "maxFiles", 1, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER),
+    maxBytes: int(opts.maxBytes, "maxBytes", 1, 64 * 1024 * 1024, DEFAULT_MAX_BYTES),
+    concurrency: int(opts.concurrency, "concurrency", 1, 256, DEFAULT_CONCURRENCY),
+    timeBudgetMs: int(opts.timeBudgetMs, "timeBudgetMs", 1, 24 * 3600 * 1000, DEFAULT_TIME_BUDGET_MS),
+    chunkBytes: int(opts.chunkBytes, "chunkBytes", 1, 1024 * 1024 * 1024, DEFAULT_CHUNK_BYTES),
+    matcher: compileMatcher(pattern, fixedStrings, caseInsensitive),
+    identity,
+    resume: cursor,
+  };
+}
+
+function compileMatcher(pattern: string, fixedStrings: boolean, caseInsensitive: boolean): Matcher {
+  if (pattern.includes("\n")) {
+    throw invalidArgument(
+      "pattern contains a line break; grep matches within one line, so search for each line's text separately",
+      { arg: "pattern" },
+    );
+  }
+  if (fixedStrings && !caseInsensitive) return { kind: "literal", needle: new Uint8Array(Buffer.from(pattern, "utf8")) };
+  const source = fixedStrings ? escapeRegex(pattern) : pattern;
+  return { kind: "regex", plan: planRegex(source, caseInsensitive) };
+}
+
+/** Escapes the syntax characters, which are the only identity escapes `u` mode allows. */
+export function escapeRegex(text: string): string {
+  return text.replace(/[\\^$.*+?()[\]{}|/]/g, "\\$&");
+}
+
+function flag(value: unknown, name: string): boolean {
+  if (value === undefined) return false;
+  if (typeof value !== "boolean") throw invalidArgument(`${name} must be true or false`, { arg: name });
+  return value;
+}
+
+function int(value: unknown, name: string, min: number, max: number, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
+    const range = max >= Number.MAX_SAFE_INTEGER ? `at least ${min}` : `from ${min} to ${max}`;
+    throw invalidArgument(`${name} must be an integer ${range}`, { arg: name, value });
+  }
+  return value;
+}

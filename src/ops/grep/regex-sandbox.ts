@@ -1,0 +1,388 @@
+/**
+ * Child processes that run one grep call's regex, so a runaway regex can be
+ * killed.
+ *
+ * Why processes and not Workers: JavaScriptCore cannot interrupt a regex
+ * while its JIT code runs. `worker.terminate()` returns, but the thread keeps
+ * burning a core until the match finishes, which for `.*.*=` on a 1 MB line
+ * is never (measured with Bun 1.4: the thread stays runnable after
+ * terminate). SIGKILL always works. A child is this same executable
+ * (`BUN_BE_BUN=1` makes a compiled worksnap act as the bun it embeds)
+ * evaluating regexScan's own source, so results are identical to the
+ * in-process path.
+ *
+ * Small files that name their path are read by the children themselves, so
+ * reading and matching run on every core and only files with matches come
+ * back over the pipe. Other input is sent as byte regions.
+ *
+ * Protocol over stdin/stdout, little-endian u32 fields, one frame each:
+ *   program  [len][1][JSON {source, flags, perLine, literals}]
+ *   region   [len][2][id][maxRecords][bytes]
+ *   file     [len][3][id][maxRecords][limit][UTF-8 path]
+ *   reply    [len][id][status]...
+ *     0 scanned [count][n][n starts][n ends][file bytes, for a file job with matches]
+ *     1 binary, 2 larger than limit, 3 failed [code length][code][message]
+ * A child works through its jobs in order with blocking reads, answering each
+ * as soon as it is done (a job that never ends must not hold back the answers
+ * before it); EOF on stdin ends it. Spawning costs ~20-40 ms, paid only by
+ * calls whose regex is not provably cheap.
+ */
+import { availableParallelism } from "node:os";
+import { BINARY_SNIFF_BYTES } from "../../core/binary";
+import { internal } from "../../core/errors";
+import type { RegexPlan } from "./regex-analysis";
+import { regexScan, type RegionScan } from "./regex-scan";
+
+export type FileScanReply =
+  | { kind: "binary" }
+  | { kind: "large" }
+  /** `bytes` (the whole file) only when there is a match; offsets are past a UTF-8 BOM */
+  | { kind: "scanned"; scan: RegionScan; bytes: Uint8Array | null };
+
+type Reply = { kind: "scanned"; scan: RegionScan; bytes: Uint8Array | null } | { kind: "binary" } | { kind: "large" };
+
+/** The child's entry point; stringified, so self-contained like regexScan. */
+function childMain(scan: typeof regexScan, fs: typeof import("node:fs"), sniff: number): void {
+  const cache = new Map<string, RegExp>();
+  let program: { source: string; flags: string; perLine: boolean; literals: number[][] | null } | null = null;
+  let literals: Uint8Array[] | null = null;
+  let buf = Buffer.allocUnsafe(1 << 20);
+  let lo = 0;
+  let hi = 0;
+  const send = (reply: Buffer): void => {
+    let off = 0;
+    while (off < reply.length) off += fs.writeSync(1, reply, off, reply.length - off);
+  };
+  const status = (id: number, code: number): void => {
+    const reply = Buffer.allocUnsafe(12);
+    reply.writeUInt32LE(8, 0);
+    reply.writeUInt32LE(id, 4);
+    reply.writeUInt32LE(code, 8);
+    send(reply);
+  };
+  const scanned = (id: number, region: Uint8Array, maxRecords: number, file: Buffer | null): void => {
+    const p = program!;
+    const r = scan({ source: p.source, flags: p.flags, perLine: p.perLine, literals, region, maxRecords }, cache);
+    const n = r.starts.length;
+    const body = file && r.count > 0 ? file : null;
+    const reply = Buffer.allocUnsafe(24 + 8 * n + (body ? body.length : 0));
+    reply.writeUInt32LE(20 + 8 * n + (body ? body.length : 0), 0);
+    reply.writeUInt32LE(id, 4);
+    reply.writeUInt32LE(0, 8);
+    reply.writeUInt32LE(r.count, 12);
+    reply.writeUInt32LE(n, 16);
+    for (let k = 0; k < n; k++) {
+      reply.writeUInt32LE(r.starts[k]!, 20 + 4 * k);
+      reply.writeUInt32LE(r.ends[k]!, 20 + 4 * (n + k));
+    }
+    reply.writeUInt32LE(body ? body.length : 0, 20 + 8 * n);
+    if (body) body.copy(reply, 24 + 8 * n);
+    send(reply);
+  };
+  /** a scanned reply without matches: the file holds no required literal */
+  const nothing = (id: number): void => {
+    const reply = Buffer.alloc(24);
+    reply.writeUInt32LE(20, 0);
+    reply.writeUInt32LE(id, 4);
+    send(reply);
+  };
+  const failed = (id: number, err: unknown): void => {
+    const e = err as { message?: string; code?: string } | null;
+    const code = Buffer.from(String(e?.code ?? ""), "utf8");
+    const text = Buffer.from(String(e?.message ?? err), "utf8");
+    const reply = Buffer.allocUnsafe(16 + code.length + text.length);
+    reply.writeUInt32LE(12 + code.length + text.length, 0);
+    reply.writeUInt32LE(id, 4);
+    reply.writeUInt32LE(3, 8);
+    reply.writeUInt32LE(code.length, 12);
+    code.copy(reply, 16);
+    text.copy(reply, 16 + code.length);
+    send(reply);
+  };
+  for (;;) {
+    if (hi === buf.length) {
+      if (lo > 0) {
+        buf.copy(buf, 0, lo, hi);
+        hi -= lo;
+        lo = 0;
+      } else {
+        const grown = Buffer.allocUnsafe(buf.length * 2);
+        buf.copy(grown, 0, 0, hi);
+        buf = grown;
+      }
+    }
+    const got = fs.readSync(0, buf, hi, buf.length - hi, null);
+    if (got === 0) return;
+    hi += got;
+    while (hi - lo >= 4) {
+      const len = buf.readUInt32LE(lo);
+      if (hi - lo - 4 < len) {
+        if (len + 4 > buf.length) {
+          const grown = Buffer.allocUnsafe(len + 4 + (1 << 20));
+          buf.copy(grown, 0, lo, hi);
+          hi -= lo;
+          lo = 0;
+          buf = grown;
+        }
+        break;
+      }
+      const at = lo + 4;
+      lo = at + len;
+      const type = buf.readUInt32LE(at);
+      if (type === 1) {
+        program = JSON.parse(buf.toString("utf8", at + 4, at + len));
+        literals = program!.literals ? program!.literals.map((l) => new Uint8Array(l)) : null;
+        continue;
+      }
+      const id = buf.readUInt32LE(at + 4);
+      const maxRecords = buf.readUInt32LE(at + 8);
+      try {
+        if (type === 2) {
+          scanned(id, buf.subarray(at + 12, at + len), maxRecords, null);
+          continue;
+        }
+        const limit = buf.readUInt32LE(at + 12);
+        const data = fs.readFileSync(buf.toString("utf8", at + 16, at + len));
+        if (data.length > limit) status(id, 2);
+        else if (data.subarray(0, sniff).indexOf(0) >= 0) status(id, 1);
+        else if (literals && !literals.some((l) => data.indexOf(l) >= 0)) nothing(id);
+        else {
+          const bom = data.length >= 3 && data[0] === 0xef && data[1] === 0xbb && data[2] === 0xbf ? 3 : 0;
+          scanned(id, data.subarray(bom), maxRecords, data);
+        }
+      } catch (err) {
+        failed(id, err);
+      }
+    }
+    if (lo === hi) lo = hi = 0;
+  }
+}
+
+// `__name` covers bundlers that wrap functions to keep their names
+const CHILD_SOURCE = `var __name = (f) => f;\n(${childMain.toString()})(${regexScan.toString()}, require("node:fs"), ${BINARY_SNIFF_BYTES});`;
+
+interface Pending {
+  id: number;
+  resolve: (r: Reply) => void;
+  reject: (err: unknown) => void;
+}
+
+type Proc = Bun.Subprocess<"pipe", "pipe", "pipe">;
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+function u32(b: Uint8Array, at: number): number {
+  return (b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16) | (b[at + 3]! << 24)) >>> 0;
+}
+
+/** One child process and the jobs it owes answers to, in order. */
+class Child {
+  readonly pending: Pending[] = [];
+  /** frames queued this turn of the event loop, written in one go */
+  private out = new Uint8Array(64 * 1024);
+  private outLen = 0;
+  private flushQueued = false;
+
+  constructor(
+    readonly proc: Proc,
+    private readonly fail: (reason: unknown) => void,
+  ) {
+    void this.readReplies();
+  }
+
+  /** Queues one frame: a type, u32 fields, then raw bytes or a UTF-8 string. */
+  send(type: number, fields: number[], tail: Uint8Array | string, pending: Pending | null): void {
+    const tailMax = typeof tail === "string" ? tail.length * 3 : tail.length;
+    this.reserve(8 + 4 * fields.length + tailMax);
+    const at = this.outLen;
+    let pos = at + 8;
+    for (const f of fields) pos = this.put(pos, f);
+    if (typeof tail === "string") pos += encoder.encodeInto(tail, this.out.subarray(pos)).written;
+    else {
+      this.out.set(tail, pos);
+      pos += tail.length;
+    }
+    this.put(at, pos - at - 4);
+    this.put(at + 4, type);
+    this.outLen = pos;
+    if (pending) this.pending.push(pending);
+    if (this.flushQueued) return;
+    this.flushQueued = true;
+    setImmediate(() => this.flush());
+  }
+
+  flush(): void {
+    this.flushQueued = false;
+    if (this.outLen === 0) return;
+    try {
+      this.proc.stdin.write(this.out.subarray(0, this.outLen));
+      this.outLen = 0;
+      void Promise.resolve(this.proc.stdin.flush()).catch(() => {});
+    } catch (err) {
+      this.fail(err); // the child is gone
+    }
+  }
+
+  rejectAll(reason: unknown): void {
+    for (const job of this.pending.splice(0)) job.reject(reason);
+  }
+
+  private reserve(extra: number): void {
+    if (this.outLen + extra <= this.out.length) return;
+    const grown = new Uint8Array(Math.max(2 * this.out.length, this.outLen + extra));
+    grown.set(this.out.subarray(0, this.outLen));
+    this.out = grown;
+  }
+
+  private put(at: number, v: number): number {
+    const o = this.out;
+    o[at] = v & 0xff;
+    o[at + 1] = (v >>> 8) & 0xff;
+    o[at + 2] = (v >>> 16) & 0xff;
+    o[at + 3] = (v >>> 24) & 0xff;
+    return at + 4;
+  }
+
+  private async readReplies(): Promise<void> {
+    // chunks are joined only once a whole frame has arrived, so a large reply is copied once
+    let parts: Uint8Array[] = [];
+    let total = 0;
+    try {
+      for await (const chunk of this.proc.stdout) {
+        parts.push(chunk);
+        total += chunk.length;
+        if (total < 4) continue;
+        let buf = parts.length === 1 ? parts[0]! : join(parts, total);
+        if (total < 4 + u32(buf, 0)) {
+          parts = [buf];
+          continue;
+        }
+        let at = 0;
+        while (buf.length - at >= 4) {
+          const len = u32(buf, at);
+          if (buf.length - at - 4 < len) break;
+          this.reply(buf, at + 4, len);
+          at += 4 + len;
+        }
+        buf = buf.subarray(at);
+        parts = buf.length > 0 ? [buf] : [];
+        total = buf.length;
+      }
+    } catch {
+      // the stream fails when the child is killed; handled below
+    }
+    if (this.pending.length > 0) {
+      const status = await this.proc.exited;
+      const stderr = await new Response(this.proc.stderr).text().catch(() => "");
+      this.fail(internal(`regex process exited unexpectedly (${status}): ${stderr.slice(0, 500)}`));
+    }
+  }
+
+  private reply(buf: Uint8Array, at: number, len: number): void {
+    const job = this.pending.shift();
+    const id = u32(buf, at);
+    if (!job || job.id !== id) return this.fail(internal(`regex process answered job ${id} out of order`));
+    const status = u32(buf, at + 4);
+    if (status === 1) return job.resolve({ kind: "binary" });
+    if (status === 2) return job.resolve({ kind: "large" });
+    if (status === 3) {
+      const codeLen = u32(buf, at + 8);
+      const code = decoder.decode(buf.subarray(at + 12, at + 12 + codeLen));
+      const message = decoder.decode(buf.subarray(at + 12 + codeLen, at + len));
+      if (code) return job.reject(Object.assign(new Error(message), { code }));
+      return job.reject(internal(`regex search failed: ${message}`));
+    }
+    const count = u32(buf, at + 8);
+    const n = u32(buf, at + 12);
+    const starts: number[] = new Array(n);
+    const ends: number[] = new Array(n);
+    for (let k = 0; k < n; k++) {
+      starts[k] = u32(buf, at + 16 + 4 * k);
+      ends[k] = u32(buf, at + 16 + 4 * (n + k));
+    }
+    const bytesLen = u32(buf, at + 16 + 8 * n);
+    const from = at + 20 + 8 * n;
+    job.resolve({ kind: "scanned", scan: { starts, ends, count }, bytes: bytesLen > 0 ? buf.subarray(from, from + bytesLen) : null });
+  }
+}
+
+function join(parts: Uint8Array[], total: number): Uint8Array {
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+export class RegexSandbox {
+  private readonly children: Child[] = [];
+  private readonly size: number;
+  private nextId = 1;
+  private failure: unknown = null;
+  private readonly program: Uint8Array;
+
+  constructor(plan: RegexPlan, size = Math.min(4, availableParallelism())) {
+    this.size = Math.max(1, size);
+    const { source, flags, perLine, literals } = plan;
+    this.program = encoder.encode(JSON.stringify({ source, flags, perLine, literals: literals?.map((l) => [...l]) ?? null }));
+  }
+
+  /** Scans a region of whole lines (see regexScan). */
+  async runRegion(region: Uint8Array, maxRecords: number): Promise<RegionScan> {
+    const reply = await this.submit(2, [cap(maxRecords)], region);
+    if (reply.kind !== "scanned") throw internal(`regex process answered a region job with ${reply.kind}`);
+    return reply.scan;
+  }
+
+  /** Reads, sniffs and scans a whole file in the child; its bytes come back only if it matches. */
+  runFile(absPath: string, maxRecords: number, limit: number): Promise<FileScanReply> {
+    return this.submit(3, [cap(maxRecords), cap(limit)], absPath);
+  }
+
+  /** Kills the children now; whatever they were running is abandoned and rejects with `reason`. */
+  kill(reason: unknown): void {
+    this.failure ??= reason;
+    for (const c of this.children) {
+      c.proc.kill("SIGKILL");
+      c.rejectAll(this.failure);
+    }
+  }
+
+  /** Ends the children: gracefully when idle, by kill when work is still queued. */
+  close(reason: unknown): void {
+    if (this.children.some((c) => c.pending.length > 0)) return this.kill(reason);
+    this.failure ??= reason;
+    for (const c of this.children) void Promise.resolve(c.proc.stdin.end()).catch(() => {});
+  }
+
+  private submit(type: number, fields: number[], tail: Uint8Array | string): Promise<Reply> {
+    if (this.failure) return Promise.reject(this.failure);
+    const child = this.pick();
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => child.send(type, [id, ...fields], tail, { id, resolve, reject }));
+  }
+
+  /** The least busy child, starting another while all have work and there is room. */
+  private pick(): Child {
+    let best: Child | undefined;
+    for (const c of this.children) if (!best || c.pending.length < best.pending.length) best = c;
+    if (best && (best.pending.length === 0 || this.children.length >= this.size)) return best;
+    const proc = Bun.spawn([process.execPath, "-e", CHILD_SOURCE], {
+      env: { ...process.env, BUN_BE_BUN: "1" },
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const child = new Child(proc, (reason) => this.kill(reason));
+    child.send(1, [], this.program, null);
+    this.children.push(child);
+    return child;
+  }
+}
+
+function cap(n: number): number {
+  return Math.min(n, 0xfffffffe);
+}

@@ -1,0 +1,205 @@
+/**
+ * Runs a planned regex (regex-analysis.ts) over one region of whole lines and
+ * returns byte offsets of the matches. The same function runs on the main
+ * thread for provably cheap patterns and inside the regex worker
+ * (regex-pool.ts), which gets it through `Function.prototype.toString`, so it
+ * must stay self-contained: no imports, no module-level references, helpers
+ * nested inside.
+ */
+export interface RegionScan {
+  /** match start/end byte offsets within the region, for the first `maxRecords` matches */
+  starts: number[];
+  ends: number[];
+  /** all matches in the region, including those beyond `maxRecords` */
+  count: number;
+}
+
+export interface RegexScanJob {
+  source: string;
+  /** without `g`; the scan adds it */
+  flags: string;
+  perLine: boolean;
+  literals: Uint8Array[] | null;
+  /** starts at a line start; ends after a `\n`, or at the end of the file */
+  region: Uint8Array;
+  maxRecords: number;
+}
+
+export function regexScan(job: RegexScanJob, cache: Map<string, RegExp>): RegionScan {
+  const key = `${job.flags}/${job.source}`;
+  let re = cache.get(key);
+  if (!re) {
+    re = new RegExp(job.source, `g${job.flags}`);
+    cache.set(key, re);
+  }
+  const bytes = Buffer.from(job.region.buffer, job.region.byteOffset, job.region.byteLength);
+  const n = bytes.length;
+  // the position after a final `\n` starts no line, so nothing matches there
+  const deadEnd = n === 0 || bytes[n - 1] === 10;
+  const starts: number[] = [];
+  const ends: number[] = [];
+  let count = 0;
+  const maxRecords = job.maxRecords;
+  // decoded lazily: with a literal prefilter most regions never need it
+  let str = "";
+  let identity = true; // every character came from exactly one byte
+  let decoded = false;
+  const decode = (): void => {
+    str = new TextDecoder("utf-8", { ignoreBOM: true }).decode(bytes);
+    identity = str.length === n;
+    decoded = true;
+  };
+
+  // Monotone char <-> byte cursor that decodes the way TextDecoder does
+  // (WHATWG: one U+FFFD per maximal ill-formed subsequence).
+  let mb = 0;
+  let mc = 0;
+  const step = (i: number): number => {
+    const b0 = bytes[i]!;
+    if (b0 < 0x80) return 2; // 1 byte, 1 unit, encoded as (bytes << 1) | (units - 1)
+    let need: number;
+    let lo = 0x80;
+    let hi = 0xbf;
+    if (b0 >= 0xc2 && b0 <= 0xdf) need = 1;
+    else if (b0 >= 0xe0 && b0 <= 0xef) {
+      need = 2;
+      if (b0 === 0xe0) lo = 0xa0;
+      else if (b0 === 0xed) hi = 0x9f;
+    } else if (b0 >= 0xf0 && b0 <= 0xf4) {
+      need = 3;
+      if (b0 === 0xf0) lo = 0x90;
+      else if (b0 === 0xf4) hi = 0x8f;
+    } else return 2;
+    for (let k = 1; k <= need; k++) {
+      const b = i + k < n ? bytes[i + k]! : -1;
+      if (b < lo || b > hi) return k << 1;
+      lo = 0x80;
+      hi = 0xbf;
+    }
+    return ((need + 1) << 1) | (need === 3 ? 1 : 0);
+  };
+  const rewind = (): void => {
+    mb = 0;
+    mc = 0;
+  };
+  const toByte = (c: number): number => {
+    if (identity) return c;
+    if (c < mc) rewind();
+    while (mc < c) {
+      const s = step(mb);
+      mb += s >> 1;
+      mc += (s & 1) + 1;
+    }
+    return mb;
+  };
+  const toChar = (b: number): number => {
+    if (identity) return b;
+    if (b < mb) rewind();
+    while (mb < b) {
+      const s = step(mb);
+      mb += s >> 1;
+      mc += (s & 1) + 1;
+    }
+    return mc;
+  };
+  const advance = (text: string, at: number): number => {
+    const unit = text.charCodeAt(at);
+    return unit >= 0xd800 && unit <= 0xdbff && at + 1 < text.length ? at + 2 : at + 1;
+  };
+
+  /** All matches in `text` (the whole region, or one line starting at char `base`). */
+  const scanText = (text: string, base: number): void => {
+    const regex = re!;
+    regex.lastIndex = 0;
+    for (;;) {
+      const m = regex.exec(text);
+      if (m === null) return;
+      const cs = m.index;
+      const ce = cs + m[0].length;
+      const bs = toByte(base + cs);
+      if (bs === n && deadEnd) return;
+      if (count < maxRecords) {
+        starts.push(bs);
+        ends.push(toByte(base + ce));
+      }
+      count++;
+      if (ce === cs) {
+        if (ce >= text.length) return;
+        regex.lastIndex = advance(text, ce);
+      }
+    }
+  };
+
+  const scanLineAt = (lineStartByte: number): number => {
+    if (!decoded) decode();
+    const cls = toChar(lineStartByte);
+    let cle = str.indexOf("\n", cls);
+    if (cle < 0) cle = str.length;
+    scanText(str.slice(cls, cle), cls);
+    return cle;
+  };
+
+  const literals = job.literals;
+  const next = literals ? literals.map(() => -2) : [];
+  /** First byte offset >= pos where a required literal occurs, or -1. */
+  const nextLiteral = (pos: number): number => {
+    let p = -1;
+    for (let k = 0; k < literals!.length; k++) {
+      if (next[k]! !== -1 && next[k]! < pos) next[k] = bytes.indexOf(literals![k]!, pos);
+      const q = next[k]!;
+      if (q >= 0 && (p < 0 || q < p)) p = q;
+    }
+    return p;
+  };
+  const lineStartOf = (p: number): number => (p === 0 ? 0 : bytes.lastIndexOf(10, p - 1) + 1);
+
+  if (literals !== null && job.perLine) {
+    // lookarounds must not see past the line: search each line holding a literal alone
+    let pos = 0;
+    while (pos < n) {
+      const p = nextLiteral(pos);
+      if (p < 0) break;
+      const lineEnd = bytes.indexOf(10, p);
+      scanLineAt(lineStartOf(p));
+      if (lineEnd < 0) break;
+      pos = lineEnd + 1;
+    }
+  } else if (literals !== null) {
+    // one pass over the region, restarted at the line of the next literal after each match,
+    // so lines without one are skipped and the region is decoded only if some line has one
+    let pos = 0;
+    const regex = re;
+    while (pos <= n) {
+      const p = nextLiteral(pos);
+      if (p < 0) break;
+      if (!decoded) decode();
+      regex.lastIndex = toChar(Math.max(pos, lineStartOf(p)));
+      const m = regex.exec(str);
+      if (m === null) break;
+      const cs = m.index;
+      const ce = cs + m[0].length;
+      const bs = toByte(cs);
+      if (bs === n && deadEnd) break;
+      const be = toByte(ce);
+      if (count < maxRecords) {
+        starts.push(bs);
+        ends.push(be);
+      }
+      count++;
+      pos = ce > cs ? be : toByte(advance(str, ce));
+    }
+  } else if (job.perLine) {
+    decode();
+    let cls = 0;
+    while (cls < str.length) {
+      let cle = str.indexOf("\n", cls);
+      if (cle < 0) cle = str.length;
+      scanText(str.slice(cls, cle), cls);
+      cls = cle + 1;
+    }
+  } else {
+    decode();
+    scanText(str, 0);
+  }
+  return { starts, ends, count };
+}

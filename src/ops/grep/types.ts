@@ -1,0 +1,57 @@
+import type { RepoPath } from "../../core/repo-path";
+
+/** One file the walk offers; `open` yields all its bytes, or a stream of them for large files. */
+export interface GrepCandidate {
+  path: RepoPath;
+  size: number;
+  open(): Promise<Uint8Array | ReadableStream<Uint8Array>>;
+  /**
+   * The file on disk holding exactly these bytes, when there is one (a work
+   * tree file, a stored blob). Small files that name it are read by reader
+   * threads in parallel, without calling open(); fileCandidate() sets it.
+   */
+  absPath?: string;
+}
+
+export interface GrepMatch {
+  path: string;
+  /** 1-based */
+  line: number;
+  /** 1-based byte offset of the match in its line, like `rg --column` */
+  col: number;
+  /**
+   * The line without its terminator (a `\r` before the `\n` is dropped too).
+   * A line over 300 bytes is cut to about 200 bytes around the match, on
+   * character boundaries, and `trimmed` says how many bytes were cut.
+   */
+  text: string;
+  trimmed?: { before: number; after: number };
+  /**
+   * Up to contextLines lines before and after, same rules as `text`, except a
+   * context line over 200 bytes is cut at the end and marked with "…". Only
+   * the first match on a line carries context; later matches on the same line
+   * would repeat it. Absent when there is no such line (start or end of file).
+   */
+  before?: string[];
+  after?: string[];
+}
+
+export interface GrepResult {
+  matches: GrepMatch[];
+  /** text files searched in this call (binary ones excluded) */
+  files_searched: number;
+  /** of those, files with at least one match from this call's starting point */
+  files_matched: number;
+  binary_skipped: number;
+  /** matches found in searched files but not returned because a cap was hit */
+  matches_omitted: number;
+  truncated: boolean;
+  /** present iff more remains; pass it back unchanged with the same query */
+  cursor?: string;
+  /** every candidate searched, in walk order, binary excluded: the lease's touched set */
+  searched_paths: string[];
+  /** the time budget ran out; `cursor` resumes at the file being searched then */
+  timed_out?: boolean;
+  /** why the answer was cut short, for the model */
+  note?: string;
+}
