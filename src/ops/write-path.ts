@@ -1,9 +1,9 @@
 import { chmodSync, closeSync, fsyncSync, mkdirSync, readdirSync, openSync, renameSync, rmdirSync, rmSync, statSync, symlinkSync, unlinkSync, writeSync } from "node:fs";
+import { open } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { asWorksnapError, invalidArgument, notFound, repoChanged } from "../core/errors";
 import { blobIdOf, randomId128, type BlobId } from "../core/hash";
 import { ancestorsOf, type RepoPath } from "../core/repo-path";
-import { fsyncDir } from "../repo/atomic-write";
 import type { Fingerprint } from "../repo/fingerprint";
 import { ensureStateDir, tempPath } from "../repo/state-dir";
 import type { EditChange, EditOperation, EditRecorder, FileMode, PathState, PreparedEdit } from "./edit-recorder";
@@ -121,9 +121,9 @@ export async function applyChangesLocked(ws: Workspace, changes: WriteChange[], 
   const staged: string[] = [];
   const done: Step[] = [];
   try {
-    stageAll(ws, plan.steps, staged);
+    await stageAll(ws, plan.steps, staged);
     assertLockIntact(ws);
-    publish(ws, plan, done);
+    await publish(ws, plan, done);
   } catch (err) {
     for (const t of staged) rmSync(t, { force: true });
     rollback(ws, done);
@@ -312,7 +312,7 @@ function checkLeaseBlobs(l: { lease: Lease; fingerprint: Fingerprint }, befores:
 
 // ---------------------------------------------------------------------------
 
-function stageAll(ws: Workspace, steps: Step[], staged: string[]): void {
+async function stageAll(ws: Workspace, steps: Step[], staged: string[]): Promise<void> {
   ensureStateDir(ws.repo.stateDir);
   const tmpDev = statSync(join(ws.repo.stateDir, "tmp")).dev;
   for (const s of steps) {
@@ -323,8 +323,40 @@ function stageAll(ws: Workspace, steps: Step[], staged: string[]): void {
     writeStaged(tmp, s.after, s.perm);
     s.staged = tmp;
   }
-  // All data reaches the disk before the first rename publishes any of it.
-  for (const s of steps) if (s.staged && s.after?.mode !== "120000") fsyncPath(s.staged);
+  // All data reaches the disk before the first rename publishes any of it. The fsyncs run in parallel: the file
+  // system commits them together (one fsync after another costs a journal commit each).
+  await inParallel(
+    steps.filter((s) => s.staged && s.after?.mode !== "120000").map((s) => s.staged!),
+    fsyncPathAsync,
+  );
+}
+
+const SYNC_PARALLELISM = 64;
+
+async function inParallel<T>(items: T[], fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++] as T);
+  };
+  await Promise.all(Array.from({ length: Math.min(SYNC_PARALLELISM, items.length) }, worker));
+}
+
+async function fsyncPathAsync(path: string): Promise<void> {
+  const handle = await open(path, "r");
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Like fsyncDir: some file systems refuse fsync on a directory; the renames are atomic regardless. */
+async function fsyncDirAsync(dir: string): Promise<void> {
+  try {
+    await fsyncPathAsync(dir);
+  } catch {
+    // not supported here
+  }
 }
 
 function writeStaged(tmp: string, state: NonNullable<PathState>, perm: number): void {
@@ -365,7 +397,7 @@ function deviceOf(root: string, path: string): number {
   }
 }
 
-function publish(ws: Workspace, plan: Plan, done: Step[]): void {
+async function publish(ws: Workspace, plan: Plan, done: Step[]): Promise<void> {
   const dirs = new Set<string>();
   const removedPaths: string[] = [];
   const order = (s: Step) => (s.after === null ? 0 : s.source ? 1 : 2);
@@ -391,7 +423,7 @@ function publish(ws: Workspace, plan: Plan, done: Step[]): void {
     }
   }
   for (const p of removedPaths) pruneEmptyParents(ws.repo.root, p, dirs);
-  for (const d of dirs) fsyncDir(d);
+  await inParallel([...dirs], fsyncDirAsync);
 }
 
 /** A target on another file system than `.mcp/tmp`: staged beside it (same directory), then renamed. */

@@ -11,7 +11,7 @@ const WORKER = join(import.meta.dir, "..", "fixtures", "write-worker.ts");
 const SIZE = 32 * 1024 * 1024;
 
 /** Waits for a line on the child's stdout that satisfies `want`. */
-async function waitForLine(reader: ReadableStreamDefaultReader<Uint8Array>, want: (line: string) => boolean): Promise<void> {
+async function waitForLine(reader: { read(): Promise<{ value?: Uint8Array; done: boolean }> }, want: (line: string) => boolean): Promise<void> {
   let buf = "";
   for (;;) {
     const { value, done } = await reader.read();

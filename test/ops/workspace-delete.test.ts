@@ -42,7 +42,7 @@ describe("workspace_delete in the work tree", () => {
     expect(r.changed.map((c) => c.path)).toEqual(["d/sub/deep.txt", "d/tracked.txt", "d/untracked.txt"]);
     expect(r.ignored_kept).toBe(1);
     expect(treeText(repo.root)).toEqual({ ".gitignore": "*.log\n", "d/sub/build.log": "ignored\n", "other.txt": "o\n" });
-    expect(rec.calls.find((c) => c.phase === "commit")!.changes!.map((c) => [c.operation, c.path])).toEqual([
+    expect(rec.calls.find((c) => c.phase === "commit")!.changes!.map((c) => [c.operation, String(c.path)])).toEqual([
       ["delete", "d/sub/deep.txt"],
       ["delete", "d/tracked.txt"],
       ["delete", "d/untracked.txt"],

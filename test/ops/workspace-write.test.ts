@@ -168,10 +168,10 @@ describe("workspace_write_file: leases and conversations", () => {
     const c = await writeFileOp(ws, { mode: "worktree", path: "c.txt", content: "c", mcp_conversation_id: "my-own.conv_1" });
     expect(c.mcp_conversation_id).toBe("my-own.conv_1");
     expect((await writeFileOp(ws, { mode: "worktree", path: "d.txt", content: "d", mcp_conversation_id: "../etc" }).catch((e) => e)).code).toBe("INVALID_ARGUMENT");
-    expect(rec.calls.filter((x) => x.phase === "prepare").map((x) => x.ctx)).toEqual([
-      { conversationId: a.mcp_conversation_id, toolName: "write_file" },
-      { conversationId: a.mcp_conversation_id, toolName: "write_file" },
-      { conversationId: "my-own.conv_1", toolName: "write_file" },
+    expect(rec.calls.filter((x) => x.phase === "prepare").map((x) => `${x.ctx?.conversationId} ${x.ctx?.toolName}`)).toEqual([
+      `${a.mcp_conversation_id} write_file`,
+      `${a.mcp_conversation_id} write_file`,
+      "my-own.conv_1 write_file",
     ]);
   });
 });

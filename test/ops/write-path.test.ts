@@ -16,10 +16,10 @@ describe("write path: bytes and modes", () => {
       { kind: "write", path: rp("deep/er/bin.dat"), bytes },
       { kind: "write", path: rp("run.sh"), bytes: enc("#!/bin/sh\n"), mode: "100755" },
     ]);
-    expect(new Uint8Array(readFileSync(join(repo.root, "deep/er/bin.dat")))).toEqual(bytes);
+    expect(Uint8Array.from(readFileSync(join(repo.root, "deep/er/bin.dat")))).toEqual(bytes);
     expect(permOf(repo.root, "deep/er/bin.dat")).toBe(0o644);
     expect(permOf(repo.root, "run.sh")).toBe(0o755);
-    expect(out.changes.map((c) => [c.path, c.status, c.blob])).toEqual([
+    expect(out.changes.map((c) => [String(c.path), c.status, c.blob])).toEqual([
       ["deep/er/bin.dat", "created", blobIdOf(bytes)],
       ["run.sh", "created", blobIdOf(enc("#!/bin/sh\n"))],
     ]);
