@@ -11,7 +11,8 @@ import { printJson } from "../output";
 import { askYesNo, interactive } from "./history-prompt";
 import { painter, renderCleanup, renderConflicts, renderExternal, renderReview, renderShow, renderStatus, statusJson } from "./history-render";
 
-export const HISTORY_HELP = `worksnap history <command> [--root DIR] [--json]     (also installed as: mcpdiff <command>)
+export const HISTORY_HELP = `worksnap history <command> [--root DIR] [--json]
+       mcpdiff <command> [--root DIR] [--json]     (the same binary, run under that name)
 
 Review the edits agents made through the worksnap tools, one by one or by
 conversation. Every write is recorded in .mcp/edit_history/ (no git needed).

@@ -276,7 +276,7 @@ class Replay {
     const f = this.n.get(lineage);
     if (e.operation === "create") {
       const taken = this.at.get(e.file_path);
-      if (taken) return this.conflict(e, e.file_path, "target_exists", `${e.file_path}: edit ${e.edit_id} creates this file, but it exists in the replayed state (${describe(taken, e.file_path)})`, true);
+      if (taken) return this.conflict(e, e.file_path, "target_exists", `${e.file_path}: edit ${e.edit_id} creates this file, but in the replayed state a file is already there (an edit that removed it is rejected)`, true);
       const change = await this.objects.change(e);
       const applied = applyChange({ bytes: EMPTY, mode: "100644" }, change, null);
       if (!applied.ok) return this.conflict(e, e.file_path, "context_mismatch", `${e.file_path}: edit ${e.edit_id} cannot create the file: ${applied.message}`, true, applied.hunks);
@@ -333,10 +333,6 @@ class Replay {
     f.bytes = applied.content.bytes;
     f.mode = applied.content.mode;
   }
-}
-
-function describe(f: NFile, path: string): string {
-  return f.lineage.endsWith(`:${path}`) ? "it was never removed" : `edit ${f.lineage.split(":")[0]} put a file there`;
 }
 
 type Applied = { ok: true; content: Content } | { ok: false; reason: ConflictReason; message: string; hunks?: HunkReject[] };
