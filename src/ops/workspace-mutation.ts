@@ -1,5 +1,5 @@
 import { compareUtf8 } from "../core/byte-order";
-import { invalidArgument } from "../core/errors";
+import { internal, invalidArgument } from "../core/errors";
 import type { BlobId } from "../core/hash";
 import type { RepoPath } from "../core/repo-path";
 import type { Fingerprint } from "../repo/fingerprint";
@@ -37,6 +37,9 @@ export interface MutationArgs {
   lease_id?: string;
   snapshot_id?: string;
   mcp_conversation_id?: string;
+  /** Cancellation: honoured until the first byte is published; after that the change set completes. */
+  signal?: AbortSignal;
+  onProgress?: (done: number, total: number, message: string) => void;
 }
 
 export interface TreeTarget {
@@ -100,15 +103,19 @@ export async function runMutation<T extends object>(
   build: (view: TreeView) => Promise<Built<T>>,
 ): Promise<Mutated<T>> {
   const conv = conversationOf(args);
+  const progress = (done: number, message: string) => args.onProgress?.(done, 3, message);
   if (args.mode === "snapshot") {
     if (args.snapshot_id === undefined) throw invalidArgument('mode "snapshot" needs snapshot_id', { arg: "snapshot_id" });
     if (args.lease_id !== undefined) throw invalidArgument('lease_id applies to mode "worktree" only', { arg: "lease_id" });
     const baseId = ws.snapshots.resolve(args.snapshot_id);
     const tree = new SnapshotTree(ws, ws.snapshots.load(baseId));
+    progress(0, "reading the snapshot");
     const built = await build(snapshotView(tree));
+    checkCancelled(args.signal);
     if (built.changes === null) {
       return finish({ cache_hint: "immutable", snapshot_id: baseId, base_snapshot_id: baseId }, built.extra, [], conv, false);
     }
+    progress(1, "storing the new snapshot");
     const derived = await applyToSnapshot(ws, tree, built.changes);
     return finish({ cache_hint: "immutable", snapshot_id: derived.snapshotId, base_snapshot_id: baseId }, built.extra, derived.changes, conv, false);
   }
@@ -117,17 +124,22 @@ export async function runMutation<T extends object>(
   return withWorktreeLock(ws, async () => {
     const fingerprint = await liveFingerprint(ws);
     const lease = args.lease_id !== undefined ? ws.leases.acquire(args.lease_id, fingerprint) : null;
+    progress(0, "reading the work tree");
     const built = await build(worktreeView(ws));
+    checkCancelled(args.signal);
     if (built.changes === null || built.changes.length === 0) {
       const kept = lease ?? ws.leases.issue(fingerprint);
       return finish({ cache_hint: "until_dirty", lease_id: kept.id, fingerprint }, built.extra, [], conv, true);
     }
+    progress(1, "writing");
     const outcome = await applyChangesLocked(ws, built.changes, {
       recorder: ws.recorder,
       conversationId: conv.id,
       toolName,
       lease: lease ? { lease, fingerprint } : undefined,
+      signal: args.signal,
     });
+    progress(2, "reading the new fingerprint");
     const after = await liveFingerprint(ws);
     const next = ws.leases.issue(after);
     if (lease) for (const [p, b] of lease.touched) next.touched.set(p, b);
@@ -139,6 +151,10 @@ export async function runMutation<T extends object>(
     }
     return finish({ cache_hint: "until_dirty", lease_id: next.id, fingerprint: after }, built.extra, outcome.changes, conv, true);
   });
+}
+
+function checkCancelled(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw internal("the request was cancelled; nothing was written", { cancelled: true });
 }
 
 interface Conversation {

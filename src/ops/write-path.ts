@@ -1,7 +1,7 @@
 import { chmodSync, closeSync, fsyncSync, mkdirSync, readdirSync, openSync, renameSync, rmdirSync, rmSync, statSync, symlinkSync, unlinkSync, writeSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { asWorksnapError, invalidArgument, notFound, repoChanged } from "../core/errors";
+import { asWorksnapError, internal, invalidArgument, notFound, repoChanged } from "../core/errors";
 import { blobIdOf, randomId128, type BlobId } from "../core/hash";
 import { ancestorsOf, type RepoPath } from "../core/repo-path";
 import type { Fingerprint } from "../repo/fingerprint";
@@ -85,6 +85,8 @@ export interface WriteOptions {
   toolName?: string;
   /** Per-file staleness: a path the lease observed with a blob must still hold that blob. */
   lease?: { lease: Lease; fingerprint: Fingerprint };
+  /** Checked once more after staging: a cancelled request publishes nothing. */
+  signal?: AbortSignal;
 }
 
 export interface WriteOutcome {
@@ -122,6 +124,7 @@ export async function applyChangesLocked(ws: Workspace, changes: WriteChange[], 
   const done: Step[] = [];
   try {
     await stageAll(ws, plan.steps, staged);
+    if (opts.signal?.aborted) throw internal("the request was cancelled; nothing was written", { cancelled: true });
     assertLockIntact(ws);
     await publish(ws, plan, done);
   } catch (err) {

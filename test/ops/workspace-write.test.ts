@@ -5,6 +5,8 @@ import { blobIdOf } from "../../src/core/hash";
 import { createSnapshot } from "../../src/ops/snapshot-create";
 import { readFile } from "../../src/ops/snapshot-file";
 import { snapshotInfo } from "../../src/ops/snapshot-info";
+import { deleteOp } from "../../src/ops/workspace-delete";
+import { moveOp } from "../../src/ops/workspace-move";
 import { WRITE_MAX_BYTES, decodeWriteContent, writeFileOp } from "../../src/ops/workspace-write";
 import { tmpRepo } from "../helpers/tmp-repo";
 import { enc, permOf, read, recordingRecorder, temps, treeText, wsOf } from "./workspace-helpers";
@@ -219,5 +221,23 @@ describe("workspace_write_file: snapshot mode", () => {
     expect((await writeFileOp(ws, { mode: "worktree", snapshot_id: base.snapshot_id, path: "a.txt", content: "x" }).catch((e) => e)).code).toBe("INVALID_ARGUMENT");
     expect((await writeFileOp(ws, { mode: "snapshot", path: "a.txt", content: "x" }).catch((e) => e)).code).toBe("INVALID_ARGUMENT");
     expect((await writeFileOp(ws, { mode: "snapshot", snapshot_id: `sha256:${"1".repeat(64)}`, path: "a.txt", content: "x" }).catch((e) => e)).code).toBe("NOT_FOUND");
+  });
+});
+
+describe("outside a git work tree", () => {
+  test("write, move and delete work in a plain directory, with fingerprints and leases from its listing", async () => {
+    await using dir = await tmpRepo({ git: false });
+    dir.write("a.txt", "a\n");
+    using ws = wsOf(dir);
+    const w = await writeFileOp(ws, { mode: "worktree", path: "b/c.txt", content: "c\n" });
+    if (w.cache_hint !== "until_dirty") throw new Error("expected a worktree answer");
+    expect(w.fingerprint.head_oid).toBe("");
+    const m = await moveOp(ws, { mode: "worktree", lease_id: w.lease_id, from: "b/c.txt", to: "d/c.txt" });
+    const d = await deleteOp(ws, { mode: "worktree", lease_id: lease(m), path: "a.txt" });
+    expect(lease(d)).toMatch(/^lease_/);
+    expect(treeText(dir.root)).toEqual({ "d/c.txt": "c\n" });
+    // an outside change moves the listing fingerprint: the old lease is stale
+    writeFileSync(join(dir.root, "x.txt"), "x");
+    expect((await writeFileOp(ws, { mode: "worktree", lease_id: lease(d), path: "y.txt", content: "y" }).catch((e) => e)).code).toBe("STALE_LEASE");
   });
 });

@@ -263,6 +263,19 @@ describe("write path: the edit-history hook", () => {
     expect(treeText(repo.root)).toEqual(before);
   });
 
+  test("a request cancelled before publishing writes nothing, even after staging", async () => {
+    await using repo = await tmpRepo();
+    repo.write("a.txt", "old\n");
+    using ws = wsOf(repo);
+    const controller = new AbortController();
+    const rec = recordingRecorder(repo.root, { duringPrepare: () => controller.abort() });
+    const err = await applyChanges(ws, [{ kind: "write", path: rp("a.txt"), bytes: enc("new\n") }], { recorder: rec, signal: controller.signal }).catch((e) => e);
+    expect(err.details.cancelled).toBe(true);
+    expect(rec.calls.map((c) => c.phase)).toEqual(["prepare", "abort"]);
+    expect(read(repo.root, "a.txt")).toBe("old\n");
+    expect(temps(repo.root)).toEqual([]);
+  });
+
   test("writeChangesLocked needs the lock, and records nothing", async () => {
     await using repo = await tmpRepo();
     using ws = wsOf(repo);

@@ -20,5 +20,5 @@ export const workspaceDelete = defineTool({
   output: hybridOutput({ ...mutationProps, path: { type: "string" }, ignored_kept: { type: "integer" } }, [...mutationRequired, "path"]),
   annotations: mutating("Delete file", true),
   branch: modeBranch,
-  run: async (args, ctx) => ({ ...(await deleteOp(ctx.ws, args)) }),
+  run: async (args, ctx) => ({ ...(await deleteOp(ctx.ws, { ...args, signal: ctx.signal, onProgress: ctx.progress })) }),
 });

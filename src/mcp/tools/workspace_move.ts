@@ -21,5 +21,5 @@ export const workspaceMove = defineTool({
   output: hybridOutput({ ...mutationProps, from: { type: "string" }, to: { type: "string" }, ignored_kept: { type: "integer" } }, [...mutationRequired, "from", "to"]),
   annotations: mutating("Move file", true),
   branch: modeBranch,
-  run: async (args, ctx) => ({ ...(await moveOp(ctx.ws, args)) }),
+  run: async (args, ctx) => ({ ...(await moveOp(ctx.ws, { ...args, signal: ctx.signal, onProgress: ctx.progress })) }),
 });

@@ -34,5 +34,5 @@ export const workspaceWriteFile = defineTool({
   ),
   annotations: mutating("Write file", true),
   branch: modeBranch,
-  run: async (args, ctx) => ({ ...(await writeFileOp(ctx.ws, args)) }),
+  run: async (args, ctx) => ({ ...(await writeFileOp(ctx.ws, { ...args, signal: ctx.signal, onProgress: ctx.progress })) }),
 });
