@@ -9,6 +9,7 @@ import snapshotGrepSchema from "../../schemas/snapshot_grep.json" with { type: "
 import snapshotChangesSchema from "../../schemas/snapshot_changes.json" with { type: "json" };
 import snapshotDiffSchema from "../../schemas/snapshot_diff.json" with { type: "json" };
 import snapshotExportSchema from "../../schemas/snapshot_export.json" with { type: "json" };
+import workspaceApplyPatchSchema from "../../schemas/workspace_apply_patch.json" with { type: "json" };
 import workspaceWriteFileSchema from "../../schemas/workspace_write_file.json" with { type: "json" };
 import workspaceDeleteSchema from "../../schemas/workspace_delete.json" with { type: "json" };
 import workspaceMoveSchema from "../../schemas/workspace_move.json" with { type: "json" };
@@ -23,6 +24,7 @@ const SCHEMAS: Record<string, ToolSchemas> = {
   snapshot_changes: snapshotChangesSchema as ToolSchemas,
   snapshot_diff: snapshotDiffSchema as ToolSchemas,
   snapshot_export: snapshotExportSchema as ToolSchemas,
+  workspace_apply_patch: workspaceApplyPatchSchema as ToolSchemas,
   workspace_write_file: workspaceWriteFileSchema as ToolSchemas,
   workspace_delete: workspaceDeleteSchema as ToolSchemas,
   workspace_move: workspaceMoveSchema as ToolSchemas,

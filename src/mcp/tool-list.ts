@@ -7,9 +7,10 @@ import { snapshotFile } from "./tools/snapshot_file";
 import { snapshotGrepTool } from "./tools/snapshot_grep";
 import { snapshotInfoTool } from "./tools/snapshot_info";
 import { snapshotList } from "./tools/snapshot_list";
+import { workspaceApplyPatch } from "./tools/workspace_apply_patch";
 import { workspaceDelete } from "./tools/workspace_delete";
 import { workspaceMove } from "./tools/workspace_move";
 import { workspaceWriteFile } from "./tools/workspace_write_file";
 
 /** Every tool the server offers, in the order tools/list shows them. */
-export const TOOLS: ToolDef<unknown>[] = [snapshotCreate, snapshotList, snapshotFile, snapshotInfoTool, snapshotGrepTool, snapshotChangesTool, snapshotDiffTool, snapshotExportTool, workspaceWriteFile, workspaceDelete, workspaceMove] as unknown as ToolDef<unknown>[];
+export const TOOLS: ToolDef<unknown>[] = [snapshotCreate, snapshotList, snapshotFile, snapshotInfoTool, snapshotGrepTool, snapshotChangesTool, snapshotDiffTool, snapshotExportTool, workspaceApplyPatch, workspaceWriteFile, workspaceDelete, workspaceMove] as unknown as ToolDef<unknown>[];

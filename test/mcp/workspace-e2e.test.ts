@@ -1,0 +1,152 @@
+/**
+ * The workspace tools through the compiled binary and the MCP SDK's own
+ * Client (which validates every structured answer against the tool's output
+ * schema): a model's session of reads and writes, leases, snapshot mode,
+ * rejects, errors, the edit history, and huge inputs.
+ */
+import { describe, expect, test } from "bun:test";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { cli, mcpSession } from "../helpers/binary";
+import { tmpRepo } from "../helpers/tmp-repo";
+
+const ten = Array.from({ length: 10 }, (_, i) => `line ${i + 1}\n`).join("");
+
+describe("workspace tools end to end", () => {
+  test("a session: write, read under the returned lease, patch, move, delete, all in one reviewable conversation", async () => {
+    await using repo = await tmpRepo();
+    repo.write("src/app.ts", ten);
+    repo.commit();
+    await using s = await mcpSession(repo.root);
+    const names = (await s.client.listTools()).tools.map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(["workspace_apply_patch", "workspace_write_file", "workspace_delete", "workspace_move"]));
+
+    const w = await s.call("workspace_write_file", { mode: "worktree", path: "src/new.ts", content: "export const x = 1;\n" });
+    expect(w.cache_hint).toBe("until_dirty");
+    expect(w.created).toBe(true);
+    expect(w.note).toContain(w.mcp_conversation_id);
+    const conv = w.mcp_conversation_id;
+
+    const rd = await s.call("snapshot_file", { mode: "worktree", path: "src/app.ts", lease_id: w.lease_id });
+    expect(rd.lease_id).toBe(w.lease_id);
+    const p = await s.call("workspace_apply_patch", {
+      mode: "worktree",
+      lease_id: rd.lease_id,
+      mcp_conversation_id: conv,
+      patch: "--- a/src/app.ts\n+++ b/src/app.ts\n@@ -2,3 +2,3 @@\n line 2\n-line 3\n+LINE THREE\n line 4\n",
+    });
+    expect(p.applied).toBe(true);
+    expect(p.note).toBeUndefined();
+    expect(p.changed).toEqual([{ path: "src/app.ts", status: "modified", blob: expect.stringMatching(/^sha256:/) }]);
+    expect(readFileSync(join(repo.root, "src/app.ts"), "utf8")).toBe(ten.replace("line 3\n", "LINE THREE\n"));
+
+    const m = await s.call("workspace_move", { mode: "worktree", lease_id: p.lease_id, mcp_conversation_id: conv, from: "src/new.ts", to: "lib/new.ts" });
+    expect(m.changed[0]).toMatchObject({ path: "lib/new.ts", from: "src/new.ts", status: "renamed" });
+    const d = await s.call("workspace_delete", { mode: "worktree", lease_id: m.lease_id, mcp_conversation_id: conv, path: "lib/new.ts" });
+    expect(d.changed).toEqual([{ path: "lib/new.ts", status: "deleted" }]);
+    expect(repo.git("status", "--porcelain")).toBe(" M src/app.ts\n");
+
+    // Every write is in the edit history, under the one conversation.
+    const hist = cli(["history", "status", "--json", "--root", repo.root]);
+    expect(hist.code).toBe(0);
+    const text = hist.stdout;
+    expect(text).toContain(conv);
+    expect((text.match(new RegExp(conv, "g")) ?? []).length).toBeGreaterThanOrEqual(4);
+  });
+
+  test("errors come back structured: STALE_LEASE with the fingerprint, PERMISSION_DENIED, INVALID_ARGUMENT, REPO_CHANGED", async () => {
+    await using repo = await tmpRepo();
+    repo.write("a.txt", ten);
+    repo.commit();
+    await using s = await mcpSession(repo.root);
+    const rd = await s.call("snapshot_file", { mode: "worktree", path: "a.txt" });
+    writeFileSync(join(repo.root, "outside.txt"), "someone else\n");
+    const stale = await s.callError("workspace_apply_patch", { mode: "worktree", lease_id: rd.lease_id, patch: "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-line 1\n+x\n" });
+    expect(stale.code).toBe("STALE_LEASE");
+    expect(Object.keys(stale.details.fingerprint).sort()).toEqual(["head_oid", "index_oid", "status_hash"]);
+    expect((await s.callError("workspace_write_file", { mode: "worktree", path: ".git/config", content: "x" })).code).toBe("PERMISSION_DENIED");
+    expect((await s.callError("workspace_write_file", { mode: "worktree", path: "../x", content: "x" })).code).toBe("INVALID_ARGUMENT");
+    expect((await s.callError("workspace_move", { mode: "worktree", from: "a.txt", to: "a.txt" })).code).toBe("INVALID_ARGUMENT");
+    expect((await s.callError("workspace_delete", { mode: "worktree", path: "nope" })).code).toBe("NOT_FOUND");
+    const cas = await s.callError("workspace_write_file", { mode: "worktree", path: "a.txt", content: "x", expected_blob: rd.blob.replace(/.$/, "0") === rd.blob ? rd.blob.replace(/.$/, "1") : rd.blob.replace(/.$/, "0") });
+    expect(cas.code).toBe("REPO_CHANGED");
+    expect(cas.details.current_blob).toBe(rd.blob);
+    expect(readFileSync(join(repo.root, "a.txt"), "utf8")).toBe(ten);
+  });
+
+  test("a rejected patch answers with every reject and writes nothing", async () => {
+    await using repo = await tmpRepo();
+    repo.write("a.txt", ten);
+    repo.write("b.txt", ten);
+    repo.commit();
+    await using s = await mcpSession(repo.root);
+    const r = await s.call("workspace_apply_patch", {
+      mode: "worktree",
+      patch: "--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-line 1\n+ok\n--- a/a.txt\n+++ b/a.txt\n@@ -5,2 +5,2 @@\n-line five\n+x\n line 6\n",
+    });
+    expect(r.applied).toBe(false);
+    expect(r.rejects).toEqual([{ path: "a.txt", hunks: [expect.objectContaining({ index: 0, reason: "context_mismatch", expected_at: { line: 5, text: ["line 5", "line 6"] } })] }]);
+    expect(repo.git("status", "--porcelain")).toBe("");
+  });
+
+  test("snapshot mode: edits derive new snapshots and leave the disk and git status as they were", async () => {
+    await using repo = await tmpRepo();
+    repo.write("a.txt", ten);
+    repo.commit();
+    repo.write("wip.txt", "uncommitted\n");
+    await using s = await mcpSession(repo.root);
+    const status = repo.git("status", "--porcelain");
+    const snap = await s.call("snapshot_create", { paths: ["."] });
+    const p = await s.call("workspace_apply_patch", { mode: "snapshot", snapshot_id: snap.snapshot_id, patch: "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-line 1\n+first\n" });
+    expect(p.cache_hint).toBe("immutable");
+    expect(p.base_snapshot_id).toBe(snap.snapshot_id);
+    const w = await s.call("workspace_write_file", { mode: "snapshot", snapshot_id: p.snapshot_id, path: "new.txt", content: "n\n" });
+    const mv = await s.call("workspace_move", { mode: "snapshot", snapshot_id: w.snapshot_id, from: "wip.txt", to: "done/wip.txt" });
+    const del = await s.call("workspace_delete", { mode: "snapshot", snapshot_id: mv.snapshot_id, path: "new.txt" });
+    const list = await s.call("snapshot_list", { mode: "snapshot", snapshot_id: del.snapshot_id, recursive: true });
+    expect(list.entries.map((e: { path: string }) => e.path)).toEqual(["a.txt", "done", "done/wip.txt"]);
+    expect((await s.call("snapshot_file", { mode: "snapshot", snapshot_id: del.snapshot_id, path: "a.txt" })).content).toBe(ten.replace("line 1\n", "first\n"));
+    expect(repo.git("status", "--porcelain")).toBe(status);
+    expect(readFileSync(join(repo.root, "a.txt"), "utf8")).toBe(ten);
+  });
+});
+
+/** The server reads messages with LargeMessageStdioTransport (the SDK's drops anything over 10 MB). */
+const largeMessages = readFileSync(join(import.meta.dir, "..", "..", "src", "mcp", "server.ts"), "utf8").includes("LargeMessageStdioTransport");
+
+describe.skipIf(!largeMessages)("huge inputs through the binary", () => {
+  test("a 100 MB patch applies (1,000 hunks in one file, and the deletion of a 100 MB file)", async () => {
+    await using repo = await tmpRepo();
+    const row = (i: number) => `row ${i} ${"x".repeat(80)}\n`;
+    repo.write("edit.txt", Array.from({ length: 200_000 }, (_, i) => row(i)).join(""));
+    const old = Array.from({ length: 1_100_000 }, (_, i) => `old ${i} ${"z".repeat(80)}\n`);
+    repo.write("old.txt", old.join(""));
+    repo.commit();
+    const parts: string[] = ["--- a/edit.txt\n+++ b/edit.txt\n"];
+    for (let i = 0; i < 200_000; i += 200) parts.push(`@@ -${i + 1},1 +${i + 1},1 @@\n-${row(i)}+ROW ${i}\n`);
+    parts.push(`--- a/old.txt\n+++ /dev/null\n@@ -1,${old.length} +0,0 @@\n`);
+    const patch = parts.join("") + old.map((l) => `-${l}`).join("");
+    expect(patch.length).toBeGreaterThan(100_000_000);
+    await using s = await mcpSession(repo.root);
+    const r = await s.call("workspace_apply_patch", { mode: "worktree", patch });
+    expect(r.applied).toBe(true);
+    expect(r.changed.map((c: { path: string; status: string }) => [c.path, c.status])).toEqual([
+      ["edit.txt", "modified"],
+      ["old.txt", "deleted"],
+    ]);
+    const after = readFileSync(join(repo.root, "edit.txt"), "utf8");
+    expect(after.startsWith(`ROW 0\n${row(1)}`)).toBe(true);
+    expect(after.split("\n").filter((l) => l.startsWith("ROW ")).length).toBe(1000);
+  }, 300_000);
+
+  test("a 1 GB base64 write is TOO_LARGE and the server keeps serving", async () => {
+    await using repo = await tmpRepo();
+    await using s = await mcpSession(repo.root);
+    const content = `base64:${"QUFB".repeat(256 * 1024 * 1024 + 1)}`;
+    const err = await s.callError("workspace_write_file", { mode: "worktree", path: "huge.bin", content });
+    expect(err.code).toBe("TOO_LARGE");
+    const ok = await s.call("workspace_write_file", { mode: "worktree", path: "small.txt", content: "still here\n" });
+    expect(ok.created).toBe(true);
+    expect(repo.git("status", "--porcelain")).toBe("?? small.txt\n");
+  }, 300_000);
+});
