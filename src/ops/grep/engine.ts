@@ -2,11 +2,17 @@
  * The grep pipeline: candidates in walk order -> bounded concurrent reads and
  * searches -> results consumed strictly in walk order -> limits and cursor.
  *
- * Only `concurrency` files are in flight at once and each is searched in
- * windows (scan.ts), so memory does not grow with the tree. Every decision
- * (what is returned, where a page stops, what counts as searched) is taken in
- * walk order, so the answer never depends on which read finished first:
- * paging with the cursor yields exactly the sequence of one large call.
+ * Reads run ahead of the walk-order consumer, bounded: at most `concurrency`
+ * files read through their open(), and at most 256 files / 64 MB read ahead
+ * by reader threads (reader-pool.ts) or regex children. Large files are
+ * searched in windows (scan.ts). So memory does not grow with the tree.
+ * Every decision (what is returned, where a page stops, what counts as
+ * searched) is taken in walk order, so the answer never depends on which read
+ * finished first: paging with the cursor yields exactly the sequence of one
+ * large call. Counts (files_searched, files_matched, binary_skipped) are per
+ * call; a page that resumes inside a file reads and counts that file again.
+ * Files read ahead past the point where a page stops are dropped, not
+ * reported: `searched_paths` is the walk-order prefix that the answer covers.
  *
  * Bounded time, in two layers:
  * 1. Known exponential patterns are refused up front with INVALID_ARGUMENT
@@ -18,7 +24,9 @@
  *    `truncated` and a cursor that resumes at the file being searched. The
  *    main thread is never blocked by a runaway regex. (A Worker would not do:
  *    JavaScriptCore does not stop a running regex on terminate.)
- * Fixed strings and cheap regexes run on the main thread between awaits.
+ * Fixed strings and cheap regexes run on the main thread between awaits (and
+ * as a yes/no prefilter on the reader threads); a window is `chunkBytes`
+ * (unless one line is longer), so the main thread is not held for long.
  */
 import { BINARY_SNIFF_BYTES } from "../../core/binary";
 import { compareUtf8 } from "../../core/byte-order";
@@ -26,7 +34,7 @@ import { asWorksnapError, internal } from "../../core/errors";
 import { encodeCursor, type CursorPosition } from "./cursor";
 import { asBuffer, literalScan } from "./literal";
 import { compileQuery, type CompiledQuery, type GrepOptions } from "./query";
-import { sharedReaderPool, type ReaderPool } from "./reader-pool";
+import { sharedReaderPool, type ReaderPool, type ReadFilter } from "./reader-pool";
 import { RegexSandbox } from "./regex-sandbox";
 import { regexScan, type RegexScanJob, type RegionScan } from "./regex-scan";
 import { searchFile, type ByteSource, type FileSearch, type RegionSearch } from "./scan";
@@ -85,7 +93,7 @@ class GrepRun {
   private aheadBytes = 0;
   private readers: ReaderPool | null = null;
   /** what a reader thread checks to drop a file unread by the main thread */
-  private readonly prefilter: Uint8Array[] | null;
+  private readonly filter: ReadFilter;
   private ended: Promise<never>;
 
   constructor(
@@ -95,7 +103,14 @@ class GrepRun {
     const m = q.matcher;
     this.sandbox = m.kind === "regex" && !m.plan.inline ? new RegexSandbox(m.plan) : null;
     this.search = regionSearch(q, this.sandbox);
-    this.prefilter = m.kind === "literal" ? [m.needle] : m.plan.literals;
+    this.filter =
+      m.kind === "literal"
+        ? { literals: [m.needle], test: null, limit: q.chunkBytes }
+        : {
+            literals: m.plan.literals,
+            test: m.plan.inline && !m.plan.perLine ? { source: m.plan.source, flags: m.plan.flags } : null,
+            limit: q.chunkBytes,
+          };
     this.ended = new Promise<never>((_, reject) => {
       this.stop.signal.addEventListener("abort", () => reject(this.stop.signal.reason), { once: true });
     });
@@ -246,7 +261,7 @@ class GrepRun {
           } else source = { file: c.absPath! };
         } else if (byReader) {
           this.readers ??= sharedReaderPool(BINARY_SNIFF_BYTES);
-          const read = await this.readers.read(c.absPath!, this.prefilter, q.chunkBytes);
+          const read = await this.readers.read(c.absPath!, this.filter);
           if (read.kind === "binary") return BINARY;
           if (read.kind === "skip") return NO_MATCH;
           source = read.kind === "bytes" ? read.bytes : { file: c.absPath! };

@@ -2,18 +2,23 @@
  * Grep options: validation, defaults and the compiled matcher.
  *
  * Matching model (ripgrep's default line-oriented search):
- * - a match lies within one line; lines end at `\n`;
+ * - a match lies within one line; lines end at `\n`; a `\r` before it is an
+ *   ordinary character to the matcher (so `foo$` does not match "foo\r\n", as
+ *   in rg without --crlf) and is dropped only from the text shown;
+ * - a UTF-8 byte order mark at the start of a file is not content (as in rg);
  * - `fixedStrings` without `caseInsensitive` is a byte search (Buffer.indexOf)
- *   for the pattern's UTF-8 bytes;
- * - a regex is a JavaScript RegExp with the `u` flag (`iu` when
- *   case-insensitive) over each line decoded as UTF-8, rewritten so `.` matches
- *   any character but `\n`, `^`/`$` anchor only at line boundaries, and nothing
- *   consumes `\n` (regex-analysis.ts). `\w`, `\d`, `\b` keep JavaScript's
- *   ASCII meaning;
+ *   for the pattern's UTF-8 bytes, leftmost non-overlapping occurrences;
+ * - a regex is JavaScript RegExp syntax with the `u` flag (`iu` when
+ *   case-insensitive), run over lines decoded as UTF-8, rewritten
+ *   (regex-analysis.ts) so that `.` matches any character but `\n`, `^`/`$`
+ *   anchor only at line boundaries, nothing consumes `\n`, and `\w` `\d` `\s`
+ *   `\b` have ripgrep's Unicode meanings instead of JavaScript's ASCII ones;
+ *   invalid UTF-8 decodes to U+FFFD, which `.` matches (rg's `.` does not);
  * - `fixedStrings` with `caseInsensitive` is the regex path on the escaped
  *   pattern, so it matches exactly what `iu` matches (including the Kelvin
  *   sign for "k" and long s for "s");
  * - a pattern holding a line break is refused: it could never match.
+ * Columns are 1-based byte offsets in the line, like `rg --column`.
  */
 import { invalidArgument } from "../../core/errors";
 import { decodeCursor, queryIdentity, type CursorPosition } from "./cursor";

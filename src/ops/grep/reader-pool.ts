@@ -9,8 +9,9 @@
  * literals, and hands back only the bytes of text files that can match. The
  * main thread then searches those as it would any in-memory file.
  *
- * Nothing a user supplies runs here except byte search, so a batch always
- * finishes quickly; regexes never run on these threads.
+ * Nothing that can run away runs here: byte search, and for regexes that
+ * regex-analysis.ts proves cheap (no unbounded repetition, no backreference)
+ * a yes/no test per file. Other regexes never run on these threads.
  */
 import { availableParallelism } from "node:os";
 
@@ -28,9 +29,18 @@ interface Request {
   reject: (err: unknown) => void;
 }
 
-interface Batch {
+/** What a reader checks before handing a file over; one object per grep call. */
+export interface ReadFilter {
+  /** drop files holding none of these */
   literals: Uint8Array[] | null;
+  /** drop files in which this regex finds nothing; only for regexes with bounded backtracking and no lookarounds */
+  test: { source: string; flags: string } | null;
+  /** files larger than this are left to the caller */
   limit: number;
+}
+
+interface Batch {
+  filter: ReadFilter;
   requests: Request[];
 }
 
@@ -46,8 +56,22 @@ const BATCH_FILES = 64;
 /** Stringified into the worker: self-contained. */
 function readerMain(fs: typeof import("node:fs"), sniff: number): void {
   let buf = Buffer.allocUnsafe(1 << 20);
+  const regexes = new Map<string, RegExp>();
+  // drops a leading BOM, as the main thread's scan does
+  const decoder = new TextDecoder();
   (globalThis as unknown as { onmessage: (e: MessageEvent) => void }).onmessage = (event: MessageEvent) => {
-    const { paths, literals, limit } = event.data as { paths: string[]; literals: Uint8Array[] | null; limit: number };
+    const { paths, filter } = event.data as { paths: string[]; filter: ReadFilter };
+    const { literals, limit, test } = filter;
+    let re: RegExp | null = null;
+    if (test) {
+      const key = `${test.flags}/${test.source}`;
+      re = regexes.get(key) ?? null;
+      if (!re) {
+        if (regexes.size > 16) regexes.clear();
+        re = new RegExp(test.source, test.flags);
+        regexes.set(key, re);
+      }
+    }
     const results: unknown[] = [];
     const transfer: ArrayBuffer[] = [];
     for (const path of paths) {
@@ -73,6 +97,7 @@ function readerMain(fs: typeof import("node:fs"), sniff: number): void {
         const view = buf.subarray(0, len);
         if (view.subarray(0, sniff).indexOf(0) >= 0) results.push({ kind: "binary" });
         else if (literals && !literals.some((lit) => view.indexOf(lit) >= 0)) results.push({ kind: "skip" });
+        else if (re && !re.test(decoder.decode(view))) results.push({ kind: "skip" });
         else {
           const bytes = new Uint8Array(view);
           transfer.push(bytes.buffer);
@@ -102,7 +127,7 @@ function newReader(sniff: number): Worker {
 
 export class ReaderPool {
   private readonly slots: Slot[];
-  private queue: (Request & { literals: Uint8Array[] | null; limit: number })[] = [];
+  private queue: (Request & { filter: ReadFilter })[] = [];
 
   constructor(
     size: number,
@@ -111,9 +136,9 @@ export class ReaderPool {
     this.slots = Array.from({ length: Math.max(1, size) }, () => ({ worker: null, busy: null }));
   }
 
-  read(path: string, literals: Uint8Array[] | null, limit: number): Promise<ReadOutcome> {
+  read(path: string, filter: ReadFilter): Promise<ReadOutcome> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ path, literals, limit, resolve, reject });
+      this.queue.push({ path, filter, resolve, reject });
       if (this.queue.length === 1) queueMicrotask(() => this.dispatch());
       else if (this.queue.length >= BATCH_FILES) this.dispatch();
     });
@@ -124,9 +149,9 @@ export class ReaderPool {
       if (this.queue.length === 0) return;
       if (slot.busy) continue;
       const head = this.queue[0]!;
-      const take = this.queue.findIndex((r, k) => k >= BATCH_FILES || r.literals !== head.literals || r.limit !== head.limit);
+      const take = this.queue.findIndex((r, k) => k >= BATCH_FILES || r.filter !== head.filter);
       const requests = this.queue.splice(0, take < 0 ? this.queue.length : take);
-      this.start(slot, { literals: head.literals, limit: head.limit, requests });
+      this.start(slot, { filter: head.filter, requests });
     }
   }
 
@@ -139,7 +164,7 @@ export class ReaderPool {
     }
     slot.busy = batch;
     slot.worker.ref();
-    slot.worker.postMessage({ paths: batch.requests.map((r) => r.path), literals: batch.literals, limit: batch.limit });
+    slot.worker.postMessage({ paths: batch.requests.map((r) => r.path), filter: batch.filter });
   }
 
   private finish(slot: Slot, worker: Worker, reply: Reply): void {

@@ -4,8 +4,8 @@
  *
  * Each window holds, in order: up to contextLines lines already searched (kept
  * for before-context), the lines to search now, and, unless the file ended,
- * contextLines more lines (searched again in the next window, so the matches
- * here always have their after-context). Because a match never spans a line
+ * contextLines more lines (left for the next window to search, so the
+ * matches here always have their after-context). Because a match never spans a line
  * break, a line that straddles a read boundary is simply carried into the
  * next window whole, and line numbers are counted across windows.
  *

@@ -77,6 +77,7 @@ const CASES: { pattern: string; fixed?: boolean; ci?: boolean }[] = [
   { pattern: "[A-Z]{3,}" },
   { pattern: "a.c" },
   { pattern: "x$" },
+  { pattern: "^foo" },
   { pattern: "^$" },
   { pattern: "^\\s*$" },
   { pattern: "\\s+$" },
