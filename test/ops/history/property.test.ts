@@ -23,7 +23,9 @@ type Op =
   | { id: string; kind: "slot"; lineage: string; old: string; now: string }
   | { id: string; kind: "grow"; lineage: string; after: string; insert: string[] }
   | { id: string; kind: "move"; lineage: string; to: string; slot?: { old: string; now: string } }
-  | { id: string; kind: "delete"; lineage: string };
+  | { id: string; kind: "delete"; lineage: string }
+  /** A person appended a line by hand (outside the history); never rejectable. */
+  | { id: string; kind: "outside"; lineage: string; line: string };
 
 interface MFile {
   lineage: string;
@@ -32,14 +34,20 @@ interface MFile {
 }
 
 /** The independent model: replays kept ops; an op that cannot apply is a conflict (and is skipped, as --cascade would). */
-function model(initial: MFile[], ops: Op[], rejected: Set<string>): { files: MFile[]; tree: Record<string, string>; conflicts: string[] } {
+function model(initial: MFile[], ops: Op[], rejected: Set<string>): { files: MFile[]; tree: Record<string, string>; conflicts: string[]; fatal: string[] } {
   const files = new Map<string, MFile>(initial.map((f) => [f.lineage, { ...f, lines: [...f.lines] }]));
   const atPath = (p: string) => [...files.values()].find((f) => f.path === p);
   const conflicts: string[] = [];
+  const fatal: string[] = [];
   for (const op of ops) {
     if (rejected.has(op.id)) continue;
     const f = op.kind === "create" ? undefined : files.get(op.lineage);
     let ok = true;
+    if (op.kind === "outside") {
+      if (f) f.lines.push(op.line);
+      else fatal.push(op.id);
+      continue;
+    }
     if (op.kind === "create") {
       if (atPath(op.path)) ok = false;
       else files.set(op.lineage, { lineage: op.lineage, path: op.path, lines: [...op.lines] });
@@ -65,7 +73,7 @@ function model(initial: MFile[], ops: Op[], rejected: Set<string>): { files: MFi
   }
   const tree: Record<string, string> = {};
   for (const f of [...files.values()].sort((a, b) => (a.path < b.path ? -1 : 1))) tree[f.path] = f.lines.map((l) => `${l}\n`).join("");
-  return { files: [...files.values()], tree, conflicts };
+  return { files: [...files.values()], tree, conflicts, fatal };
 }
 
 const PATHS = ["a.txt", "b.txt", "c.txt", "d/e.txt", "d/f.txt", "g/h/i.txt"];
@@ -126,7 +134,7 @@ class Run {
     const conv = this.pick(CONVS);
     const existing = [...this.current.values()];
     const free = PATHS.filter((p) => !this.current.has(p) && !PATHS.some((q) => this.current.has(q) && (p.startsWith(`${q}/`) || q.startsWith(`${p}/`))));
-    const kinds = [...(free.length > 0 ? ["create", "create"] : []), ...(existing.length > 0 ? ["slot", "slot", "slot", "grow", "move", "delete"] : [])];
+    const kinds = [...(free.length > 0 ? ["create", "create"] : []), ...(existing.length > 0 ? ["slot", "slot", "slot", "grow", "move", "delete", "outside"] : [])];
     const kind = this.pick(kinds);
     const call = async (changes: WriteChange[], tool: string) => (await this.h.call(conv, changes, tool))[0]!;
     if (kind === "create") {
@@ -139,7 +147,17 @@ class Run {
       this.ops.push({ id, kind: "create", lineage: id, path, lines: [...lines] });
     } else {
       const f = this.pick(existing);
-      if (kind === "slot") {
+      if (kind === "outside") {
+        // Edited by hand, then the agent edits the same file again: the change sits between recorded edits.
+        const line = `outside ${this.fresh("o")}`;
+        f.lines = [...f.lines, line];
+        this.h.repo.write(f.path, this.content(f));
+        this.ops.push({ id: this.fresh("outside-"), kind: "outside", lineage: f.lineage, line });
+        const e = this.slotEdit(f);
+        const id = await call([{ kind: "write", path: f.path as RepoPath, bytes: this.content({ ...f, lines: e.lines }), operation: "edit" }], "edit_file_diff");
+        f.lines = e.lines;
+        this.ops.push({ id, kind: "slot", lineage: f.lineage, old: e.old, now: e.now });
+      } else if (kind === "slot") {
         const e = this.slotEdit(f);
         const op = this.g(fc.boolean) ? "replace" : "edit";
         const id = await call([{ kind: "write", path: f.path as RepoPath, bytes: this.content({ ...f, lines: e.lines }), operation: op }], op === "edit" ? "edit_file_diff" : "write_file");
@@ -204,6 +222,15 @@ class Run {
       (r) => ({ ok: true as const, r }),
       (err) => ({ ok: false as const, err }),
     );
+    if (want.fatal.length > 0) {
+      expect(outcome.ok).toBe(false);
+      if (outcome.ok) return "done";
+      expect(outcome.err.code).toBe("REPO_CHANGED");
+      expect(outcome.err.details.reason).toBe("conflict");
+      expect(this.h.tree()).toEqual(treeBefore);
+      expect(await this.h.entries()).toEqual(logBefore);
+      return "refused";
+    }
     const refuse = want.conflicts.length > 0 && (action === "accept" || !cascade);
     if (refuse) {
       expect(outcome.ok).toBe(false);
@@ -247,7 +274,7 @@ test(
         const n1 = g(fc.integer, { min: 1, max: 10 });
         for (let i = 0; i < n1; i++) await run.step();
         // Round 1: reject some edits (maybe with --cascade).
-        const ids1 = run.pickSubset(run.ops.map((o) => o.id));
+        const ids1 = run.pickSubset(run.ops.filter((o) => o.kind !== "outside").map((o) => o.id));
         const first = await run.review("reject", ids1, g(fc.boolean));
         if (first === "refused") refusals++;
         if (first === "done") successes++;
