@@ -40,7 +40,11 @@ export interface GrepOptions {
   /** identity of everything else that decides the candidates: tree or snapshot id, paths, globs */
   queryKey: string;
   signal?: AbortSignal;
-  /** files read and searched at once (default 8) */
+  /**
+   * files read through their open() at once (default 8); files that name
+   * their `absPath` are read ahead by reader threads instead, up to 256
+   * files / 64 MB ahead of the walk-order consumer
+   */
   concurrency?: number;
   /** wall-clock budget for the call; when it runs out the answer is cut short with `timed_out` (default 10 s) */
   timeBudgetMs?: number;

@@ -77,7 +77,7 @@ function readerMain(fs: typeof import("node:fs"), sniff: number): void {
     for (const path of paths) {
       let fd = -1;
       try {
-        fd = fs.openSync(path, "r");
+        fd = fs.openSync(path, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW); // never follow a symlink
         let len = 0;
         for (;;) {
           if (len === buf.length) {

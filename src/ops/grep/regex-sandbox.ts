@@ -99,6 +99,28 @@ function childMain(scan: typeof regexScan, fs: typeof import("node:fs"), sniff: 
     text.copy(reply, 16 + code.length);
     send(reply);
   };
+  /** The whole file (or limit + 1 bytes of it); a symlink is refused, never followed. */
+  const readFile = (path: string, limit: number): Buffer => {
+    const fd = fs.openSync(path, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+    try {
+      let data = Buffer.allocUnsafe(Math.min(fs.fstatSync(fd).size, limit) + 1);
+      let len = 0;
+      for (;;) {
+        if (len === data.length) {
+          if (len > limit) break;
+          const grown = Buffer.allocUnsafe(data.length * 2);
+          data.copy(grown, 0, 0, len);
+          data = grown;
+        }
+        const got = fs.readSync(fd, data, len, data.length - len, null);
+        if (got === 0) break;
+        len += got;
+      }
+      return data.subarray(0, len);
+    } finally {
+      fs.closeSync(fd);
+    }
+  };
   for (;;) {
     if (hi === buf.length) {
       if (lo > 0) {
@@ -142,7 +164,7 @@ function childMain(scan: typeof regexScan, fs: typeof import("node:fs"), sniff: 
           continue;
         }
         const limit = buf.readUInt32LE(at + 12);
-        const data = fs.readFileSync(buf.toString("utf8", at + 16, at + len));
+        const data = readFile(buf.toString("utf8", at + 16, at + len), limit);
         if (data.length > limit) status(id, 2);
         else if (data.subarray(0, sniff).indexOf(0) >= 0) status(id, 1);
         else if (literals && !literals.some((l) => data.indexOf(l) >= 0)) nothing(id);

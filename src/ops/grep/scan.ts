@@ -13,6 +13,7 @@
  * (line, column, text, context). Rendering for people or models happens in
  * the adapters.
  */
+import { constants } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
 import { BINARY_SNIFF_BYTES, isBinary } from "../../core/binary";
 import { asBuffer, charStartAtOrAfter, charStartAtOrBefore, countNewlines, lastNewlineBefore } from "./literal";
@@ -247,7 +248,7 @@ class ByteWindow {
   }
 
   private async fillFromFile(min: number): Promise<void> {
-    this.handle ??= await open(this.file!, "r");
+    this.handle ??= await open(this.file!, constants.O_RDONLY | constants.O_NOFOLLOW); // never follow a symlink
     while (this.hi - this.lo < min && !this.done) {
       this.makeRoom(min - (this.hi - this.lo));
       const { bytesRead } = await this.handle.read(this.store, this.hi, this.store.length - this.hi, null);

@@ -1,7 +1,9 @@
 /**
- * Grep candidates backed by files on disk. Small files are read in one
- * synchronous call (measured fastest for many small files); larger ones are
- * streamed in `chunkBytes` reads, so a 2 GB file never sits in memory whole.
+ * Grep candidates backed by regular files on disk (not symlinks: the walk
+ * passes those, if at all, with an open() that yields the link text). The
+ * engine reads them itself through `absPath`; open() remains for other
+ * callers: small files in one synchronous read, larger ones streamed in
+ * `chunkBytes` reads, so a 2 GB file never sits in memory whole.
  */
 import { readFileSync } from "node:fs";
 import { open } from "node:fs/promises";

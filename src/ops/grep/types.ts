@@ -6,9 +6,11 @@ export interface GrepCandidate {
   size: number;
   open(): Promise<Uint8Array | ReadableStream<Uint8Array>>;
   /**
-   * The file on disk holding exactly these bytes, when there is one (a work
-   * tree file, a stored blob). Small files that name it are read by reader
-   * threads in parallel, without calling open(); fileCandidate() sets it.
+   * The regular file on disk holding exactly these bytes, when there is one
+   * (a work tree file, a stored blob); never a symlink (it is opened with
+   * O_NOFOLLOW, so one fails the search rather than being followed). When
+   * set, the engine reads the file itself, on reader threads or straight
+   * into its window buffer, and does not call open(). fileCandidate() sets it.
    */
   absPath?: string;
 }
