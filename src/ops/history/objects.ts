@@ -4,6 +4,7 @@
  * after for changes a diff cannot replay), and the bytes a review wrote.
  */
 import { internal } from "../../core/errors";
+import { sha256Hex } from "../../core/hash";
 import type { FileMode } from "../edit-recorder";
 import { parsePatch } from "../patch/parse";
 import type { PatchHunk } from "../patch/types";
@@ -34,7 +35,9 @@ export class HistoryObjects {
     if (!p) {
       p = (async () => {
         const meta = JSON.parse(decoder.decode(await this.store.getObject(checkpointMetaRel(rel)))) as CheckpointMeta;
-        return { bytes: await this.store.getObject(rel), mode: meta.mode, path: meta.path, hash: meta.hash };
+        const bytes = await this.store.getObject(rel);
+        if (sha256Hex(bytes) !== meta.hash) throw internal(`checkpoint ${rel} is damaged: its bytes do not have the recorded hash`, { checkpoint: rel });
+        return { bytes, mode: meta.mode, path: meta.path, hash: meta.hash };
       })();
       this.checkpoints.set(rel, p);
     }

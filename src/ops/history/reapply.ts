@@ -30,6 +30,7 @@
  * An outside change that cannot be carried over is a conflict no cascade can
  * resolve.
  */
+import { internal } from "../../core/errors";
 import { sha256Hex } from "../../core/hash";
 import type { FileMode } from "../edit-recorder";
 import { unifiedDiff } from "../diff/unified";
@@ -149,7 +150,12 @@ class Replay {
       if (!this.paths.has(f.path)) continue;
       const rel = f.content_file;
       const mode = f.mode ?? "100644";
-      this.t.set(f.path, { hash: f.hash, lineage: f.lineage, recipe: rel ? { base: () => this.objects.content(rel, mode) } : undefined });
+      const base = async () => {
+        const c = await this.objects.content(rel!, mode);
+        if (sha256Hex(c.bytes) !== f.hash) throw internal(`review ${r.review_id} is damaged: ${rel} does not have the recorded hash`, { review_id: r.review_id });
+        return c;
+      };
+      this.t.set(f.path, { hash: f.hash, lineage: f.lineage, recipe: rel ? { base } : undefined });
     }
   }
 
@@ -238,14 +244,16 @@ class Replay {
       chain.push(cur);
       cur = cur.prev;
     }
-    if (!cur) throw new Error("history replay: a recorded state has no base");
+    if (!cur) throw internal("the history cannot say what a file held: a recorded state has no checkpoint");
     let content = cur.memo ?? (await cur.base!());
     cur.memo = content;
     for (let i = chain.length - 1; i >= 0; i--) {
       const node = chain[i]!;
       const change = await this.objects.change(node.entry!);
       const applied = applyChange(content, change);
-      if (!applied.ok) throw new Error(`history replay: edit ${node.entry!.edit_id} does not apply to the state it was recorded on`);
+      if (!applied.ok || sha256Hex(applied.content.bytes) !== node.entry!.hash_after) {
+        throw internal(`the history is damaged: edit ${node.entry!.edit_id} does not reproduce the state it recorded`, { edit_id: node.entry!.edit_id });
+      }
       content = applied.content;
       node.memo = content;
     }
