@@ -191,7 +191,16 @@ async function reviewLocked(ws: Workspace, store: HistoryStore, req: ReviewReque
   req.onStep?.("intent-written");
   await applyStatuses(store, model, statuses);
   req.onStep?.("logs-updated");
-  if (changes.length > 0) await writeChangesLocked(ws, changes);
+  try {
+    if (changes.length > 0) await writeChangesLocked(ws, changes);
+  } catch (err) {
+    // A refused write (a path no longer writable, a directory in the way) wrote nothing: undo the review.
+    const previous = Object.fromEntries([...overrides.keys()].map((id) => [id, model.byId.get(id)!.status]));
+    await applyStatuses(store, model, previous);
+    await store.deleteIntent(record.review_id);
+    await store.deleteReview(record.review_id);
+    throw err;
+  }
   req.onStep?.("files-written");
   await store.putReview(record);
   await store.deleteIntent(record.review_id);

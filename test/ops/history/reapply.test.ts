@@ -309,4 +309,17 @@ describe("rule 9.2: the file must be what the history last recorded", () => {
     await h.review({ action: "reject", editIds: [a] });
     expect(h.tree()).toEqual({ "b.txt": "b by hand\n" });
   });
+
+  test("a restore the write path refuses (a directory now stands at the path) undoes the review: statuses unchanged, no interrupted review", async () => {
+    await using h = await historyFixture();
+    h.repo.write("d.txt", "data\n");
+    const del = await h.del(C, "d.txt");
+    h.repo.write("d.txt/inside.txt", "a directory now\n");
+    const err = await h.review({ action: "reject", editIds: [del], force: true }).catch((e) => e);
+    expect(err.code).toBe("INVALID_ARGUMENT");
+    expect((await h.entries())[0]!.status).toBe("pending");
+    expect(await h.store.listIntents()).toEqual([]);
+    expect(await h.store.listReviews()).toEqual([]);
+    expect(h.tree()).toEqual({ "d.txt/inside.txt": "a directory now\n" });
+  });
 });
