@@ -67,11 +67,16 @@ export async function historyShow(store: HistoryStore, id: string): Promise<Show
   let kind: ShowResult["kind"];
   let entries: LogEntry[];
   let resolved: string;
-  if (model.byConversation.has(id) || (!model.byId.has(id) && [...model.byConversation.keys()].some((c) => c.startsWith(id)))) {
+  const convHits = model.byConversation.has(id) ? [id] : id.length >= 4 ? [...model.byConversation.keys()].filter((c) => c.startsWith(id)) : [];
+  const editHit = model.byId.has(id) || (id.length >= 4 && model.entries.some((e) => e.edit_id.startsWith(id)));
+  if (model.byConversation.has(id) || (convHits.length > 0 && !editHit && !model.byId.has(id))) {
     kind = "conversation";
     resolved = resolveConversationId(model, id);
     entries = model.entries.filter((e) => e.conversation_id === resolved);
   } else {
+    if (convHits.length > 0 && editHit && !model.byId.has(id)) {
+      throw invalidArgument(`${id} is the start of both a conversation id and an edit id; give more of it`, { id });
+    }
     kind = "edit";
     const e = resolveEditId(model, id);
     resolved = e.edit_id;
