@@ -1,0 +1,217 @@
+// Benchmark: `worksnap snapshot create`, cold and warm, beside its anchors, on one generated repository.
+//
+//   node_modules/.bin/bun bench/snapshot.ts [--small] [--dir DIR] [--runs N] [--seed S] [--bin PATH]
+//                                            [--append FILE] [--gate]
+//
+// Every row runs in the same process, on the same tree, with a warm page cache, in interleaved rounds after an
+// untimed warm-up round. The worksnap rows read "not built" when dist/worksnap is missing; the anchors and the hash
+// comparison run anyway. `--gate` exits 1 when a target is missed; `--append FILE` adds the markdown to FILE.
+
+import { existsSync, readFileSync, lstatSync, rmSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { createSHA256 } from "hash-wasm";
+import { generateRepo, formatSummary, readMarker, GENERATOR_VERSION, Rng, seedHash } from "./gen-repo.ts";
+import {
+  CommandFailed, appendFigures, argValue, fmtBytes, fmtMs, fmtRate, fmtRatio, loadLine, machineLine, markdownTable, median,
+  table, timeFn, timeRounds, type CommandTiming, type Contender,
+} from "./lib.ts";
+
+const ROOT = resolve(import.meta.dir, "..");
+const DEFAULT_BIN = join(ROOT, "dist", "worksnap");
+const HASH_BYTES = 256 * 1024 * 1024;
+const TARGETS = { vsSha256sum: 3, vsGitAdd: 6, warmVsStatus: 1.25, rss: 400e6 };
+
+interface Row {
+  name: string;
+  timing?: CommandTiming;
+  note?: string; // shown instead of figures: "not built", or why it failed
+}
+
+async function main(): Promise<number> {
+  const args = process.argv.slice(2);
+  const small = args.includes("--small");
+  const runs = Number(argValue(args, "--runs") ?? (small ? 5 : 3));
+  const seed = argValue(args, "--seed") ?? "1";
+  const files = small ? 3_000 : 100_000;
+  const dir = resolve(argValue(args, "--dir") ?? (small ? "/tmp/wsbench-small" : "/tmp/wsbench-large"));
+  if (!Number.isInteger(runs) || runs < 1) throw new Error("--runs must be a positive integer");
+
+  await ensureRepo(dir, files, seed, argValue(args, "--dir") !== undefined);
+  const marker = readMarker(dir);
+  const BIN = resolve(argValue(args, "--bin") ?? DEFAULT_BIN);
+  const built = existsSync(BIN);
+  const loadBefore = machineLine();
+  if (!built) console.error(`note: ${BIN} not found; build it with \`npm run build\`. Timing the anchors only.\n`);
+
+  // One run of each row per round: a shift in machine load then hits every row alike.
+  // The sha256sum row goes first, and the warm-up round brings the whole tree into the page cache.
+  // Deleted tracked files and directory symlinks make sha256sum complain; xargs then exits 123, which is expected.
+  const scratch = mkdtempSync(join(tmpdir(), "wsbench-index-"));
+  const tmpIndex = join(scratch, "index");
+  const contenders: Contender[] = [
+    { name: "git ls-files -z | xargs -0 -P2 sha256sum", cmd: ["bash", "-c", "git ls-files -z | xargs -0 -P2 sha256sum >/dev/null 2>&1"], opts: { cwd: dir, okCodes: [0, 123] } },
+    { name: "git add -A (fresh index)", cmd: ["git", "add", "-A"], opts: { cwd: dir, env: { GIT_INDEX_FILE: tmpIndex }, prepare: () => rmSync(tmpIndex, { force: true }) } },
+    { name: "git status --porcelain=v1 -z", cmd: ["git", "status", "--porcelain=v1", "-z"], opts: { cwd: dir } },
+  ];
+  const create = [BIN, "snapshot", "create", "--root", dir];
+  if (built) {
+    // Cold starts without any worksnap state; warm follows it directly, with nothing changed in between.
+    contenders.push(
+      { name: "worksnap snapshot create (cold)", cmd: create, opts: { cwd: dir, prepare: () => rmSync(join(dir, ".mcp"), { recursive: true, force: true }) } },
+      { name: "worksnap snapshot create (warm)", cmd: create, opts: { cwd: dir } },
+    );
+  }
+  const timings = await timeRounds(contenders, { runs, warmup: 1, onRun: (name) => process.stderr.write(`  ${name}\n`) });
+  rmSync(scratch, { recursive: true, force: true });
+  const rows: Row[] = contenders.map(({ name }) => {
+    const t = timings.get(name);
+    if (t instanceof CommandFailed) return { name, note: `failed (exit ${t.code}): ${t.stderr.trim().split("\n")[0] ?? ""}` };
+    if (t instanceof Error) return { name, note: `failed: ${t.message}` };
+    return { name, timing: t };
+  });
+  if (!built) rows.push({ name: "worksnap snapshot create (cold)", note: "not built" }, { name: "worksnap snapshot create (warm)", note: "not built" });
+
+  const hash = await hashComparison(dir, seed);
+  const machine = `${loadBefore} (at start); ${loadLine()} (at end)`;
+  const report = render(rows, hash, { dir, runs, machine, files: marker?.files ?? NaN, bytes: marker?.bytes ?? NaN });
+  console.log("\n" + report.text + "\n");
+  console.log("---- markdown for bench/README.md ----\n");
+  console.log(report.markdown);
+  const append = argValue(args, "--append");
+  if (append) appendFigures(append, report.markdown);
+  if (args.includes("--gate") && report.missed.length > 0) {
+    console.error(`\ntargets missed: ${report.missed.join("; ")}`);
+    return 1;
+  }
+  return 0;
+}
+
+/** Reuses a complete generation with the same parameters, otherwise generates. */
+async function ensureRepo(dir: string, files: number, seed: string, explicit: boolean): Promise<void> {
+  const marker = readMarker(dir);
+  if (explicit && existsSync(join(dir, ".git"))) {
+    if (!marker) console.error(`note: ${dir} was not generated by bench/gen-repo.ts; using it as it is.`);
+    return;
+  }
+  if (marker?.complete && marker.version === GENERATOR_VERSION && marker.files === files && marker.seed === seed) {
+    console.error(`reusing ${dir} (${marker.files} files, ${fmtBytes(marker.bytes)}, HEAD ${marker.head.slice(0, 12)})`);
+    return;
+  }
+  console.error(`generating ${files} files into ${dir} ...`);
+  const summary = await generateRepo({ out: dir, files, seed, force: true, log: (m) => console.error("  " + m) });
+  console.error(formatSummary(summary) + "\n");
+}
+
+interface HashResult {
+  files: number;
+  bytes: number;
+  rows: { name: string; ms: number }[];
+}
+
+/** Native SHA-256 against hash-wasm over the same ~256 MB of the repository's files, held in memory. */
+async function hashComparison(dir: string, seed: string): Promise<HashResult> {
+  process.stderr.write("timing sha256 in memory ...\n");
+  const list = Bun.spawnSync(["git", "ls-files", "-z"], { cwd: dir }).stdout.toString().split("\0").filter(Boolean);
+  const r = new Rng(seedHash(seed) ^ 0x4a5b);
+  for (let i = list.length - 1; i > 0; i--) {
+    const j = r.int(i + 1);
+    [list[i], list[j]] = [list[j]!, list[i]!];
+  }
+  const bufs: Uint8Array[] = [];
+  let bytes = 0;
+  for (const p of list) {
+    if (bytes >= HASH_BYTES) break;
+    const full = join(dir, p);
+    try {
+      if (!lstatSync(full).isFile()) continue;
+    } catch {
+      continue; // deleted in the dirty state
+    }
+    const b = readFileSync(full);
+    bufs.push(b);
+    bytes += b.length;
+  }
+  const wasm = await createSHA256();
+  const chunks: Uint8Array[] = [];
+  const whole = Buffer.concat(bufs);
+  for (let at = 0; at < whole.length; at += 1 << 20) chunks.push(whole.subarray(at, at + (1 << 20)));
+  const runs = 3;
+  const results = [
+    { name: "Bun.CryptoHasher sha256, per file", fn: () => { for (const b of bufs) new Bun.CryptoHasher("sha256").update(b).digest(); } },
+    { name: "hash-wasm createSHA256, per file", fn: () => { for (const b of bufs) wasm.init().update(b).digest("binary"); } },
+    { name: "Bun.CryptoHasher sha256, one stream", fn: () => { const h = new Bun.CryptoHasher("sha256"); for (const c of chunks) h.update(c); h.digest(); } },
+    { name: "hash-wasm createSHA256, one stream", fn: () => { wasm.init(); for (const c of chunks) wasm.update(c); wasm.digest("binary"); } },
+  ];
+  const rows: { name: string; ms: number }[] = [];
+  for (const { name, fn } of results) rows.push({ name, ms: median(await timeFn(fn, runs)) });
+  return { files: bufs.length, bytes, rows };
+}
+
+function render(rows: Row[], hash: HashResult, ctx: { dir: string; runs: number; machine: string; files: number; bytes: number }) {
+  const get = (prefix: string) => rows.find((r) => r.name.startsWith(prefix))?.timing;
+  const med = (t?: CommandTiming) => (t ? median(t.ms) : NaN);
+  const cold = get("worksnap snapshot create (cold)");
+  const warm = get("worksnap snapshot create (warm)");
+  const sha = get("git ls-files");
+  const add = get("git add");
+  const status = get("git status");
+  const rssRuns = [cold, warm].flatMap((t) => t?.maxRss ?? []);
+  const rss = rssRuns.length ? Math.max(...rssRuns) : NaN;
+  const rssNote = [cold, warm].some((t) => t?.rssUpperBound) ? " (upper bound: no /usr/bin/time)" : "";
+
+  const headers = ["what", "median", "min", "max", "peak RSS"];
+  const timingRows = rows.map((r) =>
+    r.timing
+      ? [r.name, fmtMs(median(r.timing.ms)), fmtMs(Math.min(...r.timing.ms)), fmtMs(Math.max(...r.timing.ms)), fmtBytes(Math.max(...r.timing.maxRss))]
+      : [r.name, r.note ?? "—", "", "", ""]);
+
+  const missed: string[] = [];
+  const check = (label: string, value: number, shown: string, target: string, pass: (v: number) => boolean) => {
+    const verdict = Number.isFinite(value) ? (pass(value) ? "met" : "MISSED") : "n/a";
+    if (verdict === "MISSED") missed.push(`${label} ${shown} (target ${target})`);
+    return [label, shown, target, verdict];
+  };
+  const ratioRows = [
+    check("cold vs sha256sum (x faster)", med(sha) / med(cold), fmtRatio(med(sha) / med(cold)), `≥ ${TARGETS.vsSha256sum}x`, (v) => v >= TARGETS.vsSha256sum),
+    check("cold vs git add -A (x faster)", med(add) / med(cold), fmtRatio(med(add) / med(cold)), `≥ ${TARGETS.vsGitAdd}x`, (v) => v >= TARGETS.vsGitAdd),
+    check("warm vs git status (time ratio)", med(warm) / med(status), fmtRatio(med(warm) / med(status)), `≤ ${TARGETS.warmVsStatus}x`, (v) => v <= TARGETS.warmVsStatus),
+    check("worksnap peak RSS" + rssNote, rss, fmtBytes(rss), `< ${fmtBytes(TARGETS.rss)}`, (v) => v < TARGETS.rss),
+  ];
+  const ratioHeaders = ["ratio", "value", "target", "verdict"];
+
+  // Rows come in pairs, native then hash-wasm, for the same way of feeding the bytes.
+  const hashHeaders = ["sha256 over the same bytes", "median", "throughput", "time vs native"];
+  const hashRows = hash.rows.map((h, i) => [h.name, fmtMs(h.ms), fmtRate(hash.bytes, h.ms), fmtRatio(h.ms / hash.rows[i - (i % 2)]!.ms)]);
+
+  const where = `${Number.isFinite(ctx.files) ? ctx.files.toLocaleString("en-US") + " tracked files, " : ""}${fmtBytes(ctx.bytes)}, ${ctx.runs} runs per row (median), repo ${ctx.dir}`;
+  const hashWhere = `${hash.files.toLocaleString("en-US")} files, ${fmtBytes(hash.bytes)} in memory`;
+  const text = [
+    `snapshot create — ${where}`,
+    ctx.machine,
+    "",
+    table(headers, timingRows),
+    "",
+    table(ratioHeaders, ratioRows),
+    "",
+    `hash throughput — ${hashWhere}`,
+    table(hashHeaders, hashRows),
+  ].join("\n");
+  const markdown = [
+    `### snapshot create (${new Date().toISOString().slice(0, 10)})`,
+    "",
+    `${where}.  `,
+    `Machine: ${ctx.machine}.`,
+    "",
+    markdownTable(headers, timingRows),
+    "",
+    markdownTable(ratioHeaders, ratioRows),
+    "",
+    `SHA-256 throughput, ${hashWhere}:`,
+    "",
+    markdownTable(hashHeaders, hashRows),
+  ].join("\n");
+  return { text, markdown, missed };
+}
+
+process.exit(await main());
