@@ -1,7 +1,7 @@
 import { chmodSync, closeSync, fsyncSync, mkdirSync, readdirSync, openSync, renameSync, rmdirSync, rmSync, statSync, symlinkSync, unlinkSync, writeSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { asWorksnapError, internal, invalidArgument, notFound, repoChanged } from "../core/errors";
+import { type WorksnapError, asWorksnapError, internal, invalidArgument, notFound, repoChanged } from "../core/errors";
 import { blobIdOf, randomId128, type BlobId } from "../core/hash";
 import { ancestorsOf, type RepoPath } from "../core/repo-path";
 import type { Fingerprint } from "../repo/fingerprint";
@@ -130,8 +130,7 @@ export async function applyChangesLocked(ws: Workspace, changes: WriteChange[], 
   } catch (err) {
     for (const t of staged) rmSync(t, { force: true });
     rollback(ws, done);
-    if (recorder && prepared) await recorder.abort(prepared);
-    throw asWorksnapError(err);
+    throw await withAbort(recorder, prepared, asWorksnapError(err));
   }
   let editIds: string[] = [];
   if (recorder && prepared) {
@@ -140,11 +139,21 @@ export async function applyChangesLocked(ws: Workspace, changes: WriteChange[], 
     } catch (err) {
       // Every write is recorded or undone: a history that failed to record takes the files back.
       rollback(ws, plan.steps);
-      await recorder.abort(prepared).catch(() => undefined);
-      throw asWorksnapError(err);
+      throw await withAbort(recorder, prepared, asWorksnapError(err));
     }
   }
   return { changes: plan.steps.map((s) => s.applied), editIds };
+}
+
+/** Aborts the history record; the original error is the one reported, with an abort failure added to it. */
+async function withAbort(recorder: EditRecorder | null, prepared: PreparedEdit | null, err: WorksnapError): Promise<WorksnapError> {
+  if (!recorder || !prepared) return err;
+  try {
+    await recorder.abort(prepared);
+  } catch (abortErr) {
+    err.details.history_abort_failed = abortErr instanceof Error ? abortErr.message : String(abortErr);
+  }
+  return err;
 }
 
 // ---------------------------------------------------------------------------
