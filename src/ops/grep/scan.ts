@@ -209,7 +209,7 @@ class ByteWindow {
   private reader: { read(): Promise<{ done: boolean; value?: Uint8Array }>; cancel(): Promise<void>; releaseLock(): void } | null = null;
   private readonly file: string | null = null;
   private handle: FileHandle | null = null;
-  private store = new Uint8Array(0);
+  private store: Uint8Array = new Uint8Array(0);
   private lo = 0;
   private hi = 0;
   private done = false;
@@ -263,6 +263,8 @@ class ByteWindow {
   }
 
   close(): Promise<void> | undefined {
+    releaseStore(this.store);
+    this.store = new Uint8Array(0);
     if (this.handle) return this.handle.close();
     if (!this.reader) return undefined;
     const reader = this.reader;
@@ -278,8 +280,9 @@ class ByteWindow {
     if (this.hi + extra <= this.store.length) return;
     const used = this.hi - this.lo;
     if (used + extra > this.store.length) {
-      const grown = new Uint8Array(Math.max(2 * (used + extra), 64 * 1024));
+      const grown = takeStore(Math.max(2 * (used + extra), 64 * 1024));
       grown.set(this.store.subarray(this.lo, this.hi));
+      releaseStore(this.store);
       this.store = grown;
     } else {
       this.store.copyWithin(0, this.lo, this.hi);
@@ -287,4 +290,24 @@ class ByteWindow {
     this.hi = used;
     this.lo = 0;
   }
+}
+
+/**
+ * Window buffers of finished files, kept for the next large file: a tree with
+ * many big files would otherwise leave a multi-megabyte buffer per file for
+ * the collector, and the process's peak memory with it.
+ */
+const spareStores: Uint8Array[] = [];
+const MAX_SPARE_STORES = 4;
+const MAX_SPARE_BYTES = 64 * 1024 * 1024;
+
+function takeStore(size: number): Uint8Array {
+  const k = spareStores.findIndex((s) => s.length >= size);
+  return k >= 0 ? spareStores.splice(k, 1)[0]! : new Uint8Array(size);
+}
+
+function releaseStore(store: Uint8Array): void {
+  if (store.length < 64 * 1024 || store.length > MAX_SPARE_BYTES) return;
+  spareStores.push(store);
+  if (spareStores.length > MAX_SPARE_STORES) spareStores.sort((a, b) => b.length - a.length).pop();
 }
