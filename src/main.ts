@@ -1,9 +1,6 @@
 #!/usr/bin/env bun
 import { basename } from "node:path";
 import { UsageError } from "./cli/args";
-import { HISTORY_HELP, cmdHistory } from "./cli/commands/history";
-import { SERVE_HELP, cmdServe } from "./cli/commands/serve";
-import { SNAPSHOT_HELP, cmdSnapshot, wantsJson } from "./cli/commands/snapshot";
 import { reportError } from "./cli/output";
 import { VERSION } from "./version";
 
@@ -21,13 +18,33 @@ Usage:
 Run "worksnap <command> --help" for details.
 `;
 
-type Command = (argv: string[]) => Promise<number>;
+interface CommandModule {
+  run: (argv: string[]) => Promise<number>;
+  help: string;
+}
 
-const COMMANDS: Record<string, { run: Command; help: string }> = {
-  serve: { run: cmdServe, help: SERVE_HELP },
-  snapshot: { run: cmdSnapshot, help: SNAPSHOT_HELP },
-  history: { run: cmdHistory, help: HISTORY_HELP },
+/**
+ * Commands load on demand: a CLI call evaluates only its own command's module
+ * graph (the MCP SDK is loaded by `serve` alone), which keeps start-up short.
+ */
+const COMMANDS: Record<string, () => Promise<CommandModule>> = {
+  serve: async () => {
+    const m = await import("./cli/commands/serve");
+    return { run: m.cmdServe, help: m.SERVE_HELP };
+  },
+  snapshot: async () => {
+    const m = await import("./cli/commands/snapshot");
+    return { run: m.cmdSnapshot, help: m.SNAPSHOT_HELP };
+  },
+  history: async () => {
+    const m = await import("./cli/commands/history");
+    return { run: m.cmdHistory, help: m.HISTORY_HELP };
+  },
 };
+
+function wantsJson(argv: string[]): boolean {
+  return argv.includes("--json");
+}
 
 export async function main(argv: string[], invokedAs: string): Promise<number> {
   if (invokedAs === "mcpdiff") argv = ["history", ...argv];
@@ -44,9 +61,10 @@ export async function main(argv: string[], invokedAs: string): Promise<number> {
     process.stderr.write(HELP);
     return 2;
   }
-  const cmd = COMMANDS[name];
+  const load = COMMANDS[name];
   try {
-    if (!cmd) throw new UsageError(`unknown command ${name}`);
+    if (!load) throw new UsageError(`unknown command ${name}`);
+    const cmd = await load();
     if (name !== "snapshot" && (rest.includes("--help") || rest.includes("-h"))) {
       process.stdout.write(cmd.help);
       return 0;
