@@ -34,7 +34,13 @@ export async function deleteOp(ws: Workspace, args: DeleteArgs): Promise<DeleteR
       throw invalidArgument(`${path} is a directory; pass recursive: true to delete it and everything in it`, { path });
     }
     const files = await view.filesUnder(t.path);
-    if (view.mode === "worktree") dirAbs = join(ws.repo.root, t.path);
+    if (view.mode === "worktree") {
+      dirAbs = join(ws.repo.root, t.path);
+      const ignored = files.length === 0 ? countFiles(dirAbs) : 0;
+      if (ignored > 0) {
+        throw invalidArgument(`${path} holds only files git ignores (${ignored}); workspace_delete does not delete ignored files`, { path, ignored });
+      }
+    }
     const changes: WriteChange[] = files.length > 0 ? files.map((f) => ({ kind: "delete", path: f })) : [{ kind: "delete", path: t.path }];
     return { changes, extra: {} };
   });

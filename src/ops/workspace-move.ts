@@ -39,7 +39,7 @@ export async function moveOp(ws: Workspace, args: MoveArgs): Promise<MoveResult>
     if (isWithin(dst.path, src.path)) throw invalidArgument(`cannot move the directory ${from} into itself (${to})`, { from, to });
     if (dst.kind !== "missing") throw invalidArgument(`${to} already exists; a directory is only moved to a new path`, { to });
     const files = await view.filesUnder(src.path);
-    if (files.length === 0) throw invalidArgument(`${from} holds no files to move`, { from });
+    if (files.length === 0) throw invalidArgument(`${from} holds no files to move (files git ignores are not moved)`, { from });
     if (view.mode === "worktree") srcDirAbs = join(ws.repo.root, src.path);
     const changes: WriteChange[] = files.map((f) => ({ kind: "move", from: f, path: `${dst.path}${f.slice(src.path.length)}` as RepoPath }));
     return { changes, extra: {} };

@@ -50,6 +50,17 @@ describe("workspace_delete in the work tree", () => {
     expect(rec.calls[0]!.ctx!.toolName).toBe("delete_file");
   });
 
+  test("a directory holding only ignored files is refused by name, not deleted", async () => {
+    await using repo = await tmpRepo();
+    repo.write(".gitignore", "build/\n");
+    repo.write("build/out.js", "o\n");
+    using ws = wsOf(repo);
+    const err = await deleteOp(ws, { mode: "worktree", path: "build", recursive: true }).catch((e) => e);
+    expect(err.code).toBe("INVALID_ARGUMENT");
+    expect(err.details.ignored).toBe(1);
+    expect(read(repo.root, "build/out.js")).toBe("o\n");
+  });
+
   test("a directory with only visible files disappears entirely; an empty directory is removed", async () => {
     await using repo = await tmpRepo();
     repo.write("d/a/b.txt", "b\n");
