@@ -196,6 +196,32 @@ describe("workspace_apply_patch: applying", () => {
   });
 });
 
+describe("workspace_apply_patch: huge input", () => {
+  test("a 100 MB patch (1,000 hunks in one file and the deletion of a 100 MB file) applies", async () => {
+    await using repo = await tmpRepo();
+    const row = (i: number) => `row ${i} ${"x".repeat(80)}\n`;
+    repo.write("edit.txt", Array.from({ length: 200_000 }, (_, i) => row(i)).join(""));
+    const old = Array.from({ length: 1_100_000 }, (_, i) => `old ${i} ${"z".repeat(80)}\n`);
+    repo.write("old.txt", old.join(""));
+    repo.commit();
+    const parts: string[] = ["--- a/edit.txt\n+++ b/edit.txt\n"];
+    for (let i = 0; i < 200_000; i += 200) parts.push(`@@ -${i + 1},1 +${i + 1},1 @@\n-${row(i)}+ROW ${i}\n`);
+    parts.push(`--- a/old.txt\n+++ /dev/null\n@@ -1,${old.length} +0,0 @@\n`);
+    const patch = parts.join("") + old.map((l) => `-${l}`).join("");
+    expect(patch.length).toBeGreaterThan(100_000_000);
+    using ws = wsOf(repo);
+    const r = await applyPatchOp(ws, { mode: "worktree", patch });
+    expect(r.applied).toBe(true);
+    expect(r.changed.map((c) => [c.path, c.status])).toEqual([
+      ["edit.txt", "modified"],
+      ["old.txt", "deleted"],
+    ]);
+    const after = readFileSync(join(repo.root, "edit.txt"), "utf8");
+    expect(after.split("\n").filter((l) => l.startsWith("ROW ")).length).toBe(1000);
+    expect(repo.git("status", "--porcelain")).toBe(" M edit.txt\n D old.txt\n");
+  }, 300_000);
+});
+
 describe("workspace_apply_patch: property", () => {
   const lineText = fc.oneof(fc.constantFrom("", "a", "}", "  x = 1;", "€", "\t", "a\r"), fc.string({ maxLength: 10 }).map((s) => s.replace(/[\n\0]/g, "")));
   const fileModel = fc.record({ lines: fc.array(lineText, { maxLength: 25 }), eol: fc.constantFrom("\n", "\r\n"), finalNewline: fc.boolean() });
