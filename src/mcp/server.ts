@@ -1,5 +1,4 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { invalidArgument } from "../core/errors";
 import { VERSION } from "../version";
@@ -7,6 +6,7 @@ import type { Workspace } from "../ops/workspace";
 import { type SessionState, type ToolDef, checkBranch, parseArgs } from "./define-tool";
 import { TOOLS, servedSchemas } from "./registry";
 import { errorResult, successResult } from "./result";
+import { LargeMessageStdioTransport } from "./stdio-transport";
 
 export type ToolNaming = "underscore" | "dotted";
 
@@ -59,7 +59,8 @@ export function createServer(ws: Workspace, naming: ToolNaming = "underscore"): 
 /** Serves MCP over stdio until stdin ends. Logs go to stderr only. */
 export async function serveStdio(ws: Workspace, naming: ToolNaming): Promise<void> {
   const server = createServer(ws, naming);
-  const transport = new StdioServerTransport();
+  // The SDK's stdio transport drops messages over 10 MB; patches and writes can be larger.
+  const transport = new LargeMessageStdioTransport();
   const done = new Promise<void>((resolve) => {
     process.stdin.on("end", resolve);
     process.stdin.on("close", resolve);

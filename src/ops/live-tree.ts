@@ -2,7 +2,7 @@ import { sha256Hex } from "../core/hash";
 import { ROOT, type RepoPath } from "../core/repo-path";
 import { type Fingerprint, readGitState } from "../repo/fingerprint";
 import { walkPlainTree } from "../repo/plain-walk";
-import { type ScanSkips, type TreeEntry, scanGitTree, startIndexListing } from "../repo/tree-scan";
+import { type GitTreeInputs, type ScanSkips, type TreeEntry, gitTreeEntries, readGitTreeInputs, startIndexListing } from "../repo/tree-scan";
 import type { Workspace } from "./workspace";
 
 export interface LiveTree {
@@ -17,23 +17,42 @@ export async function liveFingerprint(ws: Workspace): Promise<Fingerprint> {
   return plainFingerprint(ws.repo.root);
 }
 
+/** The live state before it is turned into entries: a git tree scan's inputs, or a plain walk. */
+export interface LiveInputs {
+  fingerprint: Fingerprint;
+  /** null outside git. */
+  git: GitTreeInputs | null;
+  plain: TreeEntry[];
+  skipped: ScanSkips;
+}
+
 /**
- * The live fingerprint and the candidate files under `scope`, read together
- * so the listing matches the state the fingerprint names.
+ * The live fingerprint and what the candidates under `scope` are made of,
+ * read together so the listing matches the state the fingerprint names.
  */
-export async function readLiveTree(ws: Workspace, scope: RepoPath[] = [ROOT]): Promise<LiveTree> {
+export async function readLiveInputs(ws: Workspace, scope: RepoPath[] = [ROOT], opts: { lazyListing?: boolean } = {}): Promise<LiveInputs> {
   if (ws.repo.gitDir) {
-    // All git reads start together; the blob map loads while they run.
+    // The git reads start together (the index listing on first use when asked to be lazy).
     const statePromise = readGitState(ws.repo);
-    const listing = startIndexListing(ws.repo, scope);
-    ws.blobs.gitMap.ensureLoaded();
+    const listing = opts.lazyListing ? undefined : startIndexListing(ws.repo, scope);
     const state = await statePromise;
-    const scan = await scanGitTree(ws.repo, state.status, scope, listing);
-    return { fingerprint: state.fingerprint, entries: scan.entries, skipped: scan.skipped };
+    const git = await readGitTreeInputs(ws.repo, state.status, scope, listing);
+    return { fingerprint: state.fingerprint, git, plain: [], skipped: git.skipped };
   }
   const all = walkPlainTree(ws.repo.root, [ROOT]);
   const inScope = scope.length === 1 && scope[0] === ROOT ? all.entries : walkPlainTree(ws.repo.root, scope).entries;
-  return { fingerprint: { head_oid: "", index_oid: "", status_hash: listingHash(all.entries) }, entries: inScope, skipped: all.skipped };
+  return { fingerprint: { head_oid: "", index_oid: "", status_hash: listingHash(all.entries) }, git: null, plain: inScope, skipped: all.skipped };
+}
+
+export async function liveTreeOf(inputs: LiveInputs): Promise<LiveTree> {
+  if (!inputs.git) return { fingerprint: inputs.fingerprint, entries: inputs.plain, skipped: inputs.skipped };
+  const scan = await gitTreeEntries(inputs.git);
+  return { fingerprint: inputs.fingerprint, entries: scan.entries, skipped: scan.skipped };
+}
+
+/** The live fingerprint and the candidate files under `scope`. */
+export async function readLiveTree(ws: Workspace, scope: RepoPath[] = [ROOT]): Promise<LiveTree> {
+  return liveTreeOf(await readLiveInputs(ws, scope));
 }
 
 function plainFingerprint(root: string): Fingerprint {

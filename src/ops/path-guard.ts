@@ -57,10 +57,9 @@ function resolveMissing(root: string, joined: string, path: RepoPath): string {
     rest.unshift(cur.slice(parent.length + 1));
     cur = parent;
     try {
-      const real = realpathSync(cur);
-      return join(real, ...rest);
+      return join(realpathSync(cur), ...rest);
     } catch {
-      if (cur === root || parent === cur) return join(root, ...rest);
+      if (cur === root || dirname(cur) === cur) return join(root, ...rest);
     }
   }
 }

@@ -4,7 +4,9 @@ import { captureEntries } from "../repo/capture";
 import type { Fingerprint } from "../repo/fingerprint";
 import { manifestJson, snapshotIdOf, toManifestEntry, type SnapshotId } from "../repo/manifest";
 import type { ScanSkips } from "../repo/tree-scan";
-import { readLiveTree } from "./live-tree";
+import { fingerprintJson } from "../repo/fingerprint";
+import { WarmCache, warmKey } from "../repo/warm-cache";
+import { liveTreeOf, readLiveInputs } from "./live-tree";
 import type { Workspace } from "./workspace";
 
 export interface CreateSnapshotArgs {
@@ -33,16 +35,30 @@ export async function createSnapshot(ws: Workspace, args: CreateSnapshotArgs): P
     throw invalidArgument("pass paths (\".\" for the whole tree) or a lease_id whose touched files to capture", { arg: "paths" });
   }
   const named = args.paths === undefined ? null : parseScope(args.paths);
-  const live = await readLiveTree(ws, named ?? [ROOT]);
+  const scope = named ?? [ROOT];
+  const inputs = await readLiveInputs(ws, scope, { lazyListing: true });
+  const fingerprint = inputs.fingerprint;
   let wanted: RepoPath[];
   if (args.lease_id !== undefined) {
-    const lease = ws.leases.acquire(args.lease_id, live.fingerprint);
+    const lease = ws.leases.acquire(args.lease_id, fingerprint);
     wanted = named ?? [...lease.touched.entries()].filter(([, blob]) => blob !== null).map(([p]) => p as RepoPath);
     if (wanted.length === 0) throw invalidArgument("the lease has touched no files yet; pass paths to capture", { arg: "lease_id" });
   } else {
     wanted = named as RepoPath[];
   }
-  const candidates = named ? live.entries : live.entries.filter((e) => wanted.some((w) => e.path === w));
+  const warm = named && inputs.git ? new WarmCache(ws.repo.stateDir) : null;
+  // With a tree-able index, index_oid already names every tracked path, mode and blob; only an unmerged
+  // index needs the listing itself in the key.
+  const listing = inputs.git && fingerprint.index_oid === "" ? await inputs.git.listing() : new Uint8Array();
+  const key = warm && inputs.git ? warmKey(fingerprintJson(fingerprint), scope, listing, inputs.git.untracked.map((u) => u.path)) : "";
+  const hit = warm?.lookup(key, ws.repo.root);
+  if (hit && ws.snapshots.has(hit.snapshot_id)) {
+    const meta = ws.snapshots.loadMeta(hit.snapshot_id.slice(7));
+    return { snapshot_id: meta.snapshot_id, cache_hint: "immutable", fingerprint, created_at: meta.created_at, manifest_stats: meta.manifest_stats, skipped: hit.skipped };
+  }
+  const live = await liveTreeOf(inputs);
+  const touchedSet = named ? null : new Set<string>(wanted);
+  const candidates = touchedSet ? live.entries.filter((e) => touchedSet.has(e.path)) : live.entries;
   for (const p of wanted) {
     if (p !== ROOT && !candidates.some((e) => isWithin(e.path, p))) {
       throw notFound(`${p} does not exist in the work tree (or is ignored)`, { path: p });
@@ -50,25 +66,31 @@ export async function createSnapshot(ws: Workspace, args: CreateSnapshotArgs): P
   }
   const captured = await captureEntries(ws.repo, ws.blobs, candidates, { signal: args.signal, onProgress: args.onProgress });
   const manifest = manifestJson(captured.entries.map(toManifestEntry));
-  const snapshotId = snapshotIdOf(live.fingerprint, manifest);
+  const snapshotId = snapshotIdOf(fingerprint, manifest);
   const bytes = captured.entries.reduce((n, e) => n + e.size, 0);
   const meta = ws.snapshots.save(
     {
       snapshot_id: snapshotId,
-      fingerprint: live.fingerprint,
+      fingerprint,
       created_at: new Date().toISOString(),
       manifest_stats: { files: captured.entries.length, bytes },
       paths: wanted,
     },
     manifest,
   );
+  const skipped = { ...live.skipped, vanished: captured.vanished.length };
+  if (warm && captured.vanished.length === 0) {
+    const fromGit = new Set(candidates.filter((c) => c.gitOid).map((c) => c.path));
+    const loose = captured.entries.filter((e) => !fromGit.has(e.path)).map((e) => [e.path, e.blob.slice(7)] as [string, string]);
+    warm.put(key, { snapshot_id: snapshotId, loose, skipped });
+  }
   return {
     snapshot_id: snapshotId,
     cache_hint: "immutable",
-    fingerprint: live.fingerprint,
+    fingerprint,
     created_at: meta.created_at,
     manifest_stats: meta.manifest_stats,
-    skipped: { ...live.skipped, vanished: captured.vanished.length },
+    skipped,
   };
 }
 

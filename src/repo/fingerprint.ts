@@ -1,9 +1,10 @@
-import { copyFileSync, existsSync, mkdirSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { canonicalJson } from "../core/canonical-json";
 import { sha256Hex } from "../core/hash";
 import { git } from "./git";
 import type { RepoRoot } from "./root";
+import { writeFileAtomic } from "./atomic-write";
 import { ensureStateDir, tempPath } from "./state-dir";
 
 /** Spec 2.2: identifies the state of HEAD, the index and the work tree. */
@@ -54,9 +55,43 @@ async function readHead(repo: RepoRoot): Promise<string> {
   return r.code === 0 ? new TextDecoder().decode(r.stdout).trim() : "";
 }
 
+/**
+ * `index_oid` depends only on the index file's bytes, and git replaces the
+ * index by renaming a new file over it, so the file's identity (inode, size,
+ * timestamps) names its content: the tree is computed again only when the
+ * index was rewritten.
+ */
 async function readIndexTree(repo: RepoRoot): Promise<string> {
   const gitDir = repo.gitDir as string;
   ensureStateDir(repo.stateDir);
+  const identity = indexIdentity(join(gitDir, "index"));
+  const cacheFile = join(repo.stateDir, "cache", "index-tree.json");
+  if (identity !== null) {
+    try {
+      const cached = JSON.parse(readFileSync(cacheFile, "utf8")) as { identity: string; oid: string };
+      if (cached.identity === identity) return cached.oid;
+    } catch {
+      // no cache yet
+    }
+  }
+  const oid = await computeIndexTree(repo, gitDir);
+  if (identity !== null && identity === indexIdentity(join(gitDir, "index"))) {
+    mkdirSync(join(repo.stateDir, "cache"), { recursive: true });
+    writeFileAtomic(repo.stateDir, cacheFile, new TextEncoder().encode(JSON.stringify({ identity, oid })));
+  }
+  return oid;
+}
+
+function indexIdentity(indexPath: string): string | null {
+  try {
+    const st = statSync(indexPath, { bigint: true });
+    return `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+  } catch {
+    return null;
+  }
+}
+
+async function computeIndexTree(repo: RepoRoot, gitDir: string): Promise<string> {
   const scratchObjects = join(repo.stateDir, "git", "scratch-objects");
   if (!existsSync(scratchObjects)) mkdirSync(scratchObjects, { recursive: true });
   const indexCopy = tempPath(repo.stateDir, "index");

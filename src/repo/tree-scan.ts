@@ -112,6 +112,29 @@ function indexRecords(raw: Uint8Array): IndexRecord[] {
   });
 }
 
+/** What a git tree scan is made of: the status, the raw index listing and the untracked files. */
+export interface GitTreeInputs {
+  info: StatusInfo;
+  /** Raw `git ls-files -s -z` output for the scope, read on first use. */
+  listing: () => Promise<Uint8Array>;
+  /** Untracked, not-ignored files in scope, sorted by bytes. */
+  untracked: TreeEntry[];
+  skipped: ScanSkips;
+}
+
+/** Reads the status-derived parts; the index listing starts now if given, on first use otherwise. */
+export async function readGitTreeInputs(repo: RepoRoot, status: Uint8Array, scope: RepoPath[], indexListing?: Promise<GitResult>): Promise<GitTreeInputs> {
+  const info = parseStatus(status);
+  const skipped: ScanSkips = { non_utf8: info.nonUtf8, submodules: 0 };
+  let started = indexListing;
+  const listing = async () => {
+    started ??= startIndexListing(repo, scope);
+    return (await started).stdout;
+  };
+  const untracked = await untrackedCandidates(repo, info, scope, skipped);
+  return { info, listing, untracked, skipped };
+}
+
 /**
  * Candidate files of a git work tree under `scope`, sorted by UTF-8 bytes:
  * the index (minus files missing on disk) plus untracked, not-ignored files.
@@ -123,12 +146,17 @@ export async function scanGitTree(
   scope: RepoPath[],
   indexListing: Promise<GitResult> = startIndexListing(repo, scope),
 ): Promise<TreeScan> {
-  const st = parseStatus(status);
-  const skipped: ScanSkips = { non_utf8: st.nonUtf8, submodules: 0 };
+  return gitTreeEntries(await readGitTreeInputs(repo, status, scope, indexListing));
+}
+
+export async function gitTreeEntries(inputs: GitTreeInputs): Promise<TreeScan> {
+  const listing = await inputs.listing();
+  const st = inputs.info;
+  const skipped: ScanSkips = { ...inputs.skipped };
   const tracked: TreeEntry[] = [];
   let lastPath = "";
   let sorted = true;
-  for (const rec of indexRecords((await indexListing).stdout)) {
+  for (const rec of indexRecords(listing)) {
     // "<mode> <oid> <stage>"
     const path = rec.path;
     if (path === null) {
@@ -152,7 +180,7 @@ export async function scanGitTree(
     tracked.push(clean ? { path, mode, gitOid: m.slice(sp1 + 1, sp2) } : { path, mode });
   }
   if (!sorted) tracked.sort((a, b) => compareUtf8(a.path, b.path));
-  const untracked = await untrackedCandidates(repo, st, scope, skipped);
+  const untracked = inputs.untracked;
   return { entries: untracked.length === 0 ? tracked : mergeSorted(tracked, untracked), skipped };
 }
 
