@@ -19,7 +19,10 @@
  *    saying why (regex-analysis.ts).
  * 2. A regex that is not provably cheap (any unbounded repetition or
  *    backreference) runs in a child process of its own (regex-sandbox.ts),
- *    and the whole call runs under `timeBudgetMs`. When the budget runs out
+ *    except on text whose lines are all short enough to bound its
+ *    backtracking (RegexPlan.lineBound: one repetition of one character
+ *    class, cost quadratic in the line), and the whole call runs under
+ *    `timeBudgetMs`. When the budget runs out
  *    the child is killed and the answer so far comes back with `timed_out`,
  *    `truncated` and a cursor that resumes at the file being searched. The
  *    main thread is never blocked by a runaway regex. (A Worker would not do:
@@ -32,7 +35,7 @@ import { BINARY_SNIFF_BYTES } from "../../core/binary";
 import { compareUtf8 } from "../../core/byte-order";
 import { asWorksnapError, internal } from "../../core/errors";
 import { encodeCursor, type CursorPosition } from "./cursor";
-import { asBuffer, literalScan } from "./literal";
+import { asBuffer, linesFit, literalScan } from "./literal";
 import { compileQuery, type CompiledQuery, type GrepOptions } from "./query";
 import { sharedReaderPool, type ReaderPool, type ReadFilter } from "./reader-pool";
 import { RegexSandbox } from "./regex-sandbox";
@@ -75,6 +78,8 @@ export async function grep(
 class GrepRun {
   private readonly stop = new AbortController();
   private readonly sandbox: RegexSandbox | null;
+  /** the regex may run in-process on text whose lines are short (RegexPlan.lineBound) */
+  private readonly sandboxBounded: boolean;
   private readonly timer: ReturnType<typeof setTimeout>;
   private readonly onAbort: () => void;
   private readonly search: RegionSearch;
@@ -102,13 +107,17 @@ class GrepRun {
   ) {
     const m = q.matcher;
     this.sandbox = m.kind === "regex" && !m.plan.inline ? new RegexSandbox(m.plan) : null;
+    this.sandboxBounded = m.kind === "regex" && m.plan.lineBound !== null;
     this.search = regionSearch(q, this.sandbox);
     this.filter =
       m.kind === "literal"
-        ? { literals: [m.needle], test: null, limit: q.chunkBytes }
+        ? { literals: [m.needle], scan: null, limit: q.chunkBytes }
         : {
             literals: m.plan.literals,
-            test: m.plan.inline && !m.plan.perLine ? { source: m.plan.source, flags: m.plan.flags } : null,
+            scan:
+              m.plan.inline || m.plan.lineBound !== null
+                ? { source: m.plan.source, flags: m.plan.flags, perLine: m.plan.perLine, lineBound: m.plan.inline ? null : m.plan.lineBound }
+                : null,
             limit: q.chunkBytes,
           };
     this.ended = new Promise<never>((_, reject) => {
@@ -244,27 +253,22 @@ class GrepRun {
       try {
         let source: ByteSource;
         let search = this.search;
-        if (byReader && this.sandbox) {
+        if (byReader && this.sandbox && !this.sandboxBounded) {
           // the regex child reads, sniffs and scans it; only a matching file comes back
           const r = await this.sandbox.runFile(c.absPath!, skip + q.maxMatches, q.chunkBytes);
           if (r.kind === "binary") return BINARY;
           if (r.kind === "scanned" && !r.bytes) return NO_MATCH; // bytes come back whenever something matched
           if (r.kind === "scanned") {
-            const { scan, bytes } = r as { scan: RegionScan; bytes: Uint8Array };
-            const scanned = bytes.length - (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0);
-            // one window covers the file (it fits in chunkBytes): that window is what the child scanned
-            search = (region) => {
-              if (region.length !== scanned) throw internal(`regex child scanned ${scanned} bytes of ${c.path}, the window has ${region.length}`);
-              return scan;
-            };
-            source = bytes;
+            search = scannedAlready(c.path, r.bytes!, r.scan);
+            source = r.bytes!;
           } else source = { file: c.absPath! };
         } else if (byReader) {
           this.readers ??= sharedReaderPool(BINARY_SNIFF_BYTES);
-          const read = await this.readers.read(c.absPath!, this.filter);
+          const read = await this.readers.read(c.absPath!, this.filter, skip + q.maxMatches);
           if (read.kind === "binary") return BINARY;
           if (read.kind === "skip") return NO_MATCH;
-          source = read.kind === "bytes" ? read.bytes : { file: c.absPath! };
+          if (read.kind === "scanned") search = scannedAlready(c.path, read.bytes, read.scan);
+          source = read.kind === "large" ? { file: c.absPath! } : read.bytes;
         } else {
           // a large file on disk is read straight into the window; anything else through open()
           source = c.absPath !== undefined ? { file: c.absPath } : await c.open();
@@ -347,11 +351,13 @@ function regionSearch(q: CompiledQuery, sandbox: RegexSandbox | null): RegionSea
     const cache = new Map<string, RegExp>();
     return (region, max) => regexScan(job(region, max), cache);
   }
+  const cache = new Map<string, RegExp>();
+  const bound = plan.lineBound;
   return (region, max): RegionScan | Promise<RegionScan> => {
     // the prefilter runs here, so only regions that can match cross the pipe
-    if (plan.literals && !plan.literals.some((lit) => asBuffer(region).indexOf(lit) >= 0)) {
-      return { starts: [], ends: [], count: 0 };
-    }
+    const buf = asBuffer(region);
+    if (plan.literals && !plan.literals.some((lit) => buf.indexOf(lit) >= 0)) return { starts: [], ends: [], count: 0 };
+    if (bound !== null && linesFit(buf, bound)) return regexScan(job(region, max), cache);
     return sandbox.runRegion(region, max);
   };
 }
@@ -363,6 +369,19 @@ const HIGH = /[\ud800-\uffff]/;
 function inOrder(prev: string, next: string): boolean {
   if (!HIGH.test(prev) && !HIGH.test(next)) return prev < next;
   return compareUtf8(prev, next) < 0;
+}
+
+/**
+ * The search of a file that a reader thread or regex child already scanned
+ * whole: the file fits in one window (it is at most chunkBytes), and that
+ * window is exactly what was scanned, the bytes after any UTF-8 BOM.
+ */
+function scannedAlready(path: string, bytes: Uint8Array, scan: RegionScan): RegionSearch {
+  const scanned = bytes.length - (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0);
+  return (region) => {
+    if (region.length !== scanned) throw internal(`${path} was scanned as ${scanned} bytes but its window has ${region.length}`);
+    return scan;
+  };
 }
 
 function matchJsonBytes(m: GrepMatch): number {

@@ -64,3 +64,14 @@ export function charStartAtOrAfter(bytes: Uint8Array, pos: number, ceil: number)
   while (pos < ceil && (bytes[pos]! & 0xc0) === 0x80) pos++;
   return pos;
 }
+
+/** True when no line in the buffer is longer than `bound` bytes. */
+export function linesFit(buf: Buffer, bound: number): boolean {
+  if (buf.length <= bound) return true;
+  let start = 0;
+  for (let nl = buf.indexOf(10); nl >= 0; nl = buf.indexOf(10, nl + 1)) {
+    if (nl - start > bound) return false;
+    start = nl + 1;
+  }
+  return buf.length - start <= bound;
+}

@@ -1,42 +1,57 @@
 /**
- * Reader threads: read small files from disk and drop the ones that cannot
- * match, in parallel with the main thread.
+ * Reader threads: read small files from disk, drop the ones that cannot
+ * match, and scan the rest, in parallel with the main thread.
  *
  * Reading dominates grep over a tree of many small files (open/read/close per
  * file), and ripgrep does it on every core. Candidates that name their file
  * (`absPath`, as fileCandidate's do) are read here in batches: a thread reads
- * each file into a reused buffer, checks the binary rule and the required
- * literals, and hands back only the bytes of text files that can match. The
- * main thread then searches those as it would any in-memory file.
+ * each file into a reused buffer, applies the binary rule and the required
+ * literals, and, for a regex it may run, scans the file with regexScan. Only
+ * text files that can match come back, with their match offsets when scanned;
+ * the main thread turns those into matches.
  *
- * Nothing that can run away runs here: byte search, and for regexes that
- * regex-analysis.ts proves cheap (no unbounded repetition, no backreference)
- * a yes/no test per file. Other regexes never run on these threads.
+ * Nothing that can run away runs here: byte search, and regexes whose
+ * backtracking regex-analysis.ts bounds, outright or (RegexPlan.lineBound)
+ * quadratically in the line length on files whose lines are all short enough.
+ * Any other regex, or a file with a longer line, is left to the main thread,
+ * which hands it to a killable child process.
  */
 import { availableParallelism } from "node:os";
+import { regexScan, type RegionScan } from "./regex-scan";
 
 export type ReadOutcome =
   | { kind: "binary" }
-  /** a text file holding none of the required literals: no match possible */
+  /** a text file holding no match: none of the required literals, or nothing found by the scan */
   | { kind: "skip" }
+  /** the file's bytes, not scanned here */
   | { kind: "bytes"; bytes: Uint8Array }
-  /** larger than the limit now (it grew since it was listed): stream it instead */
+  /** the file's bytes and its matches (offsets past a UTF-8 BOM, as the main thread's window) */
+  | { kind: "scanned"; bytes: Uint8Array; scan: RegionScan }
+  /** larger than the limit now (it grew since it was listed): read it some other way */
   | { kind: "large" };
 
-interface Request {
-  path: string;
-  resolve: (r: ReadOutcome) => void;
-  reject: (err: unknown) => void;
-}
-
-/** What a reader checks before handing a file over; one object per grep call. */
+/** What a reader does with a file before handing it over; one object per grep call. */
 export interface ReadFilter {
   /** drop files holding none of these */
   literals: Uint8Array[] | null;
-  /** drop files in which this regex finds nothing; only for regexes with bounded backtracking and no lookarounds */
-  test: { source: string; flags: string } | null;
+  /**
+   * scan with this planned regex (see RegexScanJob); only for regexes whose
+   * backtracking is bounded outright (lineBound null) or on lines up to
+   * lineBound bytes (a file with a longer line comes back unscanned)
+   */
+  scan: { source: string; flags: string; perLine: boolean; lineBound: number | null } | null;
   /** files larger than this are left to the caller */
   limit: number;
+}
+
+/** A ReadFilter as posted: literals as plain arrays, which clone several times faster than typed arrays. */
+type PostedFilter = Omit<ReadFilter, "literals"> & { literals: number[][] | null };
+
+interface Request {
+  path: string;
+  maxRecords: number;
+  resolve: (r: ReadOutcome) => void;
+  reject: (err: unknown) => void;
 }
 
 interface Batch {
@@ -49,32 +64,53 @@ interface Slot {
   busy: Batch | null;
 }
 
-type Reply = { results: ({ kind: string; bytes?: Uint8Array } | { error: string; code?: string })[] };
+/**
+ * A batch's answer, packed so that posting it is one transfer rather than a
+ * clone of many small objects (which costs about a millisecond per batch):
+ * per file in `meta`: kind, offset and length in `data`, count, n, n starts,
+ * n ends, n line indexes; kinds are the indexes of KINDS; errors are listed
+ * in order apart.
+ */
+type Reply = { meta: Float64Array; data: ArrayBuffer; errors: { message: string; code?: string }[] };
+const KINDS = ["binary", "skip", "bytes", "scanned", "large", "error"] as const;
 
 const BATCH_FILES = 64;
 
 /** Stringified into the worker: self-contained. */
-function readerMain(fs: typeof import("node:fs"), sniff: number): void {
+function readerMain(scan: typeof regexScan, fs: typeof import("node:fs"), sniff: number): void {
+  const [BINARY, SKIP, BYTES, SCANNED, LARGE, ERROR] = [0, 1, 2, 3, 4, 5];
   let buf = Buffer.allocUnsafe(1 << 20);
-  const regexes = new Map<string, RegExp>();
-  // drops a leading BOM, as the main thread's scan does
-  const decoder = new TextDecoder();
-  (globalThis as unknown as { onmessage: (e: MessageEvent) => void }).onmessage = (event: MessageEvent) => {
-    const { paths, filter } = event.data as { paths: string[]; filter: ReadFilter };
-    const { literals, limit, test } = filter;
-    let re: RegExp | null = null;
-    if (test) {
-      const key = `${test.flags}/${test.source}`;
-      re = regexes.get(key) ?? null;
-      if (!re) {
-        if (regexes.size > 16) regexes.clear();
-        re = new RegExp(test.source, test.flags);
-        regexes.set(key, re);
-      }
+  const cache = new Map<string, RegExp>();
+  const linesFit = (view: Buffer, bound: number | null): boolean => {
+    if (bound === null || view.length <= bound) return true;
+    let start = 0;
+    for (let nl = view.indexOf(10); nl >= 0; nl = view.indexOf(10, nl + 1)) {
+      if (nl - start > bound) return false;
+      start = nl + 1;
     }
-    const results: unknown[] = [];
-    const transfer: ArrayBuffer[] = [];
-    for (const path of paths) {
+    return view.length - start <= bound;
+  };
+  (globalThis as unknown as { onmessage: (e: MessageEvent) => void }).onmessage = (event: MessageEvent) => {
+    const { paths, maxRecords, filter } = event.data as { paths: string[]; maxRecords: number[]; filter: PostedFilter };
+    const { limit } = filter;
+    const literals = filter.literals ? filter.literals.map((l) => new Uint8Array(l)) : null;
+    const plan = filter.scan;
+    if (cache.size > 16) cache.clear();
+    const meta: number[] = [];
+    const errors: { message: string; code?: string }[] = [];
+    let data = new Uint8Array(new ArrayBuffer(256 * 1024));
+    let used = 0;
+    const keep = (bytes: Uint8Array): number => {
+      if (used + bytes.length > data.length) {
+        const grown = new Uint8Array(new ArrayBuffer(Math.max(2 * data.length, used + bytes.length)));
+        grown.set(data.subarray(0, used));
+        data = grown;
+      }
+      data.set(bytes, used);
+      used += bytes.length;
+      return used - bytes.length;
+    };
+    paths.forEach((path, k) => {
       let fd = -1;
       try {
         fd = fs.openSync(path, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW); // never follow a symlink
@@ -90,35 +126,44 @@ function readerMain(fs: typeof import("node:fs"), sniff: number): void {
           if (got === 0) break;
           len += got;
         }
-        if (len > limit) {
-          results.push({ kind: "large" });
-          continue;
-        }
+        if (len > limit) return void meta.push(LARGE);
         const view = buf.subarray(0, len);
-        if (view.subarray(0, sniff).indexOf(0) >= 0) results.push({ kind: "binary" });
-        else if (literals && !literals.some((lit) => view.indexOf(lit) >= 0)) results.push({ kind: "skip" });
-        else if (re && !re.test(decoder.decode(view))) results.push({ kind: "skip" });
-        else {
-          const bytes = new Uint8Array(view);
-          transfer.push(bytes.buffer);
-          results.push({ kind: "bytes", bytes });
+        if (view.subarray(0, sniff).indexOf(0) >= 0) return void meta.push(BINARY);
+        if (literals && !literals.some((lit) => view.indexOf(lit) >= 0)) return void meta.push(SKIP);
+        if (plan && linesFit(view, plan.lineBound)) {
+          const bom = view[0] === 0xef && view[1] === 0xbb && view[2] === 0xbf ? 3 : 0;
+          const region = view.subarray(bom);
+          const job = { source: plan.source, flags: plan.flags, perLine: plan.perLine, literals, region, maxRecords: maxRecords[k]!, wantLines: true };
+          const found = scan(job, cache);
+          if (found.count === 0) return void meta.push(SKIP);
+          meta.push(SCANNED, keep(view), len, found.count, found.starts.length);
+          for (const x of found.starts) meta.push(x); // not spread: there may be more than an argument list holds
+          for (const x of found.ends) meta.push(x);
+          for (const x of found.lines!) meta.push(x);
+          return;
         }
+        meta.push(BYTES, keep(view), len);
       } catch (err) {
         const e = err as { message?: string; code?: string };
-        results.push({ error: String(e?.message ?? err), code: e?.code });
+        errors.push({ message: String(e?.message ?? err), code: e?.code });
+        meta.push(ERROR);
       } finally {
         if (fd >= 0) fs.closeSync(fd);
       }
-    }
-    postMessage({ results }, transfer);
+    });
+    const packed = new Float64Array(meta);
+    postMessage({ meta: packed, data: data.buffer, errors }, [packed.buffer, data.buffer]);
   };
 }
 
 let readerUrl: string | null = null;
 
 function newReader(sniff: number): Worker {
+  // `__name` covers bundlers that wrap functions to keep their names
   readerUrl ??= URL.createObjectURL(
-    new Blob([`var __name = (f) => f;\n(${readerMain.toString()})(require("node:fs"), ${sniff});`], { type: "application/javascript" }),
+    new Blob([`var __name = (f) => f;\n(${readerMain.toString()})(${regexScan.toString()}, require("node:fs"), ${sniff});`], {
+      type: "application/javascript",
+    }),
   );
   const worker = new Worker(readerUrl);
   worker.unref();
@@ -136,9 +181,10 @@ export class ReaderPool {
     this.slots = Array.from({ length: Math.max(1, size) }, () => ({ worker: null, busy: null }));
   }
 
-  read(path: string, filter: ReadFilter): Promise<ReadOutcome> {
+  /** Reads one file; `maxRecords` bounds the match offsets a scan returns (the count is always whole). */
+  read(path: string, filter: ReadFilter, maxRecords: number): Promise<ReadOutcome> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ path, filter, resolve, reject });
+      this.queue.push({ path, maxRecords, filter, resolve, reject });
       if (this.queue.length === 1) queueMicrotask(() => this.dispatch());
       else if (this.queue.length >= BATCH_FILES) this.dispatch();
     });
@@ -164,7 +210,22 @@ export class ReaderPool {
     }
     slot.busy = batch;
     slot.worker.ref();
-    slot.worker.postMessage({ paths: batch.requests.map((r) => r.path), filter: batch.filter });
+    slot.worker.postMessage({
+      paths: batch.requests.map((r) => r.path),
+      maxRecords: batch.requests.map((r) => r.maxRecords),
+      filter: this.posted(batch.filter),
+    });
+  }
+
+  private lastFilter: ReadFilter | null = null;
+  private lastPosted: PostedFilter | null = null;
+
+  private posted(filter: ReadFilter): PostedFilter {
+    if (filter !== this.lastFilter) {
+      this.lastFilter = filter;
+      this.lastPosted = { ...filter, literals: filter.literals?.map((l) => [...l]) ?? null };
+    }
+    return this.lastPosted!;
   }
 
   private finish(slot: Slot, worker: Worker, reply: Reply): void {
@@ -172,11 +233,30 @@ export class ReaderPool {
     const batch = slot.busy;
     slot.busy = null;
     worker.unref();
-    batch.requests.forEach((req, k) => {
-      const r = reply.results[k]!;
-      if ("error" in r) req.reject(Object.assign(new Error(r.error), { code: r.code, path: req.path }));
-      else req.resolve(r as ReadOutcome);
-    });
+    const { meta, errors } = reply;
+    const data = new Uint8Array(reply.data);
+    let at = 0;
+    let failed = 0;
+    for (const req of batch.requests) {
+      const kind = KINDS[meta[at++]!]!;
+      if (kind === "error") {
+        const e = errors[failed++]!;
+        req.reject(Object.assign(new Error(e.message), { code: e.code, path: req.path }));
+      } else if (kind === "bytes" || kind === "scanned") {
+        const bytes = data.subarray(meta[at]!, meta[at]! + meta[at + 1]!);
+        at += 2;
+        if (kind === "bytes") req.resolve({ kind, bytes });
+        else {
+          const count = meta[at++]!;
+          const n = meta[at++]!;
+          const starts = Array.from(meta.subarray(at, at + n));
+          const ends = Array.from(meta.subarray(at + n, at + 2 * n));
+          const lines = Array.from(meta.subarray(at + 2 * n, at + 3 * n));
+          at += 3 * n;
+          req.resolve({ kind, bytes, scan: { starts, ends, count, lines } });
+        }
+      } else req.resolve({ kind });
+    }
     this.dispatch();
   }
 

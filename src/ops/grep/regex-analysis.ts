@@ -29,9 +29,18 @@ export interface RegexPlan {
   literals: Uint8Array[] | null;
   /** bounded backtracking: safe to run on the main thread */
   inline: boolean;
+  /**
+   * For a regex that is not `inline` but whose backtracking grows only with
+   * the square of the line length (one unbounded repetition of a single
+   * character class, nested in nothing): the longest line on which it may run
+   * in-process. Text with longer lines goes to the regex child process.
+   */
+  lineBound: number | null;
 }
 
 const INLINE_MAX_WAYS = 64;
+/** ways x bound^2 x pattern length stays around 10^8 steps: a fraction of a second, worst case */
+const QUADRATIC_LINE_BOUND = 256;
 /** a counted repetition this large is treated like an unbounded one */
 const LARGE_REPEAT = 10;
 
@@ -73,7 +82,37 @@ export function planRegex(pattern: string, caseInsensitive: boolean): RegexPlan 
     perLine: hasLook,
     literals: best && score(best) > 0 ? best.map((s) => new Uint8Array(Buffer.from(s, "utf8"))) : null,
     inline: cheap && ways(root) <= INLINE_MAX_WAYS,
+    lineBound: cheap ? null : quadraticLineBound(root),
   };
+}
+
+/**
+ * With a single unbounded repetition, of one character class, inside no other
+ * repetition, a start position tries at most (line length) extents of it times
+ * the paths through the rest: O(ways x L^2) per line, whatever the text.
+ */
+function quadraticLineBound(root: RegexNode): number | null {
+  const unbounded: RegexNode[] = [];
+  let nested = false;
+  let backref = false;
+  const visit = (n: RegexNode, inRepeat: boolean): void => {
+    if (n.t === "backref") backref = true;
+    if (n.t === "quant" && n.max === Infinity) {
+      unbounded.push(n);
+      if (inRepeat) nested = true;
+    }
+    const repeat = inRepeat || (n.t === "quant" && n.max > 1);
+    if (n.t === "alt") n.alts.forEach((a) => visit(a, repeat));
+    else if (n.t === "seq") n.items.forEach((a) => visit(a, repeat));
+    else if (n.t === "group" || n.t === "look" || n.t === "quant") visit(n.body, repeat);
+  };
+  visit(root, false);
+  if (backref || nested || unbounded.length !== 1) return null;
+  const star = unbounded[0] as Extract<RegexNode, { t: "quant" }>;
+  let atom = star.body;
+  while (atom.t === "group" && !atom.capture && atom.modifiers === "") atom = atom.body;
+  if (atom.t !== "char" && atom.t !== "set") return null;
+  return ways(root, star) <= INLINE_MAX_WAYS ? QUADRATIC_LINE_BOUND : null;
 }
 
 // ---------------------------------------------------------------- rewriting
@@ -348,19 +387,20 @@ function splitsIntoWords(w: string, words: string[]): boolean {
 
 // ---------------------------------------------------------------- cost bound
 
-/** Paths through the pattern per start position: a bound on backtracking. */
-function ways(node: RegexNode): number {
+/** Paths through the pattern per start position: a bound on backtracking. `except` counts as one path. */
+function ways(node: RegexNode, except?: RegexNode): number {
   const cap = (n: number) => Math.min(n, 1e9);
+  if (node === except) return 1;
   switch (node.t) {
     case "seq":
-      return node.items.reduce((acc, n) => cap(acc * ways(n)), 1);
+      return node.items.reduce((acc, n) => cap(acc * ways(n, except)), 1);
     case "alt":
-      return cap(node.alts.reduce((acc, n) => acc + ways(n), 0));
+      return cap(node.alts.reduce((acc, n) => acc + ways(n, except), 0));
     case "group":
     case "look":
-      return ways(node.body);
+      return ways(node.body, except);
     case "quant":
-      return node.max === Infinity ? Infinity : cap(Math.pow(ways(node.body), node.max) * (node.max - node.min + 1));
+      return node.max === Infinity ? Infinity : cap(Math.pow(ways(node.body, except), node.max) * (node.max - node.min + 1));
     case "backref":
       return Infinity;
     default:

@@ -12,6 +12,8 @@ export interface RegionScan {
   ends: number[];
   /** all matches in the region, including those beyond `maxRecords` */
   count: number;
+  /** when asked for: the 0-based line (within the region) of each recorded match */
+  lines?: number[];
 }
 
 export interface RegexScanJob {
@@ -23,6 +25,8 @@ export interface RegexScanJob {
   /** starts at a line start; ends after a `\n`, or at the end of the file */
   region: Uint8Array;
   maxRecords: number;
+  /** also return `lines`, to spare the caller counting newlines */
+  wantLines?: boolean;
 }
 
 export function regexScan(job: RegexScanJob, cache: Map<string, RegExp>): RegionScan {
@@ -201,5 +205,16 @@ export function regexScan(job: RegexScanJob, cache: Map<string, RegExp>): Region
     decode();
     scanText(str, 0);
   }
-  return { starts, ends, count };
+  if (!job.wantLines) return { starts, ends, count };
+  const lines: number[] = [];
+  let line = 0;
+  let nl = bytes.indexOf(10);
+  for (const s of starts) {
+    while (nl >= 0 && nl < s) {
+      line++;
+      nl = bytes.indexOf(10, nl + 1);
+    }
+    lines.push(line);
+  }
+  return { starts, ends, count, lines };
 }

@@ -87,13 +87,17 @@ export async function searchFile(
       if (found instanceof Promise) found = await found;
       if (found.starts.length > 0) {
         const lines = new LineCursor(view, line, end);
+        // line numbers the scan already counted, relative to the region's first line
+        const counted = found.lines;
+        const regionLine = counted && kept > 0 ? line + countNewlines(view, 0, kept) : line;
         for (let r = 0; r < found.starts.length; r++) {
           const index = total + r;
           if (index < o.skip || matches.length >= o.need) continue;
           const start = kept + found.starts[r]!;
           // windows split at line breaks, so a window's first match is its line's first
-          const firstOnLine = r === 0 || lines.newlineBetween(kept + found.starts[r - 1]!, start);
-          matches.push(lines.match(path, start, kept + found.ends[r]!, firstOnLine ? n : 0));
+          const firstOnLine = r === 0 || (counted ? counted[r] !== counted[r - 1] : lines.newlineBetween(kept + found.starts[r - 1]!, start));
+          const at = counted ? regionLine + counted[r]! : undefined;
+          matches.push(lines.match(path, start, kept + found.ends[r]!, firstOnLine ? n : 0, at));
         }
       }
       total += found.count;
@@ -122,9 +126,10 @@ class LineCursor {
     private readonly end: number,
   ) {}
 
-  match(path: string, start: number, end: number, contextLines: number): GrepMatch {
+  /** `line`, when known, spares counting the newlines before the match. */
+  match(path: string, start: number, end: number, contextLines: number, line?: number): GrepMatch {
     const { buf } = this;
-    this.line += countNewlines(buf, this.pos, start);
+    this.line = line ?? this.line + countNewlines(buf, this.pos, start);
     this.pos = start;
     const lineStart = lastNewlineBefore(buf, start) + 1;
     const lineEnd = this.lineEndFrom(start);

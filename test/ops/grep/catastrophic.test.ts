@@ -73,6 +73,18 @@ describe("catastrophic backtracking", () => {
     expect(positions(resumed)).toEqual(["min.js:1:3", "z.txt:1:3"]);
   }, 30_000);
 
+  test("a quadratic pattern runs in-process on short lines only: on a long line it is in the child, and times out there", async () => {
+    const tree = { "a.txt": "12x 34 x\n", "data.txt": `${"1".repeat(200_000)} x\n`, "z.txt": "5x\n" };
+    let ticks = 0;
+    const ticker = setInterval(() => ticks++, 5);
+    const r = await grepAll(tree, { pattern: "\\d+x", timeBudgetMs: 500 });
+    clearInterval(ticker);
+    expect(ticks).toBeGreaterThan(5);
+    expect(r).toMatchObject({ timed_out: true, searched_paths: ["a.txt"] });
+    expect(positions(r)).toEqual(["a.txt:1:1"]);
+    expect(positions(await grepAll({ "a.txt": tree["a.txt"], "z.txt": tree["z.txt"] }, { pattern: "\\d+x" }))).toEqual(["a.txt:1:1", "z.txt:1:1"]);
+  }, 30_000);
+
   test("two searches at once: one stuck, one quick; the quick one is not held up by the other's budget", async () => {
     const stuck = grepAll({ "min.js": `${"a".repeat(30_000)}!=\n` }, { pattern: "\\w*\\w*\\w*\\w*=", timeBudgetMs: 1_000 });
     const quick = await grepAll({ "a.txt": "foo(bar)\n" }, { pattern: "\\w+\\(", timeBudgetMs: 60_000 });

@@ -4,12 +4,13 @@
  * failures surface as errors naming the repo path.
  */
 import { describe, expect, test } from "bun:test";
-import { appendFileSync, symlinkSync, writeFileSync } from "node:fs";
+import fc from "fast-check";
+import { appendFileSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { WorksnapError } from "../../../src/core/errors";
 import { trustedRepoPath } from "../../../src/core/repo-path";
 import { fileCandidate, grep } from "../../../src/ops/grep";
-import { positions, tempDir } from "./fixtures";
+import { memCandidates, positions, tempDir } from "./fixtures";
 
 const MODES = [
   { name: "fixed string (reader threads)", pattern: "foo(", fixedStrings: true },
@@ -65,4 +66,41 @@ describe("files on disk", () => {
     const r = await grep([cand], { ...mode, queryKey: "", chunkBytes: 4096 });
     expect(positions(r)).toEqual(["log.txt:2002:1"]);
   });
+
+  test("read from disk or through open(): identical answers, pages and cursors included", async () => {
+    using tmp = tempDir("grep-disk-prop");
+    const line = fc.array(fc.constantFrom("foo", "bar", " ", "é", "\r", "x1", "fo"), { maxLength: 8 }).map((p) => p.join(""));
+    const text = fc.tuple(fc.constantFrom("", "\ufeff"), fc.array(line, { maxLength: 8 })).map(([bom, ls]) => bom + ls.join("\n"));
+    const tree = fc.dictionary(fc.constantFrom("a.txt", "b/c.txt", "b/d.md", "é.txt"), text, { minKeys: 1 });
+    let round = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        tree,
+        fc.constantFrom("foo", "fo+", "o\\r?$", "^x\\d", "(?<=f)o", "fo{1,2}"),
+        fc.boolean(),
+        fc.integer({ min: 0, max: 2 }),
+        fc.integer({ min: 1, max: 3 }),
+        async (files, pattern, fixed, contextLines, maxMatches) => {
+          const dir = join(tmp.dir, String(round++));
+          for (const [p, t] of Object.entries(files)) {
+            mkdirSync(join(dir, p, ".."), { recursive: true });
+            writeFileSync(join(dir, p), t);
+          }
+          const disk = memCandidates(files).map((c) => fileCandidate(c.path, join(dir, c.path), c.size));
+          const opts = { pattern, fixedStrings: fixed, contextLines, maxMatches, queryKey: "" };
+          let cursorA: string | undefined;
+          let cursorB: string | undefined;
+          for (let page = 0; page < 50; page++) {
+            const a = await grep(disk, { ...opts, cursor: cursorA });
+            const b = await grep(memCandidates(files), { ...opts, cursor: cursorB });
+            expect(a).toEqual(b);
+            if (!a.cursor) break;
+            [cursorA, cursorB] = [a.cursor, b.cursor];
+          }
+          rmSync(dir, { recursive: true, force: true });
+        },
+      ),
+      { numRuns: 120 },
+    );
+  }, 120_000);
 });

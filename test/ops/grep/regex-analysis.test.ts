@@ -59,6 +59,12 @@ describe("regex plan", () => {
     for (const p of ["a+", "\\w*x", "(a)\\1", "(?:a|b){1,200}", "x{1,100}y{1,100}"]) expect(planRegex(p, false).inline).toBe(false);
   });
 
+  test("one unbounded repetition of one character class runs in-process on short lines", () => {
+    for (const p of ["fetch[A-Z]\\w*\\(", "foo.*bar", "\\d+x", "import .* from", "(?:\\s)*;"]) expect(planRegex(p, false).lineBound).toBe(256);
+    for (const p of ["\\w+\\s+\\w+", "(?:ab)+", "(a)\\1*", "(?:x\\d+){2}", "(?:a|b|c|d|e|f|g|h){9}\\w*"]) expect(planRegex(p, false).lineBound).toBeNull();
+    expect(planRegex("foo", false).lineBound).toBeNull(); // inline outright
+  });
+
   test("ambiguous alternation anywhere inside a repetition is refused; diverging branches are not", () => {
     expect(() => planRegex("(?:x(?:a|a))*", false)).toThrow(/alternatives/);
     expect(() => planRegex("(?:foo|FOO)+", true)).toThrow(/alternatives/);
