@@ -55,6 +55,8 @@ interface InFlight {
 /** Files read ahead by reader threads, and their bytes; open()-read files are capped by `concurrency`. */
 const MAX_LOOKAHEAD_FILES = 256;
 const MAX_LOOKAHEAD_BYTES = 64 * 1024 * 1024;
+/** The largest region on which the main thread itself runs a regex with quadratic worst case (RegexPlan.lineBound). */
+const MAX_INLINE_QUADRATIC_BYTES = 256 * 1024;
 const BINARY: FileSearch = { binary: true, matches: [], total: 0 };
 const NO_MATCH: FileSearch = { binary: false, matches: [], total: 0 };
 
@@ -357,7 +359,8 @@ function regionSearch(q: CompiledQuery, sandbox: RegexSandbox | null): RegionSea
     // the prefilter runs here, so only regions that can match cross the pipe
     const buf = asBuffer(region);
     if (plan.literals && !plan.literals.some((lit) => buf.indexOf(lit) >= 0)) return { starts: [], ends: [], count: 0 };
-    if (bound !== null && linesFit(buf, bound)) return regexScan(job(region, max), cache);
+    // quadratic per line, linear in lines: a small region of short lines is a few milliseconds at worst
+    if (bound !== null && buf.length <= MAX_INLINE_QUADRATIC_BYTES && linesFit(buf, bound)) return regexScan(job(region, max), cache);
     return sandbox.runRegion(region, max);
   };
 }
