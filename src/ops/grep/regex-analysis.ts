@@ -33,17 +33,20 @@ export interface RegexPlan {
    * For a regex that is not `inline` but whose backtracking grows only with
    * the square of the line length (one unbounded repetition of a single
    * character class, nested in nothing): the longest line on which it may run
-   * in-process. Text with longer lines goes to the regex child process. At
-   * worst that is some 10^5 steps per line, so well under a second for a
-   * whole 4 MB file on a reader thread, and the main thread takes at most
-   * 256 KB of such text at a time.
+   * in-process: reader threads take files of such lines up to chunkBytes,
+   * the main thread regions up to 256 KB, so neither is held for long even by
+   * adversarial text. Text with a longer line goes to the regex child process.
    */
   lineBound: number | null;
 }
 
 const INLINE_MAX_WAYS = 64;
-/** ways x bound^2 x pattern length stays around 10^8 steps: a fraction of a second, worst case */
-const QUADRATIC_LINE_BOUND = 256;
+/**
+ * A line this long costs such a regex at most about (128^2 / 2) x QUADRATIC_MAX_WAYS
+ * tries; a 4 MB file of such lines, under a second of a reader thread.
+ */
+const QUADRATIC_LINE_BOUND = 128;
+const QUADRATIC_MAX_WAYS = 4;
 /** a counted repetition this large is treated like an unbounded one */
 const LARGE_REPEAT = 10;
 
@@ -115,7 +118,7 @@ function quadraticLineBound(root: RegexNode): number | null {
   let atom = star.body;
   while (atom.t === "group" && !atom.capture && atom.modifiers === "") atom = atom.body;
   if (atom.t !== "char" && atom.t !== "set") return null;
-  return ways(root, star) <= INLINE_MAX_WAYS ? QUADRATIC_LINE_BOUND : null;
+  return ways(root, star) <= QUADRATIC_MAX_WAYS ? QUADRATIC_LINE_BOUND : null;
 }
 
 // ---------------------------------------------------------------- rewriting
