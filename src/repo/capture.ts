@@ -49,7 +49,7 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
     if (cand.gitOid) {
       const known = store.gitMap.get(cand.gitOid);
       if (known) slots[i] = { path: cand.path, blob: blobIdFromHex(known.sha256), mode: cand.mode as EntryMode, size: known.size };
-      else toRead.push({ index: i, path: cand.path, gitOid: cand.gitOid });
+      else toRead.push({ index: i, path: cand.path, gitOid: cand.gitOid, mode: cand.mode });
       continue;
     }
     const cached = cachedEntry(repo, store, statCache, cand.path);
@@ -72,7 +72,7 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
       continue;
     }
     if (o.kind === "denied") throw permissionDenied(`cannot read ${cand.path}: permission denied`, { path: cand.path });
-    const done = o.kind === "large" ? await hashLargeFile(repo, store, cand, o.size) : o;
+    const done = o.kind === "large" ? await hashLargeFile(repo, store, cand) : o;
     if (done === null) {
       vanished.push(cand.path);
       continue;
@@ -118,8 +118,12 @@ function existsLoose(store: RepoBlobStore, hex: string): boolean {
 
 type Hashed = Extract<HashOutcome, { kind: "ok" }>;
 
-/** Streams a large file once: both hashes, and a copy into the loose store unless git holds it. */
-async function hashLargeFile(repo: RepoRoot, store: RepoBlobStore, cand: TreeEntry, size: number): Promise<Hashed | null> {
+/**
+ * Streams a large file: both hashes in one pass. A clean tracked file whose
+ * bytes are its index blob needs nothing more (git holds it); anything else is
+ * copied into the loose store by a second, verified pass.
+ */
+async function hashLargeFile(repo: RepoRoot, store: RepoBlobStore, cand: TreeEntry): Promise<Hashed | null> {
   const abs = join(repo.root, cand.path);
   let st: Stats;
   try {
@@ -127,39 +131,58 @@ async function hashLargeFile(repo: RepoRoot, store: RepoBlobStore, cand: TreeEnt
   } catch {
     return null;
   }
+  const hashedAt = Date.now();
   const sha = new Bun.CryptoHasher("sha256");
   const gh = cand.gitOid ? new Bun.CryptoHasher(cand.gitOid.length === 64 ? "sha256" : "sha1") : null;
-  gh?.update(`blob ${size}\0`);
-  const tmp = tempPath(repo.stateDir, "blob");
-  const fd = openSync(tmp, "w", 0o444);
-  let written = 0;
-  const hashedAt = Date.now();
+  gh?.update(`blob ${st.size}\0`);
+  let size = 0;
   try {
     for await (const chunk of Bun.file(abs).stream()) {
       sha.update(chunk);
       gh?.update(chunk);
-      let off = 0;
-      while (off < chunk.length) off += writeSync(fd, chunk, off, chunk.length - off);
-      written += chunk.length;
+      size += chunk.length;
     }
   } catch (err) {
-    closeSync(fd);
-    rmSync(tmp, { force: true });
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") return null;
-    if (code === "EACCES" || code === "EPERM") throw permissionDenied(`cannot read ${cand.path}: permission denied`, { path: cand.path });
-    throw err;
+    return readFailure(err, cand.path);
   }
-  closeSync(fd);
   const sha256 = sha.digest("hex");
-  const gitOid = gh && written === size ? gh.digest("hex") : "";
+  const gitOid = gh && size === st.size ? gh.digest("hex") : "";
   const id = blobIdFromHex(sha256);
-  if (gitOid === cand.gitOid || (await store.loose.has(id))) rmSync(tmp, { force: true });
-  else {
-    const dest = store.loose.pathOf(id);
-    mkdirSync(join(dest, ".."), { recursive: true });
-    renameSync(tmp, dest);
+  if (gitOid !== cand.gitOid && !(await store.loose.has(id))) {
+    const copied = await copyIntoLooseStore(repo, store, abs, id);
+    if (!copied) return null; // changed while being read: the next capture sees it
   }
   const mode = st.mode & 0o111 ? "100755" : "100644";
-  return { index: -1, kind: "ok", sha256, gitOid, mode, size: written, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino, hashedAt };
+  return { index: -1, kind: "ok", sha256, gitOid, mode, size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino, hashedAt };
+}
+
+/** Copies a file into the loose store under `id`, only if the copied bytes really hash to it. */
+async function copyIntoLooseStore(repo: RepoRoot, store: RepoBlobStore, abs: string, id: BlobId): Promise<boolean> {
+  const tmp = tempPath(repo.stateDir, "blob");
+  const fd = openSync(tmp, "w", 0o444);
+  const sha = new Bun.CryptoHasher("sha256");
+  try {
+    for await (const chunk of Bun.file(abs).stream()) {
+      sha.update(chunk);
+      let off = 0;
+      while (off < chunk.length) off += writeSync(fd, chunk, off, chunk.length - off);
+    }
+  } finally {
+    closeSync(fd);
+  }
+  if (`sha256:${sha.digest("hex")}` !== id) {
+    rmSync(tmp, { force: true });
+    return false;
+  }
+  const dest = store.loose.pathOf(id);
+  mkdirSync(join(dest, ".."), { recursive: true });
+  renameSync(tmp, dest);
+  return true;
+}
+
+function readFailure(err: unknown, path: string): null {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === "ENOENT" || code === "ENOTDIR") return null;
+  if (code === "EACCES" || code === "EPERM") throw permissionDenied(`cannot read ${path}: permission denied`, { path });
+  throw err;
 }
