@@ -53,8 +53,8 @@ export async function exportSnapshot(ws: Workspace, args: ExportArgs): Promise<E
   const hex = src.snapshotId.slice(7);
   const target = args.output ?? join(ws.repo.stateDir, "exports", `${hex}.tar`);
   mkdirSync(dirname(target), { recursive: true });
-  await checkBlobs(ws, src.entries, src.snapshotId);
-  const written = await writeBundle(ws, src, target, args);
+  const sizes = await blobSizes(ws, src.entries, src.snapshotId);
+  const written = await writeBundle(ws, src, sizes, target, args);
   const rel = relative(ws.repo.root, target);
   const result: ExportResult = {
     ...src.branch,
@@ -128,10 +128,15 @@ function requireEach(scope: RepoPath[], entries: { path: string }[], where: stri
 }
 
 /** Every blob must be present before a byte is written, so a missing one fails fast and by name. */
-async function checkBlobs(ws: Workspace, entries: SideEntry[], snapshotId: SnapshotId): Promise<void> {
-  for (const e of entries) {
-    if ((await ws.blobs.size(e.blob)) === null) throw missingBlob(e, snapshotId);
+async function blobSizes(ws: Workspace, entries: SideEntry[], snapshotId: SnapshotId): Promise<number[]> {
+  const sizes: number[] = new Array(entries.length);
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i] as SideEntry;
+    const size = await ws.blobs.size(e.blob);
+    if (size === null) throw missingBlob(e, snapshotId);
+    sizes[i] = size;
   }
+  return sizes;
 }
 
 function missingBlob(e: SideEntry, snapshotId: SnapshotId): WorksnapError {
@@ -142,7 +147,7 @@ function missingBlob(e: SideEntry, snapshotId: SnapshotId): WorksnapError {
   });
 }
 
-async function writeBundle(ws: Workspace, src: BundleSource, target: string, args: ExportArgs): Promise<{ bytes: number; sha256: string }> {
+async function writeBundle(ws: Workspace, src: BundleSource, sizes: number[], target: string, args: ExportArgs): Promise<{ bytes: number; sha256: string }> {
   const out = new AtomicFileWriter(ws.repo.stateDir, target);
   const tarHash = new Bun.CryptoHasher("sha256");
   const emit = (bytes: Uint8Array) => {
@@ -160,8 +165,7 @@ async function writeBundle(ws: Workspace, src: BundleSource, target: string, arg
       if (args.signal?.aborted) throw args.signal.reason ?? new Error("aborted");
       if (args.onProgress && i % 2000 === 0) args.onProgress(i, total);
       const e = src.entries[i] as SideEntry;
-      const size = (await ws.blobs.size(e.blob)) ?? -1;
-      if (size < 0) throw missingBlob(e, src.snapshotId);
+      const size = sizes[i] as number;
       if (e.mode === "120000") {
         const link = await readVerified(ws, e, size, src.snapshotId);
         emit(tarHeader({ path: bundleEntryName(e.path), type: "symlink", mode: 0o777, size: 0, linkTarget: link }));
