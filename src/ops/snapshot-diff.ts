@@ -110,15 +110,21 @@ export async function snapshotDiff(ws: Workspace, args: DiffArgs): Promise<DiffR
     const pair = pairs[i] as ChangePair;
     const { path, status } = pair.change;
     const big = await largestSide(ws, pair);
+    const pageEmpty = files.length + omitted.length === 0;
     if (big > fileMax) {
-      omitted.push({ path, status, reason: "too_large", bytes: big });
+      const entry: OmittedFile = { path, status, reason: "too_large", bytes: big };
+      if (!pageEmpty && used + listed(entry) > budget) {
+        next = { p: path, u: 0 };
+        break;
+      }
+      omitted.push(entry);
+      used += listed(entry);
       shown.push(pair);
       continue;
     }
     const text = unifiedDiff(await diffSide(ws, pair.from), await diffSide(ws, pair.to), { context });
-    const pageEmpty = files.length + omitted.length === 0;
     if (skipUnits === 0) {
-      const cost = jsonChars(text);
+      const cost = jsonChars(text) + listed({ path, status });
       if (used + cost <= budget) {
         parts.push(text);
         files.push({ path, status });
@@ -136,20 +142,23 @@ export async function snapshotDiff(ws: Workspace, args: DiffArgs): Promise<DiffR
     if (skipUnits >= split.units) continue; // a cursor at the end of this file
     const costs = unitCosts(split, jsonChars);
     let u = skipUnits;
-    let taken = 0;
+    let taken = listed({ path, status, partial: true });
     while (u < split.units && used + taken + (costs[u] as number) <= budget) taken += costs[u++] as number;
     if (u === skipUnits && (costs[u] as number) <= DIFF_UNIT_HARD_MAX) taken += costs[u++] as number;
     shown.push(pair);
     if (u === skipUnits) {
       // One hunk too large for any answer: the file is listed, not shown.
-      omitted.push({ path, status, reason: "too_large", bytes: costs[u] as number });
+      const entry: OmittedFile = { path, status, reason: "too_large", bytes: costs[u] as number };
+      omitted.push(entry);
+      used += listed(entry);
       continue;
     }
     const piece = renderUnits(split, skipUnits, u);
     parts.push(piece);
-    used += jsonChars(piece);
     const partial = skipUnits > 0 || u < split.units;
-    files.push(partial ? { path, status, partial: true } : { path, status });
+    const entry: DiffFile = partial ? { path, status, partial: true } : { path, status };
+    files.push(entry);
+    used += jsonChars(piece) + listed(entry);
     if (u < split.units) {
       next = { p: path, u };
       break;
@@ -179,6 +188,11 @@ async function largestSide(ws: Workspace, pair: ChangePair): Promise<number> {
 async function diffSide(ws: Workspace, e: SideEntry | null): Promise<DiffSide | null> {
   if (!e) return null;
   return { path: e.path, mode: e.mode, bytes: await ws.blobs.read(e.blob) };
+}
+
+/** What a files/omitted entry adds to the answer. */
+function listed(entry: DiffFile | OmittedFile): number {
+  return JSON.stringify(entry).length + 1;
 }
 
 function jsonChars(text: string): number {

@@ -221,6 +221,25 @@ describe("snapshot_diff", () => {
     closeWorkspace(ws);
   });
 
+  test("many small file diffs: the files list counts toward the page, so the whole answer stays under the response cap", async () => {
+    await using repo = await tmpRepo({ git: false });
+    for (let i = 0; i < 1500; i++) repo.write(`some/longer/directory/name/file-${String(i).padStart(4, "0")}.sh`, "echo\n");
+    const ws = openWorkspace(repo.root);
+    const a = await snap(ws);
+    for (let i = 0; i < 1500; i++) chmodSync(join(repo.root, `some/longer/directory/name/file-${String(i).padStart(4, "0")}.sh`), 0o755);
+    const b = await snap(ws);
+    let cursor: string | undefined;
+    let files = 0;
+    do {
+      const r = await snapshotDiff(ws, { from: a, to: b, cursor });
+      expect(JSON.stringify(r).length).toBeLessThan(70_000);
+      files += r.files.length;
+      cursor = r.cursor;
+    } while (cursor);
+    expect(files).toBe(1500);
+    closeWorkspace(ws);
+  });
+
   test("against the work tree: worktree branch, the lease touched exactly the diffed paths", async () => {
     await using repo = await tmpRepo();
     repo.write("a.txt", "a\n");
