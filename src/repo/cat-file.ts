@@ -13,8 +13,16 @@ export class CatFileBatch {
 
   constructor(private readonly gitDir: string) {}
 
+  /**
+   * Requests are written at once and answers read in order, so many reads are
+   * in flight together (git answers while we are still asking).
+   */
   read(oid: string): Promise<Uint8Array> {
-    const next = this.chain.then(() => this.readOne(oid));
+    if (!this.proc) this.start();
+    const stdin = this.proc!.stdin as import("bun").FileSink;
+    stdin.write(`${oid}\n`);
+    void stdin.flush();
+    const next = this.chain.then(() => this.readAnswer(oid));
     this.chain = next.catch(() => undefined);
     return next;
   }
@@ -32,11 +40,7 @@ export class CatFileBatch {
     this.buf = new Uint8Array(0);
   }
 
-  private async readOne(oid: string): Promise<Uint8Array> {
-    if (!this.proc) this.start();
-    const stdin = this.proc!.stdin as import("bun").FileSink;
-    stdin.write(`${oid}\n`);
-    await stdin.flush();
+  private async readAnswer(oid: string): Promise<Uint8Array> {
     const header = new TextDecoder().decode(await this.readLine());
     const parts = header.split(" ");
     if (parts[1] === "missing") throw notFound(`object ${oid} is missing from the store`, { oid });
