@@ -48,17 +48,17 @@ function splice(bytes: Uint8Array, file: FileLines, splices: Splice[]): Uint8Arr
   for (const s of splices) size += s.newText.length - (file.starts[s.end]! - file.starts[s.start]!);
   const out = new Uint8Array(size);
   const writer = Buffer.from(out.buffer, out.byteOffset, out.byteLength);
+  const source = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let from = 0;
   let at = 0;
   for (const s of splices) {
     const until = file.starts[s.start]!;
-    out.set(bytes.subarray(from, until), at);
-    at += until - from;
+    at += source.copy(writer, at, from, until);
     const text = s.newText;
     if (text.length > 64) at += writer.write(text, at, "latin1");
     else for (let k = 0; k < text.length; k++) out[at++] = text.charCodeAt(k);
     from = file.starts[s.end]!;
   }
-  out.set(bytes.subarray(from), at);
+  source.copy(writer, at, from);
   return out;
 }

@@ -47,13 +47,14 @@ export function isFileStart(lines: string[], j: number): boolean {
   return lines[j]!.startsWith("diff --git ") || isHeaderPair(lines, j);
 }
 
-function isDiffChar(c: string | undefined): boolean {
-  return c === " " || c === "+" || c === "-" || c === "\\";
+function isDiffLine(line: string): boolean {
+  const c = line.charCodeAt(0);
+  return c === 32 || c === 43 || c === 45 || c === 92;
 }
 
 /** git format-patch's trailer: "-- " followed by the version line. */
 function isSignature(lines: string[], j: number): boolean {
-  return lines[j] === "-- " && (j + 1 >= lines.length || !isDiffChar(lines[j + 1]![0]));
+  return lines[j] === "-- " && (j + 1 >= lines.length || !isDiffLine(lines[j + 1]!));
 }
 
 /**
@@ -70,12 +71,17 @@ export function diffRunEnd(lines: string[], i: number): number {
       j++;
       continue;
     }
-    if (!isDiffChar(line[0]) || isFileStart(lines, j) || isSignature(lines, j)) break;
+    if (!isDiffLine(line) || isFileStart(lines, j) || isSignature(lines, j)) break;
     j++;
     end = j;
   }
   return end;
 }
+
+const SPACE = 32;
+const PLUS = 43;
+const MINUS = 45;
+const BACKSLASH = 92;
 
 /** Reads the body the way git does, driven by the header counts; -1 when the counts do not fit. */
 function countedBodyEnd(lines: string[], i: number, oldCount: number, newCount: number): number {
@@ -85,21 +91,21 @@ function countedBodyEnd(lines: string[], i: number, oldCount: number, newCount: 
   while (olds < oldCount || news < newCount) {
     if (j >= lines.length) return -1;
     const line = lines[j]!;
-    const c = line === "" ? " " : line[0];
-    if (c === " ") {
+    const c = line.length === 0 ? SPACE : line.charCodeAt(0);
+    if (c === SPACE) {
       if (olds >= oldCount || news >= newCount) return -1;
       olds++;
       news++;
-    } else if (c === "-") {
+    } else if (c === MINUS) {
       if (olds >= oldCount) return -1;
       olds++;
-    } else if (c === "+") {
+    } else if (c === PLUS) {
       if (news >= newCount) return -1;
       news++;
-    } else if (c !== "\\") return -1;
+    } else if (c !== BACKSLASH) return -1;
     j++;
   }
-  if (j < lines.length && lines[j]![0] === "\\") j++;
+  if (j < lines.length && lines[j]!.charCodeAt(0) === BACKSLASH) j++;
   return j;
 }
 
@@ -109,7 +115,7 @@ function garbageInside(lines: string[], end: number): number {
   while (k < lines.length) {
     const line = lines[k]!;
     if (line.trim() === "" || isHunkHeader(line) || isFileStart(lines, k)) return -1;
-    if (isDiffChar(line[0]) && !isSignature(lines, k)) return end;
+    if (isDiffLine(line) && !isSignature(lines, k)) return end;
     k++;
   }
   return -1;

@@ -53,6 +53,7 @@ export function edgeCases(): EditCase[] {
     { name: "create executable", pairs: [{ from: null, to: side("bin/tool", "#!/bin/sh\n", "100755") }] },
     { name: "rename", pairs: [{ from: side("old/name.txt", ten), to: side("new/name.txt", ten) }] },
     { name: "rename and edit", pairs: [{ from: side("a.txt", ten), to: side("b.txt", ten.replace("line 5", "five")) }] },
+    { name: "rename with mode change", pairs: [{ from: side("s.sh", "x\n"), to: side("bin/t.sh", "x\ny\n", "100755") }] },
     { name: "path with space", pairs: [{ from: side("sp ace.txt", "a\n"), to: side("sp ace.txt", "b\n") }] },
     { name: "path with tab and quote", pairs: [{ from: side('t\tab "q".txt', "a\n"), to: side('t\tab "q".txt', "b\n") }] },
     { name: "path with backslash", gitOnly: true, pairs: [{ from: null, to: side("back\\slash.txt", "x\n") }] },
