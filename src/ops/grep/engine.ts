@@ -253,29 +253,32 @@ class GrepRun {
     this.aheadBytes += c.size;
     const done = (async () => {
       try {
-        let source: ByteSource;
+        let source: ByteSource | undefined;
         let search = this.search;
-        if (byReader && this.sandbox && !this.sandboxBounded) {
+        let inChild = byReader && this.sandbox !== null && !this.sandboxBounded;
+        if (byReader && !inChild) {
+          this.readers ??= sharedReaderPool(BINARY_SNIFF_BYTES);
+          const read = await this.readers.read(c.absPath!, this.filter, skip + q.maxMatches);
+          if (read.kind === "binary") return BINARY;
+          if (read.kind === "skip") return NO_MATCH;
+          if (read.kind === "scanned") search = scannedAlready(c.path, read.bytes, read.scan);
+          inChild = read.kind === "long"; // too long a line to run the regex here: the child reads it itself
+          source = read.kind === "large" || read.kind === "long" ? { file: c.absPath! } : read.bytes;
+        }
+        if (inChild) {
           // the regex child reads, sniffs and scans it; only a matching file comes back
-          const r = await this.sandbox.runFile(c.absPath!, skip + q.maxMatches, q.chunkBytes);
+          const r = await this.sandbox!.runFile(c.absPath!, skip + q.maxMatches, q.chunkBytes);
           if (r.kind === "binary") return BINARY;
           if (r.kind === "scanned" && !r.bytes) return NO_MATCH; // bytes come back whenever something matched
           if (r.kind === "scanned") {
             search = scannedAlready(c.path, r.bytes!, r.scan);
             source = r.bytes!;
           } else source = { file: c.absPath! };
-        } else if (byReader) {
-          this.readers ??= sharedReaderPool(BINARY_SNIFF_BYTES);
-          const read = await this.readers.read(c.absPath!, this.filter, skip + q.maxMatches);
-          if (read.kind === "binary") return BINARY;
-          if (read.kind === "skip") return NO_MATCH;
-          if (read.kind === "scanned") search = scannedAlready(c.path, read.bytes, read.scan);
-          source = read.kind === "large" ? { file: c.absPath! } : read.bytes;
-        } else {
+        } else if (!byReader) {
           // a large file on disk is read straight into the window; anything else through open()
           source = c.absPath !== undefined ? { file: c.absPath } : await c.open();
         }
-        return await searchFile(c.path, source, {
+        return await searchFile(c.path, source!, {
           search,
           skip,
           need: q.maxMatches,

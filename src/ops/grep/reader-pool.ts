@@ -28,7 +28,9 @@ export type ReadOutcome =
   /** the file's bytes and its matches (offsets past a UTF-8 BOM, as the main thread's window) */
   | { kind: "scanned"; bytes: Uint8Array; scan: RegionScan }
   /** larger than the limit now (it grew since it was listed): read it some other way */
-  | { kind: "large" };
+  | { kind: "large" }
+  /** a line is too long to run the scan here (ReadFilter.scan.lineBound): scan it some other way */
+  | { kind: "long" };
 
 /** What a reader does with a file before handing it over; one object per grep call. */
 export interface ReadFilter {
@@ -37,7 +39,7 @@ export interface ReadFilter {
   /**
    * scan with this planned regex (see RegexScanJob); only for regexes whose
    * backtracking is bounded outright (lineBound null) or on lines up to
-   * lineBound bytes (a file with a longer line comes back unscanned)
+   * lineBound bytes (a file with a longer line comes back as "long", unread)
    */
   scan: { source: string; flags: string; perLine: boolean; lineBound: number | null } | null;
   /** files larger than this are left to the caller */
@@ -72,13 +74,13 @@ interface Slot {
  * in order apart.
  */
 type Reply = { meta: Float64Array; data: ArrayBuffer; errors: { message: string; code?: string }[] };
-const KINDS = ["binary", "skip", "bytes", "scanned", "large", "error"] as const;
+const KINDS = ["binary", "skip", "bytes", "scanned", "large", "error", "long"] as const;
 
 const BATCH_FILES = 64;
 
 /** Stringified into the worker: self-contained. */
 function readerMain(scan: typeof regexScan, fs: typeof import("node:fs"), sniff: number): void {
-  const [BINARY, SKIP, BYTES, SCANNED, LARGE, ERROR] = [0, 1, 2, 3, 4, 5];
+  const [BINARY, SKIP, BYTES, SCANNED, LARGE, ERROR, LONG] = [0, 1, 2, 3, 4, 5, 6];
   let buf = Buffer.allocUnsafe(1 << 20);
   const cache = new Map<string, RegExp>();
   const linesFit = (view: Buffer, bound: number | null): boolean => {
@@ -98,11 +100,12 @@ function readerMain(scan: typeof regexScan, fs: typeof import("node:fs"), sniff:
     if (cache.size > 16) cache.clear();
     const meta: number[] = [];
     const errors: { message: string; code?: string }[] = [];
-    let data = new Uint8Array(new ArrayBuffer(256 * 1024));
+    // allocated on demand: most batches keep nothing, and a buffer per batch is garbage the collector lags behind on
+    let data = new Uint8Array(new ArrayBuffer(0));
     let used = 0;
     const keep = (bytes: Uint8Array): number => {
       if (used + bytes.length > data.length) {
-        const grown = new Uint8Array(new ArrayBuffer(Math.max(2 * data.length, used + bytes.length)));
+        const grown = new Uint8Array(new ArrayBuffer(Math.max(2 * data.length, used + bytes.length, 64 * 1024)));
         grown.set(data.subarray(0, used));
         data = grown;
       }
@@ -130,7 +133,8 @@ function readerMain(scan: typeof regexScan, fs: typeof import("node:fs"), sniff:
         const view = buf.subarray(0, len);
         if (view.subarray(0, sniff).indexOf(0) >= 0) return void meta.push(BINARY);
         if (literals && !literals.some((lit) => view.indexOf(lit) >= 0)) return void meta.push(SKIP);
-        if (plan && linesFit(view, plan.lineBound)) {
+        if (plan && !linesFit(view, plan.lineBound)) return void meta.push(LONG);
+        if (plan) {
           const bom = view[0] === 0xef && view[1] === 0xbb && view[2] === 0xbf ? 3 : 0;
           const region = view.subarray(bom);
           const job = { source: plan.source, flags: plan.flags, perLine: plan.perLine, literals, region, maxRecords: maxRecords[k]!, wantLines: true };
