@@ -7,7 +7,8 @@ const PARALLEL_MIN = 2000;
 
 /**
  * Hashes files on every core: the list is cut into interleaved shares (so
- * large and small files spread evenly) and each share runs in a worker.
+ * large and small files spread evenly); the main thread hashes one share and
+ * a worker each of the others.
  */
 export async function hashInParallel(root: string, stateDir: string, items: HashItem[], onProgress?: (done: number) => void): Promise<HashOutcome[]> {
   const workers = Math.min(availableParallelism(), 8);
@@ -19,8 +20,12 @@ export async function hashInParallel(root: string, stateDir: string, items: Hash
     done[w] = n;
     onProgress?.(done.reduce((a, b) => a + b, 0));
   };
-  const results = await Promise.all(shares.map((share, w) => runWorker(root, stateDir, share, (n) => report(w, n))));
-  return results.flat();
+  // The main thread takes the first share itself: one JavaScript VM fewer keeps peak memory down,
+  // and the main thread would otherwise only wait.
+  const others = shares.slice(1).map((share, w) => runWorker(root, stateDir, share, (n) => report(w + 1, n)));
+  const mine = hashFiles(root, stateDir, shares[0] ?? [], (n) => report(0, n));
+  const results = await Promise.all(others);
+  return [mine, ...results].flat();
 }
 
 function runWorker(root: string, stateDir: string, items: HashItem[], onProgress: (done: number) => void): Promise<HashOutcome[]> {
