@@ -19,9 +19,9 @@
  *    saying why (regex-analysis.ts).
  * 2. A regex that is not provably cheap (any unbounded repetition or
  *    backreference) runs in a child process of its own (regex-sandbox.ts),
- *    except on text whose lines are all short enough to bound its
- *    backtracking (RegexPlan.lineBound: one repetition of one character
- *    class, cost quadratic in the line), and the whole call runs under
+ *    except on text whose lines are short enough to bound its backtracking
+ *    (RegexPlan.quadraticWays: one repetition of one character class, cost
+ *    quadratic in the line length), and the whole call runs under
  *    `timeBudgetMs`. When the budget runs out
  *    the child is killed and the answer so far comes back with `timed_out`,
  *    `truncated` and a cursor that resumes at the file being searched. The
@@ -35,7 +35,7 @@ import { BINARY_SNIFF_BYTES } from "../../core/binary";
 import { compareUtf8 } from "../../core/byte-order";
 import { asWorksnapError, internal } from "../../core/errors";
 import { encodeCursor, type CursorPosition } from "./cursor";
-import { asBuffer, linesFit, literalScan } from "./literal";
+import { asBuffer, literalScan, longestLine } from "./literal";
 import { compileQuery, type CompiledQuery, type GrepOptions } from "./query";
 import { sharedReaderPool, type ReaderPool, type ReadFilter } from "./reader-pool";
 import { RegexSandbox } from "./regex-sandbox";
@@ -55,8 +55,8 @@ interface InFlight {
 /** Files read ahead by reader threads, and their bytes; open()-read files are capped by `concurrency`. */
 const MAX_LOOKAHEAD_FILES = 256;
 const MAX_LOOKAHEAD_BYTES = 64 * 1024 * 1024;
-/** The largest region on which the main thread itself runs a regex with quadratic worst case (RegexPlan.lineBound). */
-const MAX_INLINE_QUADRATIC_BYTES = 256 * 1024;
+/** Worst-case backtracking tries the main thread spends on one region (RegexPlan.quadraticWays): milliseconds. */
+const MAIN_TRIES = 2e7;
 const BINARY: FileSearch = { binary: true, matches: [], total: 0 };
 const NO_MATCH: FileSearch = { binary: false, matches: [], total: 0 };
 
@@ -80,7 +80,7 @@ export async function grep(
 class GrepRun {
   private readonly stop = new AbortController();
   private readonly sandbox: RegexSandbox | null;
-  /** the regex may run in-process on text whose lines are short (RegexPlan.lineBound) */
+  /** the regex may run in-process on text whose lines are short (RegexPlan.quadraticWays) */
   private readonly sandboxBounded: boolean;
   private readonly timer: ReturnType<typeof setTimeout>;
   private readonly onAbort: () => void;
@@ -109,7 +109,7 @@ class GrepRun {
   ) {
     const m = q.matcher;
     this.sandbox = m.kind === "regex" && !m.plan.inline ? new RegexSandbox(m.plan) : null;
-    this.sandboxBounded = m.kind === "regex" && m.plan.lineBound !== null;
+    this.sandboxBounded = m.kind === "regex" && m.plan.quadraticWays !== null;
     this.search = regionSearch(q, this.sandbox);
     this.filter =
       m.kind === "literal"
@@ -117,8 +117,8 @@ class GrepRun {
         : {
             literals: m.plan.literals,
             scan:
-              m.plan.inline || m.plan.lineBound !== null
-                ? { source: m.plan.source, flags: m.plan.flags, perLine: m.plan.perLine, lineBound: m.plan.inline ? null : m.plan.lineBound }
+              m.plan.inline || m.plan.quadraticWays !== null
+                ? { source: m.plan.source, flags: m.plan.flags, perLine: m.plan.perLine, quadraticWays: m.plan.inline ? null : m.plan.quadraticWays }
                 : null,
             limit: q.chunkBytes,
           };
@@ -357,15 +357,51 @@ function regionSearch(q: CompiledQuery, sandbox: RegexSandbox | null): RegionSea
     return (region, max) => regexScan(job(region, max), cache);
   }
   const cache = new Map<string, RegExp>();
-  const bound = plan.lineBound;
+  const ways = plan.quadraticWays;
+  const scan = (region: Uint8Array, max: number) => regexScan(job(region, max), cache);
   return (region, max): RegionScan | Promise<RegionScan> => {
     // the prefilter runs here, so only regions that can match cross the pipe
     const buf = asBuffer(region);
     if (plan.literals && !plan.literals.some((lit) => buf.indexOf(lit) >= 0)) return { starts: [], ends: [], count: 0 };
-    // quadratic per line, linear in lines: a small region of short lines is a few milliseconds at worst
-    if (bound !== null && buf.length <= MAX_INLINE_QUADRATIC_BYTES && linesFit(buf, bound)) return regexScan(job(region, max), cache);
+    if (ways !== null) {
+      const longest = longestLine(buf);
+      if (ways * longest * buf.length <= MAIN_TRIES) return scan(region, max);
+      // short lines in a big region (a log): bounded slices, yielding between them
+      const slice = Math.floor(MAIN_TRIES / (ways * Math.max(1, longest)));
+      if (slice >= MIN_SLICE_BYTES) return scanInSlices(buf, slice, max, scan);
+    }
     return sandbox.runRegion(region, max);
   };
+}
+
+/** Quadratic-worst-case text below this many bytes per bounded slice goes to the regex child instead. */
+const MIN_SLICE_BYTES = 16 * 1024;
+
+/**
+ * Scans a region in line-aligned slices of about `slice` bytes, letting the
+ * event loop run between them, so the time budget and aborts stay prompt.
+ * Matches never span lines, so the slices' matches are the region's.
+ */
+async function scanInSlices(
+  buf: Buffer,
+  slice: number,
+  max: number,
+  scan: (region: Uint8Array, max: number) => RegionScan,
+): Promise<RegionScan> {
+  const out: RegionScan = { starts: [], ends: [], count: 0 };
+  for (let from = 0; from < buf.length; ) {
+    let to = from + slice >= buf.length ? buf.length : buf.lastIndexOf(10, from + slice - 1) + 1;
+    if (to <= from) to = buf.indexOf(10, from) + 1 || buf.length; // a line longer than the slice: take it whole
+    const r = scan(buf.subarray(from, to), Math.max(0, max - out.starts.length));
+    for (let k = 0; k < r.starts.length; k++) {
+      out.starts.push(from + r.starts[k]!);
+      out.ends.push(from + r.ends[k]!);
+    }
+    out.count += r.count;
+    from = to;
+    if (from < buf.length) await new Promise((resolve) => setImmediate(resolve));
+  }
+  return out;
 }
 
 /** Characters whose UTF-16 order differs from their UTF-8 order (surrogates and U+E000..U+FFFF). */

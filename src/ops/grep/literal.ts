@@ -65,13 +65,13 @@ export function charStartAtOrAfter(bytes: Uint8Array, pos: number, ceil: number)
   return pos;
 }
 
-/** True when no line in the buffer is longer than `bound` bytes. */
-export function linesFit(buf: Buffer, bound: number): boolean {
-  if (buf.length <= bound) return true;
+/** Length in bytes of the longest line (without its `\n`). */
+export function longestLine(buf: Buffer): number {
+  let longest = 0;
   let start = 0;
   for (let nl = buf.indexOf(10); nl >= 0; nl = buf.indexOf(10, nl + 1)) {
-    if (nl - start > bound) return false;
+    if (nl - start > longest) longest = nl - start;
     start = nl + 1;
   }
-  return buf.length - start <= bound;
+  return Math.max(longest, buf.length - start);
 }

@@ -11,10 +11,10 @@
  * the main thread turns those into matches.
  *
  * Nothing that can run away runs here: byte search, and regexes whose
- * backtracking regex-analysis.ts bounds, outright or (RegexPlan.lineBound)
- * quadratically in the line length on files whose lines are all short enough.
- * Any other regex, or a file with a longer line, is left to the main thread,
- * which hands it to a killable child process.
+ * backtracking regex-analysis.ts bounds, outright or (RegexPlan.quadraticWays)
+ * quadratically in the line length, on files where that bound is within
+ * READER_TRIES. Any other regex or file is left to the main thread, which
+ * hands it to a killable child process.
  */
 import { availableParallelism } from "node:os";
 import { regexScan, type RegionScan } from "./regex-scan";
@@ -29,7 +29,7 @@ export type ReadOutcome =
   | { kind: "scanned"; bytes: Uint8Array; scan: RegionScan }
   /** larger than the limit now (it grew since it was listed): read it some other way */
   | { kind: "large" }
-  /** a line is too long to run the scan here (ReadFilter.scan.lineBound): scan it some other way */
+  /** lines too long to run the scan here (RegexPlan.quadraticWays): scan it some other way */
   | { kind: "long" };
 
 /** What a reader does with a file before handing it over; one object per grep call. */
@@ -38,10 +38,10 @@ export interface ReadFilter {
   literals: Uint8Array[] | null;
   /**
    * scan with this planned regex (see RegexScanJob); only for regexes whose
-   * backtracking is bounded outright (lineBound null) or on lines up to
-   * lineBound bytes (a file with a longer line comes back as "long", unread)
+   * backtracking is bounded outright (quadraticWays null) or quadratically
+   * (a file over the budget comes back as "long", unscanned)
    */
-  scan: { source: string; flags: string; perLine: boolean; lineBound: number | null } | null;
+  scan: { source: string; flags: string; perLine: boolean; quadraticWays: number | null } | null;
   /** files larger than this are left to the caller */
   limit: number;
 }
@@ -77,20 +77,24 @@ type Reply = { meta: Float64Array; data: ArrayBuffer; errors: { message: string;
 const KINDS = ["binary", "skip", "bytes", "scanned", "large", "error", "long"] as const;
 
 const BATCH_FILES = 64;
+/** worst-case backtracking tries a reader thread spends on one file: well under a second */
+export const READER_TRIES = 2e8;
 
 /** Stringified into the worker: self-contained. */
-function readerMain(scan: typeof regexScan, fs: typeof import("node:fs"), sniff: number): void {
+function readerMain(scan: typeof regexScan, fs: typeof import("node:fs"), sniff: number, budget: number): void {
   const [BINARY, SKIP, BYTES, SCANNED, LARGE, ERROR, LONG] = [0, 1, 2, 3, 4, 5, 6];
   let buf = Buffer.allocUnsafe(1 << 20);
   const cache = new Map<string, RegExp>();
-  const linesFit = (view: Buffer, bound: number | null): boolean => {
-    if (bound === null || view.length <= bound) return true;
+  /** ways x longest line x length (the worst-case tries) within the budget */
+  const affordable = (view: Buffer, ways: number | null): boolean => {
+    if (ways === null) return true;
+    let longest = 0;
     let start = 0;
     for (let nl = view.indexOf(10); nl >= 0; nl = view.indexOf(10, nl + 1)) {
-      if (nl - start > bound) return false;
+      if (nl - start > longest) longest = nl - start;
       start = nl + 1;
     }
-    return view.length - start <= bound;
+    return ways * Math.max(longest, view.length - start) * view.length <= budget;
   };
   (globalThis as unknown as { onmessage: (e: MessageEvent) => void }).onmessage = (event: MessageEvent) => {
     const { paths, maxRecords, filter } = event.data as { paths: string[]; maxRecords: number[]; filter: PostedFilter };
@@ -133,7 +137,7 @@ function readerMain(scan: typeof regexScan, fs: typeof import("node:fs"), sniff:
         const view = buf.subarray(0, len);
         if (view.subarray(0, sniff).indexOf(0) >= 0) return void meta.push(BINARY);
         if (literals && !literals.some((lit) => view.indexOf(lit) >= 0)) return void meta.push(SKIP);
-        if (plan && !linesFit(view, plan.lineBound)) return void meta.push(LONG);
+        if (plan && !affordable(view, plan.quadraticWays)) return void meta.push(LONG);
         if (plan) {
           const bom = view[0] === 0xef && view[1] === 0xbb && view[2] === 0xbf ? 3 : 0;
           const region = view.subarray(bom);
@@ -165,7 +169,7 @@ let readerUrl: string | null = null;
 function newReader(sniff: number): Worker {
   // `__name` covers bundlers that wrap functions to keep their names
   readerUrl ??= URL.createObjectURL(
-    new Blob([`var __name = (f) => f;\n(${readerMain.toString()})(${regexScan.toString()}, require("node:fs"), ${sniff});`], {
+    new Blob([`var __name = (f) => f;\n(${readerMain.toString()})(${regexScan.toString()}, require("node:fs"), ${sniff}, ${READER_TRIES});`], {
       type: "application/javascript",
     }),
   );

@@ -30,23 +30,17 @@ export interface RegexPlan {
   /** bounded backtracking: safe to run on the main thread */
   inline: boolean;
   /**
-   * For a regex that is not `inline` but whose backtracking grows only with
-   * the square of the line length (one unbounded repetition of a single
-   * character class, nested in nothing): the longest line on which it may run
-   * in-process: reader threads take files of such lines up to chunkBytes,
-   * the main thread regions up to 256 KB, so neither is held for long even by
-   * adversarial text. Text with a longer line goes to the regex child process.
+   * For a regex that is not `inline` but whose backtracking on a line of
+   * length L is at most quadraticWays x L^2 tries (one unbounded repetition
+   * of a single character class, nested in nothing): text of n bytes whose
+   * longest line is L then costs at most quadraticWays x L x n tries, and may
+   * run in-process when that is within a budget (engine.ts MAIN_TRIES,
+   * reader-pool.ts READER_TRIES). Other text goes to the regex child process.
    */
-  lineBound: number | null;
+  quadraticWays: number | null;
 }
 
 const INLINE_MAX_WAYS = 64;
-/**
- * A line this long costs such a regex at most about (128^2 / 2) x QUADRATIC_MAX_WAYS
- * tries; a 4 MB file of such lines, under a second of a reader thread.
- */
-const QUADRATIC_LINE_BOUND = 128;
-const QUADRATIC_MAX_WAYS = 4;
 /** a counted repetition this large is treated like an unbounded one */
 const LARGE_REPEAT = 10;
 
@@ -88,7 +82,7 @@ export function planRegex(pattern: string, caseInsensitive: boolean): RegexPlan 
     perLine: hasLook,
     literals: best && score(best) > 0 ? best.map((s) => new Uint8Array(Buffer.from(s, "utf8"))) : null,
     inline: cheap && ways(root) <= INLINE_MAX_WAYS,
-    lineBound: cheap ? null : quadraticLineBound(root),
+    quadraticWays: cheap ? null : quadraticWays(root),
   };
 }
 
@@ -97,7 +91,7 @@ export function planRegex(pattern: string, caseInsensitive: boolean): RegexPlan 
  * repetition, a start position tries at most (line length) extents of it times
  * the paths through the rest: O(ways x L^2) per line, whatever the text.
  */
-function quadraticLineBound(root: RegexNode): number | null {
+function quadraticWays(root: RegexNode): number | null {
   const unbounded: RegexNode[] = [];
   let nested = false;
   let backref = false;
@@ -118,7 +112,8 @@ function quadraticLineBound(root: RegexNode): number | null {
   let atom = star.body;
   while (atom.t === "group" && !atom.capture && atom.modifiers === "") atom = atom.body;
   if (atom.t !== "char" && atom.t !== "set") return null;
-  return ways(root, star) <= QUADRATIC_MAX_WAYS ? QUADRATIC_LINE_BOUND : null;
+  const w = ways(root, star);
+  return w <= INLINE_MAX_WAYS ? w : null;
 }
 
 // ---------------------------------------------------------------- rewriting

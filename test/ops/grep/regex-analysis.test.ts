@@ -59,10 +59,11 @@ describe("regex plan", () => {
     for (const p of ["a+", "\\w*x", "(a)\\1", "(?:a|b){1,200}", "x{1,100}y{1,100}"]) expect(planRegex(p, false).inline).toBe(false);
   });
 
-  test("one unbounded repetition of one character class runs in-process on short lines", () => {
-    for (const p of ["fetch[A-Z]\\w*\\(", "foo.*bar", "\\d+x", "import .* from", "(?:\\s)*;"]) expect(planRegex(p, false).lineBound).toBe(128);
-    for (const p of ["\\w+\\s+\\w+", "(?:ab)+", "(a)\\1*", "(?:x\\d+){2}", "(?:a|b|c|d|e){2}\\w*"]) expect(planRegex(p, false).lineBound).toBeNull();
-    expect(planRegex("foo", false).lineBound).toBeNull(); // inline outright
+  test("one unbounded repetition of one character class is quadratic at worst, so it may run in-process on short lines", () => {
+    for (const p of ["fetch[A-Z]\\w*\\(", "foo.*bar", "\\d+x", "import .* from", "(?:\\s)*;"]) expect(planRegex(p, false).quadraticWays).toBe(1);
+    expect(planRegex("(?:get|set)\\w+", false).quadraticWays).toBe(2);
+    for (const p of ["\\w+\\s+\\w+", "(?:ab)+", "(a)\\1*", "(?:x\\d+){2}", "(?:a|b|c|d|e|f|g|h|i){2}\\w*"]) expect(planRegex(p, false).quadraticWays).toBeNull();
+    expect(planRegex("foo", false).quadraticWays).toBeNull(); // inline outright
   });
 
   test("ambiguous alternation anywhere inside a repetition is refused; diverging branches are not", () => {

@@ -4,7 +4,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { grepAll, positions } from "./fixtures";
+import { grepAll, positions, referenceMatches } from "./fixtures";
 
 const line = fc
   .array(fc.constantFrom("foo", "bar", " ", "é", "😀", "\r", "x", "needle"), { maxLength: 12 })
@@ -96,5 +96,20 @@ describe("windowed scanning", () => {
       }),
       { numRuns: 400 },
     );
+  });
+
+  test("a big region of short lines is scanned in bounded slices with a quadratic-worst-case regex, same answer", async () => {
+    let seed = 1;
+    const rnd = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
+    const lines: string[] = [];
+    for (let n = 0; n < 1_600_000; ) {
+      const l = Array.from({ length: 1 + Math.floor(rnd() * 6) }, () => (rnd() < 0.5 ? String(Math.floor(rnd() * 1e6)) : "x")).join(rnd() < 0.5 ? "" : " ");
+      lines.push(l);
+      n += l.length + 1;
+    }
+    const text = lines.join("\n");
+    const r = await grepAll({ "big.log": text }, { pattern: "\\d+x" });
+    expect(positions(r)).toEqual(referenceMatches("big.log", text, /\d+x/gu));
+    expect(r.matches.length).toBeGreaterThan(1000);
   });
 });
