@@ -14,22 +14,23 @@
  * Files read ahead past the point where a page stops are dropped, not
  * reported: `searched_paths` is the walk-order prefix that the answer covers.
  *
- * Bounded time, in two layers:
+ * Bounded time (the catastrophic-regex guard), in layers:
  * 1. Known exponential patterns are refused up front with INVALID_ARGUMENT
  *    saying why (regex-analysis.ts).
- * 2. A regex that is not provably cheap (any unbounded repetition or
- *    backreference) runs in a child process of its own (regex-sandbox.ts),
- *    except on text whose lines are short enough to bound its backtracking
- *    (RegexPlan.quadraticWays: one repetition of one character class, cost
- *    quadratic in the line length), and the whole call runs under
- *    `timeBudgetMs`. When the budget runs out
- *    the child is killed and the answer so far comes back with `timed_out`,
- *    `truncated` and a cursor that resumes at the file being searched. The
- *    main thread is never blocked by a runaway regex. (A Worker would not do:
- *    JavaScriptCore does not stop a running regex on terminate.)
- * Fixed strings and cheap regexes run on the main thread between awaits (and
- * as a yes/no prefilter on the reader threads); a window is `chunkBytes`
- * (unless one line is longer), so the main thread is not held for long.
+ * 2. Regexes with bounded backtracking (no unbounded repetition, no
+ *    backreference, few paths) and fixed strings run anywhere: on the main
+ *    thread one window (`chunkBytes`) at a time, and on reader threads.
+ * 3. A regex whose backtracking is quadratic in the line length (one
+ *    unbounded repetition of one character class, RegexPlan.quadraticWays)
+ *    runs in-process only where a worst-case budget of tries holds (short
+ *    lines), the main thread's share in slices that yield to the event loop.
+ * 4. Everything else runs in child processes of the call's own
+ *    (regex-sandbox.ts), and the whole call runs under `timeBudgetMs`. When
+ *    the budget runs out the children are killed and the answer so far comes
+ *    back with `timed_out`, `truncated` and a cursor that resumes at the file
+ *    being searched. The main thread is never blocked by a runaway regex. (A
+ *    Worker would not do: JavaScriptCore does not stop a running regex on
+ *    terminate; measured with Bun 1.4, the thread keeps running.)
  */
 import { BINARY_SNIFF_BYTES } from "../../core/binary";
 import { compareUtf8 } from "../../core/byte-order";
