@@ -9,9 +9,9 @@ import type { PathState } from "./edit-recorder";
 import { touch } from "./leases";
 import { liveFingerprint, readLiveTree } from "./live-tree";
 import { SnapshotTree, applyToSnapshot } from "./snapshot-derive";
-import { type AppliedChange, type ChangeStatus, type WriteChange, applyChangesLocked } from "./write-path";
+import { type AppliedChange, type ChangeStatus, type KnownState, type WriteChange, applyChangesLocked } from "./write-path";
 import { withWorktreeLock } from "./worktree-lock";
-import { readTargetState, resolveWorktreeTarget } from "./write-target";
+import { type ParentCache, type WorktreeTarget, readTargetState, resolveWorktreeTarget, statStamp } from "./write-target";
 import type { Workspace } from "./workspace";
 
 /**
@@ -62,6 +62,12 @@ export interface Built<T> {
   /** null: write nothing (a rejected patch). */
   changes: WriteChange[] | null;
   extra: T;
+  /**
+   * The changes were computed from the bytes the view read (a patch): the
+   * write path takes those reads as the before states (no second read), and
+   * refuses when a file changed in between.
+   */
+  fromReads?: boolean;
 }
 
 export interface ChangedEntry {
@@ -125,7 +131,8 @@ export async function runMutation<T extends object>(
     const fingerprint = await liveFingerprint(ws);
     const lease = args.lease_id !== undefined ? ws.leases.acquire(args.lease_id, fingerprint) : null;
     progress(0, "reading the work tree");
-    const built = await build(worktreeView(ws));
+    const reads = new Map<string, KnownState>();
+    const built = await build(worktreeView(ws, reads));
     checkCancelled(args.signal);
     if (built.changes === null || built.changes.length === 0) {
       const kept = lease ?? ws.leases.issue(fingerprint);
@@ -138,6 +145,7 @@ export async function runMutation<T extends object>(
       toolName,
       lease: lease ? { lease, fingerprint } : undefined,
       signal: args.signal,
+      known: built.fromReads ? reads : undefined,
     });
     progress(2, "reading the new fingerprint");
     const after = await liveFingerprint(ws);
@@ -209,11 +217,28 @@ function changedEntry(c: AppliedChange): ChangedEntry {
   return e;
 }
 
-function worktreeView(ws: Workspace): TreeView {
+/**
+ * The live files; every read is kept in `reads` with the stat stamp taken
+ * before it. Parent directories are resolved once per build, and a path just
+ * resolved is read without resolving it again.
+ */
+function worktreeView(ws: Workspace, reads: Map<string, KnownState>): TreeView {
+  const parents: ParentCache = new Map();
+  const resolved = new Map<string, WorktreeTarget>();
   return {
     mode: "worktree",
-    resolve: async (path, follow) => resolveWorktreeTarget(ws.repo, path, follow),
-    read: async (path) => readTargetState(resolveWorktreeTarget(ws.repo, path, false)),
+    resolve: async (path, follow) => {
+      const t = resolveWorktreeTarget(ws.repo, path, follow, parents);
+      if (!follow) resolved.set(t.path, t);
+      return t;
+    },
+    read: async (path) => {
+      const t = resolved.get(path) ?? resolveWorktreeTarget(ws.repo, path, false, parents);
+      resolved.delete(path);
+      const state = readTargetState(t);
+      reads.set(t.path, { state, stamp: statStamp(t.stat) });
+      return state;
+    },
     filesUnder: async (dir) => (await readLiveTree(ws, [dir])).entries.map((e) => e.path as RepoPath).filter((p) => p !== dir),
   };
 }

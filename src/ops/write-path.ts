@@ -1,15 +1,16 @@
-import { chmodSync, closeSync, fsyncSync, mkdirSync, readdirSync, openSync, renameSync, rmdirSync, rmSync, statSync, symlinkSync, unlinkSync, writeSync } from "node:fs";
-import { open } from "node:fs/promises";
+import { closeSync, fchmodSync, fsyncSync, mkdirSync, readdirSync, openSync, renameSync, rmdirSync, rmSync, statSync, symlinkSync, unlinkSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { type WorksnapError, asWorksnapError, internal, invalidArgument, notFound, repoChanged } from "../core/errors";
-import { blobIdOf, randomId128, type BlobId } from "../core/hash";
+import { randomId128, type BlobId } from "../core/hash";
 import { ancestorsOf, type RepoPath } from "../core/repo-path";
+import { DurableBatch, syncDirsEach } from "../repo/durable";
 import type { Fingerprint } from "../repo/fingerprint";
 import { ensureStateDir, tempPath } from "../repo/state-dir";
+import { blobIdOfState } from "./content-hash";
 import type { EditChange, EditOperation, EditRecorder, FileMode, PathState, PreparedEdit } from "./edit-recorder";
 import { type Lease, staleLease } from "./leases";
 import { assertLockIntact, withWorktreeLock } from "./worktree-lock";
-import { type WorktreeTarget, blockingAncestor, permFor, readTargetState, resolveWorktreeTarget } from "./write-target";
+import { type ParentCache, type WorktreeTarget, blockingAncestor, permFor, readTargetState, resolveWorktreeTarget, statStamp } from "./write-target";
 import type { Workspace } from "./workspace";
 
 /**
@@ -19,10 +20,12 @@ import type { Workspace } from "./workspace";
  *
  * A change set is validated whole before the first byte is written: every
  * path resolved inside the root, every precondition (compare-and-swap,
- * no-overwrite, file-in-the-way) checked, every "before" state read. Then all
- * new contents are staged as temp files in `.mcp/tmp/` and fsynced, and only
- * then published, by renames, in the order deletes, moves, writes; finally the
- * touched directories are fsynced.
+ * no-overwrite, file-in-the-way) checked, every "before" state read (or taken
+ * from the caller's reads of the same files, when their stat is unchanged).
+ * Then all new contents are staged as temp files in `.mcp/tmp/` and made
+ * durable together (one flush for the whole set: src/repo/durable.ts), and
+ * only then published, by renames, in the order deletes, moves, writes;
+ * finally the touched directories are flushed.
  *
  * Crash safety: each file is replaced by a rename, so it holds its old or its
  * new bytes, never a mix. Across files the set is not atomic: a crash in the
@@ -87,6 +90,19 @@ export interface WriteOptions {
   lease?: { lease: Lease; fingerprint: Fingerprint };
   /** Checked once more after staging: a cancelled request publishes nothing. */
   signal?: AbortSignal;
+  /**
+   * Before states the caller read under the same lock and computed the changes
+   * from (a patch), by resolved path. Reused when the file's stat stamp is
+   * unchanged; when it changed and so did the bytes, the change set was made
+   * for content that is gone: REPO_CHANGED, nothing written.
+   */
+  known?: Map<string, KnownState>;
+}
+
+export interface KnownState {
+  state: PathState;
+  /** statStamp of the file, taken before its bytes were read; null when it did not exist. */
+  stamp: string | null;
 }
 
 export interface WriteOutcome {
@@ -189,12 +205,13 @@ interface Plan {
 
 function validate(ws: Workspace, changes: WriteChange[], opts: WriteOptions): Plan {
   const repo = ws.repo;
+  const parents: ParentCache = new Map();
   const befores = new Map<string, Before>();
   const claim = (t: WorktreeTarget, dirOk = false): Before => {
     if (befores.has(t.path)) {
       throw invalidArgument(`the change set touches ${t.path} more than once${t.path !== t.requested ? ` (as ${t.requested})` : ""}`, { path: t.path });
     }
-    const state = dirOk && t.kind === "dir" ? null : readTargetState(t);
+    const state = dirOk && t.kind === "dir" ? null : readBefore(t, opts.known);
     const b: Before = { target: t, state, perm: t.kind === "file" ? (t.stat!.mode & 0o7777) : null };
     befores.set(t.path, b);
     return b;
@@ -202,7 +219,7 @@ function validate(ws: Workspace, changes: WriteChange[], opts: WriteOptions): Pl
   const steps: Step[] = [];
   for (const c of changes) {
     if (c.kind === "write") {
-      const dest = claim(resolveWorktreeTarget(repo, c.path, c.follow === true));
+      const dest = claim(resolveWorktreeTarget(repo, c.path, c.follow === true, parents));
       checkExpect(dest, c.expect);
       const mode = c.mode ?? (dest.state && dest.state.mode !== "120000" ? dest.state.mode : "100644");
       const after: PathState = { bytes: c.bytes, mode };
@@ -215,10 +232,10 @@ function validate(ws: Workspace, changes: WriteChange[], opts: WriteOptions): Pl
         perm: permFor(mode, dest.state?.mode === "120000" ? null : dest.perm),
         plainRename: false,
         edits: [{ operation, path: dest.target.path, before: dest.state, after }],
-        applied: { status, path: dest.target.path, requested: c.path, before: dest.state, after, blob: blobIdOf(c.bytes) },
+        applied: { status, path: dest.target.path, requested: c.path, before: dest.state, after, blob: blobIdOfState(c.bytes) },
       });
     } else if (c.kind === "delete") {
-      const dest = claim(resolveWorktreeTarget(repo, c.path, false), true);
+      const dest = claim(resolveWorktreeTarget(repo, c.path, false, parents), true);
       if (dest.target.kind === "missing") throw notFound(`${c.path} does not exist`, { path: c.path });
       steps.push({
         change: c,
@@ -230,10 +247,10 @@ function validate(ws: Workspace, changes: WriteChange[], opts: WriteOptions): Pl
         applied: { status: "deleted", path: dest.target.path, requested: c.path, before: dest.state, after: null, blob: null },
       });
     } else {
-      const srcTarget = resolveWorktreeTarget(repo, c.from, false);
+      const srcTarget = resolveWorktreeTarget(repo, c.from, false, parents);
       if (srcTarget.kind === "missing") throw notFound(`${c.from} does not exist`, { path: c.from });
       if (srcTarget.kind === "dir") throw invalidArgument(`${c.from} is a directory; move its files one by one`, { path: c.from });
-      const destTarget = resolveWorktreeTarget(repo, c.path, false);
+      const destTarget = resolveWorktreeTarget(repo, c.path, false, parents);
       if (destTarget.path === srcTarget.path) {
         throw invalidArgument(`cannot move ${c.from} onto itself`, { from: c.from, to: c.path });
       }
@@ -241,7 +258,7 @@ function validate(ws: Workspace, changes: WriteChange[], opts: WriteOptions): Pl
       const dest = claim(destTarget);
       if (dest.target.kind === "dir") throw invalidArgument(`${c.path} is a directory; name the destination file path`, { path: c.path });
       if (dest.state && c.overwrite !== true) {
-        throw invalidArgument(`${c.path} already exists; pass overwrite: true to replace it`, { path: c.path, blob: blobIdOf(dest.state.bytes) });
+        throw invalidArgument(`${c.path} already exists; pass overwrite: true to replace it`, { path: c.path, blob: blobIdOfState(dest.state.bytes) });
       }
       const src = source.state as NonNullable<PathState>;
       const after: PathState = { bytes: c.bytes ?? src.bytes, mode: c.mode ?? src.mode };
@@ -256,7 +273,7 @@ function validate(ws: Workspace, changes: WriteChange[], opts: WriteOptions): Pl
         perm: after.mode === src.mode ? (source.perm ?? permFor(after.mode, null)) : permFor(after.mode, source.perm),
         plainRename: c.bytes === undefined && after.mode === src.mode,
         edits,
-        applied: { status: "renamed", path: dest.target.path, requested: c.path, from: source.target.path, before: src, after, blob: blobIdOf(after.bytes) },
+        applied: { status: "renamed", path: dest.target.path, requested: c.path, from: source.target.path, before: src, after, blob: blobIdOfState(after.bytes) },
       });
     }
   }
@@ -265,9 +282,28 @@ function validate(ws: Workspace, changes: WriteChange[], opts: WriteOptions): Pl
   return { steps, befores };
 }
 
+/** The state before the change: the caller's read when the file is unchanged since, else read now. */
+function readBefore(t: WorktreeTarget, known: Map<string, KnownState> | undefined): PathState {
+  const k = known?.get(t.path);
+  if (!k) return readTargetState(t);
+  if (k.stamp === statStamp(t.stat)) return k.state;
+  const current = readTargetState(t);
+  if (sameState(current, k.state)) return current;
+  const currentBlob = current ? blobIdOfState(current.bytes) : null;
+  throw repoChanged(
+    `${t.path} changed while the change was being prepared (its blob is now ${currentBlob ?? "absent"}); nothing was written, read it again and retry`,
+    { path: t.path, current_blob: currentBlob, read_blob: k.state ? blobIdOfState(k.state.bytes) : null },
+  );
+}
+
+function sameState(a: PathState, b: PathState): boolean {
+  if (a === null || b === null) return a === b;
+  return a.mode === b.mode && Buffer.from(a.bytes.buffer, a.bytes.byteOffset, a.bytes.byteLength).equals(b.bytes);
+}
+
 function checkExpect(dest: Before, expect: BlobId | null | undefined): void {
   if (expect === undefined) return;
-  const current = dest.state ? blobIdOf(dest.state.bytes) : null;
+  const current = dest.state ? blobIdOfState(dest.state.bytes) : null;
   if (current === expect) return;
   const path = dest.target.path;
   if (expect === null) {
@@ -313,7 +349,7 @@ function checkLeaseBlobs(l: { lease: Lease; fingerprint: Fingerprint }, befores:
   for (const [path, b] of befores) {
     const seen = l.lease.touched.get(path);
     if (typeof seen !== "string" || b.state?.mode === "120000") continue;
-    const current = b.state ? blobIdOf(b.state.bytes) : null;
+    const current = b.state ? blobIdOfState(b.state.bytes) : null;
     if (current !== seen) changed.push({ path, read_blob: seen, current_blob: current });
   }
   if (changed.length === 0) return;
@@ -324,50 +360,32 @@ function checkLeaseBlobs(l: { lease: Lease; fingerprint: Fingerprint }, befores:
 
 // ---------------------------------------------------------------------------
 
+/**
+ * Writes every new content to a temp file in `.mcp/tmp` (on the same file
+ * system as its target; others are written beside the target at publish
+ * time) and makes all of them durable with one flush.
+ */
 async function stageAll(ws: Workspace, steps: Step[], staged: string[]): Promise<void> {
   ensureStateDir(ws.repo.stateDir);
-  const tmpDev = statSync(join(ws.repo.stateDir, "tmp")).dev;
-  for (const s of steps) {
-    if (s.after === null || s.plainRename) continue;
-    if (deviceOf(ws.repo.root, s.dest.target.path) !== tmpDev) continue; // staged beside the target at publish time
-    const tmp = tempPath(ws.repo.stateDir, s.dest.target.path.slice(s.dest.target.path.lastIndexOf("/") + 1));
-    staged.push(tmp);
-    writeStaged(tmp, s.after, s.perm);
-    s.staged = tmp;
-  }
-  // All data reaches the disk before the first rename publishes any of it. The fsyncs run in parallel: the file
-  // system commits them together (one fsync after another costs a journal commit each).
-  await inParallel(
-    steps.filter((s) => s.staged && s.after?.mode !== "120000").map((s) => s.staged!),
-    fsyncPathAsync,
-  );
-}
-
-const SYNC_PARALLELISM = 64;
-
-async function inParallel<T>(items: T[], fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await fn(items[next++] as T);
-  };
-  await Promise.all(Array.from({ length: Math.min(SYNC_PARALLELISM, items.length) }, worker));
-}
-
-async function fsyncPathAsync(path: string): Promise<void> {
-  const handle = await open(path, "r");
+  const tmpDir = join(ws.repo.stateDir, "tmp");
+  const tmpDev = statSync(tmpDir).dev;
+  const batch = new DurableBatch(tmpDir);
+  const devices = new Map<string, number>();
   try {
-    await handle.sync();
+    for (const s of steps) {
+      if (s.after === null || s.plainRename) continue;
+      if (deviceOf(ws.repo.root, s.dest.target.path, devices) !== tmpDev) continue; // staged beside the target at publish time
+      const tmp = tempPath(ws.repo.stateDir, s.dest.target.path.slice(s.dest.target.path.lastIndexOf("/") + 1));
+      staged.push(tmp);
+      // A symlink has no data to flush: its text is in the inode, made durable with its directory.
+      if (s.after.mode === "120000") symlinkSync(Buffer.from(s.after.bytes.buffer, s.after.bytes.byteOffset, s.after.bytes.byteLength), tmp);
+      else batch.writeFile(tmp, s.after.bytes, s.perm);
+      s.staged = tmp;
+    }
+    // All data reaches the disk before the first rename publishes any of it.
+    await batch.flush();
   } finally {
-    await handle.close();
-  }
-}
-
-/** Like fsyncDir: some file systems refuse fsync on a directory; the renames are atomic regardless. */
-async function fsyncDirAsync(dir: string): Promise<void> {
-  try {
-    await fsyncPathAsync(dir);
-  } catch {
-    // not supported here
+    batch.close();
   }
 }
 
@@ -380,11 +398,11 @@ function writeStaged(tmp: string, state: NonNullable<PathState>, perm: number): 
   try {
     let off = 0;
     while (off < state.bytes.length) off += writeSync(fd, state.bytes, off, state.bytes.length - off);
+    // open()'s mode passes through the umask; the recorded mode must be exact.
+    fchmodSync(fd, perm);
   } finally {
     closeSync(fd);
   }
-  // open()'s mode passes through the umask; the recorded mode must be exact.
-  chmodSync(tmp, perm);
 }
 
 function fsyncPath(path: string): void {
@@ -396,8 +414,18 @@ function fsyncPath(path: string): void {
   }
 }
 
-function deviceOf(root: string, path: string): number {
-  let cur = dirname(join(root, path));
+function deviceOf(root: string, path: string, cache: Map<string, number>): number {
+  const dir = dirname(join(root, path));
+  let dev = cache.get(dir);
+  if (dev === undefined) {
+    dev = deviceOfDir(dir);
+    cache.set(dir, dev);
+  }
+  return dev;
+}
+
+function deviceOfDir(dir: string): number {
+  let cur = dir;
   for (;;) {
     try {
       return statSync(cur).dev;
@@ -411,6 +439,7 @@ function deviceOf(root: string, path: string): number {
 
 async function publish(ws: Workspace, plan: Plan, done: Step[]): Promise<void> {
   const dirs = new Set<string>();
+  const made = new Set<string>();
   const removedPaths: string[] = [];
   const order = (s: Step) => (s.after === null ? 0 : s.source ? 1 : 2);
   for (const s of [...plan.steps].sort((a, b) => order(a) - order(b))) {
@@ -423,11 +452,15 @@ async function publish(ws: Workspace, plan: Plan, done: Step[]): Promise<void> {
       dirs.add(dirname(dest.abs));
       continue;
     }
-    mkdirSync(dirname(dest.abs), { recursive: true });
+    const parent = dirname(dest.abs);
+    if (!made.has(parent)) {
+      mkdirSync(parent, { recursive: true });
+      made.add(parent);
+    }
     if (s.plainRename) renameSync(s.source!.target.abs, dest.abs);
     else if (s.staged) renameSync(s.staged, dest.abs);
     else writeBeside(dest.abs, s.after, s.perm);
-    dirs.add(dirname(dest.abs));
+    dirs.add(parent);
     if (s.source) {
       if (!s.plainRename) rmSync(s.source.target.abs, { force: true });
       removedPaths.push(s.source.target.path);
@@ -435,7 +468,33 @@ async function publish(ws: Workspace, plan: Plan, done: Step[]): Promise<void> {
     }
   }
   for (const p of removedPaths) pruneEmptyParents(ws.repo.root, p, dirs);
-  await inParallel([...dirs], fsyncDirAsync);
+  await syncDirs(ws, dirs);
+}
+
+/**
+ * The renames made durable: directories on the file system of `.mcp/tmp` as
+ * one batch (one syncfs when there are many), any other one by its own fsync.
+ */
+async function syncDirs(ws: Workspace, dirs: Set<string>): Promise<void> {
+  const tmpDir = join(ws.repo.stateDir, "tmp");
+  const tmpDev = statSync(tmpDir).dev;
+  const local: string[] = [];
+  const foreign: string[] = [];
+  for (const d of dirs) {
+    let dev = -1;
+    try {
+      dev = statSync(d).dev;
+    } catch {
+      continue; // removed meanwhile (pruned): its parent is in the set
+    }
+    (dev === tmpDev ? local : foreign).push(d);
+  }
+  const batch = new DurableBatch(tmpDir);
+  try {
+    await Promise.all([batch.syncDirs(local), syncDirsEach(foreign)]);
+  } finally {
+    batch.close();
+  }
 }
 
 /** A target on another file system than `.mcp/tmp`: staged beside it (same directory), then renamed. */

@@ -1,16 +1,20 @@
 /**
  * The edit history on disk, in spec 002 section 3's layout under
  * `.mcp/edit_history/`. Every file is written by the one atomic write (temp in
- * `.mcp/tmp`, fsync, rename), so a reader sees a whole old or a whole new file,
- * never a torn one; that includes log appends, which rewrite the log with the
- * new lines (spec 2.2 step 7).
+ * `.mcp/tmp`, flush, rename, flush the directory), so a reader sees a whole
+ * old or a whole new file, never a torn one; that includes log appends, which
+ * rewrite the log with the new lines (spec 2.2 step 7). The objects of one
+ * tool call are written as one batch (putObjects): all temp files first, one
+ * flush for all of them, then the renames and one flush of their directories.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { compareUtf8 } from "../../core/byte-order";
 import { notFound } from "../../core/errors";
 import { writeFileAtomic } from "../../repo/atomic-write";
+import { DurableBatch } from "../../repo/durable";
 import { ensureStateDir, tempPath } from "../../repo/state-dir";
+import type { BatchingHistoryStore, ObjectWrite } from "./batch-store";
 import { withFileLocks } from "./locks";
 import {
   byTimestamp,
@@ -27,7 +31,7 @@ import type { LogEntry, ReviewRecord } from "./types";
 
 export const HISTORY_DIR = "edit_history";
 
-export class FsHistoryStore implements HistoryStore {
+export class FsHistoryStore implements HistoryStore, BatchingHistoryStore {
   readonly root: string;
   readonly location: string;
   /** Last text read or written per log, so an append does not re-read the file it just wrote. */
@@ -109,6 +113,60 @@ export class FsHistoryStore implements HistoryStore {
 
   async putObject(rel: string, bytes: Uint8Array): Promise<void> {
     this.write(checkObjectRel(rel), bytes);
+  }
+
+  /**
+   * Many objects, durable together: every temp file is written, one flush
+   * makes all of them durable, then each is renamed into place and the
+   * directories they landed in are flushed once. All or nothing as far as a
+   * reported error goes: on failure, temp files and objects already renamed
+   * are removed again. A crash can leave some of them in place, unreferenced
+   * (no log entry names them yet), as a crash during single writes could.
+   */
+  async putObjects(items: ObjectWrite[]): Promise<void> {
+    if (items.length === 0) return;
+    ensureStateDir(this.stateDir);
+    const tmpDir = join(this.stateDir, "tmp");
+    const batch = new DurableBatch(tmpDir);
+    const staged: { tmp: string; target: string }[] = [];
+    const placed: string[] = [];
+    const dirs = new Set<string>();
+    try {
+      for (const it of items) {
+        const target = this.abs(checkObjectRel(it.rel));
+        const dir = dirname(target);
+        if (!dirs.has(dir)) {
+          mkdirSync(dir, { recursive: true });
+          dirs.add(dir);
+        }
+        const tmp = tempPath(this.stateDir, target.slice(target.lastIndexOf("/") + 1));
+        staged.push({ tmp, target });
+        batch.writeFile(tmp, it.bytes, 0o644);
+      }
+      await batch.flush();
+      for (const { tmp, target } of staged) {
+        renameSync(tmp, target);
+        placed.push(target);
+      }
+      await batch.syncDirs(dirs);
+    } catch (err) {
+      for (const { tmp } of staged) rmSync(tmp, { force: true });
+      for (const target of placed) rmSync(target, { force: true });
+      throw err;
+    } finally {
+      batch.close();
+    }
+  }
+
+  /** Names of the objects in one object directory (`checkpoints/{conv}`), for many existence checks at once. */
+  async objectNames(dir: string): Promise<Set<string>> {
+    checkObjectRel(`${dir}/x`);
+    try {
+      return new Set(readdirSync(this.abs(dir)));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return new Set();
+      throw err;
+    }
   }
 
   async getObject(rel: string): Promise<Uint8Array> {

@@ -5,9 +5,12 @@
  * - prepare, before any byte changes: timestamps from the history clock, an
  *   edit id per change, and a checkpoint (the raw bytes before) when the
  *   conversation touches a file for the first time, or when the file is not
- *   what the conversation last left there (someone else changed it since);
- * - commit, after the writes: hash after, the unified diff, and the JSON Lines
- *   entries, appended atomically under the conversation's log lock;
+ *   what the conversation last left there (someone else changed it since).
+ *   All checkpoints of the tool call are written as one batch, made durable
+ *   with one flush;
+ * - commit, after the writes: the diffs (one batch, one flush), then the JSON
+ *   Lines entries, appended atomically under the conversation's log lock:
+ *   one log rewrite per tool call, however many files it changed;
  * - abort: removes what prepare wrote; the log is untouched.
  *
  * The changes of one tool call share its tool_call_index and are recorded in
@@ -15,13 +18,14 @@
  * replaying the entries one by one is always possible.
  */
 import { internal, repoChanged } from "../../core/errors";
-import { sha256Hex } from "../../core/hash";
 import type { EditChange, EditContext, EditRecorder, PathState, PreparedEdit } from "../edit-recorder";
-import { unifiedDiff } from "../diff/unified";
-import { applyHunks } from "../patch/apply";
-import { parsePatch } from "../patch/parse";
+import { sha256Of } from "../content-hash";
+import { ObjectPresence, putObjects, type ObjectWrite } from "./batch-store";
 import { nextTimestamps } from "./clock";
 import { FsHistoryStore } from "./fs-history-store";
+import { recordDiff } from "./record-diff";
+
+export { diffReplays } from "./record-diff";
 import { afterRel, checkConversationId, checkpointMetaRel, checkpointRel, diffRel, type HistoryStore } from "./store";
 import type { CheckpointMeta, LogEntry } from "./types";
 
@@ -31,6 +35,12 @@ interface ConversationState {
   known: Map<string, string | null>;
   nextIndex: number;
   lastTimestamp: string | undefined;
+}
+
+/** The stored record of one change's content: its diff file and its new state. */
+interface Recorded {
+  after: PathState;
+  diffFile: string | null;
 }
 
 interface Draft {
@@ -50,7 +60,6 @@ interface Token {
   created: string[];
 }
 
-const EMPTY = new Uint8Array(0);
 const encoder = new TextEncoder();
 
 export class HistoryRecorder implements EditRecorder {
@@ -66,29 +75,30 @@ export class HistoryRecorder implements EditRecorder {
     const order = recordOrder(changes);
     const stamps = await nextTimestamps(this.store, changes.length, state.lastTimestamp);
     const token: Token = { conversationId: conv, toolName: ctx.toolName, toolCallIndex: state.nextIndex, drafts: [], created: [] };
-    try {
-      for (let k = 0; k < order.length; k++) {
-        const index = order[k]!;
-        const change = changes[index]!;
-        const editId = crypto.randomUUID();
-        token.drafts.push({ index, editId, timestamp: stamps[k]!, checkpoint: await this.checkpointIfNeeded(conv, state, change, editId, token.created) });
-      }
-    } catch (err) {
-      await this.removeObjects(token.created);
-      throw err;
+    const presence = new ObjectPresence(this.store);
+    const objects: ObjectWrite[] = [];
+    for (let k = 0; k < order.length; k++) {
+      const index = order[k]!;
+      const change = changes[index]!;
+      const editId = crypto.randomUUID();
+      token.drafts.push({ index, editId, timestamp: stamps[k]!, checkpoint: await this.checkpointIfNeeded(conv, state, change, editId, presence, objects) });
     }
+    await this.writeObjects(token, objects);
     return { token };
   }
 
   async commit(prepared: PreparedEdit, changes: EditChange[]): Promise<{ editIds: string[] }> {
     const token = prepared.token as Token;
     const conv = token.conversationId;
-    const entries: LogEntry[] = [];
+    const objects: ObjectWrite[] = [];
+    const records: Recorded[] = [];
     for (const d of token.drafts) {
       const change = changes[d.index];
       if (!change) throw internal("the write path committed a different change list than it prepared");
-      entries.push(await this.entryFor(token, d, change));
+      records.push(recordChange(conv, d.editId, change, objects));
     }
+    await this.writeObjects(token, objects);
+    const entries = token.drafts.map((d, k) => entryFor(token, d, changes[d.index]!, records[k]!));
     await this.store.withLogLock([conv], () => this.store.appendLog(conv, entries));
     const state = this.conversations.get(conv);
     if (state) {
@@ -107,6 +117,18 @@ export class HistoryRecorder implements EditRecorder {
   }
 
   // -------------------------------------------------------------------------
+
+  /** One batch for all objects of a step; on failure nothing of it stays. */
+  private async writeObjects(token: Token, objects: ObjectWrite[]): Promise<void> {
+    if (objects.length === 0) return;
+    try {
+      await putObjects(this.store, objects);
+    } catch (err) {
+      await this.removeObjects(objects.map((o) => o.rel));
+      throw err;
+    }
+    for (const o of objects) token.created.push(o.rel);
+  }
 
   private async removeObjects(rels: string[]): Promise<void> {
     for (const rel of rels) await this.store.deleteObject(rel);
@@ -152,54 +174,57 @@ export class HistoryRecorder implements EditRecorder {
    * reads an existing file the conversation has not seen in this state: its
    * first touch, or after someone else changed it.
    */
-  private async checkpointIfNeeded(conv: string, state: ConversationState, change: EditChange, editId: string, created: string[]): Promise<string | null> {
+  private async checkpointIfNeeded(
+    conv: string,
+    state: ConversationState,
+    change: EditChange,
+    editId: string,
+    presence: ObjectPresence,
+    objects: ObjectWrite[],
+  ): Promise<string | null> {
     const path = change.operation === "move" ? change.sourcePath : change.path;
     if (!path || !change.before) return null;
-    const hash = sha256Hex(change.before.bytes);
+    const hash = sha256Of(change.before.bytes);
     if (state.known.has(path) && state.known.get(path) === hash) return null;
     let rel = checkpointRel(conv, path);
-    if (state.known.has(path) || (await this.store.hasObject(rel))) rel = checkpointRel(conv, path, editId);
+    if (state.known.has(path) || (await presence.has(rel))) rel = checkpointRel(conv, path, editId);
     const meta: CheckpointMeta = { path, mode: change.before.mode, hash };
-    await this.store.putObject(rel, change.before.bytes);
-    created.push(rel);
-    await this.store.putObject(checkpointMetaRel(rel), encoder.encode(`${JSON.stringify(meta)}\n`));
-    created.push(checkpointMetaRel(rel));
+    objects.push({ rel, bytes: change.before.bytes }, { rel: checkpointMetaRel(rel), bytes: encoder.encode(`${JSON.stringify(meta)}\n`) });
+    await presence.note(rel);
     return rel;
   }
+}
 
-  private async entryFor(token: Token, d: Draft, change: EditChange): Promise<LogEntry> {
-    const conv = token.conversationId;
-    const after: PathState = change.operation === "delete" ? null : (change.after ?? null);
-    if (change.operation !== "delete" && after === null) throw internal(`the write path committed ${change.path} without its new state`);
-    const beforePath = change.sourcePath ?? change.path;
-    const diff = unifiedDiff(change.before ? { path: beforePath, ...change.before } : null, after ? { path: change.path, ...after } : null);
-    let diffFile: string | null = null;
-    if (diff !== "") {
-      diffFile = diffRel(conv, d.editId);
-      await this.store.putObject(diffFile, encoder.encode(diff));
-      token.created.push(diffFile);
-    }
-    if (after && !diffReplays(diff, change.before, after)) {
-      const rel = afterRel(conv, d.editId);
-      await this.store.putObject(rel, after.bytes);
-      token.created.push(rel);
-    }
-    return {
-      edit_id: d.editId,
-      conversation_id: conv,
-      tool_call_index: token.toolCallIndex,
-      timestamp: d.timestamp,
-      operation: change.operation,
-      file_path: change.path,
-      source_path: change.operation === "move" ? (change.sourcePath ?? null) : null,
-      tool_name: token.toolName,
-      status: "pending",
-      diff_file: diffFile,
-      checkpoint_file: d.checkpoint,
-      hash_before: change.before ? sha256Hex(change.before.bytes) : null,
-      hash_after: after ? sha256Hex(after.bytes) : null,
-    };
+/** The diff of a change (and the bytes after, when the diff cannot replay it), queued on `objects`. */
+function recordChange(conv: string, editId: string, change: EditChange, objects: ObjectWrite[]): Recorded {
+  const after: PathState = change.operation === "delete" ? null : (change.after ?? null);
+  if (change.operation !== "delete" && after === null) throw internal(`the write path committed ${change.path} without its new state`);
+  const recorded: Recorded = { after, diffFile: null };
+  const { diff, replays } = recordDiff(change.sourcePath ?? change.path, change.before, change.path, after);
+  if (diff !== "") {
+    recorded.diffFile = diffRel(conv, editId);
+    objects.push({ rel: recorded.diffFile, bytes: encoder.encode(diff) });
   }
+  if (after && !replays) objects.push({ rel: afterRel(conv, editId), bytes: after.bytes });
+  return recorded;
+}
+
+function entryFor(token: Token, d: Draft, change: EditChange, r: Recorded): LogEntry {
+  return {
+    edit_id: d.editId,
+    conversation_id: token.conversationId,
+    tool_call_index: token.toolCallIndex,
+    timestamp: d.timestamp,
+    operation: change.operation,
+    file_path: change.path,
+    source_path: change.operation === "move" ? (change.sourcePath ?? null) : null,
+    tool_name: token.toolName,
+    status: "pending",
+    diff_file: r.diffFile,
+    checkpoint_file: d.checkpoint,
+    hash_before: change.before ? sha256Of(change.before.bytes) : null,
+    hash_after: r.after ? sha256Of(r.after.bytes) : null,
+  };
 }
 
 /** Deletes first, then moves, then writes: the write path's publish order, in which one-by-one replay works. */
@@ -211,22 +236,6 @@ export function recordOrder(changes: EditChange[]): number[] {
 function applyToKnown(known: Map<string, string | null>, e: LogEntry): void {
   if (e.operation === "move" && e.source_path) known.set(e.source_path, null);
   known.set(e.file_path, e.operation === "delete" ? null : e.hash_after);
-}
-
-/**
- * Whether the stored diff alone reproduces the new bytes and mode: one text
- * section whose hunks, applied to the old bytes, give exactly the new ones.
- * Binary content, a file/symlink type change, or (defensively) any diff that
- * does not round-trip gets the new bytes stored beside it.
- */
-export function diffReplays(diff: string, before: PathState, after: NonNullable<PathState>): boolean {
-  if (diff === "") return before !== null && before.mode === after.mode;
-  const parsed = parsePatch(diff);
-  const file = parsed.files[0];
-  if (parsed.files.length !== 1 || parsed.rejects.length > 0 || !file || file.binary) return false;
-  if ((file.newMode ?? before?.mode ?? "100644") !== after.mode) return false;
-  const applied = applyHunks(before?.bytes ?? EMPTY, file.hunks);
-  return applied.ok && Buffer.from(applied.bytes).equals(Buffer.from(after.bytes));
 }
 
 /** The recorder for a repository's history in `.mcp/edit_history/`. */

@@ -1,0 +1,61 @@
+/**
+ * What a history store can do for many objects at once. FsHistoryStore writes
+ * a tool call's checkpoints and diffs as one durable batch (one flush for all
+ * of them instead of two per object); any other HistoryStore gets the same
+ * effect one object at a time, so callers never depend on the capability.
+ */
+import { dirname } from "node:path";
+import { checkObjectRel, type HistoryStore } from "./store";
+
+export interface ObjectWrite {
+  rel: string;
+  bytes: Uint8Array;
+}
+
+export interface BatchingHistoryStore {
+  /** Writes every object atomically; all of them are durable when it returns. */
+  putObjects(items: ObjectWrite[]): Promise<void>;
+  /** The object names in one directory of the history (e.g. `checkpoints/{conv}`); empty when it does not exist. */
+  objectNames(dir: string): Promise<Set<string>>;
+}
+
+function batching(store: HistoryStore): BatchingHistoryStore | null {
+  const s = store as HistoryStore & Partial<BatchingHistoryStore>;
+  return typeof s.putObjects === "function" && typeof s.objectNames === "function" ? (s as BatchingHistoryStore) : null;
+}
+
+export async function putObjects(store: HistoryStore, items: ObjectWrite[]): Promise<void> {
+  if (items.length === 0) return;
+  const b = batching(store);
+  if (b) return b.putObjects(items);
+  for (const it of items) await store.putObject(it.rel, it.bytes);
+}
+
+/**
+ * Existence checks for many objects: one directory listing per directory on a
+ * batching store, hasObject otherwise. Valid while the caller holds the
+ * work-tree lock (nobody else writes the history meanwhile).
+ */
+export class ObjectPresence {
+  private readonly listed = new Map<string, Promise<Set<string>>>();
+
+  constructor(private readonly store: HistoryStore) {}
+
+  async has(rel: string): Promise<boolean> {
+    const b = batching(this.store);
+    if (!b) return this.store.hasObject(rel);
+    const dir = dirname(checkObjectRel(rel));
+    let names = this.listed.get(dir);
+    if (!names) {
+      names = b.objectNames(dir);
+      this.listed.set(dir, names);
+    }
+    return (await names).has(rel.slice(dir.length + 1));
+  }
+
+  /** An object written after the listing. */
+  async note(rel: string): Promise<void> {
+    const names = this.listed.get(dirname(rel));
+    if (names) (await names).add(rel.slice(dirname(rel).length + 1));
+  }
+}

@@ -1,0 +1,120 @@
+/** The diff the history stores for a change: whole-file for small files, joined from islands for large ones. */
+import { describe, expect, test } from "bun:test";
+import fc from "fast-check";
+import { unifiedDiff, type DiffSide } from "../../../src/ops/diff/unified";
+import { diffReplays, islandDiff, recordDiff } from "../../../src/ops/history/record-diff";
+import { applyHunks } from "../../../src/ops/patch/apply";
+import { parsePatch } from "../../../src/ops/patch/parse";
+
+const enc = (s: string) => new TextEncoder().encode(s);
+const side = (text: string, path = "f.txt"): DiffSide => ({ path, bytes: enc(text), mode: "100644" });
+
+/** Applies a recorded diff the way replay does and returns the text. */
+function replay(diff: string, before: string): string {
+  const parsed = parsePatch(diff);
+  expect(parsed.rejects).toEqual([]);
+  expect(parsed.files.length).toBe(1);
+  const r = applyHunks(enc(before), parsed.files[0]!.hunks);
+  if (!r.ok) throw new Error(`does not apply: ${JSON.stringify(r.rejects)}`);
+  expect(r.offsets).toEqual([]); // every hunk sits exactly at its stated line
+  return new TextDecoder().decode(r.bytes);
+}
+
+/** Lines with enough variety that windows can find where the sides are back in step (and a few repeated ones). */
+function fileOf(rand: () => number, lines: number): string[] {
+  return Array.from({ length: lines }, (_, i) => (i % 17 === 5 ? "}\n" : i % 23 === 0 ? "\n" : `line ${i} ${Math.floor(rand() * 1e6).toString(36)}\n`));
+}
+
+function mulberry(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe("islandDiff", () => {
+  test("scattered edits in a large file: the joined diff replays exactly and equals the whole-file diff", () => {
+    const rand = mulberry(7);
+    const before = fileOf(rand, 40_000);
+    const after = [...before];
+    for (let k = 0; k < 60; k++) {
+      const at = Math.floor(rand() * (after.length - 5));
+      const kind = k % 3;
+      if (kind === 0) after.splice(at, 1, `edited ${k}\n`);
+      else if (kind === 1) after.splice(at, 0, `inserted ${k}\n`, `and ${k}\n`);
+      else after.splice(at, 2);
+    }
+    const a = before.join("");
+    const b = after.join("");
+    const diff = islandDiff(side(a), side(b), 1024);
+    expect(diff).not.toBeNull();
+    expect(replay(diff!, a)).toBe(b);
+    expect(diff).toBe(unifiedDiff(side(a), side(b)));
+  });
+
+  test("property: random edits anywhere (start, end, no final newline, CRLF, edits 0-12 lines apart) replay exactly", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 2 ** 31 }),
+        fc.integer({ min: 1, max: 400 }),
+        fc.array(fc.record({ at: fc.nat(), remove: fc.nat({ max: 4 }), add: fc.nat({ max: 4 }), gap: fc.nat({ max: 12 }) }), { minLength: 1, maxLength: 12 }),
+        fc.boolean(),
+        fc.boolean(),
+        (seed, n, edits, crlf, dropFinalNewline) => {
+          const rand = mulberry(seed);
+          const before = fileOf(rand, n).map((l) => (crlf ? l.replace(/\n$/, "\r\n") : l));
+          const after = [...before];
+          let at = Math.min(edits[0]!.at % (n + 1), after.length);
+          for (const [k, e] of edits.entries()) {
+            if (at > after.length) break;
+            after.splice(at, e.remove, ...Array.from({ length: e.add }, (_, j) => `new ${k}.${j}\n`));
+            at += e.add + e.gap;
+          }
+          let a = before.join("");
+          let b = after.join("");
+          if (dropFinalNewline) b = b.replace(/\r?\n$/, "");
+          if (seed % 5 === 0) a = a.replace(/\r?\n$/, "");
+          if (a === b) return;
+          const diff = islandDiff(side(a), side(b), 0);
+          if (diff === null) return; // an empty side: the whole-file diff is used
+          expect(replay(diff, a)).toBe(b);
+          expect(diffReplays(diff, { bytes: enc(a), mode: "100644" }, { bytes: enc(b), mode: "100644" })).toBe(true);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  test("small, binary, NUL-holding or invalid UTF-8 files are left to the whole-file diff", () => {
+    const big = "x\n".repeat(600_000);
+    expect(islandDiff(side("a\n"), side("b\n"))).toBeNull();
+    expect(islandDiff(side(`${big}\0`), side(`${big}y\n`), 0)).toBeNull();
+    const invalid = { path: "f.txt", bytes: new Uint8Array([...enc(big), 0xff, 10]), mode: "100644" as const };
+    expect(islandDiff(invalid, side(big), 0)).toBeNull();
+    expect(islandDiff(side(""), side(big), 0)).toBeNull();
+  });
+
+  test("a mode change and a rename keep their header lines", () => {
+    const rand = mulberry(3);
+    const a = fileOf(rand, 3000).join("");
+    const b = a.replace("line 1500", "LINE 1500");
+    const from: DiffSide = { path: "old name.txt", bytes: enc(a), mode: "100644" };
+    const to: DiffSide = { path: "new\tname.txt", bytes: enc(b), mode: "100755" };
+    expect(islandDiff(from, to, 0)).toBe(unifiedDiff(from, to));
+  });
+});
+
+describe("recordDiff", () => {
+  test("reports whether the diff alone replays the change", () => {
+    const before = { bytes: enc("a\nb\n"), mode: "100644" as const };
+    expect(recordDiff("f", before, "f", { bytes: enc("a\nB\n"), mode: "100644" })).toEqual({ diff: unifiedDiff(side("a\nb\n", "f"), side("a\nB\n", "f")), replays: true });
+    const binary = recordDiff("f", before, "f", { bytes: new Uint8Array([0, 1]), mode: "100644" });
+    expect(binary.replays).toBe(false);
+    expect(binary.diff).toContain("Binary files");
+    expect(recordDiff("f", before, "f", null)).toMatchObject({ replays: true });
+  });
+});
