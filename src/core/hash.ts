@@ -1,3 +1,4 @@
+import { closeSync, openSync, readSync } from "node:fs";
 /**
  * SHA-256 hashing with Bun's native hasher (DESIGN decision 2). Files are
  * hashed as streams so a 2 GB file never sits in memory whole.
@@ -28,15 +29,20 @@ export function isBlobId(value: unknown): value is BlobId {
   return typeof value === "string" && /^sha256:[0-9a-f]{64}$/.test(value);
 }
 
-/** Streams a file through the hasher; small files take one read. */
-export async function sha256File(absPath: string, sizeHint = -1): Promise<string> {
-  const file = Bun.file(absPath);
+/** Hashes a file in 1 MiB reads into one buffer, so memory stays flat whatever its size. */
+export async function sha256File(absPath: string): Promise<string> {
   const hasher = new Bun.CryptoHasher("sha256");
-  if (sizeHint >= 0 && sizeHint <= 4 * 1024 * 1024) {
-    hasher.update(new Uint8Array(await file.arrayBuffer()));
-    return hasher.digest("hex");
+  const fd = openSync(absPath, "r");
+  const buf = Buffer.allocUnsafe(1 << 20);
+  try {
+    for (;;) {
+      const n = readSync(fd, buf, 0, buf.length, null);
+      if (n === 0) break;
+      hasher.update(buf.subarray(0, n));
+    }
+  } finally {
+    closeSync(fd);
   }
-  for await (const chunk of file.stream()) hasher.update(chunk);
   return hasher.digest("hex");
 }
 

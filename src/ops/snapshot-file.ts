@@ -3,6 +3,7 @@ import { encodeContent, isBinary } from "../core/binary";
 import { invalidArgument, notFound, tooLarge } from "../core/errors";
 import { blobIdOf, type BlobId } from "../core/hash";
 import { isWithin, parseRepoPath } from "../core/repo-path";
+import { fileStream } from "../repo/file-chunks";
 import { touch } from "./leases";
 import { type LineSlice, sliceLines, sliceLinesFromStream } from "./line-slice";
 import { resolveInRoot } from "./path-guard";
@@ -65,7 +66,7 @@ export async function readFile(ws: Workspace, args: FileArgs): Promise<FileResul
     if (lstatSync(`${ws.repo.root}/${path}`).isSymbolicLink()) resolvedPath = target.resolved;
     size = st.size;
     whole = async () => new Uint8Array(await Bun.file(target.abs).arrayBuffer());
-    stream = async () => Bun.file(target.abs).stream();
+    stream = async () => fileStream(target.abs);
   }
   let slice: LineSlice | null = null;
   let bytes: Uint8Array | null = null;

@@ -2,6 +2,7 @@ import { closeSync, lstatSync, mkdirSync, openSync, renameSync, rmSync, writeSyn
 import { join } from "node:path";
 import { permissionDenied } from "../core/errors";
 import { blobIdFromHex, type BlobId } from "../core/hash";
+import { fileChunks } from "./file-chunks";
 import type { HashItem, HashOutcome } from "./hash-files";
 import { hashInParallel } from "./hash-pool";
 import type { RepoBlobStore } from "./repo-blob-store";
@@ -137,7 +138,7 @@ async function hashLargeFile(repo: RepoRoot, store: RepoBlobStore, cand: TreeEnt
   gh?.update(`blob ${st.size}\0`);
   let size = 0;
   try {
-    for await (const chunk of Bun.file(abs).stream()) {
+    for (const chunk of fileChunks(abs)) {
       sha.update(chunk);
       gh?.update(chunk);
       size += chunk.length;
@@ -162,7 +163,7 @@ async function copyIntoLooseStore(repo: RepoRoot, store: RepoBlobStore, abs: str
   const fd = openSync(tmp, "w", 0o444);
   const sha = new Bun.CryptoHasher("sha256");
   try {
-    for await (const chunk of Bun.file(abs).stream()) {
+    for (const chunk of fileChunks(abs)) {
       sha.update(chunk);
       let off = 0;
       while (off < chunk.length) off += writeSync(fd, chunk, off, chunk.length - off);

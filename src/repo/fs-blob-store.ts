@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { internal, notFound } from "../core/errors";
 import { blobIdOf, hexOfBlobId, sha256Hex, type BlobId } from "../core/hash";
 import type { BlobStore } from "./blob-store";
+import { fileStream } from "./file-chunks";
 import { tempPath } from "./state-dir";
 
 /**
@@ -41,7 +42,7 @@ export class FsBlobStore implements BlobStore {
   async stream(id: BlobId): Promise<ReadableStream<Uint8Array>> {
     const p = this.pathOf(id);
     if (!existsSync(p)) throw notFound(`blob ${id} is not in the store`, { blob: id });
-    return Bun.file(p).stream();
+    return fileStream(p);
   }
 
   async write(bytes: Uint8Array): Promise<BlobId> {

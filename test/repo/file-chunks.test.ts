@@ -1,0 +1,40 @@
+import { describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileChunks, fileStream } from "../../src/repo/file-chunks";
+import { tmpDir } from "../helpers/tmp-repo";
+
+describe("bounded file reads", () => {
+  test("chunks and the pull stream give the file's exact bytes, at any chunk size", async () => {
+    await using dir = tmpDir();
+    const bytes = new Uint8Array(100_003).map((_, i) => (i * 7 + 3) & 255);
+    const file = join(dir.path, "f.bin");
+    writeFileSync(file, bytes);
+    for (const size of [1, 4096, 100_003, 1 << 20]) {
+      const parts: Uint8Array[] = [];
+      for (const c of fileChunks(file, size)) parts.push(Buffer.from(c)); // chunks share one buffer: copy
+      expect(new Uint8Array(Buffer.concat(parts))).toEqual(bytes);
+      expect(new Uint8Array(await new Response(fileStream(file, size)).arrayBuffer())).toEqual(bytes);
+    }
+    writeFileSync(file, "");
+    expect([...fileChunks(file)]).toHaveLength(0);
+    expect((await new Response(fileStream(file)).arrayBuffer()).byteLength).toBe(0);
+  });
+
+  test("regression: a slow consumer of a large stream holds one chunk, not the file (read-ahead without backpressure)", async () => {
+    await using dir = tmpDir();
+    const file = join(dir.path, "big.bin");
+    writeFileSync(file, new Uint8Array(64 << 20));
+    const reader = fileStream(file).getReader();
+    const before = process.memoryUsage().rss;
+    let seen = 0;
+    for (let i = 0; i < 8; i++) {
+      const { value } = await reader.read();
+      seen += value?.length ?? 0;
+      await Bun.sleep(20);
+    }
+    await reader.cancel();
+    expect(seen).toBe(8 << 20);
+    expect(process.memoryUsage().rss - before).toBeLessThan(32 << 20);
+  });
+});
