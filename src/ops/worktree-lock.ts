@@ -1,8 +1,8 @@
+import { properLockfile } from "./lazy-lockfile";
 import { AsyncLocalStorage } from "node:async_hooks";
 import { mkdirSync, readFileSync, rmdirSync, rmSync, statSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import lockfile from "proper-lockfile";
 import { WorksnapError, internal } from "../core/errors";
 import { randomId128 } from "../core/hash";
 import { writeFileAtomic } from "../repo/atomic-write";
@@ -155,7 +155,7 @@ async function acquire(file: string, state: Held): Promise<() => Promise<void>> 
   let delay = 5;
   for (;;) {
     try {
-      return await lockfile.lock(file, {
+      return await (await properLockfile()).lock(file, {
         realpath: false,
         stale: STALE_MS,
         update: UPDATE_MS,

@@ -11,9 +11,9 @@
  * process removes it and proceeds. Inside one process, waiters queue on a
  * promise chain instead of polling.
  */
+import { properLockfile } from "../lazy-lockfile";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import lockfile from "proper-lockfile";
 import { internal, repoChanged } from "../../core/errors";
 
 export const LOG_LOCK_STALE_MS = 10_000;
@@ -61,7 +61,7 @@ async function acquire(file: string, compromised: Error[]): Promise<() => Promis
   let delay = 5;
   for (;;) {
     try {
-      return await lockfile.lock(file, {
+      return await (await properLockfile()).lock(file, {
         realpath: false,
         stale: LOG_LOCK_STALE_MS,
         update: UPDATE_MS,
