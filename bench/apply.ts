@@ -1,20 +1,24 @@
 // Benchmark: workspace_apply_patch through the op (what the MCP server runs per call), beside `git apply` on the
 // same patch and the same files, in the same run.
 //
-//   node_modules/.bin/bun bench/apply.ts [--runs N] [--small] [--dir DIR] [--write]
+//   node_modules/.bin/bun bench/apply.ts [--runs N] [--small] [--dir DIR] [--only files|big] [--git-runs-big N]
+//                                        [--drop-history] [--write]
 //
 // Inputs (deterministic, seeded, TypeScript-like text from gen-repo.ts), each a committed git repository:
 //   1. 5,000 hunks over 500 files (10 hunks per 16 KB file), as `git diff` writes them;
 //   2. one 50 MB file with 1,000 hunks.
-// Before every run the repository is reset to the committed files (untimed). Measured:
+// Measured in interleaved rounds (one run of every column per round, so machine load lands on all of them alike);
+// before every run the repository is reset to the committed files (untimed); the edit history of earlier runs
+// stays, each run records under a new conversation (--drop-history removes it before every run instead):
 //   - git apply: `git apply --whitespace=nowarn patch.diff`, a process, spawn to exit (it writes without fsync);
 //   - op, worktree: applyPatchOp in process with a warm workspace, as the server does: lock, live fingerprint,
-//     plan against the files, validation, staged writes with fsync, renames, the edit history's record, the new
+//     plan against the files, validation, staged writes made durable, renames, the edit history's record, the new
 //     fingerprint and lease;
+//   - op, worktree, fsync per file: the same with syncfs(2) switched off (the fallback where it is unavailable);
 //   - op, worktree, history off: the same with no edit-history recorder (the write path's own cost);
 //   - op, snapshot: applyPatchOp against a snapshot of the base (plan + new blobs + manifest; nothing on disk).
 // The op's result is checked against git apply's (same tree id) before timing. --write replaces
-// bench/apply-README-figures.md with the figures.
+// bench/apply-README-figures.md with the figures and the load average before and after.
 
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -22,7 +26,8 @@ import { createSnapshot } from "../src/ops/snapshot-create";
 import { applyPatchOp } from "../src/ops/workspace-patch";
 import { closeWorkspace, openWorkspace, type Workspace } from "../src/ops/workspace";
 import { Rng, renderFile } from "./gen-repo.ts";
-import { argValue, fmtMs, fmtRatio, machineLine, markdownTable, median, table, timeCommand } from "./lib.ts";
+import { configureDurability } from "../src/repo/durable";
+import { argValue, fmtMs, fmtRatio, loadLine, machineLine, markdownTable, median, table, timeCommand } from "./lib.ts";
 
 const GIT_ENV = {
   GIT_CONFIG_GLOBAL: "/dev/null",
@@ -111,33 +116,46 @@ function ensureScenario(base: string, name: string, files: number, hunksPerFile:
   return { name, repo, patchFile, files, hunks: files * hunksPerFile };
 }
 
-/** Back to the committed files; worksnap's history of earlier runs is dropped so every run records afresh. */
+/**
+ * Back to the committed files. The edit history of earlier runs stays (each run records under a conversation of
+ * its own, so it takes every checkpoint afresh), as in a working session; with --drop-history it is removed
+ * before every run instead. On a file system that delays reusing freed inodes (ext4 without a journal checks
+ * every recently deleted inode of the group before allocating one), removing thousands of history files just
+ * before a timed run makes that run's file creations several times slower than a session would see them.
+ */
 function reset(s: Scenario): void {
   git(s.repo, "reset", "-q", "--hard");
   git(s.repo, "clean", "-fdq");
+  if (dropHistory) removeHistory(s);
+}
+
+function removeHistory(s: Scenario): void {
   rmSync(join(s.repo, ".mcp", "edit_history"), { recursive: true, force: true });
 }
 
-interface Result {
-  git: number[];
-  op: number[];
-  opNoHistory: number[];
-  snapshot: number[];
+let dropHistory = false;
+let conversations = 0;
+
+type Contender = "git" | "op" | "opNoHistory" | "opFsync" | "snapshot";
+const CONTENDERS: Contender[] = ["git", "op", "opFsync", "opNoHistory", "snapshot"];
+
+type Result = Record<Contender, number[]>;
+
+/** One timed run of the op in worktree mode on a freshly reset repository. */
+async function runOp(s: Scenario, ws: Workspace, patch: string): Promise<number> {
+  reset(s);
+  const t0 = Bun.nanoseconds();
+  const r = await applyPatchOp(ws, { mode: "worktree", patch, mcp_conversation_id: `bench-${process.pid}-${conversations++}` });
+  const took = (Bun.nanoseconds() - t0) / 1e6;
+  if (!r.applied) throw new Error(`${s.name}: the op rejected the patch: ${JSON.stringify(r.rejects).slice(0, 1000)}`);
+  return took;
 }
 
-async function timeOp(s: Scenario, ws: Workspace, patch: string, runs: number): Promise<number[]> {
-  const ms: number[] = [];
-  for (let i = 0; i <= runs; i++) {
-    reset(s);
-    const t0 = Bun.nanoseconds();
-    const r = await applyPatchOp(ws, { mode: "worktree", patch, mcp_conversation_id: "bench" });
-    const took = (Bun.nanoseconds() - t0) / 1e6;
-    if (!r.applied) throw new Error(`${s.name}: the op rejected the patch: ${JSON.stringify(r.rejects).slice(0, 1000)}`);
-    if (i > 0) ms.push(took);
-  }
-  return ms;
-}
-
+/**
+ * Interleaved rounds: every round runs each contender once, in the same order, so a change in machine load lands
+ * on every column alike. git apply runs in the first `gitRuns` rounds only (on the 50 MB file one run takes over
+ * a minute).
+ */
 async function measure(s: Scenario, runs: number, gitRuns: number): Promise<Result> {
   const patch = await Bun.file(s.patchFile).text();
   // The op must produce exactly git apply's result.
@@ -146,37 +164,55 @@ async function measure(s: Scenario, runs: number, gitRuns: number): Promise<Resu
   git(s.repo, "add", "-A");
   const expected = git(s.repo, "write-tree").trim();
   const ws = openWorkspace(s.repo);
+  const recorder = ws.recorder;
+  const out: Result = { git: [], op: [], opNoHistory: [], opFsync: [], snapshot: [] };
   try {
+    removeHistory(s);
     reset(s);
     await applyPatchOp(ws, { mode: "worktree", patch });
     git(s.repo, "add", "-A");
     if (git(s.repo, "write-tree").trim() !== expected) throw new Error(`${s.name}: the op's result differs from git apply's`);
-
-    const gitTiming = await timeCommand(["git", "apply", "--whitespace=nowarn", s.patchFile], {
-      cwd: s.repo,
-      env: GIT_ENV,
-      runs: gitRuns,
-      warmup: gitRuns === runs ? 1 : 0,
-      prepare: () => reset(s),
-    });
-    const op = await timeOp(s, ws, patch, runs);
-    const recorder = ws.recorder;
-    ws.recorder = null;
-    const opNoHistory = await timeOp(s, ws, patch, runs);
-    ws.recorder = recorder;
     reset(s);
     const snap = await createSnapshot(ws, { paths: ["."] });
-    const snapshot: number[] = [];
-    for (let i = 0; i <= runs; i++) {
-      const t0 = Bun.nanoseconds();
-      const r = await applyPatchOp(ws, { mode: "snapshot", snapshot_id: snap.snapshot_id, patch });
-      if (!r.applied) throw new Error(`${s.name}: snapshot mode rejected the patch`);
-      if (i > 0) snapshot.push((Bun.nanoseconds() - t0) / 1e6);
+    const one: Record<Contender, () => Promise<number>> = {
+      git: async () => (await timeCommand(["git", "apply", "--whitespace=nowarn", s.patchFile], { cwd: s.repo, env: GIT_ENV, runs: 1, prepare: () => reset(s) })).ms[0]!,
+      op: () => runOp(s, ws, patch),
+      opNoHistory: async () => {
+        ws.recorder = null;
+        try {
+          return await runOp(s, ws, patch);
+        } finally {
+          ws.recorder = recorder;
+        }
+      },
+      opFsync: async () => {
+        configureDurability({ syncfs: false });
+        try {
+          return await runOp(s, ws, patch);
+        } finally {
+          configureDurability({ syncfs: true });
+        }
+      },
+      snapshot: async () => {
+        const t0 = Bun.nanoseconds();
+        const r = await applyPatchOp(ws, { mode: "snapshot", snapshot_id: snap.snapshot_id, patch });
+        if (!r.applied) throw new Error(`${s.name}: snapshot mode rejected the patch`);
+        return (Bun.nanoseconds() - t0) / 1e6;
+      },
+    };
+    for (let round = 0; round <= runs; round++) {
+      for (const c of CONTENDERS) {
+        if (c === "git" && round > gitRuns) continue;
+        const ms = await one[c]();
+        if (round > 0) out[c].push(ms); // round 0 warms every contender up
+      }
+      process.stderr.write(`${s.name}: round ${round}/${runs} (${loadLine()})\n`);
     }
-    return { git: gitTiming.ms, op, opNoHistory, snapshot };
+    return out;
   } finally {
     closeWorkspace(ws);
     reset(s);
+    removeHistory(s);
   }
 }
 
@@ -185,34 +221,51 @@ async function main(): Promise<number> {
   const small = args.includes("--small");
   const runs = Number(argValue(args, "--runs") ?? 5);
   const base = resolve(argValue(args, "--dir") ?? "/tmp/wsbench-apply");
+  const only = argValue(args, "--only");
+  dropHistory = args.includes("--drop-history");
   const scale = small ? 10 : 1;
-  const scenarios = [ensureScenario(base, `files-${500 / scale}`, 500 / scale, 10, 16 * 1024), ensureScenario(base, `big-${50 / scale}mb`, 1, 1000 / scale, (50 * 1024 * 1024) / scale)];
-  const labels = [`${scenarios[0]!.hunks} hunks / ${scenarios[0]!.files} files`, `${scenarios[1]!.hunks} hunks / one ${50 / scale} MB file`];
-  // git apply moves the rest of the file for every hunk: on the 50 MB file one run takes over a minute.
-  const gitRuns = [runs, small ? runs : Math.min(runs, 3)];
+  const all = [
+    { s: ensureScenario(base, `files-${500 / scale}`, 500 / scale, 10, 16 * 1024), label: `${5000 / scale} hunks / ${500 / scale} files` },
+    { s: ensureScenario(base, `big-${50 / scale}mb`, 1, 1000 / scale, (50 * 1024 * 1024) / scale), label: `${1000 / scale} hunks / one ${50 / scale} MB file` },
+  ];
+  const scenarios = all.filter((x) => only === undefined || x.s.name.startsWith(only));
+  const loadBefore = machineLine();
   const results: Result[] = [];
-  for (const [i, s] of scenarios.entries()) results.push(await measure(s, runs, gitRuns[i]!));
-  const headers = ["input", "git apply", "op, worktree", "ratio", "op, worktree, history off", "ratio", "op, snapshot", "ratio"];
+  for (const { s } of scenarios) {
+    // git apply moves the rest of the file for every hunk: on the 50 MB file one run takes over a minute.
+    const gitRuns = s.files === 1 && !small ? Math.min(runs, Number(argValue(args, "--git-runs-big") ?? 2)) : runs;
+    results.push(await measure(s, runs, gitRuns));
+  }
+  const loadAfter = loadLine();
+  const headers = ["input", "git apply", "op, worktree", "ratio", "op, worktree, fsync per file", "ratio", "op, worktree, history off", "ratio", "op, snapshot", "ratio"];
   const rows = results.map((r, i) => {
     const g = median(r.git);
     const cell = (xs: number[]) => [fmtMs(median(xs)), fmtRatio(median(xs) / g)];
-    return [labels[i]!, fmtMs(g), ...cell(r.op), ...cell(r.opNoHistory), ...cell(r.snapshot)];
+    return [scenarios[i]!.label, fmtMs(g), ...cell(r.op), ...cell(r.opFsync), ...cell(r.opNoHistory), ...cell(r.snapshot)];
   });
   console.log(table(headers, rows));
+  console.log(`${loadBefore}; after: ${loadAfter}`);
   if (args.includes("--write")) {
+    const cmd = `node_modules/.bin/bun bench/apply.ts --runs ${runs}${small ? " --small" : ""}${dropHistory ? " --drop-history" : ""} --write`;
     const md = [
       "# workspace_apply_patch benchmark figures",
       "",
-      `Measured by \`node_modules/.bin/bun bench/apply.ts --runs ${runs}${small ? " --small" : ""} --write\` on ${machineLine()}.`,
+      `Measured by \`${cmd}\` on ${loadBefore}; after the run: ${loadAfter}.`,
       "",
-      `Medians of ${runs} runs after one untimed warm-up (git apply on the 50 MB file: ${gitRuns[1]} runs, no warm-up); before`,
-      "every run the repository is reset to its committed files (untimed). Ratios are op / git apply: below 1 we are",
-      "faster. \"op, worktree\" is the whole call as the MCP server runs it: work-tree lock, live fingerprint, the plan",
-      "against the live files, validation, staged writes fsynced before publishing, renames, the edit-history record",
-      "(checkpoints and diffs), the new fingerprint and lease. git apply does none of the fingerprinting or",
-      "recording and does not fsync. \"history off\" is the same call without the edit-history recorder. \"op,",
-      "snapshot\" applies the patch to a stored snapshot (after the first run its blobs and manifest already exist).",
-      "Every op result was checked against git apply's (same tree id).",
+      `Medians of ${runs} interleaved rounds after one untimed warm-up round: every round runs each column once, in the`,
+      "order of the table, so load from other work on the machine lands on every column alike (git apply on the 50 MB",
+      "file runs in the first rounds only: one run takes over a minute). Before every run the repository is reset to",
+      "its committed files (untimed). The edit history of earlier runs stays, as in a working session, and each run",
+      "records under a new conversation, so it writes every checkpoint afresh" + (dropHistory ? "; this run removed the history before every run (--drop-history)." : "."),
+      "",
+      "Ratios are op / git apply: below 1 we are faster. \"op, worktree\" is the whole call as the MCP server runs it:",
+      "work-tree lock, live fingerprint, the plan against the live files, validation, staged writes made durable",
+      "before publishing, renames, the edit-history record (checkpoints, diffs and log entries, all durable), the new",
+      "fingerprint and lease. git apply does none of the fingerprinting or recording and does not fsync. \"fsync per",
+      "file\" is the same call with `syncfs(2)` switched off (the fallback where it is unavailable: one fsync per",
+      "file, issued in parallel). \"history off\" is the call without the edit-history recorder. \"op, snapshot\"",
+      "applies the patch to a stored snapshot (after the first run its blobs and manifest already exist). Every op",
+      "result was checked against git apply's (same tree id).",
       "",
       markdownTable(headers, rows),
       "",

@@ -377,7 +377,8 @@ async function stageAll(ws: Workspace, steps: Step[], staged: string[]): Promise
       if (deviceOf(ws.repo.root, s.dest.target.path, devices) !== tmpDev) continue; // staged beside the target at publish time
       const tmp = tempPath(ws.repo.stateDir, s.dest.target.path.slice(s.dest.target.path.lastIndexOf("/") + 1));
       staged.push(tmp);
-      // A symlink has no data to flush: its text is in the inode, made durable with its directory.
+      // A symlink cannot be opened to fsync it (open follows it): a syncfs covers it; per-file flushing leaves it,
+      // as before, to the flush of the directory it is renamed into.
       if (s.after.mode === "120000") symlinkSync(Buffer.from(s.after.bytes.buffer, s.after.bytes.byteOffset, s.after.bytes.byteLength), tmp);
       else batch.writeFile(tmp, s.after.bytes, s.perm);
       s.staged = tmp;

@@ -2,12 +2,15 @@
  * Reads what a replay needs from the store, each object once: checkpoints
  * (bytes and mode), the change an entry made (its diff's hunks, or the bytes
  * after for changes a diff cannot replay), and the bytes a review wrote.
+ * Used under the work-tree lock (reviews), so which `.after` objects exist is
+ * listed once per conversation instead of asked per entry.
  */
 import { internal } from "../../core/errors";
 import { sha256Hex } from "../../core/hash";
 import type { FileMode } from "../edit-recorder";
 import { parsePatch } from "../patch/parse";
 import type { PatchHunk } from "../patch/types";
+import { ObjectPresence } from "./batch-store";
 import { afterRel, checkpointMetaRel, type HistoryStore } from "./store";
 import type { CheckpointMeta, LogEntry } from "./types";
 
@@ -27,8 +30,11 @@ const decoder = new TextDecoder();
 export class HistoryObjects {
   private readonly checkpoints = new Map<string, Promise<Content & { path: string; hash: string }>>();
   private readonly changes = new Map<string, Promise<ContentChange>>();
+  private readonly presence: ObjectPresence;
 
-  constructor(readonly store: HistoryStore) {}
+  constructor(readonly store: HistoryStore) {
+    this.presence = new ObjectPresence(store);
+  }
 
   checkpoint(rel: string): Promise<Content & { path: string; hash: string }> {
     let p = this.checkpoints.get(rel);
@@ -63,7 +69,7 @@ export class HistoryObjects {
     const parsed = diff === "" ? null : parsePatch(diff);
     const lastNew = parsed ? [...parsed.files].reverse().find((f) => f.newPath !== null) : undefined;
     const rel = afterRel(e.conversation_id, e.edit_id);
-    if (await this.store.hasObject(rel)) {
+    if (await this.presence.has(rel)) {
       const change: ContentChange = { kind: "exact", bytes: await this.store.getObject(rel) };
       if (lastNew?.newMode) change.newMode = lastNew.newMode;
       return change;
