@@ -28,6 +28,7 @@
 import { closeSync, fchmodSync, openSync, readFileSync, writeSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { release } from "node:os";
+import { internal } from "../core/errors";
 
 /** Below this many files a batch fsyncs each one. */
 export const SYNCFS_MIN_FILES = 8;
@@ -113,15 +114,6 @@ export function chooseFlush(files: number, bytes: number, dirtyBytes: number | n
   if (!enabled || files < SYNCFS_MIN_FILES || loadSyncfs() === null) return "fsync";
   if (dirtyBytes === null || dirtyBytes - bytes > SYNCFS_MAX_FOREIGN_DIRTY) return "fsync";
   return "syncfs";
-}
-
-export class DurabilityError extends Error {
-  constructor(
-    message: string,
-    readonly code: string,
-  ) {
-    super(message);
-  }
 }
 
 /**
@@ -210,7 +202,7 @@ function syncfsOrThrow(fd: number): void {
   const r = loadSyncfs()!.call(fd);
   if (!r.ok) {
     const code = r.errno === 5 ? "EIO" : r.errno === 28 ? "ENOSPC" : r.errno === 122 ? "EDQUOT" : `errno ${r.errno}`;
-    throw new DurabilityError(`syncfs failed (${code}): data written before it may not be on disk`, code);
+    throw internal(`syncfs failed (${code}): data written before it may not be on disk`, { errno: code });
   }
 }
 

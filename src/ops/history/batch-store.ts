@@ -13,7 +13,7 @@ export interface ObjectWrite {
 }
 
 export interface BatchingHistoryStore {
-  /** Writes every object atomically; all of them are durable when it returns. */
+  /** Writes every (new) object atomically; all of them are durable when it returns. */
   putObjects(items: ObjectWrite[]): Promise<void>;
   /** The object names in one directory of the history (e.g. `checkpoints/{conv}`); empty when it does not exist. */
   objectNames(dir: string): Promise<Set<string>>;

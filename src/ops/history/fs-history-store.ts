@@ -118,10 +118,11 @@ export class FsHistoryStore implements HistoryStore, BatchingHistoryStore {
   /**
    * Many objects, durable together: every temp file is written, one flush
    * makes all of them durable, then each is renamed into place and the
-   * directories they landed in are flushed once. All or nothing as far as a
-   * reported error goes: on failure, temp files and objects already renamed
-   * are removed again. A crash can leave some of them in place, unreferenced
-   * (no log entry names them yet), as a crash during single writes could.
+   * directories they landed in are flushed once. Meant for new objects (the
+   * recorder's names are fresh): on a reported failure, temp files and the
+   * objects already renamed are removed again. A crash can leave some of them
+   * in place, unreferenced (no log entry names them yet), as a crash during
+   * single writes could.
    */
   async putObjects(items: ObjectWrite[]): Promise<void> {
     if (items.length === 0) return;
@@ -144,8 +145,16 @@ export class FsHistoryStore implements HistoryStore, BatchingHistoryStore {
         batch.writeFile(tmp, it.bytes, 0o644);
       }
       await batch.flush();
-      for (const { tmp, target } of staged) {
-        renameSync(tmp, target);
+      for (let k = 0; k < staged.length; k++) {
+        const { tmp, target } = staged[k]!;
+        try {
+          renameSync(tmp, target);
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== "EXDEV") throw err;
+          // The history on another file system than .mcp/tmp: this object goes the single-file way (staged beside it).
+          rmSync(tmp, { force: true });
+          writeFileAtomic(this.stateDir, target, items[k]!.bytes);
+        }
         placed.push(target);
       }
       await batch.syncDirs(dirs);
