@@ -32,7 +32,8 @@ export function progressBar(label: string): (done: number, total: number) => voi
   let shown = false;
   let finished = false;
   return (done, total) => {
-    if (finished || (!shown && Date.now() - started < 300)) return;
+    // Long work only: many items, and still going after 300 ms.
+    if (finished || total < 500 || (!shown && Date.now() - started < 300)) return;
     shown = true;
     const width = 30;
     const frac = total === 0 ? 1 : done / total;
