@@ -1,3 +1,4 @@
+import { processAlive } from "../repo/state-dir";
 import { properLockfile } from "./lazy-lockfile";
 import { AsyncLocalStorage } from "node:async_hooks";
 import { mkdirSync, readFileSync, rmdirSync, rmSync, statSync } from "node:fs";
@@ -103,19 +104,10 @@ function readOwner(file: string): Owner | null {
   }
 }
 
-function processGone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "ESRCH";
-  }
-}
-
 /** The lock's owner when it is a process of this host that has died and the lock has gone unrefreshed. */
 function deadOwner(file: string): Owner | null {
   const o = readOwner(file);
-  if (!o || o.host !== hostname() || o.pid === process.pid || !processGone(o.pid)) return null;
+  if (!o || o.host !== hostname() || o.pid === process.pid || processAlive(o.pid)) return null;
   try {
     if (Date.now() - statSync(`${file}.lock`).mtimeMs < RECOVER_MS) return null;
   } catch {

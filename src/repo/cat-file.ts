@@ -1,5 +1,5 @@
 import { internal, notFound } from "../core/errors";
-import { GIT_ENV } from "./git";
+import { gitEnv } from "./git";
 
 /**
  * A long-lived `git cat-file --batch` over one object directory: reads many
@@ -28,10 +28,8 @@ export class CatFileBatch {
   }
 
   private start(): void {
-    const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("GIT_")) env[k] = v;
     this.proc = Bun.spawn(["git", `--git-dir=${this.gitDir}`, "cat-file", "--batch"], {
-      env: { ...env, ...GIT_ENV },
+      env: gitEnv(),
       stdin: "pipe",
       stdout: "pipe",
       stderr: "ignore",

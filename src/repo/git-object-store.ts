@@ -1,6 +1,6 @@
 import { existsSync, linkSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { git, gitSync } from "./git";
+import { git, gitEnv, gitSync } from "./git";
 import { CatFileBatch } from "./cat-file";
 import type { RepoRoot } from "./root";
 
@@ -85,9 +85,7 @@ export class GitObjectStore {
   /** Streams one blob without holding it whole in memory. */
   stream(oid: string): ReadableStream<Uint8Array> {
     this.ensure();
-    const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("GIT_")) env[k] = v;
-    const proc = Bun.spawn(["git", `--git-dir=${this.gitDir}`, "cat-file", "blob", oid], { env, stdout: "pipe", stderr: "ignore" });
+    const proc = Bun.spawn(["git", `--git-dir=${this.gitDir}`, "cat-file", "blob", oid], { env: gitEnv(), stdout: "pipe", stderr: "ignore" });
     return proc.stdout as ReadableStream<Uint8Array>;
   }
 

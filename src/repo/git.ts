@@ -26,7 +26,8 @@ export interface GitOptions {
   okCodes?: number[];
 }
 
-function baseEnv(extra?: Record<string, string>): Record<string, string> {
+/** The environment every git worksnap runs gets: the caller's minus any GIT_* variable, plus GIT_ENV. */
+export function gitEnv(extra?: Record<string, string>): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
     // A caller's GIT_DIR / GIT_INDEX_FILE must not redirect us to another repository.
@@ -38,7 +39,7 @@ function baseEnv(extra?: Record<string, string>): Record<string, string> {
 export async function git(args: string[], opts: GitOptions): Promise<GitResult> {
   const proc = Bun.spawn(["git", ...args], {
     cwd: opts.cwd,
-    env: baseEnv(opts.env),
+    env: gitEnv(opts.env),
     stdin: opts.input === undefined ? "ignore" : new Blob([opts.input]),
     stdout: "pipe",
     stderr: "pipe",
@@ -63,7 +64,7 @@ export async function gitText(args: string[], opts: GitOptions): Promise<string>
 export function gitSync(args: string[], opts: GitOptions): GitResult {
   const proc = Bun.spawnSync(["git", ...args], {
     cwd: opts.cwd,
-    env: baseEnv(opts.env),
+    env: gitEnv(opts.env),
     stdin: opts.input === undefined ? "ignore" : new Blob([opts.input]),
     stdout: "pipe",
     stderr: "pipe",

@@ -33,7 +33,8 @@ export function tempPath(stateDir: string, tag: string): string {
   return join(stateDir, "tmp", `${process.pid}-${randomId128().slice(0, 12)}-${tag.replace(/[^A-Za-z0-9._-]/g, "_").slice(0, 40)}`);
 }
 
-function processAlive(pid: number): boolean {
+/** Whether a process id names a live process (one we may not signal still counts as alive). */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
