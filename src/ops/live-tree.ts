@@ -1,6 +1,7 @@
 import { sha256Hex } from "../core/hash";
 import { ROOT, type RepoPath } from "../core/repo-path";
 import { type Fingerprint, readGitState } from "../repo/fingerprint";
+import type { GitResult } from "../repo/git";
 import { walkPlainTree } from "../repo/plain-walk";
 import { type GitTreeInputs, type ScanSkips, type TreeEntry, gitTreeEntries, readGitTreeInputs, startIndexListing } from "../repo/tree-scan";
 import type { Workspace } from "./workspace";
@@ -9,6 +10,8 @@ export interface LiveTree {
   fingerprint: Fingerprint;
   entries: TreeEntry[];
   skipped: ScanSkips;
+  /** When git compared the work tree with the index for this state (see captureEntries); git only. */
+  gitComparedAt?: number;
 }
 
 /** The live fingerprint alone (lease validation before a write). */
@@ -24,20 +27,25 @@ export interface LiveInputs {
   git: GitTreeInputs | null;
   plain: TreeEntry[];
   skipped: ScanSkips;
+  gitComparedAt?: number;
 }
 
 /**
  * The live fingerprint and what the candidates under `scope` are made of,
  * read together so the listing matches the state the fingerprint names.
  */
-export async function readLiveInputs(ws: Workspace, scope: RepoPath[] = [ROOT], opts: { lazyListing?: boolean } = {}): Promise<LiveInputs> {
+export async function readLiveInputs(
+  ws: Workspace,
+  scope: RepoPath[] = [ROOT],
+  opts: { lazyListing?: boolean; listing?: Promise<GitResult> } = {},
+): Promise<LiveInputs> {
   if (ws.repo.gitDir) {
     // The git reads start together (the index listing on first use when asked to be lazy).
     const statePromise = readGitState(ws.repo);
-    const listing = opts.lazyListing ? undefined : startIndexListing(ws.repo, scope);
+    const listing = opts.listing ?? (opts.lazyListing ? undefined : startIndexListing(ws.repo, scope));
     const state = await statePromise;
     const git = await readGitTreeInputs(ws.repo, state.status, scope, listing);
-    return { fingerprint: state.fingerprint, git, plain: [], skipped: git.skipped };
+    return { fingerprint: state.fingerprint, git, plain: [], skipped: git.skipped, gitComparedAt: state.statusStartedAt };
   }
   const all = walkPlainTree(ws.repo.root, [ROOT]);
   const inScope = scope.length === 1 && scope[0] === ROOT ? all.entries : walkPlainTree(ws.repo.root, scope).entries;
@@ -47,7 +55,7 @@ export async function readLiveInputs(ws: Workspace, scope: RepoPath[] = [ROOT], 
 export async function liveTreeOf(inputs: LiveInputs): Promise<LiveTree> {
   if (!inputs.git) return { fingerprint: inputs.fingerprint, entries: inputs.plain, skipped: inputs.skipped };
   const scan = await gitTreeEntries(inputs.git);
-  return { fingerprint: inputs.fingerprint, entries: scan.entries, skipped: scan.skipped };
+  return { fingerprint: inputs.fingerprint, entries: scan.entries, skipped: scan.skipped, gitComparedAt: inputs.gitComparedAt };
 }
 
 /** The live fingerprint and the candidate files under `scope`. */

@@ -5,6 +5,9 @@ import type { Fingerprint } from "../repo/fingerprint";
 import { manifestJson, snapshotIdOf, toManifestEntry, type SnapshotId } from "../repo/manifest";
 import type { ScanSkips } from "../repo/tree-scan";
 import { fingerprintJson } from "../repo/fingerprint";
+import type { GitResult } from "../repo/git";
+import { Prehash } from "../repo/prehash";
+import { startIndexListing } from "../repo/tree-scan";
 import { WarmCache, warmKey } from "../repo/warm-cache";
 import { liveTreeOf, readLiveInputs } from "./live-tree";
 import type { Workspace } from "./workspace";
@@ -36,7 +39,27 @@ export async function createSnapshot(ws: Workspace, args: CreateSnapshotArgs): P
   }
   const named = args.paths === undefined ? null : parseScope(args.paths);
   const scope = named ?? [ROOT];
-  const inputs = await readLiveInputs(ws, scope, { lazyListing: true });
+  // On a cold store, clean tracked files are read while git status runs (see Prehash).
+  const comparedBefore = Date.now();
+  const early = named && ws.repo.gitDir && Prehash.worthwhile(ws.blobs) ? startIndexListing(ws.repo, scope) : undefined;
+  const prehash = early ? new Prehash(ws.repo, ws.blobs, early, comparedBefore) : undefined;
+  try {
+    return await create(ws, args, named, scope, prehash, early);
+  } finally {
+    // Settled already when the capture used it; stopped here when the state was captured before or on error.
+    await prehash?.cancel();
+  }
+}
+
+async function create(
+  ws: Workspace,
+  args: CreateSnapshotArgs,
+  named: RepoPath[] | null,
+  scope: RepoPath[],
+  prehash: Prehash | undefined,
+  early: Promise<GitResult> | undefined,
+): Promise<CreateSnapshotResult> {
+  const inputs = await readLiveInputs(ws, scope, { lazyListing: true, listing: early });
   const fingerprint = inputs.fingerprint;
   let wanted: RepoPath[];
   if (args.lease_id !== undefined) {
@@ -64,7 +87,12 @@ export async function createSnapshot(ws: Workspace, args: CreateSnapshotArgs): P
       throw notFound(`${p} does not exist in the work tree (or is ignored)`, { path: p });
     }
   }
-  const captured = await captureEntries(ws.repo, ws.blobs, candidates, { signal: args.signal, onProgress: args.onProgress });
+  const captured = await captureEntries(ws.repo, ws.blobs, candidates, {
+    signal: args.signal,
+    onProgress: args.onProgress,
+    gitComparedAt: live.gitComparedAt,
+    prehash,
+  });
   const manifest = manifestJson(captured.entries.map(toManifestEntry));
   const snapshotId = snapshotIdOf(fingerprint, manifest);
   const bytes = captured.entries.reduce((n, e) => n + e.size, 0);

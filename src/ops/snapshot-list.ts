@@ -117,7 +117,7 @@ async function describe(
   if (ctx.mode === "worktree") {
     const files = new Set(page.filter((p) => !p.dir).map((p) => p.path));
     const wanted = ctx.live.entries.filter((e) => files.has(e.path));
-    const captured = await captureEntries(ws.repo, ws.blobs, wanted);
+    const captured = await captureEntries(ws.repo, ws.blobs, wanted, { gitComparedAt: ctx.live.gitComparedAt });
     for (const c of captured.entries) blobs.set(c.path, { blob: c.blob, size: c.size, mode: c.mode });
   } else {
     for (const p of page) if (p.blob) blobs.set(p.path, { blob: p.blob, size: (await ws.blobs.size(p.blob)) ?? 0 });

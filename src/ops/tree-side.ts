@@ -54,7 +54,11 @@ export async function openSides(ws: Workspace, args: SideArgs, scope: RepoPath[]
   if (needsTree) {
     const tree = await readLiveTree(ws, scope);
     lease = ws.leases.acquire(args.lease_id, tree.fingerprint);
-    const captured = await captureEntries(ws.repo, ws.blobs, tree.entries, { signal: args.signal, onProgress: args.onProgress });
+    const captured = await captureEntries(ws.repo, ws.blobs, tree.entries, {
+      signal: args.signal,
+      onProgress: args.onProgress,
+      gitComparedAt: tree.gitComparedAt,
+    });
     live = { fingerprint: tree.fingerprint, entries: captured.entries.map((e) => ({ path: e.path, blob: e.blob, mode: e.mode })) };
   }
   const side = (ref: SnapshotId | typeof WORKTREE): TreeSide =>

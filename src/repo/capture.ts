@@ -1,14 +1,14 @@
-import { closeSync, lstatSync, mkdirSync, openSync, renameSync, rmSync, writeSync, type Stats } from "node:fs";
+import { lstatSync, type Stats } from "node:fs";
 import { join } from "node:path";
 import { permissionDenied } from "../core/errors";
 import { blobIdFromHex, type BlobId } from "../core/hash";
-import { fileChunks } from "./file-chunks";
 import type { HashItem, HashOutcome } from "./hash-files";
 import { hashInParallel } from "./hash-pool";
+import type { Prehash, Prehashed } from "./prehash";
 import type { RepoBlobStore } from "./repo-blob-store";
 import type { RepoRoot } from "./root";
-import { StatCache } from "./stat-cache";
-import { tempPath } from "./state-dir";
+import { contentConversionPossible, dirOf } from "./content-conversion";
+import { RACY_MARGIN_MS, StatCache } from "./stat-cache";
 import type { TreeEntry } from "./tree-scan";
 
 export type EntryMode = "100644" | "100755" | "120000";
@@ -28,6 +28,16 @@ export interface CaptureResult {
 
 export interface CaptureOptions {
   signal?: AbortSignal;
+  /**
+   * When git compared the work tree with the index (the start of the `git
+   * status` the candidates came from), ms since the epoch. A clean tracked
+   * file that has not changed since safely before then holds its index blob's
+   * bytes, unless git converts content here (see contentConversionPossible),
+   * so git's blob hash of it is skipped. Without it every file is verified.
+   */
+  gitComparedAt?: number;
+  /** Files already being read ahead of the status (a cold capture); used where they are still clean. */
+  prehash?: Prehash;
   onProgress?: (done: number, total: number) => void;
 }
 
@@ -35,9 +45,10 @@ export interface CaptureOptions {
  * Turns candidates into manifest entries, storing every blob.
  * - Clean tracked files whose git blob id is in the map cost a lookup.
  * - Other clean tracked files are read once on every core and hashed with
- *   sha256 and git's blob hash; meanwhile their git objects are copied into
- *   the private store. Only files whose bytes hash to their index blob id are
- *   entered in the map, so eol conversion or filters never confuse the two.
+ *   sha256, and with git's blob hash unless the caller vouches for them (see
+ *   trustCleanBefore); meanwhile their git objects are copied into the private
+ *   store. Only files whose bytes equal their index blob are entered in the
+ *   map, so eol conversion or filters never confuse the two.
  * - Everything else goes through the stat cache and the loose store.
  */
 export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candidates: TreeEntry[], opts: CaptureOptions = {}): Promise<CaptureResult> {
@@ -45,11 +56,15 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
   const slots: (CapturedEntry | null)[] = new Array(candidates.length).fill(null);
   const vanished: string[] = [];
   const toRead: HashItem[] = [];
+  const readAhead: Prehashed | null = opts.prehash ? await opts.prehash.outcomes : null;
+  /** Outcomes taken from the read ahead, re-indexed to their candidates. */
+  const ahead: HashOutcome[] = [];
   for (let i = 0; i < candidates.length; i++) {
     const cand = candidates[i] as TreeEntry;
     if (cand.gitOid) {
       const known = store.gitMap.get(cand.gitOid);
       if (known) slots[i] = { path: cand.path, blob: blobIdFromHex(known.sha256), mode: cand.mode as EntryMode, size: known.size };
+      else if (readAhead && aheadFor(readAhead, cand, i, ahead)) continue;
       else toRead.push({ index: i, path: cand.path, gitOid: cand.gitOid, mode: cand.mode });
       continue;
     }
@@ -58,13 +73,16 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
     else if (cached) slots[i] = cached;
     else toRead.push({ index: i, path: cand.path });
   }
-  const alreadyKnown = candidates.length - toRead.length;
+  const alreadyKnown = candidates.length - toRead.length - ahead.length;
   opts.onProgress?.(alreadyKnown, candidates.length);
   if (opts.signal?.aborted) throw opts.signal.reason ?? new Error("aborted");
 
   const gitItems = toRead.filter((t) => t.gitOid);
   const importing = store.gitObjects.importFrom(repo, [...new Set(gitItems.map((t) => t.gitOid as string))]);
-  const outcomes = await hashInParallel(repo.root, repo.stateDir, toRead, (n) => opts.onProgress?.(alreadyKnown + n, candidates.length));
+  const trustCleanBefore = await cleanTrustCutoff(repo, gitItems, opts.gitComparedAt);
+  const hashOpts = { root: repo.root, stateDir: repo.stateDir, trustCleanBefore };
+  const outcomes = await hashInParallel(hashOpts, toRead, (n) => opts.onProgress?.(alreadyKnown + n, candidates.length));
+  for (const o of ahead) outcomes.push(o);
   const imports: { oid: string; sha256: string; size: number }[] = [];
   for (const o of outcomes) {
     const cand = candidates[o.index] as TreeEntry;
@@ -73,22 +91,36 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
       continue;
     }
     if (o.kind === "denied") throw permissionDenied(`cannot read ${cand.path}: permission denied`, { path: cand.path });
-    const done = o.kind === "large" ? await hashLargeFile(repo, store, cand) : o;
-    if (done === null) {
-      vanished.push(cand.path);
-      continue;
-    }
-    slots[o.index] = { path: cand.path, blob: blobIdFromHex(done.sha256), mode: done.mode, size: done.size };
-    if (cand.gitOid && done.gitOid === cand.gitOid) imports.push({ oid: cand.gitOid, sha256: done.sha256, size: done.size });
-    else statCache.record(cand.path, done, done.sha256, done.hashedAt);
+    slots[o.index] = { path: cand.path, blob: blobIdFromHex(o.sha256), mode: o.mode, size: o.size };
+    if (cand.gitOid && o.gitOid === cand.gitOid) imports.push({ oid: cand.gitOid, sha256: o.sha256, size: o.size });
+    else statCache.record(cand.path, o, o.sha256, o.hashedAt);
     if (opts.signal?.aborted) throw opts.signal.reason ?? new Error("aborted");
   }
-  await importing;
+  await Promise.all([importing, ahead.length > 0 ? opts.prehash?.importing : undefined]);
   store.gitMap.add(imports);
   statCache.save();
   opts.onProgress?.(candidates.length, candidates.length);
   vanished.sort();
   return { entries: slots.filter((s): s is CapturedEntry => s !== null), vanished };
+}
+
+/** Takes the read-ahead outcome for a clean candidate if it was read against the same blob id. */
+function aheadFor(readAhead: Prehashed, cand: TreeEntry, index: number, into: HashOutcome[]): boolean {
+  const k = readAhead.byPath.get(cand.path);
+  if (k === undefined || readAhead.items[k]?.gitOid !== cand.gitOid) return false;
+  const o = readAhead.outcomes[k] as HashOutcome;
+  o.index = index;
+  into.push(o);
+  return true;
+}
+
+/** The ctime before which clean tracked files are taken as their index blobs; 0 trusts none. */
+async function cleanTrustCutoff(repo: RepoRoot, clean: HashItem[], gitComparedAt: number | undefined): Promise<number> {
+  if (gitComparedAt === undefined || clean.length === 0) return 0;
+  const dirs = new Set<string>();
+  for (const item of clean) dirs.add(dirOf(item.path));
+  if (await contentConversionPossible(repo, dirs)) return 0;
+  return gitComparedAt - RACY_MARGIN_MS;
 }
 
 function cachedEntry(repo: RepoRoot, store: RepoBlobStore, statCache: StatCache, path: string): CapturedEntry | "vanished" | null {
@@ -115,75 +147,4 @@ function existsLoose(store: RepoBlobStore, hex: string): boolean {
   } catch {
     return false;
   }
-}
-
-type Hashed = Extract<HashOutcome, { kind: "ok" }>;
-
-/**
- * Streams a large file: both hashes in one pass. A clean tracked file whose
- * bytes are its index blob needs nothing more (git holds it); anything else is
- * copied into the loose store by a second, verified pass.
- */
-async function hashLargeFile(repo: RepoRoot, store: RepoBlobStore, cand: TreeEntry): Promise<Hashed | null> {
-  const abs = join(repo.root, cand.path);
-  let st: Stats;
-  try {
-    st = lstatSync(abs);
-  } catch {
-    return null;
-  }
-  const hashedAt = Date.now();
-  const sha = new Bun.CryptoHasher("sha256");
-  const gh = cand.gitOid ? new Bun.CryptoHasher(cand.gitOid.length === 64 ? "sha256" : "sha1") : null;
-  gh?.update(`blob ${st.size}\0`);
-  let size = 0;
-  try {
-    for (const chunk of fileChunks(abs)) {
-      sha.update(chunk);
-      gh?.update(chunk);
-      size += chunk.length;
-    }
-  } catch (err) {
-    return readFailure(err, cand.path);
-  }
-  const sha256 = sha.digest("hex");
-  const gitOid = gh && size === st.size ? gh.digest("hex") : "";
-  const id = blobIdFromHex(sha256);
-  if (gitOid !== cand.gitOid && !(await store.loose.has(id))) {
-    const copied = await copyIntoLooseStore(repo, store, abs, id);
-    if (!copied) return null; // changed while being read: the next capture sees it
-  }
-  const mode = st.mode & 0o111 ? "100755" : "100644";
-  return { index: -1, kind: "ok", sha256, gitOid, mode, size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino, hashedAt };
-}
-
-/** Copies a file into the loose store under `id`, only if the copied bytes really hash to it. */
-async function copyIntoLooseStore(repo: RepoRoot, store: RepoBlobStore, abs: string, id: BlobId): Promise<boolean> {
-  const tmp = tempPath(repo.stateDir, "blob");
-  const fd = openSync(tmp, "w", 0o444);
-  const sha = new Bun.CryptoHasher("sha256");
-  try {
-    for (const chunk of fileChunks(abs)) {
-      sha.update(chunk);
-      let off = 0;
-      while (off < chunk.length) off += writeSync(fd, chunk, off, chunk.length - off);
-    }
-  } finally {
-    closeSync(fd);
-  }
-  if (`sha256:${sha.digest("hex")}` !== id) {
-    rmSync(tmp, { force: true });
-    return false;
-  }
-  const dest = store.loose.pathOf(id);
-  mkdirSync(join(dest, ".."), { recursive: true });
-  renameSync(tmp, dest);
-  return true;
-}
-
-function readFailure(err: unknown, path: string): null {
-  const code = (err as NodeJS.ErrnoException).code;
-  if (code === "ENOENT" || code === "ENOTDIR") return null;
-  if (code === "EACCES" || code === "EPERM") throw permissionDenied(`cannot read ${path}: permission denied`, { path });
-  throw err;
 }

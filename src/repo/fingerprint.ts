@@ -29,6 +29,8 @@ export interface GitState {
   fingerprint: Fingerprint;
   /** Raw `git status --porcelain=v1 -z` output, reused by the tree scan. */
   status: Uint8Array;
+  /** When `git status` started comparing the work tree with the index, ms since the epoch. */
+  statusStartedAt: number;
 }
 
 /**
@@ -39,6 +41,7 @@ export interface GitState {
  */
 export async function readGitState(repo: RepoRoot): Promise<GitState> {
   if (!repo.gitDir) throw new Error("readGitState needs a git root");
+  const statusStartedAt = Date.now();
   const [head, indexOid, status] = await Promise.all([
     readHead(repo),
     readIndexTree(repo),
@@ -47,6 +50,7 @@ export async function readGitState(repo: RepoRoot): Promise<GitState> {
   return {
     fingerprint: { head_oid: head, index_oid: indexOid, status_hash: sha256Hex(status.stdout) },
     status: status.stdout,
+    statusStartedAt,
   };
 }
 

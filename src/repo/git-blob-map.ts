@@ -69,6 +69,16 @@ export class GitBlobMap {
     }
   }
 
+  /** True when no blob has been recorded yet (a cold store); a stat, the map is not loaded for it. */
+  isEmpty(): boolean {
+    if (this.loaded) return this.buf.length === 0;
+    try {
+      return statSync(this.file).size < RECORD;
+    } catch {
+      return true;
+    }
+  }
+
   get(oid: string): GitBlobInfo | undefined {
     this.ensureLoaded();
     let r = this.byPrefix.get(Number.parseInt(oid.slice(0, 12), 16));

@@ -67,7 +67,7 @@ export class GitObjectStore {
 
   /** The oids the store does not hold. */
   private async missing(oids: string[]): Promise<string[]> {
-    const r = await git([`--git-dir=${this.gitDir}`, "cat-file", "--batch-check=%(objectname)"], {
+    const r = await git([`--git-dir=${this.gitDir}`, "cat-file", "--buffer", "--batch-check=%(objectname)"], {
       cwd: this.gitDir,
       input: `${oids.join("\n")}\n`,
     });

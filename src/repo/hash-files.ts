@@ -1,80 +1,158 @@
-import { closeSync, constants, lstatSync, openSync, readFileSync, readSync, readlinkSync } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readSync, readlinkSync, renameSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { blobIdFromHex } from "../core/hash";
+import { fileChunks } from "./file-chunks";
 import { FsBlobStore } from "./fs-blob-store";
+import { tempPath } from "./state-dir";
 
 /** A file the capture has to read: its path, and the index blob id it should equal if clean. */
 export interface HashItem {
   index: number;
   path: string;
   gitOid?: string;
-  /** The index mode of a clean tracked file; such a file is read without a stat. */
+  /** The index mode of a clean tracked file; such a file is read without an lstat. */
   mode?: string;
 }
 
 export type HashOutcome =
   | { index: number; kind: "ok"; sha256: string; gitOid: string; mode: "100644" | "100755" | "120000"; size: number; mtimeMs: number; ctimeMs: number; ino: number; hashedAt: number }
   | { index: number; kind: "vanished" }
-  | { index: number; kind: "large"; size: number }
   | { index: number; kind: "denied" };
 
-/** Files above this are left to the streaming path (never loaded whole), which keeps peak memory low. */
+export type HashedFile = Extract<HashOutcome, { kind: "ok" }>;
+
+export interface HashOptions {
+  root: string;
+  stateDir: string;
+  /**
+   * A clean tracked file whose ctime, read after its bytes, is older than this
+   * (ms since the epoch) has not changed since git found it equal to its index
+   * blob, so git's blob hash of it is not computed again. 0 verifies every file.
+   */
+  trustCleanBefore: number;
+}
+
+/** Files above this are hashed in chunks (never loaded whole), which keeps peak memory low. */
 export const STREAM_THRESHOLD = 8 * 1024 * 1024;
 
 /**
- * Reads and hashes files: sha256 always, git's blob hash when an index blob id
- * is expected. Content that is not vouched for by git goes to the loose store
- * here, while the bytes are in hand. Runs inline or inside a hash worker.
+ * Reads and hashes files: sha256 always; git's blob hash when an index blob id
+ * is expected and the file is not trusted to equal it. Content that git does
+ * not vouch for goes to the loose store, while the bytes are in hand (or, for
+ * a large file, by a second verified pass). Runs inline or inside a hash worker.
  */
-export function hashFiles(root: string, stateDir: string, items: HashItem[], onProgress?: (done: number) => void): HashOutcome[] {
-  const loose = new FsBlobStore(stateDir);
-  const out: HashOutcome[] = [];
-  const reader = new FileReader();
-  for (const item of items) {
-    if (out.length % 1000 === 999) {
-      onProgress?.(out.length + 1);
-      // Hashers and hex strings are garbage at once; collecting as we go keeps peak memory flat.
-      if (out.length % 4000 === 3999) Bun.gc(false);
-    }
-    const abs = join(root, item.path);
+export class FileHasher {
+  private readonly loose: FsBlobStore;
+  private buf = Buffer.allocUnsafe(1 << 20);
+
+  constructor(private readonly opts: HashOptions) {
+    this.loose = new FsBlobStore(opts.stateDir);
+  }
+
+  hash(item: HashItem): HashOutcome {
+    const abs = join(this.opts.root, item.path);
     try {
-      if (item.gitOid && (item.mode === "100644" || item.mode === "100755")) {
-        // A clean tracked file: git vouches for its type and mode, so read it straight into a reused buffer.
-        const bytes = reader.read(abs);
-        if (bytes === null) {
-          out.push({ index: item.index, kind: "large", size: STREAM_THRESHOLD + 1 });
-          continue;
-        }
-        const sha256 = new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
-        const gitOid = gitBlobHash(item.gitOid, bytes);
-        if (gitOid !== item.gitOid) loose.writeKnown(blobIdFromHex(sha256), bytes);
-        out.push({ index: item.index, kind: "ok", sha256, gitOid, mode: item.mode, size: bytes.length, mtimeMs: 0, ctimeMs: 0, ino: 0, hashedAt: 0 });
-        continue;
-      }
-      const st = lstatSync(abs);
-      const mode = st.isSymbolicLink() ? "120000" : st.isFile() ? (st.mode & 0o111 ? "100755" : "100644") : null;
-      if (mode === null) {
-        out.push({ index: item.index, kind: "vanished" });
-        continue;
-      }
-      if (mode !== "120000" && st.size > STREAM_THRESHOLD) {
-        out.push({ index: item.index, kind: "large", size: st.size });
-        continue;
-      }
-      const hashedAt = Date.now();
-      const bytes: Uint8Array = mode === "120000" ? readlinkSync(abs, { encoding: "buffer" }) : readFileSync(abs);
-      const sha256 = new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
-      const gitOid = item.gitOid ? gitBlobHash(item.gitOid, bytes) : "";
-      if (gitOid !== item.gitOid || !item.gitOid) loose.writeKnown(blobIdFromHex(sha256), bytes);
-      out.push({ index: item.index, kind: "ok", sha256, gitOid, mode, size: bytes.length, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino, hashedAt });
+      if (item.gitOid && (item.mode === "100644" || item.mode === "100755")) return this.hashClean(item, abs, item.mode);
+      return this.hashOther(item, abs);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      if (code === "ENOENT" || code === "ENOTDIR" || code === "ELOOP") out.push({ index: item.index, kind: "vanished" });
-      else if (code === "EACCES" || code === "EPERM") out.push({ index: item.index, kind: "denied" });
-      else throw err;
+      if (code === "ENOENT" || code === "ENOTDIR" || code === "ELOOP" || code === "EISDIR") return { index: item.index, kind: "vanished" };
+      if (code === "EACCES" || code === "EPERM") return { index: item.index, kind: "denied" };
+      throw err;
     }
   }
-  return out;
+
+  /** A clean tracked file: git vouches for its type and mode, so it is opened without an lstat. */
+  private hashClean(item: HashItem, abs: string, mode: "100644" | "100755"): HashOutcome {
+    const fd = openSync(abs, constants.O_RDONLY | constants.O_NOFOLLOW);
+    try {
+      const len = this.readUpTo(fd, STREAM_THRESHOLD + 1);
+      if (len > STREAM_THRESHOLD) return this.hashLarge(item, abs, fd, len, mode);
+      const bytes = this.buf.subarray(0, len);
+      const st = fstatSync(fd);
+      const sha256 = new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
+      const trusted = st.size === len && st.ctimeMs < this.opts.trustCleanBefore;
+      const gitOid = trusted ? (item.gitOid as string) : gitBlobHash(item.gitOid as string, bytes);
+      if (gitOid !== item.gitOid) this.loose.writeKnown(blobIdFromHex(sha256), bytes);
+      return { index: item.index, kind: "ok", sha256, gitOid, mode, size: len, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino, hashedAt: Date.now() };
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /** Anything git does not vouch for: type and mode come from an lstat. */
+  private hashOther(item: HashItem, abs: string): HashOutcome {
+    const st = lstatSync(abs);
+    const mode = st.isSymbolicLink() ? "120000" : st.isFile() ? (st.mode & 0o111 ? "100755" : "100644") : null;
+    if (mode === null) return { index: item.index, kind: "vanished" };
+    const hashedAt = Date.now();
+    let bytes: Uint8Array;
+    if (mode === "120000") bytes = readlinkSync(abs, { encoding: "buffer" });
+    else {
+      const fd = openSync(abs, constants.O_RDONLY | constants.O_NOFOLLOW);
+      try {
+        const len = this.readUpTo(fd, STREAM_THRESHOLD + 1);
+        if (len > STREAM_THRESHOLD) return this.hashLarge(item, abs, fd, len, mode);
+        bytes = this.buf.subarray(0, len);
+      } finally {
+        closeSync(fd);
+      }
+    }
+    const sha256 = new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
+    const gitOid = item.gitOid ? gitBlobHash(item.gitOid, bytes) : "";
+    if (!item.gitOid || gitOid !== item.gitOid) this.loose.writeKnown(blobIdFromHex(sha256), bytes);
+    return { index: item.index, kind: "ok", sha256, gitOid, mode, size: bytes.length, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino, hashedAt };
+  }
+
+  /**
+   * Finishes a file too large to hold: the first `have` bytes are in the
+   * buffer, the rest is read from `fd` in chunks into it, both hashes in one
+   * pass. Content git does not vouch for is copied into the loose store by a
+   * second pass that checks it still hashes the same.
+   */
+  private hashLarge(item: HashItem, abs: string, fd: number, have: number, mode: "100644" | "100755"): HashOutcome {
+    const before = fstatSync(fd);
+    const hashedAt = Date.now();
+    const sha = new Bun.CryptoHasher("sha256");
+    const trustable = item.gitOid !== undefined && before.ctimeMs < this.opts.trustCleanBefore;
+    const gh = item.gitOid && !trustable ? new Bun.CryptoHasher(item.gitOid.length === 64 ? "sha256" : "sha1") : null;
+    gh?.update(`blob ${before.size}\0`);
+    let size = 0;
+    let chunk = this.buf.subarray(0, have);
+    while (chunk.length > 0) {
+      sha.update(chunk);
+      gh?.update(chunk);
+      size += chunk.length;
+      chunk = this.buf.subarray(0, readSync(fd, this.buf, 0, this.buf.length, null));
+    }
+    const after = fstatSync(fd);
+    const sha256 = sha.digest("hex");
+    const unchanged = size === before.size && after.size === before.size && after.ctimeMs === before.ctimeMs;
+    let gitOid = "";
+    if (gh && size === before.size) gitOid = gh.digest("hex");
+    else if (trustable && unchanged) gitOid = item.gitOid as string;
+    if (gitOid === "" || gitOid !== item.gitOid) {
+      // Changed while being read: report it gone; the next capture sees it.
+      if (!copyIntoLooseStore(this.opts.stateDir, this.loose, abs, sha256)) return { index: item.index, kind: "vanished" };
+    }
+    return { index: item.index, kind: "ok", sha256, gitOid, mode, size, mtimeMs: after.mtimeMs, ctimeMs: after.ctimeMs, ino: after.ino, hashedAt };
+  }
+
+  /** Reads from `fd` into the reused buffer until EOF or `limit` bytes; returns the count. */
+  private readUpTo(fd: number, limit: number): number {
+    let len = 0;
+    for (;;) {
+      if (len === this.buf.length) {
+        if (len >= limit) return len;
+        const bigger = Buffer.allocUnsafe(Math.min(this.buf.length * 2, limit));
+        this.buf.copy(bigger, 0, 0, len);
+        this.buf = bigger;
+      }
+      const n = readSync(fd, this.buf, len, this.buf.length - len, null);
+      if (n === 0) return len;
+      len += n;
+    }
+  }
 }
 
 function gitBlobHash(like: string, bytes: Uint8Array): string {
@@ -84,32 +162,33 @@ function gitBlobHash(like: string, bytes: Uint8Array): string {
   return h.digest("hex");
 }
 
-/**
- * Reads whole files into one reused buffer: open, read until EOF, close; no
- * stat and no allocation per file. A file that does not fit under the
- * streaming threshold is reported as null and left to the streaming path.
- */
-class FileReader {
-  private buf = Buffer.allocUnsafe(1 << 20);
-
-  read(abs: string): Uint8Array | null {
-    const fd = openSync(abs, constants.O_RDONLY | constants.O_NOFOLLOW);
-    try {
-      let len = 0;
-      for (;;) {
-        if (len === this.buf.length) {
-          if (this.buf.length > STREAM_THRESHOLD) return null;
-          const bigger = Buffer.allocUnsafe(Math.min(this.buf.length * 2, STREAM_THRESHOLD + 1));
-          this.buf.copy(bigger, 0, 0, len);
-          this.buf = bigger;
-        }
-        const n = readSync(fd, this.buf, len, this.buf.length - len, null);
-        if (n === 0) break;
-        len += n;
-      }
-      return this.buf.subarray(0, len);
-    } finally {
-      closeSync(fd);
-    }
+/** Copies a file into the loose store under `sha256`, only if the copied bytes really hash to it. */
+function copyIntoLooseStore(stateDir: string, loose: FsBlobStore, abs: string, sha256: string): boolean {
+  const id = blobIdFromHex(sha256);
+  const dest = loose.pathOf(id);
+  try {
+    lstatSync(dest);
+    return true;
+  } catch {
+    // not stored yet
   }
+  const tmp = tempPath(stateDir, "blob");
+  const fd = openSync(tmp, "w", 0o444);
+  const sha = new Bun.CryptoHasher("sha256");
+  try {
+    for (const chunk of fileChunks(abs)) {
+      sha.update(chunk);
+      let off = 0;
+      while (off < chunk.length) off += writeSync(fd, chunk, off, chunk.length - off);
+    }
+  } finally {
+    closeSync(fd);
+  }
+  if (sha.digest("hex") !== sha256) {
+    rmSync(tmp, { force: true });
+    return false;
+  }
+  mkdirSync(join(dest, ".."), { recursive: true });
+  renameSync(tmp, dest);
+  return true;
 }

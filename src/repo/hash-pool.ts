@@ -1,50 +1,99 @@
 import { availableParallelism } from "node:os";
 import { internal } from "../core/errors";
-import { type HashItem, type HashOutcome, hashFiles } from "./hash-files";
+import { FileHasher, type HashItem, type HashOptions, type HashOutcome } from "./hash-files";
 
 /** Below this many files a worker's start-up costs more than it saves. */
-const PARALLEL_MIN = 2000;
+export const PARALLEL_MIN = 2000;
+/** Files per batch a worker is sent; two batches are kept in flight per worker so it never waits. */
+const WORKER_BATCH = 128;
+/** Files the main thread hashes between turns of its event loop. */
+const MAIN_BATCH = 32;
 
 /**
- * Hashes files on every core: the list is cut into interleaved shares (so
- * large and small files spread evenly); the main thread hashes one share and
- * a worker each of the others.
+ * Hashes files on every core: one worker per core but one, and the main
+ * thread, all taking batches from one queue, so a share held up by large
+ * files or by the main thread's other work never leaves a core idle. The main
+ * thread gives its event loop a turn between batches, which keeps workers fed
+ * and git processes running meanwhile from stalling on a full pipe. Aborting
+ * `signal` stops every share and rejects with its reason. Outcomes come back
+ * in no particular order; each names its item's index.
  */
-export async function hashInParallel(root: string, stateDir: string, items: HashItem[], onProgress?: (done: number) => void): Promise<HashOutcome[]> {
-  const workers = Math.min(availableParallelism(), 8);
-  if (items.length < PARALLEL_MIN || workers < 2) return hashFiles(root, stateDir, items, onProgress);
-  const shares: HashItem[][] = Array.from({ length: workers }, () => []);
-  items.forEach((item, i) => shares[i % workers]?.push(item));
-  const done = new Array<number>(workers).fill(0);
-  const report = (w: number, n: number) => {
-    done[w] = n;
-    onProgress?.(done.reduce((a, b) => a + b, 0));
+export async function hashInParallel(opts: HashOptions, items: HashItem[], onProgress?: (done: number) => void, signal?: AbortSignal): Promise<HashOutcome[]> {
+  const queue = new BatchQueue(items);
+  const out: HashOutcome[] = [];
+  let reported = 0;
+  const report = () => {
+    if (!onProgress || out.length - reported < 1000) return;
+    reported = out.length;
+    onProgress(out.length);
   };
-  // The main thread takes the first share itself: one JavaScript VM fewer keeps peak memory down,
-  // and the main thread would otherwise only wait.
-  const others = shares.slice(1).map((share, w) => runWorker(root, stateDir, share, (n) => report(w + 1, n)));
-  const mine = hashFiles(root, stateDir, shares[0] ?? [], (n) => report(0, n));
-  const results = await Promise.all(others);
-  return [mine, ...results].flat();
+  const workers = Math.min(availableParallelism(), 8) - 1;
+  const others = items.length < PARALLEL_MIN ? [] : Array.from({ length: workers }, () => runWorker(opts, queue, out, report, signal));
+  // Every share settles before this returns or throws, so no worker outlives the call.
+  const settled = await Promise.allSettled([hashOnMainThread(opts, queue, out, report, signal), ...others]);
+  const failed = settled.find((r) => r.status === "rejected");
+  if (failed) throw (failed as PromiseRejectedResult).reason;
+  return out;
 }
 
-function runWorker(root: string, stateDir: string, items: HashItem[], onProgress: (done: number) => void): Promise<HashOutcome[]> {
+class BatchQueue {
+  private next = 0;
+
+  constructor(private readonly items: HashItem[]) {}
+
+  take(n: number): HashItem[] {
+    const start = this.next;
+    this.next = Math.min(this.items.length, start + n);
+    return this.items.slice(start, this.next);
+  }
+}
+
+async function hashOnMainThread(opts: HashOptions, queue: BatchQueue, out: HashOutcome[], report: () => void, signal?: AbortSignal): Promise<void> {
+  const hasher = new FileHasher(opts);
+  let sinceGc = 0;
+  for (let batch = queue.take(MAIN_BATCH); batch.length > 0; batch = queue.take(MAIN_BATCH)) {
+    signal?.throwIfAborted();
+    for (const item of batch) out.push(hasher.hash(item));
+    report();
+    // Hashers and hex strings are garbage at once; collecting as we go keeps peak memory flat.
+    if ((sinceGc += batch.length) >= 4000) {
+      sinceGc = 0;
+      Bun.gc(false);
+    }
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+}
+
+function runWorker(opts: HashOptions, queue: BatchQueue, out: HashOutcome[], report: () => void, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
     const worker = new Worker(workerSpecifier());
-    worker.onmessage = (e: MessageEvent<{ ok?: boolean; progress?: number; outcomes?: HashOutcome[]; message?: string }>) => {
-      if (e.data.progress !== undefined) {
-        onProgress(e.data.progress);
-        return;
-      }
-      worker.terminate();
-      if (e.data.ok) resolve(e.data.outcomes ?? []);
-      else reject(internal(`hashing failed: ${e.data.message}`));
+    let inFlight = 0;
+    const send = () => {
+      const batch = queue.take(WORKER_BATCH);
+      if (batch.length === 0) return;
+      inFlight++;
+      worker.postMessage({ items: batch });
     };
-    worker.onerror = (e) => {
+    const stop = (err?: unknown) => {
       worker.terminate();
-      reject(internal(`hash worker failed: ${e.message}`));
+      if (err === undefined) resolve();
+      else reject(err);
     };
-    worker.postMessage({ root, stateDir, items });
+    signal?.addEventListener("abort", () => stop(signal.reason), { once: true });
+    worker.onmessage = (e: MessageEvent<{ outcomes?: HashOutcome[]; message?: string }>) => {
+      if (!e.data.outcomes) return stop(internal(`hashing failed: ${e.data.message}`));
+      inFlight--;
+      for (const o of e.data.outcomes) out.push(o);
+      report();
+      send();
+      if (inFlight === 0) stop();
+    };
+    worker.onerror = (e) => stop(internal(`hash worker failed: ${e.message}`));
+    worker.postMessage({ opts });
+    send();
+    send();
+    if (inFlight === 0) stop();
   });
 }
 

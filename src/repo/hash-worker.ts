@@ -1,12 +1,24 @@
-// Worker entry: hashes one share of the files a capture has to read (see hash-pool.ts).
-import { hashFiles, type HashItem } from "./hash-files";
+// Worker entry: hashes the batches of files a capture sends it (see hash-pool.ts).
+import { FileHasher, type HashItem, type HashOptions } from "./hash-files";
 
 declare const self: Worker;
 
-self.onmessage = (e: MessageEvent<{ root: string; stateDir: string; items: HashItem[] }>) => {
+let hasher: FileHasher | null = null;
+let sinceGc = 0;
+
+self.onmessage = (e: MessageEvent<{ opts?: HashOptions; items?: HashItem[] }>) => {
   try {
-    postMessage({ ok: true, outcomes: hashFiles(e.data.root, e.data.stateDir, e.data.items, (done) => postMessage({ progress: done })) });
+    if (e.data.opts) hasher = new FileHasher(e.data.opts);
+    if (!e.data.items) return;
+    if (!hasher) throw new Error("batch before options");
+    const outcomes = e.data.items.map((item) => (hasher as FileHasher).hash(item));
+    // Hashers and hex strings are garbage at once; collecting as we go keeps peak memory flat.
+    if ((sinceGc += outcomes.length) >= 4000) {
+      sinceGc = 0;
+      Bun.gc(false);
+    }
+    postMessage({ outcomes });
   } catch (err) {
-    postMessage({ ok: false, message: err instanceof Error ? err.message : String(err) });
+    postMessage({ message: err instanceof Error ? err.message : String(err) });
   }
 };

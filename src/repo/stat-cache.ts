@@ -11,6 +11,13 @@ interface StatRecord {
 }
 
 /**
+ * How much older than the moment of a comparison a timestamp must be before
+ * the file is trusted not to have changed since: clock ticks of coarse file
+ * system timestamps, and a little skew, fit well inside it.
+ */
+export const RACY_MARGIN_MS = 2000;
+
+/**
  * Remembers the sha256 of files git cannot vouch for (untracked, modified,
  * or everything outside git), keyed by path and validated by size, mtime,
  * ctime and inode. The racy-git rule applies: an entry whose mtime or ctime
@@ -41,7 +48,7 @@ export class StatCache {
     if (r.s !== st.size || r.m !== m || r.c !== c || r.i !== String(st.ino)) return null;
     // Racy: the file may have changed again within the same timestamp tick after we hashed it.
     const recordedNs = BigInt(r.t) * 1_000_000n;
-    const margin = 2_000_000_000n;
+    const margin = BigInt(RACY_MARGIN_MS) * 1_000_000n;
     if (BigInt(m) + margin >= recordedNs || BigInt(c) + margin >= recordedNs) return null;
     return r.h;
   }

@@ -74,9 +74,13 @@ export function literalPathspecs(scope: RepoPath[]): string[] {
   return scope.map((p) => (p === "." ? ":(literal)." : `:(literal)${p}`));
 }
 
-/** Starts `git ls-files -s -z` for the scope; callers run it beside the fingerprint. */
+/**
+ * Starts `git ls-files -s -v -z` for the scope; callers run it beside the
+ * fingerprint. `-v` tags each entry, so entries git status does not look at
+ * (assume-unchanged, skip-worktree) are never taken for clean.
+ */
 export function startIndexListing(repo: RepoRoot, scope: RepoPath[]): Promise<GitResult> {
-  return git(["ls-files", "-s", "-z", "--", ...literalPathspecs(scope)], { cwd: repo.root });
+  return git(["ls-files", "-s", "-v", "-z", "--", ...literalPathspecs(scope)], { cwd: repo.root });
 }
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
@@ -110,6 +114,22 @@ function indexRecords(raw: Uint8Array): IndexRecord[] {
     const tab = rec.indexOf(9);
     return tab < 0 ? [] : [{ meta: new TextDecoder().decode(rec.subarray(0, tab)), path: decodePath(rec.subarray(tab + 1)) }];
   });
+}
+
+/**
+ * Index entries that are clean if git status does not name them: plain
+ * (not assume-unchanged, not skip-worktree) regular files at stage 0, with
+ * their blob ids. What a capture can start reading before the status is in.
+ */
+export function plainIndexFiles(listing: Uint8Array): TreeEntry[] {
+  const out: TreeEntry[] = [];
+  for (const rec of indexRecords(listing)) {
+    const m = rec.meta;
+    if (rec.path === null || !m.startsWith("H 100") || !m.endsWith(" 0") || isReservedPath(rec.path)) continue;
+    const mode = m.slice(2, 8);
+    if (mode === "100644" || mode === "100755") out.push({ path: rec.path, mode, gitOid: m.slice(9, m.length - 2) });
+  }
+  return out;
 }
 
 /** What a git tree scan is made of: the status, the raw index listing and the untracked files. */
@@ -157,14 +177,16 @@ export async function gitTreeEntries(inputs: GitTreeInputs): Promise<TreeScan> {
   let lastPath = "";
   let sorted = true;
   for (const rec of indexRecords(listing)) {
-    // "<mode> <oid> <stage>"
+    // "<tag> <mode> <oid> <stage>"; tag "H" is a plain entry, others are assume-unchanged (lower case),
+    // skip-worktree ("S") or unmerged ("M")
     const path = rec.path;
     if (path === null) {
       skipped.non_utf8++;
       continue;
     }
     if (path === lastPath) continue; // unmerged stages of one path
-    const m = rec.meta;
+    const tag = rec.meta.slice(0, 1);
+    const m = rec.meta.slice(2);
     const mode = m.slice(0, 6);
     if (mode === "160000") {
       skipped.submodules++;
@@ -174,7 +196,7 @@ export async function gitTreeEntries(inputs: GitTreeInputs): Promise<TreeScan> {
     const sp1 = m.indexOf(" ");
     const sp2 = m.indexOf(" ", sp1 + 1);
     const stage = m.slice(sp2 + 1);
-    const clean = stage === "0" && !st.dirty.has(path);
+    const clean = stage === "0" && tag === "H" && !st.dirty.has(path);
     if (sorted && lastPath !== "" && compareUtf8(lastPath, path) > 0) sorted = false;
     lastPath = path;
     tracked.push(clean ? { path, mode, gitOid: m.slice(sp1 + 1, sp2) } : { path, mode });

@@ -1,0 +1,69 @@
+import { readFileSync, statSync } from "node:fs";
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+import { git } from "./git";
+import type { RepoRoot } from "./root";
+
+/**
+ * Whether git may convert content between the work tree and its blobs for
+ * files in `dirs` (repo-relative directories, "" for the root): end-of-line
+ * conversion (core.autocrlf, `text`/`eol` attributes), clean/smudge filters,
+ * `ident` and `working-tree-encoding`. Apart from core.autocrlf, every one of
+ * them needs an attribute, so the answer is no when core.autocrlf is off and
+ * no attributes file exists: none in the index, none in the work tree in any
+ * of `dirs` or their parents, no `info/attributes`, no global or system
+ * attributes file. When the answer is no, a file git reports clean holds
+ * exactly its index blob's bytes.
+ */
+export async function contentConversionPossible(repo: RepoRoot, dirs: Iterable<string>): Promise<boolean> {
+  if (!repo.gitDir) return false;
+  const [config, indexed] = await Promise.all([
+    // System config counts here: it shaped the checkout even though worksnap's own git calls ignore it.
+    git(["config", "-z", "--get-regexp", "^core\\.(autocrlf|attributesfile)$"], { cwd: repo.root, okCodes: [1], env: { GIT_CONFIG_NOSYSTEM: "0" } }),
+    git(["ls-files", "-z", "--", ":(glob)**/.gitattributes"], { cwd: repo.root }),
+  ]);
+  if (indexed.stdout.length > 0) return true;
+  let attributesFile = "";
+  for (const rec of new TextDecoder().decode(config.stdout).split("\0")) {
+    const nl = rec.indexOf("\n");
+    if (nl < 0) continue;
+    const key = rec.slice(0, nl).toLowerCase();
+    const value = rec.slice(nl + 1);
+    if (key === "core.autocrlf" && value.toLowerCase() !== "false") return true;
+    if (key === "core.attributesfile") attributesFile = value;
+  }
+  const sources = [join(repo.gitDir, "info", "attributes"), globalAttributesFile(repo.root, attributesFile)];
+  if (!process.env.GIT_ATTR_NOSYSTEM) sources.push("/etc/gitattributes", "/usr/local/etc/gitattributes");
+  if (sources.some(hasContent)) return true;
+  const seen = new Set<string>();
+  for (const dir of dirs) {
+    let d: string | null = dir;
+    while (d !== null && !seen.has(d)) {
+      seen.add(d);
+      if (hasContent(join(repo.root, d, ".gitattributes"))) return true;
+      d = d === "" ? null : dirOf(d);
+    }
+  }
+  return false;
+}
+
+/** The repo-relative directory holding `path` ("" for the root). */
+export function dirOf(path: string): string {
+  const slash = path.lastIndexOf("/");
+  return slash < 0 ? "" : path.slice(0, slash);
+}
+
+function globalAttributesFile(root: string, configured: string): string {
+  if (configured !== "") return configured.startsWith("~/") ? join(homedir(), configured.slice(2)) : resolve(root, configured);
+  const xdg = process.env.XDG_CONFIG_HOME;
+  return xdg ? join(xdg, "git", "attributes") : join(homedir(), ".config", "git", "attributes");
+}
+
+function hasContent(file: string): boolean {
+  try {
+    if (statSync(file).size === 0) return false;
+    return readFileSync(file, "utf8").split("\n").some((line) => line.trim() !== "" && !line.trimStart().startsWith("#"));
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,72 @@
+import type { GitResult } from "./git";
+import { contentConversionPossible, dirOf } from "./content-conversion";
+import type { HashItem, HashOutcome } from "./hash-files";
+import { hashInParallel } from "./hash-pool";
+import type { RepoBlobStore } from "./repo-blob-store";
+import type { RepoRoot } from "./root";
+import { RACY_MARGIN_MS } from "./stat-cache";
+import { plainIndexFiles } from "./tree-scan";
+
+/** Files read ahead: each outcome is for the item of the same index, read against that item's blob id. */
+export interface Prehashed {
+  items: HashItem[];
+  outcomes: HashOutcome[];
+  /** Path -> index into items and outcomes. */
+  byPath: Map<string, number>;
+}
+
+/**
+ * Clean tracked files read and hashed while `git status` is still running:
+ * on a cold store that is most of a capture's work, and it needs only the
+ * index listing, which comes back long before the status. The status then
+ * decides which of these results count (files it names as changed are read
+ * again as what they are). Trust works as in captureEntries: a file counts
+ * as its index blob without git's hash only if its ctime, taken after the
+ * read, is safely older than the moment the status started.
+ */
+export class Prehash {
+  private readonly abort = new AbortController();
+  /** Every outcome; rejects if cancelled. */
+  readonly outcomes: Promise<Prehashed>;
+  /** The copy of the read files' git objects into the private store. */
+  readonly importing: Promise<void>;
+
+  /**
+   * `statusStartedAt` must not be later than the start of the status whose
+   * answer will be used (an earlier time only trusts fewer files).
+   */
+  constructor(repo: RepoRoot, store: RepoBlobStore, listing: Promise<GitResult>, statusStartedAt: number) {
+    const items = listing.then((l) => {
+      const wanted: HashItem[] = [];
+      for (const e of plainIndexFiles(l.stdout)) {
+        if (!store.gitMap.get(e.gitOid as string)) wanted.push({ index: wanted.length, path: e.path, gitOid: e.gitOid, mode: e.mode });
+      }
+      return wanted;
+    });
+    this.importing = items.then((list) => store.gitObjects.importFrom(repo, [...new Set(list.map((i) => i.gitOid as string))]));
+    this.outcomes = items.then(async (list) => {
+      const dirs = new Set(list.map((i) => dirOf(i.path)));
+      const cutoff = list.length > 0 && !(await contentConversionPossible(repo, dirs)) ? statusStartedAt - RACY_MARGIN_MS : 0;
+      const opts = { root: repo.root, stateDir: repo.stateDir, trustCleanBefore: cutoff };
+      const outcomes = new Array<HashOutcome>(list.length);
+      for (const o of await hashInParallel(opts, list, undefined, this.abort.signal)) outcomes[o.index] = o;
+      const byPath = new Map<string, number>();
+      for (let i = 0; i < list.length; i++) byPath.set((list[i] as HashItem).path, i);
+      return { items: list, outcomes, byPath };
+    });
+    // A cancelled or failed read ahead is reported to whoever awaits it, never as an unhandled rejection.
+    this.outcomes.catch(() => {});
+    this.importing.catch(() => {});
+  }
+
+  /** Worth starting when the store knows few of the index's blobs: a cold capture. */
+  static worthwhile(store: RepoBlobStore): boolean {
+    return store.gitMap.isEmpty();
+  }
+
+  /** Stops reading (the state turned out to be captured already); waits for the readers to stop. */
+  async cancel(): Promise<void> {
+    this.abort.abort(new Error("read ahead cancelled"));
+    await Promise.allSettled([this.outcomes, this.importing]);
+  }
+}
