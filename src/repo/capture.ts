@@ -117,9 +117,7 @@ function aheadFor(readAhead: Prehashed, cand: TreeEntry, index: number, into: Ha
 /** The ctime before which clean tracked files are taken as their index blobs; 0 trusts none. */
 async function cleanTrustCutoff(repo: RepoRoot, clean: HashItem[], gitComparedAt: number | undefined): Promise<number> {
   if (gitComparedAt === undefined || clean.length === 0) return 0;
-  const dirs = new Set<string>();
-  for (const item of clean) dirs.add(dirOf(item.path));
-  if (await contentConversionPossible(repo, dirs)) return 0;
+  if (await contentConversionPossible(repo, clean.map((item) => dirOf(item.path)))) return 0;
   return gitComparedAt - RACY_MARGIN_MS;
 }
 

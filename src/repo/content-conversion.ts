@@ -11,7 +11,7 @@ import type { RepoRoot } from "./root";
  * `ident` and `working-tree-encoding`. Apart from core.autocrlf, every one of
  * them needs an attribute, so the answer is no when core.autocrlf is off and
  * no attributes file exists: none in the index, none in the work tree in any
- * of `dirs` or their parents, no `info/attributes`, no global or system
+ * of `dirs` (any iterable, repeats allowed) or their parents, no `info/attributes`, no global or system
  * attributes file. When the answer is no, a file git reports clean holds
  * exactly its index blob's bytes.
  */
@@ -36,7 +36,10 @@ export async function contentConversionPossible(repo: RepoRoot, dirs: Iterable<s
   if (!process.env.GIT_ATTR_NOSYSTEM) sources.push("/etc/gitattributes", "/usr/local/etc/gitattributes");
   if (sources.some(hasContent)) return true;
   const seen = new Set<string>();
+  let last: string | null = null;
   for (const dir of dirs) {
+    if (dir === last) continue; // paths come sorted, so a directory's files come together
+    last = dir;
     let d: string | null = dir;
     while (d !== null && !seen.has(d)) {
       seen.add(d);
@@ -61,7 +64,9 @@ function globalAttributesFile(root: string, configured: string): string {
 
 function hasContent(file: string): boolean {
   try {
-    if (statSync(file).size === 0) return false;
+    // No exception for the usual answer (no such file): this runs once per directory of the tree.
+    const st = statSync(file, { throwIfNoEntry: false });
+    if (st === undefined || st.size === 0) return false;
     return readFileSync(file, "utf8").split("\n").some((line) => line.trim() !== "" && !line.trimStart().startsWith("#"));
   } catch {
     return false;

@@ -45,7 +45,7 @@ export class Prehash {
     });
     this.importing = items.then((list) => store.gitObjects.importFrom(repo, [...new Set(list.map((i) => i.gitOid as string))]));
     this.outcomes = items.then(async (list) => {
-      const dirs = new Set(list.map((i) => dirOf(i.path)));
+      const dirs = list.map((i) => dirOf(i.path));
       const cutoff = list.length > 0 && !(await contentConversionPossible(repo, dirs)) ? statusStartedAt - RACY_MARGIN_MS : 0;
       const opts = { root: repo.root, stateDir: repo.stateDir, trustCleanBefore: cutoff };
       const outcomes = new Array<HashOutcome>(list.length);
