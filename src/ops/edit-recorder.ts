@@ -3,8 +3,9 @@ import type { RepoPath } from "../core/repo-path";
 /**
  * The hook between the one work-tree write path (src/ops/write-path.ts) and
  * the edit history (src/ops/history/). The write path calls it with its lock
- * held: `prepare` before any byte changes (checkpoints, hashes before), then
- * `commit` after every write succeeded (hashes after, diffs, log entries).
+ * held: `prepare` before any byte changes (checkpoints, hashes before; the new
+ * states are known already, so diffs can be made there too), then `commit`
+ * after every write succeeded (log entries).
  */
 export type FileMode = "100644" | "100755" | "120000";
 
@@ -20,7 +21,7 @@ export interface EditChange {
   /** For "move": where the file came from. */
   sourcePath?: RepoPath;
   before: PathState;
-  /** Filled in by the write path before `commit`. */
+  /** The new state (null for a delete): the write path fills it in before `prepare` and writes exactly these bytes. */
   after?: PathState;
 }
 

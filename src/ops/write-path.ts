@@ -131,10 +131,7 @@ export async function applyChangesLocked(ws: Workspace, changes: WriteChange[], 
   const recorder = opts.recorder ?? null;
   let prepared: PreparedEdit | null = null;
   if (recorder) {
-    prepared = await recorder.prepare(
-      { conversationId: opts.conversationId ?? "", toolName: opts.toolName ?? "" },
-      plan.steps.flatMap((s) => s.edits.map((e) => ({ ...e, after: undefined }))),
-    );
+    prepared = await recorder.prepare({ conversationId: opts.conversationId ?? "", toolName: opts.toolName ?? "" }, plan.steps.flatMap((s) => s.edits));
   }
   const staged: string[] = [];
   const done: Step[] = [];

@@ -172,7 +172,7 @@ describe("write path: validation before the first byte", () => {
 });
 
 describe("write path: the edit-history hook", () => {
-  test("prepare sees the old bytes with the lock held, commit sees the new ones with after states", async () => {
+  test("prepare sees the old bytes with the lock held and the new states to come, commit sees the new bytes on disk", async () => {
     await using repo = await tmpRepo();
     repo.write("a.txt", "old a\n");
     repo.write("m.txt", "moving\n");
@@ -192,11 +192,11 @@ describe("write path: the edit-history hook", () => {
     expect(rec.calls.map((c) => c.phase)).toEqual(["prepare", "commit"]);
     const [prep, commit] = rec.calls;
     expect(prep!.ctx).toEqual({ conversationId: "conv_1_abc", toolName: "edit_file_diff" });
-    expect(prep!.changes!.map((c) => [c.operation, c.path, c.sourcePath ?? null, dec(c.before?.bytes), c.after])).toEqual([
-      ["edit", "a.txt", null, "old a\n", undefined],
-      ["create", "n.txt", null, null, undefined],
-      ["move", "sub/m.txt", "m.txt", "moving\n", undefined],
-      ["delete", "gone.txt", null, "bye\n", undefined],
+    expect(prep!.changes!.map((c) => [c.operation, c.path, c.sourcePath ?? null, dec(c.before?.bytes), dec(c.after?.bytes), c.after === null])).toEqual([
+      ["edit", "a.txt", null, "old a\n", "new a\n", false],
+      ["create", "n.txt", null, null, "created\n", false],
+      ["move", "sub/m.txt", "m.txt", "moving\n", "moving\n", false],
+      ["delete", "gone.txt", null, "bye\n", null, true],
     ]);
     expect(prep!.onDisk).toEqual(["old a\n", null, null, "bye\n"]);
     expect(commit!.changes!.map((c) => [c.path, dec(c.after?.bytes), c.after?.mode ?? null])).toEqual([

@@ -17,11 +17,21 @@ export interface BatchingHistoryStore {
   putObjects(items: ObjectWrite[]): Promise<void>;
   /** The object names in one directory of the history (e.g. `checkpoints/{conv}`); empty when it does not exist. */
   objectNames(dir: string): Promise<Set<string>>;
+  /** Removes objects written by putObjects; a batch's objects may only be removed together. */
+  deleteObjects(rels: string[]): Promise<void>;
 }
 
 function batching(store: HistoryStore): BatchingHistoryStore | null {
   const s = store as HistoryStore & Partial<BatchingHistoryStore>;
-  return typeof s.putObjects === "function" && typeof s.objectNames === "function" ? (s as BatchingHistoryStore) : null;
+  return typeof s.putObjects === "function" && typeof s.objectNames === "function" && typeof s.deleteObjects === "function" ? (s as BatchingHistoryStore) : null;
+}
+
+/** Removes the objects of batches (all objects of each); one by one on a store without batches. */
+export async function deleteObjects(store: HistoryStore, rels: string[]): Promise<void> {
+  if (rels.length === 0) return;
+  const b = batching(store);
+  if (b) return b.deleteObjects(rels);
+  for (const rel of rels) await store.deleteObject(rel);
 }
 
 export async function putObjects(store: HistoryStore, items: ObjectWrite[]): Promise<void> {

@@ -4,18 +4,23 @@
  * `.mcp/tmp`, flush, rename, flush the directory), so a reader sees a whole
  * old or a whole new file, never a torn one; that includes log appends, which
  * rewrite the log with the new lines (spec 2.2 step 7). The objects of one
- * tool call are written as one batch (putObjects): all temp files first, one
- * flush for all of them, then the renames and one flush of their directories.
+ * tool call are written as one batch (putObjects): a batch of PACK_MIN_OBJECTS
+ * or more objects of one conversation becomes one pack file
+ * (`packs/{conv}/{id}.pack`, pack.ts) whose objects keep their names; a
+ * smaller one is written as single files (all temp files first, one flush for
+ * all of them, then the renames and one flush of their directories).
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { compareUtf8 } from "../../core/byte-order";
-import { notFound } from "../../core/errors";
+import { internal, notFound } from "../../core/errors";
+import { randomId128 } from "../../core/hash";
 import { writeFileAtomic } from "../../repo/atomic-write";
 import { DurableBatch } from "../../repo/durable";
 import { ensureStateDir, tempPath } from "../../repo/state-dir";
 import type { BatchingHistoryStore, ObjectWrite } from "./batch-store";
 import { withFileLocks } from "./locks";
+import { type PackIndex, readPackIndex, readPackedObject, writePackFile } from "./pack";
 import {
   byTimestamp,
   checkConversationId,
@@ -30,12 +35,22 @@ import {
 import type { LogEntry, ReviewRecord } from "./types";
 
 export const HISTORY_DIR = "edit_history";
+/** A batch of at least this many objects of one conversation is written as one pack file. */
+export const PACK_MIN_OBJECTS = 16;
+
+interface Packed {
+  file: string;
+  index: PackIndex;
+}
 
 export class FsHistoryStore implements HistoryStore, BatchingHistoryStore {
   readonly root: string;
   readonly location: string;
   /** Last text read or written per log, so an append does not re-read the file it just wrote. */
   private readonly logText = new Map<string, { version: string; text: string }>();
+  /** Pack indexes (packs never change once written), and per conversation its packed objects by name. */
+  private readonly packIndexes = new Map<string, PackIndex>();
+  private readonly packedByConv = new Map<string, { listing: string; byName: Map<string, Packed> }>();
 
   constructor(private readonly stateDir: string) {
     this.root = join(stateDir, HISTORY_DIR);
@@ -126,6 +141,8 @@ export class FsHistoryStore implements HistoryStore, BatchingHistoryStore {
    */
   async putObjects(items: ObjectWrite[]): Promise<void> {
     if (items.length === 0) return;
+    const conv = items.length >= PACK_MIN_OBJECTS ? packConversation(items) : null;
+    if (conv !== null) return this.putPack(conv, items);
     ensureStateDir(this.stateDir);
     const tmpDir = join(this.stateDir, "tmp");
     const batch = new DurableBatch(tmpDir);
@@ -167,32 +184,143 @@ export class FsHistoryStore implements HistoryStore, BatchingHistoryStore {
     }
   }
 
-  /** Names of the objects in one object directory (`checkpoints/{conv}`), for many existence checks at once. */
-  async objectNames(dir: string): Promise<Set<string>> {
-    checkObjectRel(`${dir}/x`);
+  /**
+   * One pack file for the whole batch, durable like any single write: temp
+   * file, flush, rename, flush of the directory (and of the directories
+   * created for it).
+   */
+  private async putPack(conv: string, items: ObjectWrite[]): Promise<void> {
+    ensureStateDir(this.stateDir);
+    const dir = this.abs(`packs/${conv}`);
+    const dirs = new Set<string>([dir]);
+    const first = mkdirSync(dir, { recursive: true });
+    if (first !== undefined) {
+      // New directories: their entries in the directories above must be durable too.
+      for (let d = dirname(dir); ; d = dirname(d)) {
+        dirs.add(d);
+        if (d === dirname(first) || d === dirname(d)) break;
+      }
+    }
+    const name = `${randomId128().slice(0, 20)}.pack`;
+    const target = join(dir, name);
+    const tmp = tempPath(this.stateDir, name);
+    const batch = new DurableBatch(join(this.stateDir, "tmp"));
+    let placed = false;
     try {
-      return new Set(readdirSync(this.abs(dir)));
+      batch.add(tmp, writePackFile(tmp, items));
+      await batch.flush();
+      try {
+        renameSync(tmp, target);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "EXDEV") throw err;
+        const bytes = new Uint8Array(readFileSync(tmp));
+        rmSync(tmp, { force: true });
+        writeFileAtomic(this.stateDir, target, bytes);
+      }
+      placed = true;
+      await batch.syncDirs(dirs);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") return new Set();
+      rmSync(tmp, { force: true });
+      if (placed) rmSync(target, { force: true });
+      throw err;
+    } finally {
+      batch.close();
+      this.packedByConv.delete(conv);
+    }
+  }
+
+  /** The packed objects of a conversation, by name (re-listed on every call: packs come and go with their batches). */
+  private packed(conv: string): Map<string, Packed> {
+    const dir = this.abs(`packs/${conv}`);
+    let names: string[];
+    try {
+      names = readdirSync(dir).filter((n) => n.endsWith(".pack")).sort(compareUtf8);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return new Map();
       throw err;
     }
+    const listing = names.join("/");
+    const cached = this.packedByConv.get(conv);
+    if (cached && cached.listing === listing) return cached.byName;
+    const byName = new Map<string, Packed>();
+    for (const n of names) {
+      const file = join(dir, n);
+      let index = this.packIndexes.get(file);
+      if (!index) {
+        index = readPackIndex(file);
+        this.packIndexes.set(file, index);
+      }
+      for (const name of index.objects.keys()) byName.set(name, { file, index });
+    }
+    this.packedByConv.set(conv, { listing, byName });
+    return byName;
+  }
+
+  private packedObject(rel: string): Packed | null {
+    return this.packed(rel.split("/")[1]!).get(rel) ?? null;
+  }
+
+  /** Names of the objects in one object directory (`checkpoints/{conv}`), single files and packed, for many existence checks at once. */
+  async objectNames(dir: string): Promise<Set<string>> {
+    checkObjectRel(`${dir}/x`);
+    let out: Set<string>;
+    try {
+      out = new Set(readdirSync(this.abs(dir)));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+      out = new Set();
+    }
+    const prefix = `${dir}/`;
+    if (!dir.startsWith("reviews/")) for (const name of this.packed(dir.split("/")[1]!).keys()) if (name.startsWith(prefix)) out.add(name.slice(prefix.length));
+    return out;
   }
 
   async getObject(rel: string): Promise<Uint8Array> {
     try {
       return new Uint8Array(readFileSync(this.abs(checkObjectRel(rel))));
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") throw notFound(`history object ${rel} is missing`, { object: rel });
-      throw err;
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
     }
+    const p = rel.startsWith("reviews/") ? null : this.packedObject(rel);
+    const bytes = p ? readPackedObject(p.file, p.index, rel) : null;
+    if (!bytes) throw notFound(`history object ${rel} is missing`, { object: rel });
+    return bytes;
   }
 
   async hasObject(rel: string): Promise<boolean> {
-    return existsSync(this.abs(checkObjectRel(rel)));
+    if (existsSync(this.abs(checkObjectRel(rel)))) return true;
+    return !rel.startsWith("reviews/") && this.packedObject(rel) !== null;
   }
 
   async deleteObject(rel: string): Promise<void> {
-    rmSync(this.abs(checkObjectRel(rel)), { force: true });
+    await this.deleteObjects([rel]);
+  }
+
+  /**
+   * Removes objects; a packed object goes with its pack, so every object of
+   * that pack must be in the list (a batch is removed whole, as on abort).
+   */
+  async deleteObjects(rels: string[]): Promise<void> {
+    const packs = new Map<string, { index: PackIndex; names: Set<string>; conv: string }>();
+    for (const rel of rels) {
+      checkObjectRel(rel);
+      if (rel.startsWith("reviews/")) continue;
+      const p = this.packedObject(rel);
+      if (!p) continue;
+      const entry = packs.get(p.file) ?? { index: p.index, names: new Set<string>(), conv: rel.split("/")[1]! };
+      entry.names.add(rel);
+      packs.set(p.file, entry);
+    }
+    for (const [file, p] of packs) {
+      const kept = [...p.index.objects.keys()].filter((n) => !p.names.has(n));
+      if (kept.length > 0) throw internal(`history pack ${file} also holds ${kept[0]}; its objects are removed together`, { pack: file, object: kept[0] });
+    }
+    for (const rel of rels) rmSync(this.abs(rel), { force: true });
+    for (const [file, p] of packs) {
+      rmSync(file, { force: true });
+      this.packIndexes.delete(file);
+      this.packedByConv.delete(p.conv);
+    }
   }
 
   async removeConversation(conv: string): Promise<void> {
@@ -202,6 +330,9 @@ export class FsHistoryStore implements HistoryStore, BatchingHistoryStore {
     this.logText.delete(conv);
     rmSync(this.abs(`diffs/${conv}`), { recursive: true, force: true });
     rmSync(this.abs(`checkpoints/${conv}`), { recursive: true, force: true });
+    rmSync(this.abs(`packs/${conv}`), { recursive: true, force: true });
+    for (const file of this.packIndexes.keys()) if (file.startsWith(this.abs(`packs/${conv}/`))) this.packIndexes.delete(file);
+    this.packedByConv.delete(conv);
   }
 
   private listRecords(dir: string): ReviewRecord[] {
@@ -259,4 +390,17 @@ export class FsHistoryStore implements HistoryStore, BatchingHistoryStore {
     writeFileSync(tmp, `${timestamp}\n`);
     renameSync(tmp, this.abs("clock"));
   }
+}
+
+/** The one conversation all objects of a batch belong to (diffs and checkpoints only, names unique), or null. */
+function packConversation(items: ObjectWrite[]): string | null {
+  let conv: string | null = null;
+  const seen = new Set<string>();
+  for (const it of items) {
+    const parts = checkObjectRel(it.rel).split("/");
+    if (parts[0] === "reviews" || (conv !== null && parts[1] !== conv) || seen.has(it.rel)) return null;
+    conv = parts[1]!;
+    seen.add(it.rel);
+  }
+  return conv;
 }

@@ -6,12 +6,15 @@
  *   edit id per change, and a checkpoint (the raw bytes before) when the
  *   conversation touches a file for the first time, or when the file is not
  *   what the conversation last left there (someone else changed it since).
- *   All checkpoints of the tool call are written as one batch, made durable
- *   with one flush;
- * - commit, after the writes: the diffs (one batch, one flush), then the JSON
- *   Lines entries, appended atomically under the conversation's log lock:
- *   one log rewrite per tool call, however many files it changed;
- * - abort: removes what prepare wrote; the log is untouched.
+ *   The write path hands over the new states too (it writes exactly those
+ *   bytes), so the diffs are made here as well: all checkpoints and diffs of
+ *   the tool call are written as one batch (one pack file when there are many,
+ *   batch-store.ts), made durable with one flush;
+ * - commit, after the writes: the JSON Lines entries, appended atomically
+ *   under the conversation's log lock: one log rewrite per tool call, however
+ *   many files it changed. A change whose new state was not known at prepare
+ *   (or differs from it) gets its diff recorded here, as one more batch;
+ * - abort: removes what prepare (and commit) wrote; the log is untouched.
  *
  * The changes of one tool call share its tool_call_index and are recorded in
  * the order the write path publishes them (deletes, moves, writes), so
@@ -20,7 +23,7 @@
 import { internal, repoChanged } from "../../core/errors";
 import type { EditChange, EditContext, EditRecorder, PathState, PreparedEdit } from "../edit-recorder";
 import { sha256Of } from "../content-hash";
-import { ObjectPresence, putObjects, type ObjectWrite } from "./batch-store";
+import { ObjectPresence, deleteObjects, putObjects, type ObjectWrite } from "./batch-store";
 import { nextTimestamps } from "./clock";
 import { FsHistoryStore } from "./fs-history-store";
 import { recordDiff } from "./record-diff";
@@ -49,6 +52,9 @@ interface Draft {
   editId: string;
   timestamp: string;
   checkpoint: string | null;
+  hashBefore: string | null;
+  /** Recorded at prepare, from the new state the write path announced (`after`). */
+  recorded?: Recorded;
 }
 
 interface Token {
@@ -81,7 +87,10 @@ export class HistoryRecorder implements EditRecorder {
       const index = order[k]!;
       const change = changes[index]!;
       const editId = crypto.randomUUID();
-      token.drafts.push({ index, editId, timestamp: stamps[k]!, checkpoint: await this.checkpointIfNeeded(conv, state, change, editId, presence, objects) });
+      const hashBefore = change.before ? sha256Of(change.before.bytes) : null;
+      const draft: Draft = { index, editId, timestamp: stamps[k]!, hashBefore, checkpoint: await this.checkpointIfNeeded(conv, state, change, hashBefore, editId, presence, objects) };
+      if (change.operation === "delete" || change.after !== undefined) draft.recorded = recordChange(conv, editId, change, objects);
+      token.drafts.push(draft);
     }
     await this.writeObjects(token, objects);
     return { token };
@@ -95,7 +104,11 @@ export class HistoryRecorder implements EditRecorder {
     for (const d of token.drafts) {
       const change = changes[d.index];
       if (!change) throw internal("the write path committed a different change list than it prepared");
-      records.push(recordChange(conv, d.editId, change, objects));
+      const prepared = d.recorded;
+      if (prepared && change.operation !== "delete" && !sameState(prepared.after, change.after ?? null)) {
+        throw internal(`the write path committed ${change.path} with other bytes than it announced at prepare`, { path: change.path });
+      }
+      records.push(prepared ?? recordChange(conv, d.editId, change, objects));
     }
     await this.writeObjects(token, objects);
     const entries = token.drafts.map((d, k) => entryFor(token, d, changes[d.index]!, records[k]!));
@@ -131,7 +144,7 @@ export class HistoryRecorder implements EditRecorder {
   }
 
   private async removeObjects(rels: string[]): Promise<void> {
-    for (const rel of rels) await this.store.deleteObject(rel);
+    await deleteObjects(this.store, rels);
     rels.length = 0;
   }
 
@@ -178,13 +191,13 @@ export class HistoryRecorder implements EditRecorder {
     conv: string,
     state: ConversationState,
     change: EditChange,
+    hash: string | null,
     editId: string,
     presence: ObjectPresence,
     objects: ObjectWrite[],
   ): Promise<string | null> {
     const path = change.operation === "move" ? change.sourcePath : change.path;
-    if (!path || !change.before) return null;
-    const hash = sha256Of(change.before.bytes);
+    if (!path || !change.before || hash === null) return null;
     if (state.known.has(path) && state.known.get(path) === hash) return null;
     let rel = checkpointRel(conv, path);
     if (state.known.has(path) || (await presence.has(rel))) rel = checkpointRel(conv, path, editId);
@@ -222,9 +235,15 @@ function entryFor(token: Token, d: Draft, change: EditChange, r: Recorded): LogE
     status: "pending",
     diff_file: r.diffFile,
     checkpoint_file: d.checkpoint,
-    hash_before: change.before ? sha256Of(change.before.bytes) : null,
+    hash_before: d.hashBefore,
     hash_after: r.after ? sha256Of(r.after.bytes) : null,
   };
+}
+
+function sameState(a: PathState, b: PathState): boolean {
+  if (a === null || b === null) return a === b;
+  if (a.mode !== b.mode) return false;
+  return a.bytes === b.bytes || Buffer.from(a.bytes.buffer, a.bytes.byteOffset, a.bytes.byteLength).equals(b.bytes);
 }
 
 /** Deletes first, then moves, then writes: the write path's publish order, in which one-by-one replay works. */

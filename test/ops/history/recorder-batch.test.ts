@@ -1,7 +1,8 @@
 /**
- * One tool call's changes are recorded as one batch: checkpoints made durable
- * together before the files change, diffs together after, one log rewrite.
- * The same history results with syncfs and with per-file fsync.
+ * One tool call's changes are recorded as one batch: checkpoints and diffs made
+ * durable together before the files change (one pack file when there are
+ * many), one log rewrite after. The same history results with syncfs and with
+ * per-file fsync.
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -10,7 +11,7 @@ import { sha256Hex } from "../../../src/core/hash";
 import type { RepoPath } from "../../../src/core/repo-path";
 import type { WriteChange } from "../../../src/ops/write-path";
 import { unifiedDiff } from "../../../src/ops/diff/unified";
-import { FsHistoryStore } from "../../../src/ops/history/fs-history-store";
+import { FsHistoryStore, PACK_MIN_OBJECTS } from "../../../src/ops/history/fs-history-store";
 import { ISLAND_MIN_BYTES } from "../../../src/ops/history/record-diff";
 import { HistoryRecorder } from "../../../src/ops/history/recorder";
 import { applyChanges } from "../../../src/ops/write-path";
@@ -19,43 +20,60 @@ import { historyFixture } from "./helpers";
 
 const C = "conv_1_batch";
 const enc = (s: string) => new TextEncoder().encode(s);
+const dec = (b: Uint8Array) => new TextDecoder().decode(b);
 const text = (i: number, v: string) => Array.from({ length: 30 }, (_, k) => `file ${i} line ${k}${k === 15 ? ` ${v}` : ""}\n`).join("");
 
 afterEach(() => configureDurability({ syncfs: true }));
 
+function countingStore(stateDir: string) {
+  const store = new FsHistoryStore(stateDir);
+  const calls = { putObjects: 0, objects: 0, appendLog: 0, entries: 0 };
+  const putObjects = store.putObjects.bind(store);
+  const appendLog = store.appendLog.bind(store);
+  store.putObjects = async (items) => {
+    calls.putObjects++;
+    calls.objects += items.length;
+    return putObjects(items);
+  };
+  store.appendLog = async (conv, entries) => {
+    calls.appendLog++;
+    calls.entries += entries.length;
+    return appendLog(conv, entries);
+  };
+  return { store, calls };
+}
+
 describe("recording a many-file tool call", () => {
   for (const syncfs of [true, false]) {
-    test(`${syncfs ? "syncfs" : "per-file fsync"}: 40 files, two object batches and one log rewrite; every checkpoint, diff and entry in place`, async () => {
+    test(`${syncfs ? "syncfs" : "per-file fsync"}: 40 files, one object batch in one pack and one log rewrite; every checkpoint, diff and entry readable`, async () => {
       configureDurability({ syncfs });
       await using h = await historyFixture();
       for (let i = 0; i < 40; i++) h.repo.write(`d${i % 4}/f${i}.txt`, text(i, "old"));
-      const store = new FsHistoryStore(h.ws.repo.stateDir);
-      const calls = { putObjects: 0, appendLog: 0, entries: 0 };
-      const putObjects = store.putObjects.bind(store);
-      const appendLog = store.appendLog.bind(store);
-      store.putObjects = async (items) => {
-        calls.putObjects++;
-        return putObjects(items);
-      };
-      store.appendLog = async (conv, entries) => {
-        calls.appendLog++;
-        calls.entries += entries.length;
-        return appendLog(conv, entries);
-      };
+      const { store, calls } = countingStore(h.ws.repo.stateDir);
       const changes: WriteChange[] = Array.from({ length: 40 }, (_, i) => ({ kind: "write", path: `d${i % 4}/f${i}.txt` as RepoPath, bytes: enc(text(i, "new")), operation: "edit" }));
       const ids = (await applyChanges(h.ws, changes, { recorder: new HistoryRecorder(store), conversationId: C, toolName: "edit_file_diff" })).editIds;
-      expect(calls).toEqual({ putObjects: 2, appendLog: 1, entries: 40 });
+      // 40 checkpoints, their 40 metadata files and 40 diffs
+      expect(calls).toEqual({ putObjects: 1, objects: 120, appendLog: 1, entries: 40 });
+      const root = join(h.repo.root, ".mcp/edit_history");
+      expect(readdirSync(join(root, "packs", C)).filter((n) => n.endsWith(".pack"))).toHaveLength(1);
+      expect(existsSync(join(root, "diffs", C))).toBe(false);
+      expect(existsSync(join(root, "checkpoints", C))).toBe(false);
       const entries = await h.entries();
       expect(entries.map((e) => e.edit_id).sort()).toEqual([...ids].sort());
-      const root = join(h.repo.root, ".mcp/edit_history");
+      const reader = new FsHistoryStore(h.ws.repo.stateDir); // a fresh store: nothing cached
       for (const e of entries) {
         const i = Number(/f(\d+)\.txt$/.exec(e.file_path)![1]);
-        expect(e).toMatchObject({ tool_call_index: 0, hash_before: sha256Hex(text(i, "old")), hash_after: sha256Hex(text(i, "new")) });
-        expect(readFileSync(join(root, e.checkpoint_file!), "utf8")).toBe(text(i, "old"));
-        expect(JSON.parse(readFileSync(join(root, `${e.checkpoint_file}.json`), "utf8"))).toEqual({ path: e.file_path, mode: "100644", hash: sha256Hex(text(i, "old")) });
-        expect(readFileSync(join(root, e.diff_file!), "utf8")).toContain(`+file ${i} line 15 new\n`);
+        expect(e).toMatchObject({ tool_call_index: 0, hash_before: sha256Hex(text(i, "old")), hash_after: sha256Hex(text(i, "new")), diff_file: `diffs/${C}/${e.edit_id}.diff` });
+        expect(dec(await reader.getObject(e.checkpoint_file!))).toBe(text(i, "old"));
+        expect(JSON.parse(dec(await reader.getObject(`${e.checkpoint_file}.json`)))).toEqual({ path: e.file_path, mode: "100644", hash: sha256Hex(text(i, "old")) });
+        const side = (v: string) => ({ path: e.file_path, bytes: enc(text(i, v)), mode: "100644" as const });
+        expect(dec(await reader.getObject(e.diff_file!))).toBe(unifiedDiff(side("old"), side("new")));
+        expect(await reader.hasObject(e.diff_file!)).toBe(true);
         expect(h.read(e.file_path)).toBe(text(i, "new"));
       }
+      expect(await reader.hasObject(`diffs/${C}/not-there.diff`)).toBe(false);
+      await expect(reader.getObject(`diffs/${C}/not-there.diff`)).rejects.toMatchObject({ code: "NOT_FOUND" });
+      expect((await reader.objectNames(`checkpoints/${C}`)).size).toBe(80);
       expect(readdirSync(join(h.repo.root, ".mcp/tmp"))).toEqual([]);
       // and the history replays: rejecting one edit restores exactly that file
       await h.review({ action: "reject", editIds: [ids[7]!] });
@@ -64,18 +82,49 @@ describe("recording a many-file tool call", () => {
     });
   }
 
-  test("a diff batch that cannot be written takes every file back and leaves no object, entry or temp file", async () => {
+  test("a call with fewer objects than a pack keeps spec 002's layout: one file per checkpoint and diff", async () => {
+    await using h = await historyFixture();
+    const files = Math.floor((PACK_MIN_OBJECTS - 1) / 3);
+    for (let i = 0; i < files; i++) h.repo.write(`f${i}.txt`, text(i, "old"));
+    await h.call(C, Array.from({ length: files }, (_, i) => ({ kind: "write", path: `f${i}.txt` as RepoPath, bytes: enc(text(i, "new")), operation: "edit" })));
+    const root = join(h.repo.root, ".mcp/edit_history");
+    expect(existsSync(join(root, "packs"))).toBe(false);
+    for (const e of await h.entries()) {
+      expect(readFileSync(join(root, e.checkpoint_file!), "utf8")).toContain("old");
+      expect(readFileSync(join(root, e.diff_file!), "utf8")).toContain("new");
+    }
+  });
+
+  test("a pack that cannot be written leaves every file, the history and .mcp/tmp as they were", async () => {
     await using h = await historyFixture();
     for (let i = 0; i < 12; i++) h.repo.write(`f${i}.txt`, text(i, "old"));
-    // A file where the conversation's diff directory must go: the commit's batch fails after the files changed.
-    mkdirSync(join(h.repo.root, ".mcp/edit_history/diffs"), { recursive: true });
-    writeFileSync(join(h.repo.root, ".mcp/edit_history/diffs", C), "in the way\n");
+    // A file where the conversation's pack directory must go: prepare's batch fails before any file changes.
+    mkdirSync(join(h.repo.root, ".mcp/edit_history/packs"), { recursive: true });
+    writeFileSync(join(h.repo.root, ".mcp/edit_history/packs", C), "in the way\n");
     const changes: WriteChange[] = Array.from({ length: 12 }, (_, i) => ({ kind: "write", path: `f${i}.txt` as RepoPath, bytes: enc(text(i, "new")), operation: "edit" }));
     await expect(h.call(C, changes)).rejects.toThrow();
     for (let i = 0; i < 12; i++) expect(h.read(`f${i}.txt`)).toBe(text(i, "old"));
     expect(await h.entries()).toEqual([]);
-    const checkpoints = join(h.repo.root, ".mcp/edit_history/checkpoints", C);
-    if (existsSync(checkpoints)) expect(readdirSync(checkpoints)).toEqual([]);
+    expect(readdirSync(join(h.repo.root, ".mcp/edit_history/packs"))).toEqual([C]);
+    expect(readdirSync(join(h.repo.root, ".mcp/tmp"))).toEqual([]);
+  });
+
+  test("a log that cannot be written takes every file back and removes the call's pack", async () => {
+    await using h = await historyFixture();
+    for (let i = 0; i < 12; i++) h.repo.write(`f${i}.txt`, text(i, "old"));
+    const store = new FsHistoryStore(h.ws.repo.stateDir);
+    let packsBeforeCommit: string[] = [];
+    // The log write fails (a full disk, say) after the files changed.
+    store.appendLog = async () => {
+      packsBeforeCommit = readdirSync(join(h.repo.root, ".mcp/edit_history/packs", C));
+      throw new Error("no space left for the log");
+    };
+    const changes: WriteChange[] = Array.from({ length: 12 }, (_, i) => ({ kind: "write", path: `f${i}.txt` as RepoPath, bytes: enc(text(i, "new")), operation: "edit" }));
+    await expect(applyChanges(h.ws, changes, { recorder: new HistoryRecorder(store), conversationId: C, toolName: "edit_file_diff" })).rejects.toThrow("no space left");
+    expect(packsBeforeCommit).toHaveLength(1);
+    for (let i = 0; i < 12; i++) expect(h.read(`f${i}.txt`)).toBe(text(i, "old"));
+    expect(await h.entries()).toEqual([]);
+    expect(readdirSync(join(h.repo.root, ".mcp/edit_history/packs", C))).toEqual([]);
     expect(readdirSync(join(h.repo.root, ".mcp/tmp"))).toEqual([]);
   });
 

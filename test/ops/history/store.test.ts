@@ -2,7 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync } from "node:fs";
 import { join } from "node:path";
-import { FsHistoryStore } from "../../../src/ops/history/fs-history-store";
+import { FsHistoryStore, PACK_MIN_OBJECTS } from "../../../src/ops/history/fs-history-store";
 import { MemHistoryStore } from "../../../src/ops/history/mem-history-store";
 import { checkpointRel, sanitizePath, type HistoryStore } from "../../../src/ops/history/store";
 import type { LogEntry, ReviewRecord } from "../../../src/ops/history/types";
@@ -228,6 +228,49 @@ describe("FsHistoryStore layout", () => {
     expect(existsSync(join(root, "diffs", "conv_1_a", "x.diff"))).toBe(true);
     expect(existsSync(join(root, e.checkpoint_file!))).toBe(true);
     expect(readdirSync(join(dir.path, ".mcp", "tmp"))).toEqual([]);
+  });
+
+  test("a large batch of one conversation is one pack; its objects keep their names, are listed, read and removed together", async () => {
+    await using dir = tmpDir("ws-hist-");
+    const s = new FsHistoryStore(join(dir.path, ".mcp"));
+    const items = Array.from({ length: PACK_MIN_OBJECTS }, (_, i) => ({
+      rel: i % 2 === 0 ? `diffs/conv_p/e${i}.diff` : `checkpoints/conv_p/f${i}.chkpt`,
+      bytes: i === 3 ? new Uint8Array([0, 255, 10, 13]) : enc(`object ${i}\n`.repeat(i)),
+    }));
+    await s.putObjects(items);
+    await s.putObject("diffs/conv_p/loose.diff", enc("loose"));
+    const root = join(dir.path, ".mcp", "edit_history");
+    expect(readdirSync(join(root, "packs", "conv_p"))).toHaveLength(1);
+    expect(readdirSync(join(root, "diffs", "conv_p"))).toEqual(["loose.diff"]);
+    const fresh = new FsHistoryStore(join(dir.path, ".mcp"));
+    for (const it of items) {
+      expect(await fresh.getObject(it.rel)).toEqual(it.bytes);
+      expect(await fresh.hasObject(it.rel)).toBe(true);
+    }
+    expect([...(await fresh.objectNames("diffs/conv_p"))].sort()).toEqual([...items.filter((_, i) => i % 2 === 0).map((it) => it.rel.slice(13)), "loose.diff"].sort());
+    // a packed object goes only with its whole batch
+    await expect(fresh.deleteObjects([items[0]!.rel])).rejects.toMatchObject({ code: "INTERNAL" });
+    expect(await fresh.hasObject(items[0]!.rel)).toBe(true);
+    await fresh.deleteObjects(items.map((it) => it.rel));
+    expect(await fresh.hasObject(items[0]!.rel)).toBe(false);
+    expect(readdirSync(join(root, "packs", "conv_p"))).toEqual([]);
+    expect(await fresh.getObject("diffs/conv_p/loose.diff")).toEqual(enc("loose"));
+    expect(readdirSync(join(dir.path, ".mcp", "tmp"))).toEqual([]);
+  });
+
+  test("removing a conversation removes its packs; batches across conversations or of review objects stay single files", async () => {
+    await using dir = tmpDir("ws-hist-");
+    const s = new FsHistoryStore(join(dir.path, ".mcp"));
+    const batch = (conv: string) => Array.from({ length: PACK_MIN_OBJECTS }, (_, i) => ({ rel: `diffs/${conv}/e${i}.diff`, bytes: enc(`${conv} ${i}`) }));
+    await s.putObjects(batch("conv_a"));
+    await s.putObjects([...batch("conv_b").slice(1), { rel: "diffs/conv_c/e0.diff", bytes: enc("c") }]);
+    const root = join(dir.path, ".mcp", "edit_history");
+    expect(readdirSync(join(root, "packs"))).toEqual(["conv_a"]);
+    expect(readdirSync(join(root, "diffs", "conv_b"))).toHaveLength(PACK_MIN_OBJECTS - 1);
+    await s.removeConversation("conv_a");
+    expect(existsSync(join(root, "packs", "conv_a"))).toBe(false);
+    expect(await s.hasObject("diffs/conv_a/e0.diff")).toBe(false);
+    expect(await s.getObject("diffs/conv_b/e1.diff")).toEqual(enc("conv_b 1"));
   });
 
   test("sanitized checkpoint names keep paths that sanitize alike apart", () => {
