@@ -128,17 +128,31 @@ export async function runMutation<T extends object>(
   if (args.mode !== "worktree") throw invalidArgument('mode must be "worktree" or "snapshot"', { arg: "mode" });
   if (args.snapshot_id !== undefined) throw invalidArgument('snapshot_id applies to mode "snapshot" only', { arg: "snapshot_id" });
   return withWorktreeLock(ws, async () => {
-    const fingerprint = await liveFingerprint(ws);
-    const lease = args.lease_id !== undefined ? ws.leases.acquire(args.lease_id, fingerprint) : null;
+    // git computes the fingerprint while the change set is built (both only read, under the lock); the lease is
+    // validated before anything is written, and a stale lease is reported before any error of the build.
+    const fingerprintRead = liveFingerprint(ws);
+    fingerprintRead.catch(() => undefined);
     progress(0, "reading the work tree");
     const reads = new Map<string, KnownState>();
-    const built = await build(worktreeView(ws, reads));
+    let built: Built<T>;
+    try {
+      built = await build(worktreeView(ws, reads));
+    } catch (err) {
+      const fp = await fingerprintRead.catch(() => null);
+      if (fp && args.lease_id !== undefined) ws.leases.acquire(args.lease_id, fp);
+      throw err;
+    }
+    const fingerprint = await fingerprintRead;
+    const lease = args.lease_id !== undefined ? ws.leases.acquire(args.lease_id, fingerprint) : null;
     checkCancelled(args.signal);
     if (built.changes === null || built.changes.length === 0) {
       const kept = lease ?? ws.leases.issue(fingerprint);
       return finish({ cache_hint: "until_dirty", lease_id: kept.id, fingerprint }, built.extra, [], conv, true);
     }
     progress(1, "writing");
+    // The new fingerprint is read as soon as the files are published, while the history appends its log: the work
+    // tree no longer changes under the lock, and the history lives in .mcp, which git does not list.
+    let fingerprintAfter: Promise<Fingerprint> | null = null;
     const outcome = await applyChangesLocked(ws, built.changes, {
       recorder: ws.recorder,
       conversationId: conv.id,
@@ -146,9 +160,13 @@ export async function runMutation<T extends object>(
       lease: lease ? { lease, fingerprint } : undefined,
       signal: args.signal,
       known: built.fromReads ? reads : undefined,
+      onPublished: () => {
+        fingerprintAfter = liveFingerprint(ws);
+        fingerprintAfter.catch(() => undefined);
+      },
     });
     progress(2, "reading the new fingerprint");
-    const after = await liveFingerprint(ws);
+    const after = await (fingerprintAfter ?? liveFingerprint(ws));
     const next = ws.leases.issue(after);
     if (lease) for (const [p, b] of lease.touched) next.touched.set(p, b);
     for (const c of outcome.changes) {

@@ -1,4 +1,5 @@
 import { closeSync, fchmodSync, fsyncSync, mkdirSync, readdirSync, openSync, renameSync, rmdirSync, rmSync, statSync, symlinkSync, unlinkSync, writeSync } from "node:fs";
+import { chmod, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { type WorksnapError, asWorksnapError, internal, invalidArgument, notFound, repoChanged } from "../core/errors";
 import { randomId128, type BlobId } from "../core/hash";
@@ -97,6 +98,12 @@ export interface WriteOptions {
    * for content that is gone: REPO_CHANGED, nothing written.
    */
   known?: Map<string, KnownState>;
+  /**
+   * Called once every file is published and durable, before the history
+   * records the change set (the work tree holds its final state from then on,
+   * unless recording fails and the files are taken back).
+   */
+  onPublished?: () => void;
 }
 
 export interface KnownState {
@@ -130,21 +137,25 @@ export async function applyChangesLocked(ws: Workspace, changes: WriteChange[], 
   const plan = validate(ws, changes, opts);
   const recorder = opts.recorder ?? null;
   let prepared: PreparedEdit | null = null;
-  if (recorder) {
-    prepared = await recorder.prepare({ conversationId: opts.conversationId ?? "", toolName: opts.toolName ?? "" }, plan.steps.flatMap((s) => s.edits));
-  }
   const staged: string[] = [];
   const done: Step[] = [];
+  // The staged files are written by the I/O threads while the history records (its diffs are CPU work here).
+  const staging = stageAll(ws, plan.steps, staged);
   try {
-    await stageAll(ws, plan.steps, staged);
+    if (recorder) {
+      prepared = await recorder.prepare({ conversationId: opts.conversationId ?? "", toolName: opts.toolName ?? "" }, plan.steps.flatMap((s) => s.edits));
+    }
+    await staging;
     if (opts.signal?.aborted) throw internal("the request was cancelled; nothing was written", { cancelled: true });
     assertLockIntact(ws);
     await publish(ws, plan, done);
   } catch (err) {
+    await staging.catch(() => undefined); // every write has finished before its temp file is removed
     for (const t of staged) rmSync(t, { force: true });
     rollback(ws, done);
     throw await withAbort(recorder, prepared, asWorksnapError(err));
   }
+  opts.onPublished?.();
   let editIds: string[] = [];
   if (recorder && prepared) {
     try {
@@ -360,31 +371,45 @@ function checkLeaseBlobs(l: { lease: Lease; fingerprint: Fingerprint }, befores:
 /**
  * Writes every new content to a temp file in `.mcp/tmp` (on the same file
  * system as its target; others are written beside the target at publish
- * time) and makes all of them durable with one flush.
+ * time) and makes all of them durable with one flush. The files are written
+ * by asynchronous writes (the I/O threads), all started before the first
+ * await, so the caller's work meanwhile overlaps them; the promise settles
+ * only after every write has finished, failed or not.
  */
 async function stageAll(ws: Workspace, steps: Step[], staged: string[]): Promise<void> {
   ensureStateDir(ws.repo.stateDir);
   const tmpDir = join(ws.repo.stateDir, "tmp");
   const tmpDev = statSync(tmpDir).dev;
+  // Opened before the first write: a syncfs reports write-back errors since then.
   const batch = new DurableBatch(tmpDir);
   const devices = new Map<string, number>();
+  const writes: Promise<void>[] = [];
   try {
     for (const s of steps) {
       if (s.after === null || s.plainRename) continue;
       if (deviceOf(ws.repo.root, s.dest.target.path, devices) !== tmpDev) continue; // staged beside the target at publish time
       const tmp = tempPath(ws.repo.stateDir, s.dest.target.path.slice(s.dest.target.path.lastIndexOf("/") + 1));
       staged.push(tmp);
+      s.staged = tmp;
       // A symlink cannot be opened to fsync it (open follows it): a syncfs covers it; per-file flushing leaves it,
       // as before, to the flush of the directory it is renamed into.
       if (s.after.mode === "120000") symlinkSync(Buffer.from(s.after.bytes.buffer, s.after.bytes.byteOffset, s.after.bytes.byteLength), tmp);
-      else batch.writeFile(tmp, s.after.bytes, s.perm);
-      s.staged = tmp;
+      else writes.push(writeNewFile(tmp, s.after.bytes, s.perm).then(() => batch.add(tmp, s.after!.bytes.length)));
     }
+    const failed = (await Promise.allSettled(writes)).find((r): r is PromiseRejectedResult => r.status === "rejected");
+    if (failed) throw failed.reason;
     // All data reaches the disk before the first rename publishes any of it.
     await batch.flush();
   } finally {
     batch.close();
   }
+}
+
+/** A new file (it must not exist) with exactly `perm` as its permission bits, written by the I/O threads. */
+async function writeNewFile(path: string, bytes: Uint8Array, perm: number): Promise<void> {
+  // open()'s mode passes through the umask: when the umask would clear bits of `perm`, they are set afterwards.
+  await writeFile(path, bytes, { flag: "wx", mode: perm });
+  if ((perm & process.umask()) !== 0) await chmod(path, perm);
 }
 
 function writeStaged(tmp: string, state: NonNullable<PathState>, perm: number): void {
