@@ -1,21 +1,23 @@
-// grep() against ripgrep over the same files, same run.
+// snapshot_grep against ripgrep over the same files, same run.
 //
-//   node_modules/.bin/bun bench/grep.ts [--dir DIR] [--runs N] [--out FILE] [--append] [--regen]
+//   node_modules/.bin/bun bench/grep.ts [--dir DIR] [--runs N] [--out FILE] [--append] [--regen] [--case NAME]...
 //
-// Without --dir it searches a deterministic corpus of ~20k files / ~200 MB, generated once into
-// $TMPDIR/worksnap-bench-grep-v1 (point --dir at bench/gen-repo.ts output for the 100k-file repo).
-// Each case runs grep() in a fresh child process (files read from disk through fileCandidate, the
-// list walked beforehand, outside the timing) and `rg` over the same directory, alternating, after
-// one warm-up each; it reports medians, the ratio (target <= 1.5x rg) and peak RSS (target < 300 MB:
-// the child's VmHWM, and the whole process tree's max RSS from wait4, which includes the regex child).
+// Without --dir it searches a deterministic corpus of ~20k files / ~250 MB, generated once into
+// $TMPDIR/worksnap-bench-grep-v1 (point --dir at bench/gen-repo.ts output for the 100k-file git repo).
+// Each run of ours is a fresh process doing exactly the op: it opens the workspace and calls
+// snapshotGrep in worktree mode twice (the first call is a one-shot CLI's, the second the MCP server's
+// steady state), with the walk, ignore rules, lease touches and hashing included and limits raised so
+// every match comes back. rg runs over the same directory with its default ignore rules, alternating
+// with ours, after one warm-up each. Reported: medians, the ratio (target <= 1.5x rg), the peak RSS of
+// the process serving the search (its own VmHWM) plus the peak summed RSS of its child processes (git,
+// regex children; sampled), and whether the (path, line) pairs equal rg's.
 // Figures go to bench/grep-README-figures.md (--append adds a section instead of replacing it).
 
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join, relative } from "node:path";
-import { compareUtf8 } from "../src/core/byte-order";
-import { trustedRepoPath } from "../src/core/repo-path";
-import { fileCandidate, grep } from "../src/ops/grep";
+import { openWorkspace } from "../src/ops/workspace";
+import { snapshotGrep } from "../src/ops/snapshot-grep";
 
 interface Case {
   name: string;
@@ -43,30 +45,25 @@ const opt = (name: string): string | undefined => {
 if (args[0] === "--child") await child();
 else await main();
 
-// ---------------------------------------------------------------- child: one timed grep() call
+// ---------------------------------------------------------------- child: the op, twice, in a fresh process
 
 async function child(): Promise<void> {
-  const [, listFile, root, pattern, flags] = args;
-  const entries = readFileSync(listFile!, "utf8").split("\n").filter(Boolean).map((l) => {
-    const tab = l.indexOf("\t");
-    return { path: l.slice(tab + 1), size: Number(l.slice(0, tab)) };
-  });
-  const candidates = entries.map((e) => fileCandidate(trustedRepoPath(e.path), join(root!, e.path), e.size));
-  const baseKb = vmRssKb(); // the runtime plus the candidate list the walk would hand over
-  // the regex child's peak memory, sampled while it lives (VmHWM only grows)
-  let childHwm = 0;
+  const [, root, pattern, flags, pairsFile] = args;
+  // the children's (git, regex processes) memory at once, sampled: the peak of their summed RSS
+  let childKb = 0;
   const sampler = setInterval(() => {
-    for (const pid of childPids()) childHwm = Math.max(childHwm, vmHwmKb(pid));
+    childKb = Math.max(childKb, childPids().reduce((sum, pid) => sum + vmRssKb(pid), 0));
   }, 10);
+  const ws = openWorkspace(root!);
   const once = async () => {
     const c0 = process.cpuUsage();
     const t0 = performance.now();
-    const r = await grep(candidates, {
+    const r = await snapshotGrep(ws, {
+      mode: "worktree",
       pattern: pattern!,
-      fixedStrings: flags!.includes("F"),
-      caseInsensitive: flags!.includes("i"),
-      queryKey: "bench",
-      maxMatches: 1_000_000,
+      fixed_strings: flags!.includes("F"),
+      case_insensitive: flags!.includes("i"),
+      max_matches: 1_000_000,
       maxBytes: 64 * 1024 * 1024,
       timeBudgetMs: 600_000,
     });
@@ -74,17 +71,14 @@ async function child(): Promise<void> {
     const cpu = process.cpuUsage(c0);
     return { ms, cpuMs: (cpu.user + cpu.system) / 1000, r };
   };
-  const cold = await once(); // first call in a fresh process: JIT not warm, like a one-shot CLI run
-  const warm = await once(); // the server's steady state
+  const cold = await once();
+  const warm = await once();
   clearInterval(sampler);
-  const lines = new Set(warm.r.matches.map((m) => `${m.path}:${m.line}`)).size;
+  const pairs = [...new Set(warm.r.matches.map((m) => `${m.path}:${m.line}`))];
+  writeFileSync(pairsFile!, pairs.sort().join("\n"));
   process.stdout.write(
-    JSON.stringify({ coldMs: cold.ms, ms: warm.ms, cpuMs: warm.cpuMs, lines, truncated: warm.r.truncated, baseKb, hwmKb: vmHwmKb("self"), childHwmKb: childHwm }),
+    JSON.stringify({ coldMs: cold.ms, ms: warm.ms, cpuMs: warm.cpuMs, truncated: warm.r.truncated, hwmKb: vmHwmKb("self"), childHwmKb: childKb }),
   );
-}
-
-function vmRssKb(): number {
-  return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync("/proc/self/status", "utf8"))?.[1] ?? 0);
 }
 
 function vmHwmKb(pid: number | "self"): number {
@@ -92,6 +86,14 @@ function vmHwmKb(pid: number | "self"): number {
     return Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
   } catch {
     return 0; // exited between listing and reading
+  }
+}
+
+function vmRssKb(pid: number): number {
+  try {
+    return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
+  } catch {
+    return 0;
   }
 }
 
@@ -111,24 +113,26 @@ async function main(): Promise<void> {
   const runs = Number(opt("--runs") ?? 5);
   const out = opt("--out") ?? join(import.meta.dir, "grep-README-figures.md");
   const dir = opt("--dir") ?? ensureCorpus(args.includes("--regen"));
+  const only = args.flatMap((a, k) => (args[k - 1] === "--case" ? [a] : []));
+  const cases = only.length > 0 ? CASES.filter((c) => only.includes(c.name)) : CASES;
   const rg = Bun.which("rg");
   if (!rg) throw new Error("ripgrep (rg) is required: apt-get install ripgrep");
-
-  const files = listFiles(dir);
-  const totalBytes = files.reduce((a, f) => a + f.size, 0);
-  const work = join(tmpdir(), `worksnap-bench-grep-list-${process.pid}.txt`);
-  writeFileSync(work, files.map((f) => `${f.size}\t${f.path}`).join("\n"));
-  console.log(`corpus ${dir}: ${files.length} files, ${(totalBytes / 1e6).toFixed(0)} MB; ${runs} runs per case, medians`);
+  const pairsFile = join(tmpdir(), `worksnap-bench-grep-pairs-${process.pid}.txt`);
+  console.log(`corpus ${dir}; ${runs} runs per case, medians`);
 
   const rows: string[] = [];
   try {
-    for (const c of CASES) {
+    for (const c of cases) {
       const ours: ReturnType<typeof runOurs>[] = [];
       const theirs: Sample[] = [];
+      let same = "";
       for (let k = 0; k <= runs; k++) {
-        const a = runOurs(work, dir, c);
+        const a = runOurs(dir, c, pairsFile);
         const b = await runRg(rg, dir, c);
-        if (k === 0) continue; // warm-up: page cache
+        if (k === 0) {
+          same = samePairs(readFileSync(pairsFile, "utf8"), b.pairs);
+          continue; // warm-up: page cache
+        }
         ours.push(a);
         theirs.push(b);
       }
@@ -138,34 +142,33 @@ async function main(): Promise<void> {
       const ratio = om / rm;
       const mb = (kb: number) => (kb / 1024).toFixed(0);
       const hwm = Math.max(...ours.map((x) => x.rssKb));
-      const base = Math.max(...ours.map((x) => x.baseKb));
       const childHwm = Math.max(...ours.map((x) => x.childRssKb));
       const rgRss = Math.max(...theirs.map((x) => x.rssKb));
-      const same = ours[0]!.lines === theirs[0]!.lines ? "yes" : `NO (${ours[0]!.lines} vs ${theirs[0]!.lines})`;
       const verdict = c.target ? (ratio <= 1.5 ? "meets <=1.5x" : "MISSES 1.5x") : "(info)";
+      const load = loadavg()[0]!.toFixed(1);
       console.log(
         `${c.name.padEnd(18)} ours ${om.toFixed(0).padStart(5)} ms (cold ${oc.toFixed(0)}, cpu ${ocpu.toFixed(0)})  rg ${rm.toFixed(0).padStart(5)} ms (cpu ${rcpu.toFixed(0)})  ` +
-          `ratio ${ratio.toFixed(2)}x ${verdict}, cold ${(oc / rm).toFixed(2)}x  RSS ours ${mb(hwm)} MB (${mb(base)} before grep) + regex child ${mb(childHwm)} MB, rg ${mb(rgRss)} MB  lines ${ours[0]!.lines} same-as-rg ${same}`,
+          `ratio ${ratio.toFixed(2)}x ${verdict}, cold ${(oc / rm).toFixed(2)}x  RSS ours ${mb(hwm)} MB + children ${mb(childHwm)} MB, rg ${mb(rgRss)} MB  lines ${theirs[0]!.lines} same-as-rg ${same}  load ${load}`,
       );
       rows.push(
-        `| ${c.name} | \`${c.pattern}\`${c.fixed ? " -F" : ""}${c.ci ? " -i" : ""} | ${om.toFixed(0)} | ${oc.toFixed(0)} | ${rm.toFixed(0)} | ${ratio.toFixed(2)}x${c.target ? (ratio <= 1.5 ? " ✓" : " ✗") : ""} | ${(oc / rm).toFixed(2)}x | ${ocpu.toFixed(0)} / ${rcpu.toFixed(0)} | ${mb(hwm)} (${mb(base)}) + ${mb(childHwm)} | ${mb(rgRss)} | ${ours[0]!.lines} | ${same} |`,
+        `| ${c.name} | \`${c.pattern}\`${c.fixed ? " -F" : ""}${c.ci ? " -i" : ""} | ${om.toFixed(0)} | ${oc.toFixed(0)} | ${rm.toFixed(0)} | ${ratio.toFixed(2)}x${c.target ? (ratio <= 1.5 ? " ✓" : " ✗") : ""} | ${(oc / rm).toFixed(2)}x | ${ocpu.toFixed(0)} / ${rcpu.toFixed(0)} | ${mb(hwm)} + ${mb(childHwm)} | ${mb(rgRss)} | ${theirs[0]!.lines} | ${same} | ${load} |`,
       );
     }
   } finally {
-    rmSync(work, { force: true });
+    rmSync(pairsFile, { force: true });
   }
 
   const cpu = cpus()[0]?.model ?? "unknown CPU";
   const append = args.includes("--append") && existsSync(out);
   const md = [
     ...(append ? [readFileSync(out, "utf8").trimEnd(), "", "---", ""] : ["# grep benchmark figures", ""]),
-    `Generated by \`node_modules/.bin/bun bench/grep.ts${opt("--dir") ? " --dir <dir>" : ""}\` on ${new Date().toISOString().slice(0, 10)}: ${cpus().length} CPUs (${cpu}), Bun ${Bun.version}, ${rgVersion(rg)}, load average at the end ${loadavg().map((x) => x.toFixed(1)).join(" ")}.`,
-    `Corpus: ${opt("--dir") ? "given directory" : `deterministic generated tree (generator v${GEN_VERSION})`}, ${files.length} files, ${(totalBytes / 1e6).toFixed(0)} MB. Medians of ${runs} runs after one warm-up, ours and rg alternating.`,
+    `Generated by \`node_modules/.bin/bun bench/grep.ts${opt("--dir") ? " --dir <dir>" : ""}\` on ${new Date().toISOString().slice(0, 10)}: ${cpus().length} CPUs (${cpu}), Bun ${Bun.version}, ${rgVersion(rg)}.`,
+    `Corpus: ${opt("--dir") ? `${dir}` : `deterministic generated tree (generator v${GEN_VERSION})`}. Medians of ${runs} runs after one warm-up, ours and rg alternating.`,
     "",
-    "ours = wall time of one grep() call over the whole list (files read from disk by fileCandidate, the walk done beforehand, limits raised so every file is searched); *warm* is the second call in the process (the MCP server's steady state), *cold* the first (JIT not warm, like a one-shot CLI). rg = `rg -n --no-heading -H --no-ignore --hidden` over the directory: process wall time including its own walk, output read through a pipe. CPU = user+system ms, all threads. RSS = peak (VmHWM) of the grep process (in parentheses: its RSS before the call, i.e. the runtime plus the whole candidate list held in memory) + its regex child process; rg sampled every 5 ms.",
+    "ours = wall time of one snapshot_grep op in worktree mode, in a fresh process doing only that (the live walk with ignore rules, reading, searching, hashing what was read for the lease, all matches returned); *warm* is the second call in the process (the MCP server's steady state), *cold* the first (a one-shot CLI). rg = `rg -n --no-heading -H --hidden -g '!.git/' -g '!.mcp/'` over the directory with its default ignore rules: process wall time including its own walk, output read through a pipe. CPU = user+system ms, all threads. RSS = peak (VmHWM) of the process serving the search, over both calls, + the peak summed RSS of the child processes it had at once (git, regex children; sampled every 10 ms); rg's sampled every 5 ms. Same pairs = the set of (path, line) equals rg's. Load = 1-minute load average after the case.",
     "",
-    "| case | pattern | ours warm ms | ours cold ms | rg ms | ratio warm (target ≤1.5x) | ratio cold | CPU ms ours / rg | peak RSS MB ours (before) + regex child | rg RSS MB | matching lines | same lines as rg |",
-    "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+    "| case | pattern | ours warm ms | ours cold ms | rg ms | ratio warm (target ≤1.5x) | ratio cold | CPU ms ours / rg | peak RSS MB ours + children | rg RSS MB | matching lines (rg) | same pairs as rg | load |",
+    "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |",
     ...rows,
     "",
   ].join("\n");
@@ -180,17 +183,17 @@ interface Sample {
   rssKb: number;
 }
 
-function runOurs(list: string, dir: string, c: Case): Sample & { coldMs: number; childRssKb: number; baseKb: number } {
+function runOurs(dir: string, c: Case, pairsFile: string): Sample & { coldMs: number; childRssKb: number } {
   const flags = `${c.fixed ? "F" : ""}${c.ci ? "i" : ""}-`;
-  const proc = Bun.spawnSync([process.execPath, import.meta.path, "--child", list, dir, c.pattern, flags], { stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawnSync([process.execPath, import.meta.path, "--child", dir, c.pattern, flags, pairsFile], { stdout: "pipe", stderr: "pipe" });
   if (proc.exitCode !== 0) throw new Error(`grep child failed: ${proc.stderr.toString()}`);
   const r = JSON.parse(proc.stdout.toString());
   if (r.truncated) throw new Error("grep child was truncated; raise the limits");
-  return { ms: r.ms, coldMs: r.coldMs, cpuMs: r.cpuMs, lines: r.lines, rssKb: r.hwmKb, childRssKb: r.childHwmKb, baseKb: r.baseKb };
+  return { ms: r.ms, coldMs: r.coldMs, cpuMs: r.cpuMs, lines: 0, rssKb: r.hwmKb, childRssKb: r.childHwmKb };
 }
 
-async function runRg(rg: string, dir: string, c: Case): Promise<Sample> {
-  const cmd = [rg, "--no-config", "-n", "--no-heading", "-H", "--no-ignore", "--hidden", "-g", "!.git/", "-g", "!.mcp/"];
+async function runRg(rg: string, dir: string, c: Case): Promise<Sample & { pairs: string }> {
+  const cmd = [rg, "--no-config", "-n", "--no-heading", "-H", "--hidden", "-g", "!.git/", "-g", "!.mcp/"];
   if (c.fixed) cmd.push("-F");
   if (c.ci) cmd.push("-i");
   cmd.push("-e", c.pattern, ".");
@@ -206,7 +209,26 @@ async function runRg(rg: string, dir: string, c: Case): Promise<Sample> {
   let lines = 0;
   for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) lines++;
   const cpu = proc.resourceUsage()?.cpuTime;
-  return { ms, cpuMs: cpu ? Number(cpu.total) / 1000 : NaN, lines, rssKb };
+  return { ms, cpuMs: cpu ? Number(cpu.total) / 1000 : NaN, lines, rssKb, pairs: text };
+}
+
+/** "yes", or how the (path, line) sets differ. */
+function samePairs(oursText: string, rgText: string): string {
+  const ours = new Set(oursText.split("\n").filter(Boolean));
+  const theirs = new Set(
+    rgText
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => {
+        const a = l.indexOf(":");
+        const b = l.indexOf(":", a + 1);
+        return l.slice(l.startsWith("./") ? 2 : 0, b);
+      }),
+  );
+  const onlyOurs = [...ours].filter((p) => !theirs.has(p));
+  const onlyRg = [...theirs].filter((p) => !ours.has(p));
+  if (onlyOurs.length === 0 && onlyRg.length === 0) return "yes";
+  return `NO (${onlyOurs.length} only ours, e.g. ${onlyOurs[0] ?? "-"}; ${onlyRg.length} only rg, e.g. ${onlyRg[0] ?? "-"})`;
 }
 
 function rgVersion(rg: string): string {
@@ -217,21 +239,6 @@ function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
-
-/** Regular files under dir in UTF-8 byte order, without .git/ and .mcp/. */
-function listFiles(dir: string): { path: string; size: number }[] {
-  const out: { path: string; size: number }[] = [];
-  const walk = (rel: string) => {
-    for (const e of readdirSync(join(dir, rel), { withFileTypes: true })) {
-      const p = rel ? `${rel}/${e.name}` : e.name;
-      if (p === ".git" || p === ".mcp") continue;
-      if (e.isDirectory()) walk(p);
-      else if (e.isFile()) out.push({ path: p, size: statSync(join(dir, p)).size });
-    }
-  };
-  walk("");
-  return out.sort((a, b) => compareUtf8(a.path, b.path));
 }
 
 // ---------------------------------------------------------------- deterministic corpus

@@ -1,11 +1,10 @@
-import { lstatSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, sep } from "node:path";
 import { canonicalJson } from "../core/canonical-json";
 import { invalidArgument, notFound } from "../core/errors";
 import { blobIdFromHex, sha256File, type BlobId } from "../core/hash";
 import { ROOT, trustedRepoPath } from "../core/repo-path";
 import type { TreeEntry } from "../repo/tree-scan";
-import { type GrepCandidate, type GrepMatch, fileStream, grep } from "./grep";
+import { type GrepCandidate, type GrepMatch, fileCandidate, grep } from "./grep";
 import { DEFAULT_CHUNK_BYTES } from "./grep/query";
 import { touch } from "./leases";
 import { type BranchFields, type ModeArgs, branchFields, openReadContext } from "./read-context";
@@ -70,7 +69,7 @@ export async function snapshotGrep(ws: Workspace, args: GrepArgs): Promise<GrepA
   }
   const tree = ctx.mode === "snapshot" ? ctx.snapshotId : { worktree: ctx.live.fingerprint };
   const queryKey = canonicalJson({ exclude: args.exclude ?? [], include: args.include ?? [], paths: scope, tree });
-  const seen = new Map<string, BlobId>();
+  const seen = new Map<string, BlobId | null>();
   const candidates = ctx.mode === "snapshot" ? snapshotCandidates(ws, files) : liveCandidates(ws, files as TreeEntry[], seen);
   const found = await grep(candidates, {
     pattern: args.pattern,
@@ -86,7 +85,7 @@ export async function snapshotGrep(ws: Workspace, args: GrepArgs): Promise<GrepA
     timeBudgetMs: args.timeBudgetMs,
   });
   if (ctx.mode === "worktree") {
-    for (const p of found.searched_paths) touch(ctx.lease, p, seen.get(p) ?? (await liveBlob(ws, p)));
+    for (const p of found.searched_paths) touch(ctx.lease, p, seen.has(p) ? seen.get(p)! : await liveBlob(ws, p));
   }
   const { searched_paths: _searched, ...rest } = found;
   return { ...branchFields(ctx), ...rest, candidates: files.length };
@@ -127,60 +126,24 @@ async function* snapshotCandidates(ws: Workspace, files: { path: string; blob?: 
 }
 
 /**
- * Live files, lstat'ed as the engine pulls them (so a file that vanished is
- * simply not a candidate). Each read is hashed on the way through, so the
- * lease records the blob the search actually saw; a clean tracked file whose
- * sha256 is already known costs a map lookup instead.
+ * Live files as the walk listed them. The engine opens and stats each one
+ * itself (on its reader threads) and hashes what it read, so the lease
+ * records the blob the search actually saw; a clean tracked file whose sha256
+ * is already known costs a map lookup instead. A path that no longer holds a
+ * regular file when it is read (deleted, replaced by a directory or a
+ * symlink) is searched as empty and touched as absent.
  */
-async function* liveCandidates(ws: Workspace, files: TreeEntry[], seen: Map<string, BlobId>): AsyncGenerator<GrepCandidate> {
+function* liveCandidates(ws: Workspace, files: TreeEntry[], seen: Map<string, BlobId | null>): Generator<GrepCandidate> {
+  const prefix = ws.repo.root.endsWith(sep) ? ws.repo.root : ws.repo.root + sep;
+  const gitMap = ws.blobs.gitMap.isEmpty() ? null : ws.blobs.gitMap;
   for (const f of files) {
-    const abs = join(ws.repo.root, f.path);
-    let size: number;
-    try {
-      const st = lstatSync(abs);
-      if (!st.isFile()) continue;
-      size = st.size;
-    } catch {
-      continue;
-    }
-    const known = f.gitOid ? ws.blobs.gitMap.get(f.gitOid) : undefined;
+    const candidate = fileCandidate(trustedRepoPath(f.path), prefix + f.path, null);
+    const known = f.gitOid && gitMap ? gitMap.get(f.gitOid) : undefined;
     if (known) seen.set(f.path, blobIdFromHex(known.sha256));
-    yield {
-      path: trustedRepoPath(f.path),
-      size,
-      open: async () => {
-        if (size <= DEFAULT_CHUNK_BYTES) {
-          let bytes: Uint8Array;
-          try {
-            bytes = readFileSync(abs);
-          } catch (err) {
-            // Deleted between the walk and the read: nothing to search (touched as absent).
-            if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
-            seen.delete(f.path);
-            return new Uint8Array(0);
-          }
-          if (!known) seen.set(f.path, blobIdFromHex(new Bun.CryptoHasher("sha256").update(bytes).digest("hex")));
-          return bytes;
-        }
-        return known ? fileStream(abs) : hashingStream(fileStream(abs), (hex) => seen.set(f.path, blobIdFromHex(hex)));
-      },
-    };
+    candidate.hashKnown = known !== undefined;
+    candidate.onRead = (hex) => seen.set(f.path, hex === null ? null : blobIdFromHex(hex));
+    yield candidate;
   }
-}
-
-function hashingStream(source: ReadableStream<Uint8Array>, done: (hex: string) => void): ReadableStream<Uint8Array> {
-  const hasher = new Bun.CryptoHasher("sha256");
-  return source.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        hasher.update(chunk);
-        controller.enqueue(chunk);
-      },
-      flush() {
-        done(hasher.digest("hex"));
-      },
-    }),
-  );
 }
 
 /** A searched file whose read was not seen whole (e.g. cut short): hash it now. */

@@ -3,9 +3,15 @@
  * searches -> results consumed strictly in walk order -> limits and cursor.
  *
  * Reads run ahead of the walk-order consumer, bounded: at most `concurrency`
- * files read through their open(), and at most 256 files / 64 MB read ahead
- * by reader threads (reader-pool.ts) or regex children. Large files are
- * searched in windows (scan.ts). So memory does not grow with the tree.
+ * files read through their open(), and at most 1024 files / 64 MB of kept
+ * bytes read ahead by reader threads (reader-pool.ts) or regex children.
+ * Large files are searched in windows (scan.ts), at most MAX_WINDOWS at once;
+ * reader threads stream them through the required literals first, so only
+ * those that may match reach a window. So memory does not grow with the
+ * tree. A reader thread's outcome that settles a file (binary, no match) is
+ * recorded from its callback, without a promise per file: with 100k files,
+ * per-file promises and wake-ups were a large share of the main thread's
+ * time.
  * Every decision (what is returned, where a page stops, what counts as
  * searched) is taken in walk order, so the answer never depends on which read
  * finished first: paging with the cursor yields exactly the sequence of one
@@ -38,7 +44,7 @@ import { asWorksnapError, internal } from "../../core/errors";
 import { encodeCursor, type CursorPosition } from "./cursor";
 import { asBuffer, literalScan, longestLine } from "./literal";
 import { compileQuery, type CompiledQuery, type GrepOptions } from "./query";
-import { sharedReaderPool, type ReaderPool, type ReadFilter } from "./reader-pool";
+import { NOT_REGULAR, sharedReaderPool, type ReaderPool, type ReadFilter, type ReadOutcome } from "./reader-pool";
 import { RegexSandbox } from "./regex-sandbox";
 import { regexScan, type RegexScanJob, type RegionScan } from "./regex-scan";
 import { searchFile, type ByteSource, type FileSearch, type RegionSearch } from "./scan";
@@ -50,12 +56,31 @@ interface InFlight {
   size: number;
   /** read through the candidate's open() rather than by a reader thread */
   opened: boolean;
-  done: Promise<FileSearch>;
+  onRead: GrepCandidate["onRead"];
+  /** the outcome, once there is one (or the error that ends the run) */
+  found: FileSearch | null;
+  error: { error: unknown } | null;
+  /** wakes the consumer waiting for this entry */
+  wake: (() => void) | null;
+}
+
+interface FileJob {
+  c: GrepCandidate;
+  skip: number;
+  /** size known and at most chunkBytes */
+  small: boolean;
+  byReader: boolean;
+  /** SHA-256 of what is read wanted (GrepCandidate.onRead without hashKnown) */
+  hash: boolean;
 }
 
 /** Files read ahead by reader threads, and their bytes; open()-read files are capped by `concurrency`. */
-const MAX_LOOKAHEAD_FILES = 256;
+const MAX_LOOKAHEAD_FILES = 1024;
 const MAX_LOOKAHEAD_BYTES = 64 * 1024 * 1024;
+/** Files over chunkBytes searched through a window at once (each window is about twice chunkBytes). */
+const MAX_WINDOWS = 2;
+/** Read errors that mean the path no longer holds a regular file (deleted, replaced, not followed). */
+const GONE = new Set(["ENOENT", "ENOTDIR", "ELOOP", NOT_REGULAR]);
 /** Worst-case backtracking tries the main thread spends on one region (RegexPlan.quadraticWays): milliseconds. */
 const MAIN_TRIES = 2e7;
 const BINARY: FileSearch = { binary: true, matches: [], total: 0 };
@@ -99,6 +124,9 @@ class GrepRun {
   private lastPath: string | null = null;
   private opened = 0;
   private aheadBytes = 0;
+  /** windows in use (MAX_WINDOWS), and the searches waiting for one */
+  private windows = 0;
+  private readonly windowWaiters: (() => void)[] = [];
   private readers: ReaderPool | null = null;
   /** what a reader thread checks to drop a file unread by the main thread */
   private readonly filter: ReadFilter;
@@ -114,12 +142,19 @@ class GrepRun {
     this.search = regionSearch(q, this.sandbox);
     this.filter =
       m.kind === "literal"
-        ? { literals: [m.needle], scan: null, limit: q.chunkBytes }
+        ? { literals: [m.needle], required: [], scan: null, limit: q.chunkBytes }
         : {
             literals: m.plan.literals,
+            required: m.plan.required,
             scan:
               m.plan.inline || m.plan.quadraticWays !== null
-                ? { source: m.plan.source, flags: m.plan.flags, perLine: m.plan.perLine, quadraticWays: m.plan.inline ? null : m.plan.quadraticWays }
+                ? {
+                    source: m.plan.source,
+                    flags: m.plan.flags,
+                    perLine: m.plan.perLine,
+                    quadraticWays: m.plan.inline ? null : m.plan.quadraticWays,
+                    fold: m.plan.fold,
+                  }
                 : null,
             limit: q.chunkBytes,
           };
@@ -175,8 +210,9 @@ class GrepRun {
         }
         head = inFlight.shift();
         if (!head) break;
-        const found = await this.guard(head.done);
-        this.aheadBytes -= head.size;
+        const pending = this.outcome(head);
+        const found = pending instanceof Promise ? await pending : pending;
+        this.aheadBytes -= head.size + (found.kept ?? 0);
         if (head.opened) this.opened--;
         if (!this.take(head, found)) return result;
       }
@@ -241,61 +277,144 @@ class GrepRun {
     return resume && compareUtf8(c.path, resume.path) < 0 ? undefined : c;
   }
 
-  /** Small files that name their path are read by reader threads. */
+  /**
+   * Files that name their path are read by reader threads: small ones whole,
+   * larger ones streamed through the required literals (without any, a
+   * larger file is left to a window).
+   */
   private byReader(c: GrepCandidate): boolean {
-    return c.absPath !== undefined && c.size <= this.q.chunkBytes;
+    return c.absPath !== undefined && (c.size === null || c.size <= this.q.chunkBytes || this.filter.literals !== null);
   }
 
+  /** A window for a file over chunkBytes: at most MAX_WINDOWS at once, so memory stays bounded. */
+  private async window<T>(run: () => Promise<T>): Promise<T> {
+    while (this.windows >= MAX_WINDOWS) await new Promise<void>((resolve) => this.windowWaiters.push(resolve));
+    this.windows++;
+    try {
+      return await run();
+    } finally {
+      this.windows--;
+      this.windowWaiters.shift()?.();
+    }
+  }
+
+  /**
+   * Starts one file. A reader thread's outcome that settles the file (binary,
+   * no match) is recorded on the entry straight from its callback, without a
+   * promise per file; anything else continues in follow().
+   */
   private start(c: GrepCandidate): InFlight {
     const { q } = this;
     const skip = q.resume && q.resume.path === c.path ? q.resume.skip : 0;
     const byReader = this.byReader(c);
+    const small = c.size !== null && c.size <= q.chunkBytes;
     if (!byReader) this.opened++;
-    this.aheadBytes += c.size;
-    const done = (async () => {
-      try {
-        let source: ByteSource | undefined;
-        let search = this.search;
-        let inChild = byReader && this.sandbox !== null && !this.sandboxBounded;
-        if (byReader && !inChild) {
-          this.readers ??= sharedReaderPool(BINARY_SNIFF_BYTES);
-          const read = await this.readers.read(c.absPath!, this.filter, skip + q.maxMatches);
-          if (read.kind === "binary") return BINARY;
-          if (read.kind === "skip") return NO_MATCH;
-          if (read.kind === "scanned") search = scannedAlready(c.path, read.bytes, read.scan);
-          inChild = read.kind === "long"; // too long a line to run the regex here: the child reads it itself
-          source = read.kind === "large" || read.kind === "long" ? { file: c.absPath! } : read.bytes;
+    // bytes a reader keeps are counted once known (FileSearch.kept); a larger file is never kept whole
+    const size = small ? c.size! : 0;
+    this.aheadBytes += size;
+    const entry: InFlight = { path: c.path, skip, size, opened: !byReader, onRead: c.onRead, found: null, error: null, wake: null };
+    const file: FileJob = { c, skip, small, byReader, hash: c.onRead !== undefined && !c.hashKnown };
+    // the child reads a file of unknown size itself too, and answers "large" for one over chunkBytes
+    const inChild = byReader && this.sandbox !== null && !this.sandboxBounded && (small || c.size === null);
+    if (byReader && !inChild) {
+      this.readers ??= sharedReaderPool(BINARY_SNIFF_BYTES);
+      this.readers.read(c.absPath!, this.filter, skip + q.maxMatches, file.hash, (err, read) => {
+        if (err !== null) return this.settle(entry, this.failed(file, err, 0));
+        if (read!.kind === "binary") return this.settle(entry, BINARY);
+        if (read!.kind === "skip") return this.settle(entry, read!.sha256 === undefined ? NO_MATCH : { ...NO_MATCH, sha256: read!.sha256 });
+        this.follow(file, read!, false).then(
+          (found) => this.settle(entry, found),
+          (e) => this.settle(entry, this.failed(file, e, 0)),
+        );
+      });
+    } else {
+      this.follow(file, null, inChild).then(
+        (found) => this.settle(entry, found),
+        (e) => this.settle(entry, this.failed(file, e, 0)),
+      );
+    }
+    return entry;
+  }
+
+  private settle(entry: InFlight, found: FileSearch | { error: unknown }): void {
+    if ("error" in found) entry.error = found;
+    else entry.found = found;
+    const wake = entry.wake;
+    entry.wake = null;
+    wake?.();
+  }
+
+  /** The entry's outcome once it has one; awaits only when it is not there yet. */
+  private outcome(entry: InFlight): FileSearch | Promise<FileSearch> {
+    const now = (): FileSearch => {
+      if (entry.error) throw entry.error.error;
+      return entry.found!;
+    };
+    if (entry.found || entry.error) return now();
+    return this.guard(new Promise<void>((resolve) => (entry.wake = resolve))).then(now);
+  }
+
+  /** A read error: a path that is gone is searched as empty when the caller asked to hear of it. */
+  private failed(file: FileJob, err: unknown, kept: number): FileSearch | { error: unknown } {
+    if (this.stop.signal.aborted) return { error: this.stop.signal.reason };
+    const code = (err as NodeJS.ErrnoException | null)?.code;
+    if (file.c.onRead !== undefined && code !== undefined && GONE.has(code)) return { ...NO_MATCH, sha256: null, kept };
+    const e = asWorksnapError(err);
+    e.details.path = file.c.path; // the repo path, not the file-system one
+    return { error: e };
+  }
+
+  /** The rest of a file's search: after a reader thread's outcome, or all of it. */
+  private async follow(file: FileJob, read: ReadOutcome | null, inChild: boolean): Promise<FileSearch> {
+    const { q } = this;
+    const { c, skip, byReader, hash } = file;
+    let source: ByteSource | undefined;
+    let search = this.search;
+    let sha256: string | undefined;
+    let kept = 0;
+    try {
+      if (read) {
+        if (read.kind === "bytes" || read.kind === "scanned") {
+          sha256 = read.sha256;
+          if (c.size === null) this.aheadBytes += kept = read.bytes.length;
         }
-        if (inChild) {
-          // the regex child reads, sniffs and scans it; only a matching file comes back
-          const r = await this.sandbox!.runFile(c.absPath!, skip + q.maxMatches, q.chunkBytes);
-          if (r.kind === "binary") return BINARY;
-          if (r.kind === "scanned" && !r.bytes) return NO_MATCH; // bytes come back whenever something matched
-          if (r.kind === "scanned") {
-            search = scannedAlready(c.path, r.bytes!, r.scan);
-            source = r.bytes!;
-          } else source = { file: c.absPath! };
-        } else if (!byReader) {
-          // a large file on disk is read straight into the window; anything else through open()
-          source = c.absPath !== undefined ? { file: c.absPath } : await c.open();
-        }
-        return await searchFile(c.path, source!, {
-          search,
-          skip,
-          need: q.maxMatches,
-          contextLines: q.contextLines,
-          chunkBytes: q.chunkBytes,
-          signal: this.stop.signal,
-        });
-      } catch (err) {
-        if (this.stop.signal.aborted) throw this.stop.signal.reason;
-        const e = asWorksnapError(err);
-        e.details.path = c.path; // the repo path, not the file-system one
-        throw e;
+        if (read.kind === "scanned") search = scannedAlready(c.path, read.bytes, read.scan);
+        inChild = read.kind === "long"; // too long a line to run the regex here: the child reads it itself
+        source = read.kind === "large" || read.kind === "long" ? { file: c.absPath! } : read.kind === "binary" || read.kind === "skip" ? undefined : read.bytes;
       }
-    })();
-    done.catch(() => {}); // read-ahead that is cancelled is never awaited
-    return { path: c.path, skip, size: c.size, opened: !byReader, done };
+      if (inChild) {
+        // the regex child reads, sniffs and scans it; only a matching file comes back
+        const r = await this.sandbox!.runFile(c.absPath!, skip + q.maxMatches, q.chunkBytes);
+        if (r.kind === "binary") return BINARY;
+        if (r.kind === "scanned" && !r.bytes) return NO_MATCH; // bytes come back whenever something matched
+        if (r.kind === "scanned") {
+          search = scannedAlready(c.path, r.bytes!, r.scan);
+          source = r.bytes!;
+        } else source = { file: c.absPath! };
+      } else if (!byReader) {
+        // a large file on disk is read straight into the window; anything else through open()
+        source = c.absPath !== undefined ? { file: c.absPath } : await c.open();
+      }
+      const options = {
+        search,
+        skip,
+        need: q.maxMatches,
+        contextLines: q.contextLines,
+        chunkBytes: q.chunkBytes,
+        signal: this.stop.signal,
+        // whatever this holds is the whole file (a regex child sends a file back whole, and only when it matches)
+        hash: hash && sha256 === undefined,
+      };
+      const windowed = byReader && !(source instanceof Uint8Array);
+      const found = windowed ? await this.window(() => searchFile(c.path, source!, options)) : await searchFile(c.path, source!, options);
+      if (sha256 !== undefined) found.sha256 = sha256;
+      if (kept > 0) found.kept = kept;
+      return found;
+    } catch (err) {
+      const out = this.failed(file, err, kept);
+      if ("error" in out) throw out.error;
+      return out;
+    }
   }
 
   /** Adds one file's outcome in walk order; false once a cap ends the page. */
@@ -307,6 +426,7 @@ class GrepRun {
     }
     result.files_searched++;
     result.searched_paths.push(file.path);
+    if (file.onRead && found.sha256 !== undefined) file.onRead(found.sha256);
     if (found.total > file.skip) result.files_matched++;
     let taken = 0;
     for (const m of found.matches) {
@@ -350,6 +470,8 @@ function regionSearch(q: CompiledQuery, sandbox: RegexSandbox | null): RegionSea
     flags: plan.flags,
     perLine: plan.perLine,
     literals: plan.literals,
+    required: plan.required,
+    fold: plan.fold,
     region,
     maxRecords,
   });
@@ -363,7 +485,7 @@ function regionSearch(q: CompiledQuery, sandbox: RegexSandbox | null): RegionSea
   return (region, max): RegionScan | Promise<RegionScan> => {
     // the prefilter runs here, so only regions that can match cross the pipe
     const buf = asBuffer(region);
-    if (plan.literals && !plan.literals.some((lit) => buf.indexOf(lit) >= 0)) return { starts: [], ends: [], count: 0 };
+    if (!mayMatch(buf, plan.literals, plan.required)) return { starts: [], ends: [], count: 0 };
     if (ways !== null) {
       const longest = longestLine(buf);
       if (ways * longest * buf.length <= MAIN_TRIES) return scan(region, max);
@@ -373,6 +495,12 @@ function regionSearch(q: CompiledQuery, sandbox: RegexSandbox | null): RegionSea
     }
     return sandbox.runRegion(region, max);
   };
+}
+
+/** The bytes hold one of `literals` (when known) and one string of each required set. */
+function mayMatch(buf: Buffer, literals: Uint8Array[] | null, required: Uint8Array[][]): boolean {
+  if (literals && !literals.some((lit) => buf.indexOf(lit) >= 0)) return false;
+  return required.every((set) => set.some((lit) => buf.indexOf(lit) >= 0));
 }
 
 /** Quadratic-worst-case text below this many bytes per bounded slice goes to the regex child instead. */

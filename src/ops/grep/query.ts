@@ -16,7 +16,9 @@
  *   invalid UTF-8 decodes to U+FFFD, which `.` matches (rg's `.` does not);
  * - `fixedStrings` with `caseInsensitive` is the regex path on the escaped
  *   pattern, so it matches exactly what `iu` matches (including the Kelvin
- *   sign for "k" and long s for "s");
+ *   sign for "k" and long s for "s"); for an ASCII pattern it runs as a
+ *   Latin-1 `gi` search over the bytes (regex-scan.ts AsciiFold), except in
+ *   a region holding one of those two signs;
  * - a pattern holding a line break is refused: it could never match.
  * Columns are 1-based byte offsets in the line, like `rg --column`.
  */
@@ -42,7 +44,7 @@ export interface GrepOptions {
   signal?: AbortSignal;
   /**
    * files read through their open() at once (default 8); files that name
-   * their `absPath` are read ahead by reader threads instead, up to 256
+   * their `absPath` are read ahead by reader threads instead, up to 1024
    * files / 64 MB ahead of the walk-order consumer
    */
   concurrency?: number;
@@ -122,7 +124,17 @@ function compileMatcher(pattern: string, fixedStrings: boolean, caseInsensitive:
   }
   if (fixedStrings && !caseInsensitive) return { kind: "literal", needle: new Uint8Array(Buffer.from(pattern, "utf8")) };
   const source = fixedStrings ? escapeRegex(pattern) : pattern;
-  return { kind: "regex", plan: planRegex(source, caseInsensitive) };
+  const plan = planRegex(source, caseInsensitive);
+  if (fixedStrings && /^[\x00-\x7f]*$/.test(pattern)) plan.fold = { source, guards: foldGuards(pattern) };
+  return { kind: "regex", plan };
+}
+
+/** UTF-8 of the non-ASCII characters that `iu` folds to a letter of an ASCII pattern (AsciiFold). */
+function foldGuards(pattern: string): number[][] {
+  const guards: number[][] = [];
+  if (/k/i.test(pattern)) guards.push([...Buffer.from("\u212a", "utf8")]);
+  if (/s/i.test(pattern)) guards.push([...Buffer.from("\u017f", "utf8")]);
+  return guards;
 }
 
 /** Escapes the syntax characters, which are the only identity escapes `u` mode allows. */

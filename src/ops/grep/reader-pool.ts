@@ -4,11 +4,20 @@
  *
  * Reading dominates grep over a tree of many small files (open/read/close per
  * file), and ripgrep does it on every core. Candidates that name their file
- * (`absPath`, as fileCandidate's do) are read here in batches: a thread reads
- * each file into a reused buffer, applies the binary rule and the required
- * literals, and, for a regex it may run, scans the file with regexScan. Only
- * text files that can match come back, with their match offsets when scanned;
- * the main thread turns those into matches.
+ * (`absPath`, as fileCandidate's do) are read here in batches: a thread opens
+ * each file (and stats it, so the walk need not), reads it into a reused
+ * buffer, applies the binary rule and the required literals, and, for a regex
+ * it may run, scans the file with regexScan. A file over the limit is
+ * streamed through the literal prefilter in pieces, so it comes back only if
+ * it may match. Only text files that can match come back, with their match
+ * offsets when scanned; the main thread turns those into matches. When asked,
+ * a thread also hashes every text file it read whole (SHA-256), for the
+ * caller's record of what was searched. The pool remembers each hash with
+ * the file's stat stamp (device, inode, size, mtime, ctime, from the fstat of
+ * the descriptor that was read), and a later read whose stamp is the same is
+ * not hashed again. As in git, a stamp is remembered only when its mtime and
+ * ctime were at least RACY_MARGIN_MS older than the read, so a change made
+ * within the same clock tick as the read cannot hide behind it.
  *
  * Nothing that can run away runs here: byte search, and regexes whose
  * backtracking regex-analysis.ts bounds, outright or (RegexPlan.quadraticWays)
@@ -17,17 +26,17 @@
  * hands it to a killable child process.
  */
 import { availableParallelism } from "node:os";
-import { regexScan, type RegionScan } from "./regex-scan";
+import { regexScan, type AsciiFold, type RegionScan } from "./regex-scan";
 
 export type ReadOutcome =
   | { kind: "binary" }
   /** a text file holding no match: none of the required literals, or nothing found by the scan */
-  | { kind: "skip" }
+  | { kind: "skip"; sha256?: string }
   /** the file's bytes, not scanned here */
-  | { kind: "bytes"; bytes: Uint8Array }
+  | { kind: "bytes"; bytes: Uint8Array; sha256?: string }
   /** the file's bytes and its matches (offsets past a UTF-8 BOM, as the main thread's window) */
-  | { kind: "scanned"; bytes: Uint8Array; scan: RegionScan }
-  /** larger than the limit now (it grew since it was listed): read it some other way */
+  | { kind: "scanned"; bytes: Uint8Array; scan: RegionScan; sha256?: string }
+  /** larger than the limit and not ruled out by the literals: read it some other way */
   | { kind: "large" }
   /** lines too long to run the scan here (RegexPlan.quadraticWays): scan it some other way */
   | { kind: "long" };
@@ -36,55 +45,90 @@ export type ReadOutcome =
 export interface ReadFilter {
   /** drop files holding none of these */
   literals: Uint8Array[] | null;
+  /** and files lacking every string of one of these sets (RegexPlan.required) */
+  required: Uint8Array[][];
   /**
    * scan with this planned regex (see RegexScanJob); only for regexes whose
    * backtracking is bounded outright (quadraticWays null) or quadratically
    * (a file over the budget comes back as "long", unscanned)
    */
-  scan: { source: string; flags: string; perLine: boolean; quadraticWays: number | null } | null;
-  /** files larger than this are left to the caller */
+  scan: { source: string; flags: string; perLine: boolean; quadraticWays: number | null; fold: AsciiFold | null } | null;
+  /** files larger than this are not read whole: streamed through the literals, or left to the caller */
   limit: number;
 }
 
 /** A ReadFilter as posted: literals as plain arrays, which clone several times faster than typed arrays. */
-type PostedFilter = Omit<ReadFilter, "literals"> & { literals: number[][] | null };
+type PostedFilter = Omit<ReadFilter, "literals" | "required"> & { literals: number[][] | null; required: number[][][] };
+
+/** Error code of a path that is no longer a regular file (a directory, a FIFO...). */
+export const NOT_REGULAR = "ENOTREG";
 
 interface Request {
   path: string;
   maxRecords: number;
-  resolve: (r: ReadOutcome) => void;
-  reject: (err: unknown) => void;
+  /** also return the SHA-256 of a text file's bytes (skip, bytes, scanned) */
+  hash: boolean;
+  /** with hash: the remembered "stamp sha256" of the file, if any */
+  known: string | undefined;
+  filter: ReadFilter;
+  done: ReadDone;
 }
 
-interface Batch {
-  filter: ReadFilter;
-  requests: Request[];
-}
+/** Called once per read, from the reply's message handler: no promise per file. */
+export type ReadDone = (err: unknown, outcome: ReadOutcome | null) => void;
 
 interface Slot {
   worker: Worker | null;
-  busy: Batch | null;
+  /** batches posted and not answered yet, oldest first (the worker answers in order) */
+  busy: Request[][];
+  /** the filter the worker holds */
+  filter: ReadFilter | null;
 }
+
+/**
+ * Batches a worker holds at once: the next one is queued before the current
+ * one is answered, so a worker never waits for the main thread to get the CPU
+ * back (on a loaded machine it often does not at once).
+ */
+const BATCHES_PER_WORKER = 2;
 
 /**
  * A batch's answer, packed so that posting it is one transfer rather than a
  * clone of many small objects (which costs about a millisecond per batch):
- * per file in `meta`: kind, offset and length in `data`, count, n, n starts,
- * n ends, n line indexes; kinds are the indexes of KINDS; errors are listed
- * in order apart.
+ * per file in `meta`: kind, [when a hash was asked for and the kind is skip,
+ * bytes or scanned: offset of the 32-byte SHA-256 in `data`, or -1 when the
+ * stamp was the one remembered; after an offset, 1 and the 5 stamp fields
+ * when the stamp may be remembered, else 0], offset and length in `data`,
+ * count, n, n starts, n ends, n line indexes; kinds are the indexes of KINDS;
+ * errors are listed in order apart.
  */
 type Reply = { meta: Float64Array; data: ArrayBuffer; errors: { message: string; code?: string }[] };
 const KINDS = ["binary", "skip", "bytes", "scanned", "large", "error", "long"] as const;
 
-const BATCH_FILES = 64;
+const BATCH_FILES = 256;
+/** A stamp whose mtime or ctime is not this much older than the read is not remembered (racy-git rule). */
+const RACY_MARGIN_MS = 2000;
+/** Remembered hashes, at most: about 20 MB. */
+const MAX_KNOWN = 200_000;
 /** worst-case backtracking tries a reader thread spends on one file: well under a second */
 export const READER_TRIES = 2e8;
 
-/** Stringified into the worker: self-contained. */
-function readerMain(scan: typeof regexScan, fs: typeof import("node:fs"), sniff: number, budget: number): void {
+/**
+ * Stringified into the worker: self-contained. Messages in: a PostedFilter
+ * (kept for the batches after it), or a batch as one string (cloned far
+ * faster than arrays): per file "maxRecords,hash,stamp:path" (stamp: the
+ * remembered one, or empty), joined by NUL.
+ */
+function readerMain(scan: typeof regexScan, fs: typeof import("node:fs"), sniff: number, budget: number, notRegular: string, racyMs: number): void {
   const [BINARY, SKIP, BYTES, SCANNED, LARGE, ERROR, LONG] = [0, 1, 2, 3, 4, 5, 6];
+  const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
   let buf = Buffer.allocUnsafe(1 << 20);
   const cache = new Map<string, RegExp>();
+  let filter: PostedFilter | null = null;
+  let literals: Uint8Array[] | null = null;
+  let required: Uint8Array[][] = [];
+  const holds = (view: Buffer): boolean =>
+    (!literals || literals.some((lit) => view.indexOf(lit) >= 0)) && required.every((set) => set.some((lit) => view.indexOf(lit) >= 0));
   /** ways x longest line x length (the worst-case tries) within the budget */
   const affordable = (view: Buffer, ways: number | null): boolean => {
     if (ways === null) return true;
@@ -96,12 +140,62 @@ function readerMain(scan: typeof regexScan, fs: typeof import("node:fs"), sniff:
     }
     return ways * Math.max(longest, view.length - start) * view.length <= budget;
   };
+  /** searched line by line, only the lines holding a literal: ways x the sum of their squared lengths within the budget */
+  const affordableByLine = (view: Buffer, ways: number): boolean => {
+    let tries = 0;
+    let pos = 0;
+    while (pos < view.length) {
+      let p = -1;
+      for (const lit of literals!) {
+        const q = view.indexOf(lit, pos);
+        if (q >= 0 && (p < 0 || q < p)) p = q;
+      }
+      if (p < 0) break;
+      const ls = p === 0 ? 0 : view.lastIndexOf(10, p - 1) + 1;
+      let le = view.indexOf(10, p);
+      if (le < 0) le = view.length;
+      tries += ways * (le - ls) * (le - ls);
+      if (tries > budget) return false;
+      pos = le + 1;
+    }
+    return true;
+  };
+  const digestOf = (bytes: Uint8Array): Uint8Array => new Bun.CryptoHasher("sha256").update(bytes).digest();
+  /**
+   * A file over the limit, in pieces through `buf`: BINARY, SKIP (no literal
+   * anywhere; its digest when hashing) or LARGE (a literal is there).
+   */
+  const stream = (fd: number, hash: boolean): { kind: number; digest: Uint8Array | null } => {
+    const hasher = hash ? new Bun.CryptoHasher("sha256") : null;
+    const overlap = Math.max(...literals!.map((l) => l.length)) - 1;
+    let carry = 0;
+    let first = true;
+    for (;;) {
+      const got = fs.readSync(fd, buf, carry, buf.length - carry, null);
+      if (got === 0) break;
+      const end = carry + got;
+      if (first && buf.subarray(0, Math.min(sniff, end)).indexOf(0) >= 0) return { kind: BINARY, digest: null };
+      first = false;
+      const piece = buf.subarray(0, end);
+      // required sets may lie in different pieces: only the primary literals rule a large file in
+      if (literals!.some((lit) => piece.indexOf(lit) >= 0)) return { kind: LARGE, digest: null };
+      hasher?.update(buf.subarray(carry, end));
+      const keep = Math.min(overlap, end);
+      buf.copy(buf, 0, end - keep, end);
+      carry = keep;
+    }
+    return { kind: SKIP, digest: hasher ? hasher.digest() : null };
+  };
   (globalThis as unknown as { onmessage: (e: MessageEvent) => void }).onmessage = (event: MessageEvent) => {
-    const { paths, maxRecords, filter } = event.data as { paths: string[]; maxRecords: number[]; filter: PostedFilter };
-    const { limit } = filter;
-    const literals = filter.literals ? filter.literals.map((l) => new Uint8Array(l)) : null;
-    const plan = filter.scan;
-    if (cache.size > 16) cache.clear();
+    if (typeof event.data !== "string") {
+      filter = event.data as PostedFilter;
+      literals = filter.literals ? filter.literals.map((l) => new Uint8Array(l)) : null;
+      required = filter.required.map((set) => set.map((l) => new Uint8Array(l)));
+      if (cache.size > 16) cache.clear();
+      return;
+    }
+    const { limit } = filter!;
+    const plan = filter!.scan;
     const meta: number[] = [];
     const errors: { message: string; code?: string }[] = [];
     // allocated on demand: most batches keep nothing, and a buffer per batch is garbage the collector lags behind on
@@ -117,10 +211,41 @@ function readerMain(scan: typeof regexScan, fs: typeof import("node:fs"), sniff:
       used += bytes.length;
       return used - bytes.length;
     };
-    paths.forEach((path, k) => {
+    for (const entry of (event.data as string).split("\0")) {
+      const comma = entry.indexOf(",");
+      const comma2 = entry.indexOf(",", comma + 1);
+      const colon = entry.indexOf(":", comma2);
+      const maxRecords = Number(entry.slice(0, comma));
+      const hash = entry.charCodeAt(comma + 1) === 49; // "1"
+      const knownStamp = entry.slice(comma2 + 1, colon);
+      const path = entry.slice(colon + 1);
       let fd = -1;
       try {
-        fd = fs.openSync(path, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW); // never follow a symlink
+        // never follow a symlink; never wait on a FIFO that replaced the file
+        fd = fs.openSync(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+        const st = fs.fstatSync(fd);
+        if (!st.isFile()) throw Object.assign(new Error(`${path} is not a regular file`), { code: notRegular });
+        const fields = [st.dev, st.ino, st.size, st.mtimeMs, st.ctimeMs];
+        const same = hash && knownStamp !== "" && knownStamp === fields.join(";");
+        const settled = Date.now() - racyMs;
+        const rememberable = st.mtimeMs < settled && st.ctimeMs < settled;
+        /** a text file's kind and, when asked for, its digest (not for LONG or LARGE: read again elsewhere) */
+        const push = (kind: number, digest: () => Uint8Array) => {
+          if (!hash) meta.push(kind);
+          else if (same) meta.push(kind, -1);
+          else if (rememberable) meta.push(kind, keep(digest()), 1, ...fields);
+          else meta.push(kind, keep(digest()), 0);
+        };
+        if (st.size > limit) {
+          if (!literals) {
+            meta.push(LARGE);
+            continue;
+          }
+          const r = stream(fd, hash && !same);
+          if (r.kind === SKIP) push(SKIP, () => r.digest!);
+          else meta.push(r.kind);
+          continue;
+        }
         let len = 0;
         for (;;) {
           if (len === buf.length) {
@@ -133,24 +258,47 @@ function readerMain(scan: typeof regexScan, fs: typeof import("node:fs"), sniff:
           if (got === 0) break;
           len += got;
         }
-        if (len > limit) return void meta.push(LARGE);
+        if (len > limit) {
+          meta.push(LARGE); // it grew since the stat
+          continue;
+        }
         const view = buf.subarray(0, len);
-        if (view.subarray(0, sniff).indexOf(0) >= 0) return void meta.push(BINARY);
-        if (literals && !literals.some((lit) => view.indexOf(lit) >= 0)) return void meta.push(SKIP);
-        if (plan && !affordable(view, plan.quadraticWays)) return void meta.push(LONG);
+        if (view.subarray(0, sniff).indexOf(0) >= 0) {
+          meta.push(BINARY);
+          continue;
+        }
+        const sha = () => digestOf(view);
+        if (!holds(view)) {
+          push(SKIP, sha);
+          continue;
+        }
+        let perLine = plan?.perLine ?? false;
+        if (plan && !affordable(view, plan.quadraticWays)) {
+          // long lines: still fine when only the lines holding a literal are searched, and those are short
+          if (!literals || !affordableByLine(view, plan.quadraticWays!)) {
+            meta.push(LONG);
+            continue;
+          }
+          perLine = true;
+        }
         if (plan) {
           const bom = view[0] === 0xef && view[1] === 0xbb && view[2] === 0xbf ? 3 : 0;
           const region = view.subarray(bom);
-          const job = { source: plan.source, flags: plan.flags, perLine: plan.perLine, literals, region, maxRecords: maxRecords[k]!, wantLines: true };
+          const job = { source: plan.source, flags: plan.flags, perLine, literals, required, fold: plan.fold, region, maxRecords, wantLines: true };
           const found = scan(job, cache);
-          if (found.count === 0) return void meta.push(SKIP);
-          meta.push(SCANNED, keep(view), len, found.count, found.starts.length);
+          if (found.count === 0) {
+            push(SKIP, sha);
+            continue;
+          }
+          push(SCANNED, sha);
+          meta.push(keep(view), len, found.count, found.starts.length);
           for (const x of found.starts) meta.push(x); // not spread: there may be more than an argument list holds
           for (const x of found.ends) meta.push(x);
           for (const x of found.lines!) meta.push(x);
-          return;
+          continue;
         }
-        meta.push(BYTES, keep(view), len);
+        push(BYTES, sha);
+        meta.push(keep(view), len);
       } catch (err) {
         const e = err as { message?: string; code?: string };
         errors.push({ message: String(e?.message ?? err), code: e?.code });
@@ -158,7 +306,7 @@ function readerMain(scan: typeof regexScan, fs: typeof import("node:fs"), sniff:
       } finally {
         if (fd >= 0) fs.closeSync(fd);
       }
-    });
+    }
     const packed = new Float64Array(meta);
     postMessage({ meta: packed, data: data.buffer, errors }, [packed.buffer, data.buffer]);
   };
@@ -169,9 +317,12 @@ let readerUrl: string | null = null;
 function newReader(sniff: number): Worker {
   // `__name` covers bundlers that wrap functions to keep their names
   readerUrl ??= URL.createObjectURL(
-    new Blob([`var __name = (f) => f;\n(${readerMain.toString()})(${regexScan.toString()}, require("node:fs"), ${sniff}, ${READER_TRIES});`], {
-      type: "application/javascript",
-    }),
+    new Blob(
+      [
+        `var __name = (f) => f;\n(${readerMain.toString()})(${regexScan.toString()}, require("node:fs"), ${sniff}, ${READER_TRIES}, ${JSON.stringify(NOT_REGULAR)}, ${RACY_MARGIN_MS});`,
+      ],
+      { type: "application/javascript" },
+    ),
   );
   const worker = new Worker(readerUrl);
   worker.unref();
@@ -180,80 +331,94 @@ function newReader(sniff: number): Worker {
 
 export class ReaderPool {
   private readonly slots: Slot[];
-  private queue: (Request & { filter: ReadFilter })[] = [];
+  private queue: Request[] = [];
+  /** absolute path -> "stamp sha256" of files hashed before (see the module comment) */
+  private readonly known = new Map<string, string>();
 
   constructor(
     size: number,
     private readonly sniff: number,
   ) {
-    this.slots = Array.from({ length: Math.max(1, size) }, () => ({ worker: null, busy: null }));
+    this.slots = Array.from({ length: Math.max(1, size) }, () => ({ worker: null, busy: [], filter: null }));
   }
 
-  /** Reads one file; `maxRecords` bounds the match offsets a scan returns (the count is always whole). */
-  read(path: string, filter: ReadFilter, maxRecords: number): Promise<ReadOutcome> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ path, maxRecords, filter, resolve, reject });
-      if (this.queue.length === 1) queueMicrotask(() => this.dispatch());
-      else if (this.queue.length >= BATCH_FILES) this.dispatch();
-    });
+  /**
+   * Reads one file; `maxRecords` bounds the match offsets a scan returns (the
+   * count is always whole); `hash` asks for the SHA-256 of a text file read whole.
+   */
+  read(path: string, filter: ReadFilter, maxRecords: number, hash: boolean, done: ReadDone): void {
+    this.queue.push({ path, maxRecords, hash, known: hash ? this.known.get(path) : undefined, filter, done });
+    if (this.queue.length === 1) queueMicrotask(() => this.dispatch());
+    else if (this.queue.length >= BATCH_FILES) this.dispatch();
   }
 
   private dispatch(): void {
-    for (const slot of this.slots) {
-      if (this.queue.length === 0) return;
-      if (slot.busy) continue;
-      const head = this.queue[0]!;
-      const take = this.queue.findIndex((r, k) => k >= BATCH_FILES || r.filter !== head.filter);
-      const requests = this.queue.splice(0, take < 0 ? this.queue.length : take);
-      this.start(slot, { filter: head.filter, requests });
+    for (let round = 0; round < BATCHES_PER_WORKER; round++) {
+      for (const slot of this.slots) {
+        if (this.queue.length === 0) return;
+        if (slot.busy.length > round) continue;
+        const head = this.queue[0]!;
+        const take = this.queue.findIndex((r, k) => k >= BATCH_FILES || r.filter !== head.filter);
+        this.start(slot, this.queue.splice(0, take < 0 ? this.queue.length : take));
+      }
     }
   }
 
-  private start(slot: Slot, batch: Batch): void {
+  private start(slot: Slot, batch: Request[]): void {
     if (!slot.worker) {
       const worker = newReader(this.sniff);
       slot.worker = worker;
+      slot.filter = null;
       worker.onmessage = (e: MessageEvent<Reply>) => this.finish(slot, worker, e.data);
       worker.onerror = (e: ErrorEvent) => this.crash(slot, worker, e.message);
     }
-    slot.busy = batch;
+    slot.busy.push(batch);
     slot.worker.ref();
-    slot.worker.postMessage({
-      paths: batch.requests.map((r) => r.path),
-      maxRecords: batch.requests.map((r) => r.maxRecords),
-      filter: this.posted(batch.filter),
-    });
-  }
-
-  private lastFilter: ReadFilter | null = null;
-  private lastPosted: PostedFilter | null = null;
-
-  private posted(filter: ReadFilter): PostedFilter {
-    if (filter !== this.lastFilter) {
-      this.lastFilter = filter;
-      this.lastPosted = { ...filter, literals: filter.literals?.map((l) => [...l]) ?? null };
+    const filter = batch[0]!.filter;
+    if (slot.filter !== filter) {
+      slot.filter = filter;
+      const posted: PostedFilter = {
+        ...filter,
+        literals: filter.literals?.map((l) => [...l]) ?? null,
+        required: filter.required.map((set) => set.map((l) => [...l])),
+      };
+      slot.worker.postMessage(posted);
     }
-    return this.lastPosted!;
+    let text = "";
+    for (const r of batch) text += `${text ? "\0" : ""}${r.maxRecords},${r.hash ? 1 : 0},${r.known ? r.known.slice(0, -65) : ""}:${r.path}`;
+    slot.worker.postMessage(text);
   }
 
   private finish(slot: Slot, worker: Worker, reply: Reply): void {
-    if (slot.worker !== worker || !slot.busy) return;
-    const batch = slot.busy;
-    slot.busy = null;
-    worker.unref();
+    if (slot.worker !== worker || slot.busy.length === 0) return;
+    const batch = slot.busy.shift()!;
+    if (slot.busy.length === 0) worker.unref();
     const { meta, errors } = reply;
     const data = new Uint8Array(reply.data);
     let at = 0;
     let failed = 0;
-    for (const req of batch.requests) {
+    for (const req of batch) {
       const kind = KINDS[meta[at++]!]!;
+      let sha256: string | undefined;
+      if (req.hash && (kind === "skip" || kind === "bytes" || kind === "scanned")) {
+        const d = meta[at++]!;
+        if (d < 0) sha256 = req.known!.slice(-64);
+        else {
+          sha256 = Buffer.from(data.buffer, data.byteOffset + d, 32).toString("hex");
+          if (meta[at++] === 1) {
+            if (this.known.size >= MAX_KNOWN) this.known.clear();
+            this.known.set(req.path, `${Array.from(meta.subarray(at, at + 5)).join(";")} ${sha256}`);
+            at += 5;
+          }
+        }
+      }
       if (kind === "error") {
         const e = errors[failed++]!;
-        req.reject(Object.assign(new Error(e.message), { code: e.code, path: req.path }));
+        req.done(Object.assign(new Error(e.message), { code: e.code, path: req.path }), null);
       } else if (kind === "bytes" || kind === "scanned") {
         const bytes = data.subarray(meta[at]!, meta[at]! + meta[at + 1]!);
         at += 2;
-        if (kind === "bytes") req.resolve({ kind, bytes });
+        if (kind === "bytes") req.done(null, { kind, bytes, sha256 });
         else {
           const count = meta[at++]!;
           const n = meta[at++]!;
@@ -261,20 +426,21 @@ export class ReaderPool {
           const ends = Array.from(meta.subarray(at + n, at + 2 * n));
           const lines = Array.from(meta.subarray(at + 2 * n, at + 3 * n));
           at += 3 * n;
-          req.resolve({ kind, bytes, scan: { starts, ends, count, lines } });
+          req.done(null, { kind, bytes, scan: { starts, ends, count, lines }, sha256 });
         }
-      } else req.resolve({ kind });
+      } else if (kind === "skip") req.done(null, { kind, sha256 });
+      else req.done(null, { kind });
     }
     this.dispatch();
   }
 
   private crash(slot: Slot, worker: Worker, message: string): void {
     if (slot.worker !== worker) return;
-    const batch = slot.busy;
+    const batches = slot.busy;
     slot.worker = null;
-    slot.busy = null;
+    slot.busy = [];
     worker.terminate();
-    for (const req of batch?.requests ?? []) req.reject(new Error(`file reader thread failed: ${message}`));
+    for (const batch of batches) for (const req of batch) req.done(new Error(`file reader thread failed: ${message}`), null);
     this.dispatch();
   }
 }

@@ -17,7 +17,8 @@
  *   a time budget (see regex-pool.ts); `inline` marks the provably cheap ones.
  */
 import { invalidArgument } from "../../core/errors";
-import { literalInfo, pickBest, score } from "./regex-literals";
+import { alsoRequired, literalInfo, pickBest, score } from "./regex-literals";
+import type { AsciiFold } from "./regex-scan";
 import { parseRegex, RegexSyntaxError, walkRegex, type RegexNode } from "./regex-syntax";
 
 export interface RegexPlan {
@@ -27,6 +28,12 @@ export interface RegexPlan {
   perLine: boolean;
   /** UTF-8 byte strings, one of which every match contains; null when none is known */
   literals: Uint8Array[] | null;
+  /**
+   * Further sets of UTF-8 byte strings, each of which every match also
+   * contains one string of (only with `literals`): a line lacking any set
+   * cannot match, so the prefilter and the scan skip it
+   */
+  required: Uint8Array[][];
   /** bounded backtracking: safe to run on the main thread */
   inline: boolean;
   /**
@@ -38,6 +45,8 @@ export interface RegexPlan {
    * reader-pool.ts READER_TRIES). Other text goes to the regex child process.
    */
   quadraticWays: number | null;
+  /** set for an ASCII fixed string matched case-insensitively: a byte-level shortcut (regex-scan.ts AsciiFold) */
+  fold: AsciiFold | null;
 }
 
 const INLINE_MAX_WAYS = 64;
@@ -76,13 +85,17 @@ export function planRegex(pattern: string, caseInsensitive: boolean): RegexPlan 
   rejectCatastrophic(root, pattern, sets);
   const lit = literalInfo(root, caseInsensitive);
   const best = pickBest(lit.exact, lit.req);
+  const primary = best && score(best) > 0 ? best : null;
+  const bytes = (set: string[]) => set.map((s) => new Uint8Array(Buffer.from(s, "utf8")));
   return {
     source: rewrite(root, pattern, sets),
     flags,
     perLine: hasLook,
-    literals: best && score(best) > 0 ? best.map((s) => new Uint8Array(Buffer.from(s, "utf8"))) : null,
+    literals: primary ? bytes(primary) : null,
+    required: primary ? alsoRequired(primary, lit.all).map(bytes) : [],
     inline: cheap && ways(root) <= INLINE_MAX_WAYS,
     quadraticWays: cheap ? null : quadraticWays(root),
+    fold: null,
   };
 }
 

@@ -9,8 +9,16 @@ import { regexScan } from "./regex-scan";
 /** The child's entry point; stringified, so self-contained like regexScan. */
 function childMain(scan: typeof regexScan, fs: typeof import("node:fs"), sniff: number): void {
   const cache = new Map<string, RegExp>();
-  let program: { source: string; flags: string; perLine: boolean; literals: number[][] | null } | null = null;
+  let program: {
+    source: string;
+    flags: string;
+    perLine: boolean;
+    literals: number[][] | null;
+    required: number[][][];
+    fold: { source: string; guards: number[][] } | null;
+  } | null = null;
   let literals: Uint8Array[] | null = null;
+  let required: Uint8Array[][] = [];
   let buf = Buffer.allocUnsafe(1 << 20);
   let lo = 0;
   let hi = 0;
@@ -27,7 +35,7 @@ function childMain(scan: typeof regexScan, fs: typeof import("node:fs"), sniff: 
   };
   const scanned = (id: number, region: Uint8Array, maxRecords: number, file: Buffer | null): void => {
     const p = program!;
-    const r = scan({ source: p.source, flags: p.flags, perLine: p.perLine, literals, region, maxRecords }, cache);
+    const r = scan({ source: p.source, flags: p.flags, perLine: p.perLine, literals, required, fold: p.fold, region, maxRecords }, cache);
     const n = r.starts.length;
     const body = file && r.count > 0 ? file : null;
     const reply = Buffer.allocUnsafe(24 + 8 * n + (body ? body.length : 0));
@@ -119,6 +127,7 @@ function childMain(scan: typeof regexScan, fs: typeof import("node:fs"), sniff: 
       if (type === 1) {
         program = JSON.parse(buf.toString("utf8", at + 4, at + len));
         literals = program!.literals ? program!.literals.map((l) => new Uint8Array(l)) : null;
+        required = program!.required.map((set) => set.map((l) => new Uint8Array(l)));
         continue;
       }
       const id = buf.readUInt32LE(at + 4);
@@ -133,6 +142,7 @@ function childMain(scan: typeof regexScan, fs: typeof import("node:fs"), sniff: 
         if (data.length > limit) status(id, 2);
         else if (data.subarray(0, sniff).indexOf(0) >= 0) status(id, 1);
         else if (literals && !literals.some((l) => data.indexOf(l) >= 0)) nothing(id);
+        else if (!required.every((set) => set.some((l) => data.indexOf(l) >= 0))) nothing(id);
         else {
           const bom = data.length >= 3 && data[0] === 0xef && data[1] === 0xbb && data[2] === 0xbf ? 3 : 0;
           scanned(id, data.subarray(bom), maxRecords, data);

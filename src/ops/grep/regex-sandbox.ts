@@ -206,8 +206,9 @@ export class RegexSandbox {
 
   constructor(plan: RegexPlan, size = Math.min(4, availableParallelism())) {
     this.size = Math.max(1, size);
-    const { source, flags, perLine, literals } = plan;
-    this.program = encoder.encode(JSON.stringify({ source, flags, perLine, literals: literals?.map((l) => [...l]) ?? null }));
+    const { source, flags, perLine, literals, required, fold } = plan;
+    const plain = (set: Uint8Array[]) => set.map((l) => [...l]);
+    this.program = encoder.encode(JSON.stringify({ source, flags, perLine, literals: literals ? plain(literals) : null, required: required.map(plain), fold }));
   }
 
   /** Scans a region of whole lines (see regexScan). */

@@ -22,11 +22,31 @@ export interface RegexScanJob {
   flags: string;
   perLine: boolean;
   literals: Uint8Array[] | null;
+  /** with `literals`: further sets a line must hold one string of each (RegexPlan.required) */
+  required?: Uint8Array[][] | null;
   /** starts at a line start; ends after a `\n`, or at the end of the file */
   region: Uint8Array;
   maxRecords: number;
   /** also return `lines`, to spare the caller counting newlines */
   wantLines?: boolean;
+  /** a byte-level shortcut for an ASCII fixed string matched case-insensitively (see AsciiFold) */
+  fold?: AsciiFold | null;
+}
+
+/**
+ * An ASCII fixed string under `iu`: a character matches one of its letters
+ * iff it is that letter in either case, or U+212A KELVIN SIGN for k, or
+ * U+017F LONG S for s (the only non-ASCII characters whose simple case
+ * folding is ASCII). So on a region holding neither of `guards` (their UTF-8
+ * bytes, listed when the pattern has a k or an s), the `source` regex with
+ * flags `gi` (no `u`: non-ASCII never matches ASCII) run over the bytes as
+ * Latin-1 finds exactly the real regex's matches, at byte offsets, without
+ * decoding UTF-8. ASCII bytes decode to themselves in any UTF-8, so invalid
+ * sequences change nothing.
+ */
+export interface AsciiFold {
+  source: string;
+  guards: number[][];
 }
 
 export function regexScan(job: RegexScanJob, cache: Map<string, RegExp>): RegionScan {
@@ -143,6 +163,27 @@ export function regexScan(job: RegexScanJob, cache: Map<string, RegExp>): Region
     return cle;
   };
 
+  const fold = job.fold;
+  let folded = false;
+  if (fold && !fold.guards.some((g) => bytes.indexOf(Buffer.from(g)) >= 0)) {
+    const fkey = `gi/${fold.source}`;
+    let fre = cache.get(fkey);
+    if (!fre) {
+      fre = new RegExp(fold.source, "gi");
+      cache.set(fkey, fre);
+    }
+    const text = bytes.toString("latin1", 0, n);
+    fre.lastIndex = 0;
+    for (let m = fre.exec(text); m !== null; m = fre.exec(text)) {
+      if (count < maxRecords) {
+        starts.push(m.index);
+        ends.push(m.index + m[0].length);
+      }
+      count++;
+    }
+    folded = true;
+  }
+
   const literals = job.literals;
   const next = literals ? literals.map(() => -2) : [];
   /** First byte offset >= pos where a required literal occurs, or -1. */
@@ -156,15 +197,30 @@ export function regexScan(job: RegexScanJob, cache: Map<string, RegExp>): Region
     return p;
   };
   const lineStartOf = (p: number): number => (p === 0 ? 0 : bytes.lastIndexOf(10, p - 1) + 1);
+  const required = job.required ?? [];
+  const reqNext = required.map((set) => set.map(() => -2));
+  /** The line [ls, le) holds a string of every required set (lines are asked about in order). */
+  const lineHasAll = (ls: number, le: number): boolean =>
+    required.every((set, i) =>
+      set.some((lit, j) => {
+        let q = reqNext[i]![j]!;
+        if (q !== -1 && q < ls) reqNext[i]![j] = q = bytes.indexOf(lit, ls);
+        return q >= 0 && q + lit.length <= le;
+      }),
+    );
 
-  if (literals !== null && job.perLine) {
-    // lookarounds must not see past the line: search each line holding a literal alone
+  if (folded) {
+    // done above
+  } else if (literals !== null && (job.perLine || required.length > 0)) {
+    // search each line holding a literal (and the required sets) alone: lookarounds must not
+    // see past the line, and only such lines can match
     let pos = 0;
     while (pos < n) {
       const p = nextLiteral(pos);
       if (p < 0) break;
       const lineEnd = bytes.indexOf(10, p);
-      scanLineAt(lineStartOf(p));
+      const ls = lineStartOf(p);
+      if (lineHasAll(ls, lineEnd < 0 ? n : lineEnd)) scanLineAt(ls);
       if (lineEnd < 0) break;
       pos = lineEnd + 1;
     }

@@ -31,6 +31,8 @@ export interface FileSearchOptions {
   contextLines: number;
   chunkBytes: number;
   signal: AbortSignal;
+  /** also return the SHA-256 of the file's bytes (a text file only) */
+  hash?: boolean;
 }
 
 export interface FileSearch {
@@ -39,6 +41,10 @@ export interface FileSearch {
   matches: GrepMatch[];
   /** every match in the file, returned or not */
   total: number;
+  /** SHA-256 (hex) of every byte of the file, when asked for; null: the file was gone */
+  sha256?: string | null;
+  /** bytes a reader thread kept for it that were not counted in advance (engine bookkeeping) */
+  kept?: number;
 }
 
 export const LONG_LINE_BYTES = 300;
@@ -53,7 +59,7 @@ export async function searchFile(
   source: ByteSource,
   o: FileSearchOptions,
 ): Promise<FileSearch> {
-  const win = new ByteWindow(source);
+  const win = new ByteWindow(source, o.hash === true);
   try {
     // the awaits below are skipped for in-memory sources: most files are small and read whole
     const first = win.fill(Math.max(BINARY_SNIFF_BYTES, o.chunkBytes));
@@ -108,7 +114,7 @@ export async function searchFile(
       win.drop(keepFrom);
       kept = limit - keepFrom;
     }
-    return { binary: false, matches, total };
+    return o.hash ? { binary: false, matches, total, sha256: win.digest() } : { binary: false, matches, total };
   } finally {
     const closed = win.close();
     if (closed) await closed;
@@ -218,11 +224,20 @@ class ByteWindow {
   private lo = 0;
   private hi = 0;
   private done = false;
+  /** hashes every byte read from a file or stream, when asked to */
+  private readonly hasher: Bun.CryptoHasher | null;
 
-  constructor(source: ByteSource) {
+  constructor(source: ByteSource, hash: boolean) {
+    this.hasher = hash && !(source instanceof Uint8Array) ? new Bun.CryptoHasher("sha256") : null;
     if (source instanceof Uint8Array) this.base = source;
     else if ("file" in source) this.file = source.file;
     else this.reader = source.getReader();
+  }
+
+  /** SHA-256 (hex) of the whole source, read to its end. */
+  digest(): string {
+    if (this.base) return new Bun.CryptoHasher("sha256").update(this.base).digest("hex");
+    return this.hasher!.digest("hex");
   }
 
   view(): Uint8Array {
@@ -245,6 +260,7 @@ class ByteWindow {
       if (done || !value) this.done = true;
       else if (value.length > 0) {
         this.makeRoom(value.length);
+        this.hasher?.update(value);
         this.store.set(value, this.hi);
         this.hi += value.length;
       }
@@ -258,6 +274,7 @@ class ByteWindow {
       this.makeRoom(min - (this.hi - this.lo));
       const { bytesRead } = await this.handle.read(this.store, this.hi, this.store.length - this.hi, null);
       if (bytesRead === 0) this.done = true;
+      else this.hasher?.update(this.store.subarray(this.hi, this.hi + bytesRead));
       this.hi += bytesRead;
     }
     this.eof = this.done;
@@ -303,7 +320,7 @@ class ByteWindow {
  * the collector, and the process's peak memory with it.
  */
 const spareStores: Uint8Array[] = [];
-const MAX_SPARE_STORES = 4;
+const MAX_SPARE_STORES = 2;
 const MAX_SPARE_BYTES = 64 * 1024 * 1024;
 
 function takeStore(size: number): Uint8Array {

@@ -5,18 +5,19 @@
  * callers: small files in one synchronous read, larger ones streamed in
  * `chunkBytes` reads, so a 2 GB file never sits in memory whole.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { open } from "node:fs/promises";
 import type { RepoPath } from "../../core/repo-path";
 import { DEFAULT_CHUNK_BYTES } from "./query";
 import type { GrepCandidate } from "./types";
 
-export function fileCandidate(path: RepoPath, absPath: string, size: number, chunkBytes = DEFAULT_CHUNK_BYTES): GrepCandidate {
+/** `size` null: not known yet (the engine stats the file when it reads it). */
+export function fileCandidate(path: RepoPath, absPath: string, size: number | null, chunkBytes = DEFAULT_CHUNK_BYTES): GrepCandidate {
   return {
     path,
     size,
     absPath,
-    open: async () => (size <= chunkBytes ? readFileSync(absPath) : fileStream(absPath, chunkBytes)),
+    open: async () => ((size ?? statSync(absPath).size) <= chunkBytes ? readFileSync(absPath) : fileStream(absPath, chunkBytes)),
   };
 }
 

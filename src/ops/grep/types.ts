@@ -3,7 +3,8 @@ import type { RepoPath } from "../../core/repo-path";
 /** One file the walk offers; `open` yields all its bytes, or a stream of them for large files. */
 export interface GrepCandidate {
   path: RepoPath;
-  size: number;
+  /** null: not known (only with `absPath`; the engine stats the file when it opens it) */
+  size: number | null;
   open(): Promise<Uint8Array | ReadableStream<Uint8Array>>;
   /**
    * The regular file on disk holding exactly these bytes, when there is one
@@ -13,6 +14,18 @@ export interface GrepCandidate {
    * into its window buffer, and does not call open(). fileCandidate() sets it.
    */
   absPath?: string;
+  /**
+   * Asks the engine for the SHA-256 (hex) of the bytes it searched: called
+   * once, in walk order, for each text file it searched (never for a binary
+   * one), when the engine read the whole file itself; null when the path no
+   * longer held a regular file by the time it was read (deleted, replaced by
+   * a directory or a symlink), which is then searched as empty. Without
+   * this, such a file fails the search. A file read by a regex child process
+   * is not reported: the caller hashes it itself.
+   */
+  onRead?: (sha256: string | null) => void;
+  /** with onRead: the caller knows the file's hash, so the engine reports only a file that was gone (null) */
+  hashKnown?: boolean;
 }
 
 export interface GrepMatch {
