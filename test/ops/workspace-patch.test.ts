@@ -5,6 +5,7 @@ import fc from "fast-check";
 import { canonicalJson } from "../../src/core/canonical-json";
 import { unifiedDiff } from "../../src/ops/diff/unified";
 import { createSnapshot } from "../../src/ops/snapshot-create";
+import { liveFingerprint } from "../../src/ops/live-tree";
 import { readFile } from "../../src/ops/snapshot-file";
 import { applyPatchOp } from "../../src/ops/workspace-patch";
 import { tmpRepo } from "../helpers/tmp-repo";
@@ -173,6 +174,40 @@ describe("workspace_apply_patch: applying", () => {
     expect(err.code).toBe("STALE_LEASE");
     expect(err.details.fingerprint.status_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(readFileSync(join(repo.root, "a.txt"), "utf8")).toBe(ten);
+  });
+
+  test("a stale lease is STALE_LEASE before anything the patch says, although the fingerprint is read while the patch is planned", async () => {
+    await using repo = await tmpRepo();
+    repo.write("a.txt", ten);
+    repo.write("dir/x.txt", "x\n");
+    repo.commit();
+    using ws = wsOf(repo);
+    const read = await readFile(ws, { mode: "worktree", path: "a.txt" });
+    const leaseId = read.cache_hint === "until_dirty" ? read.lease_id : "";
+    writeFileSync(join(repo.root, "other.txt"), "outside\n");
+    for (const patch of [
+      "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-not there\n+x\n", // a reject
+      "--- a/dir\n+++ b/dir\n@@ -1 +1 @@\n-x\n+y\n", // an error: the patch names a directory
+    ]) {
+      const err = await applyPatchOp(ws, { mode: "worktree", lease_id: leaseId, patch }).catch((e) => e);
+      expect(err.code).toBe("STALE_LEASE");
+    }
+    expect(readFileSync(join(repo.root, "a.txt"), "utf8")).toBe(ten);
+  });
+
+  test("the answer's fingerprint is the tree's after the write (read while the history records), so its lease works next", async () => {
+    await using repo = await tmpRepo();
+    for (let i = 0; i < 12; i++) repo.write(`f${i}.txt`, ten);
+    repo.commit();
+    using ws = wsOf(repo); // with the edit history, as the server runs it
+    const patch = Array.from({ length: 12 }, (_, i) => `--- a/f${i}.txt\n+++ b/f${i}.txt\n@@ -1 +1 @@\n-line 1\n+one ${i}\n`).join("");
+    const r = await applyPatchOp(ws, { mode: "worktree", patch });
+    expect(r.applied).toBe(true);
+    const fresh = await liveFingerprint(ws);
+    expect(r.cache_hint === "until_dirty" && r.fingerprint).toEqual(fresh);
+    const leaseId = r.cache_hint === "until_dirty" ? r.lease_id : "";
+    const next = await applyPatchOp(ws, { mode: "worktree", lease_id: leaseId, patch: "--- a/f0.txt\n+++ b/f0.txt\n@@ -2 +2 @@\n-line 2\n+two\n" });
+    expect(next.applied).toBe(true);
   });
 
   test("snapshot mode: a new snapshot with the result; git status and every file on disk are identical", async () => {

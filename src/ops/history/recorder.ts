@@ -7,9 +7,10 @@
  *   conversation touches a file for the first time, or when the file is not
  *   what the conversation last left there (someone else changed it since).
  *   The write path hands over the new states too (it writes exactly those
- *   bytes), so the diffs are made here as well: all checkpoints and diffs of
- *   the tool call are written as one batch (one pack file when there are many,
- *   batch-store.ts), made durable with one flush;
+ *   bytes), so the diffs are made here as well, while the checkpoints are
+ *   being written: the checkpoints of the tool call are one batch and its
+ *   diffs another (each one pack file when there are many, batch-store.ts),
+ *   each made durable with one flush, both before prepare returns;
  * - commit, after the writes: the JSON Lines entries, appended atomically
  *   under the conversation's log lock: one log rewrite per tool call, however
  *   many files it changed. A change whose new state was not known at prepare
@@ -67,6 +68,12 @@ interface Token {
 }
 
 const encoder = new TextEncoder();
+/** Diffs made between two turns of the event loop (so the I/O under way meanwhile makes progress). */
+const YIELD_EVERY = 16;
+
+function yieldToIo(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
 
 export class HistoryRecorder implements EditRecorder {
   private readonly conversations = new Map<string, ConversationState>();
@@ -82,17 +89,33 @@ export class HistoryRecorder implements EditRecorder {
     const stamps = await nextTimestamps(this.store, changes.length, state.lastTimestamp);
     const token: Token = { conversationId: conv, toolName: ctx.toolName, toolCallIndex: state.nextIndex, drafts: [], created: [] };
     const presence = new ObjectPresence(this.store);
-    const objects: ObjectWrite[] = [];
+    const checkpoints: ObjectWrite[] = [];
     for (let k = 0; k < order.length; k++) {
       const index = order[k]!;
       const change = changes[index]!;
       const editId = crypto.randomUUID();
       const hashBefore = change.before ? sha256Of(change.before.bytes) : null;
-      const draft: Draft = { index, editId, timestamp: stamps[k]!, hashBefore, checkpoint: await this.checkpointIfNeeded(conv, state, change, hashBefore, editId, presence, objects) };
-      if (change.operation === "delete" || change.after !== undefined) draft.recorded = recordChange(conv, editId, change, objects);
-      token.drafts.push(draft);
+      token.drafts.push({ index, editId, timestamp: stamps[k]!, hashBefore, checkpoint: await this.checkpointIfNeeded(conv, state, change, hashBefore, editId, presence, checkpoints) });
     }
-    await this.writeObjects(token, objects);
+    // The checkpoints go to disk (their flush waits on the I/O threads) while the diffs are made; both batches are
+    // durable before prepare returns, and a failure of either removes both.
+    const checkpointsWritten = this.writeObjects(token, checkpoints);
+    checkpointsWritten.catch(() => undefined);
+    try {
+      const diffs: ObjectWrite[] = [];
+      for (let k = 0; k < token.drafts.length; k++) {
+        if (k % YIELD_EVERY === YIELD_EVERY - 1) await yieldToIo();
+        const d = token.drafts[k]!;
+        const change = changes[d.index]!;
+        if (change.operation === "delete" || change.after !== undefined) d.recorded = recordChange(conv, d.editId, change, diffs);
+      }
+      await checkpointsWritten;
+      await this.writeObjects(token, diffs);
+    } catch (err) {
+      await checkpointsWritten.catch(() => undefined);
+      await this.removeObjects(token.created);
+      throw err;
+    }
     return { token };
   }
 

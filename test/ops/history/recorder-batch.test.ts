@@ -45,17 +45,17 @@ function countingStore(stateDir: string) {
 
 describe("recording a many-file tool call", () => {
   for (const syncfs of [true, false]) {
-    test(`${syncfs ? "syncfs" : "per-file fsync"}: 40 files, one object batch in one pack and one log rewrite; every checkpoint, diff and entry readable`, async () => {
+    test(`${syncfs ? "syncfs" : "per-file fsync"}: 40 files, a checkpoint pack, a diff pack and one log rewrite; every checkpoint, diff and entry readable`, async () => {
       configureDurability({ syncfs });
       await using h = await historyFixture();
       for (let i = 0; i < 40; i++) h.repo.write(`d${i % 4}/f${i}.txt`, text(i, "old"));
       const { store, calls } = countingStore(h.ws.repo.stateDir);
       const changes: WriteChange[] = Array.from({ length: 40 }, (_, i) => ({ kind: "write", path: `d${i % 4}/f${i}.txt` as RepoPath, bytes: enc(text(i, "new")), operation: "edit" }));
       const ids = (await applyChanges(h.ws, changes, { recorder: new HistoryRecorder(store), conversationId: C, toolName: "edit_file_diff" })).editIds;
-      // 40 checkpoints, their 40 metadata files and 40 diffs
-      expect(calls).toEqual({ putObjects: 1, objects: 120, appendLog: 1, entries: 40 });
+      // 40 checkpoints with their 40 metadata files, then 40 diffs
+      expect(calls).toEqual({ putObjects: 2, objects: 120, appendLog: 1, entries: 40 });
       const root = join(h.repo.root, ".mcp/edit_history");
-      expect(readdirSync(join(root, "packs", C)).filter((n) => n.endsWith(".pack"))).toHaveLength(1);
+      expect(readdirSync(join(root, "packs", C)).filter((n) => n.endsWith(".pack"))).toHaveLength(2);
       expect(existsSync(join(root, "diffs", C))).toBe(false);
       expect(existsSync(join(root, "checkpoints", C))).toBe(false);
       const entries = await h.entries();
@@ -84,7 +84,7 @@ describe("recording a many-file tool call", () => {
 
   test("a call with fewer objects than a pack keeps spec 002's layout: one file per checkpoint and diff", async () => {
     await using h = await historyFixture();
-    const files = Math.floor((PACK_MIN_OBJECTS - 1) / 3);
+    const files = Math.floor((PACK_MIN_OBJECTS - 1) / 2);
     for (let i = 0; i < files; i++) h.repo.write(`f${i}.txt`, text(i, "old"));
     await h.call(C, Array.from({ length: files }, (_, i) => ({ kind: "write", path: `f${i}.txt` as RepoPath, bytes: enc(text(i, "new")), operation: "edit" })));
     const root = join(h.repo.root, ".mcp/edit_history");
@@ -109,6 +109,25 @@ describe("recording a many-file tool call", () => {
     expect(readdirSync(join(h.repo.root, ".mcp/tmp"))).toEqual([]);
   });
 
+  test("a diff batch that cannot be written removes the checkpoints written with it; no file changes", async () => {
+    await using h = await historyFixture();
+    for (let i = 0; i < 12; i++) h.repo.write(`f${i}.txt`, text(i, "old"));
+    const store = new FsHistoryStore(h.ws.repo.stateDir);
+    const putObjects = store.putObjects.bind(store);
+    let batches = 0;
+    store.putObjects = async (items) => {
+      if (++batches === 2) throw new Error("the disk is full");
+      return putObjects(items);
+    };
+    const changes: WriteChange[] = Array.from({ length: 12 }, (_, i) => ({ kind: "write", path: `f${i}.txt` as RepoPath, bytes: enc(text(i, "new")), operation: "edit" }));
+    await expect(applyChanges(h.ws, changes, { recorder: new HistoryRecorder(store), conversationId: C, toolName: "edit_file_diff" })).rejects.toThrow("the disk is full");
+    expect(batches).toBe(2);
+    for (let i = 0; i < 12; i++) expect(h.read(`f${i}.txt`)).toBe(text(i, "old"));
+    expect(await h.entries()).toEqual([]);
+    expect(readdirSync(join(h.repo.root, ".mcp/edit_history/packs", C))).toEqual([]);
+    expect(readdirSync(join(h.repo.root, ".mcp/tmp"))).toEqual([]);
+  });
+
   test("a log that cannot be written takes every file back and removes the call's pack", async () => {
     await using h = await historyFixture();
     for (let i = 0; i < 12; i++) h.repo.write(`f${i}.txt`, text(i, "old"));
@@ -121,10 +140,12 @@ describe("recording a many-file tool call", () => {
     };
     const changes: WriteChange[] = Array.from({ length: 12 }, (_, i) => ({ kind: "write", path: `f${i}.txt` as RepoPath, bytes: enc(text(i, "new")), operation: "edit" }));
     await expect(applyChanges(h.ws, changes, { recorder: new HistoryRecorder(store), conversationId: C, toolName: "edit_file_diff" })).rejects.toThrow("no space left");
+    // 24 checkpoint objects in a pack, 12 diffs as single files
     expect(packsBeforeCommit).toHaveLength(1);
     for (let i = 0; i < 12; i++) expect(h.read(`f${i}.txt`)).toBe(text(i, "old"));
     expect(await h.entries()).toEqual([]);
     expect(readdirSync(join(h.repo.root, ".mcp/edit_history/packs", C))).toEqual([]);
+    expect(readdirSync(join(h.repo.root, ".mcp/edit_history/diffs", C))).toEqual([]);
     expect(readdirSync(join(h.repo.root, ".mcp/tmp"))).toEqual([]);
   });
 
