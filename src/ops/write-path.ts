@@ -1,5 +1,5 @@
 import { closeSync, fchmodSync, fsyncSync, mkdirSync, readdirSync, openSync, renameSync, rmdirSync, rmSync, statSync, symlinkSync, unlinkSync, writeSync } from "node:fs";
-import { chmod, writeFile } from "node:fs/promises";
+import { chmod, rename, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { type WorksnapError, asWorksnapError, internal, invalidArgument, notFound, repoChanged } from "../core/errors";
 import { randomId128, type BlobId } from "../core/hash";
@@ -25,13 +25,14 @@ import type { Workspace } from "./workspace";
  * from the caller's reads of the same files, when their stat is unchanged).
  * Then all new contents are staged as temp files in `.mcp/tmp/` and made
  * durable together (one flush for the whole set: src/repo/durable.ts), and
- * only then published, by renames, in the order deletes, moves, writes;
- * finally the touched directories are flushed.
+ * only then published, by renames, in the order deletes, moves, writes (the
+ * writes' renames issued together, done by the I/O threads); finally the
+ * touched directories are flushed.
  *
  * Crash safety: each file is replaced by a rename, so it holds its old or its
  * new bytes, never a mix. Across files the set is not atomic: a crash in the
- * publish phase (a run of renames, no data copying) can leave the first files
- * of the set changed and the rest not. Temp files of a crashed writer sit in
+ * publish phase (renames, no data copying) can leave some files of the set
+ * changed and the rest not. Temp files of a crashed writer sit in
  * `.mcp/tmp/` (ignored by git) and are removed when the next worksnap process
  * opens the repository. When the history recorder is present its `prepare`
  * record (checkpoints) was written before the first rename, so a review can
@@ -464,6 +465,8 @@ async function publish(ws: Workspace, plan: Plan, done: Step[]): Promise<void> {
   const dirs = new Set<string>();
   const made = new Set<string>();
   const removedPaths: string[] = [];
+  /** Staged writes: renamed by the I/O threads, all at once (other work, like the history's diffs, goes on meanwhile). */
+  const renames: Promise<void>[] = [];
   const order = (s: Step) => (s.after === null ? 0 : s.source ? 1 : 2);
   for (const s of [...plan.steps].sort((a, b) => order(a) - order(b))) {
     const dest = s.dest.target;
@@ -481,6 +484,7 @@ async function publish(ws: Workspace, plan: Plan, done: Step[]): Promise<void> {
       made.add(parent);
     }
     if (s.plainRename) renameSync(s.source!.target.abs, dest.abs);
+    else if (s.staged && !s.source) renames.push(rename(s.staged, dest.abs)); // the last group: independent renames
     else if (s.staged) renameSync(s.staged, dest.abs);
     else writeBeside(dest.abs, s.after, s.perm);
     dirs.add(parent);
@@ -490,6 +494,9 @@ async function publish(ws: Workspace, plan: Plan, done: Step[]): Promise<void> {
       dirs.add(dirname(s.source.target.abs));
     }
   }
+  // Every rename has finished (or failed) before the caller rolls back or goes on.
+  const failed = (await Promise.allSettled(renames)).find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (failed) throw failed.reason;
   for (const p of removedPaths) pruneEmptyParents(ws.repo.root, p, dirs);
   await syncDirs(ws, dirs);
 }

@@ -6,15 +6,14 @@
  *   edit id per change, and a checkpoint (the raw bytes before) when the
  *   conversation touches a file for the first time, or when the file is not
  *   what the conversation last left there (someone else changed it since).
- *   The write path hands over the new states too (it writes exactly those
- *   bytes), so the diffs are made here as well, while the checkpoints are
- *   being written: the checkpoints of the tool call are one batch and its
- *   diffs another (each one pack file when there are many, batch-store.ts),
- *   each made durable with one flush, both before prepare returns;
- * - commit, after the writes: the JSON Lines entries, appended atomically
- *   under the conversation's log lock: one log rewrite per tool call, however
- *   many files it changed. A change whose new state was not known at prepare
- *   (or differs from it) gets its diff recorded here, as one more batch;
+ *   All checkpoints of the tool call are one batch (one pack file when there
+ *   are many, batch-store.ts), made durable with one flush before prepare
+ *   returns. The write path hands over the new states too (it writes exactly
+ *   those bytes), so the diffs start here, in the background: slices of CPU
+ *   work between which the write path's I/O goes on;
+ * - commit, after the writes: the diffs as one batch (one flush), then the
+ *   JSON Lines entries, appended atomically under the conversation's log
+ *   lock: one log rewrite per tool call, however many files it changed;
  * - abort: removes what prepare (and commit) wrote; the log is untouched.
  *
  * The changes of one tool call share its tool_call_index and are recorded in
@@ -65,6 +64,10 @@ interface Token {
   drafts: Draft[];
   /** Objects written for this edit, removed again on abort. */
   created: string[];
+  /** The diffs (and bytes after) of the changes whose new state prepare knew, made in the background. */
+  diffs: Promise<ObjectWrite[]> | null;
+  /** Set on abort: the background diffs stop. */
+  stopped: boolean;
 }
 
 const encoder = new TextEncoder();
@@ -87,7 +90,7 @@ export class HistoryRecorder implements EditRecorder {
     const state = await this.state(conv);
     const order = recordOrder(changes);
     const stamps = await nextTimestamps(this.store, changes.length, state.lastTimestamp);
-    const token: Token = { conversationId: conv, toolName: ctx.toolName, toolCallIndex: state.nextIndex, drafts: [], created: [] };
+    const token: Token = { conversationId: conv, toolName: ctx.toolName, toolCallIndex: state.nextIndex, drafts: [], created: [], diffs: null, stopped: false };
     const presence = new ObjectPresence(this.store);
     const checkpoints: ObjectWrite[] = [];
     for (let k = 0; k < order.length; k++) {
@@ -97,32 +100,44 @@ export class HistoryRecorder implements EditRecorder {
       const hashBefore = change.before ? sha256Of(change.before.bytes) : null;
       token.drafts.push({ index, editId, timestamp: stamps[k]!, hashBefore, checkpoint: await this.checkpointIfNeeded(conv, state, change, hashBefore, editId, presence, checkpoints) });
     }
-    // The checkpoints go to disk (their flush waits on the I/O threads) while the diffs are made; both batches are
-    // durable before prepare returns, and a failure of either removes both.
+    // The checkpoints are durable when prepare returns. The diffs are made meanwhile and after, in slices between
+    // which the write path's I/O (writing the checkpoints, staging, publishing) goes on; commit writes them.
     const checkpointsWritten = this.writeObjects(token, checkpoints);
-    checkpointsWritten.catch(() => undefined);
+    token.diffs = this.makeDiffs(token, changes);
+    token.diffs.catch(() => undefined); // awaited by commit or abort
     try {
-      const diffs: ObjectWrite[] = [];
-      for (let k = 0; k < token.drafts.length; k++) {
-        if (k % YIELD_EVERY === YIELD_EVERY - 1) await yieldToIo();
-        const d = token.drafts[k]!;
-        const change = changes[d.index]!;
-        if (change.operation === "delete" || change.after !== undefined) d.recorded = recordChange(conv, d.editId, change, diffs);
-      }
       await checkpointsWritten;
-      await this.writeObjects(token, diffs);
     } catch (err) {
-      await checkpointsWritten.catch(() => undefined);
-      await this.removeObjects(token.created);
+      await this.stopDiffs(token);
       throw err;
     }
     return { token };
   }
 
+  /** The diff objects of every change whose new state is known, a slice at a time. */
+  private async makeDiffs(token: Token, changes: EditChange[]): Promise<ObjectWrite[]> {
+    const diffs: ObjectWrite[] = [];
+    for (let k = 0; k < token.drafts.length; k++) {
+      if (k % YIELD_EVERY === 0) {
+        await yieldToIo();
+        if (token.stopped) return [];
+      }
+      const d = token.drafts[k]!;
+      const change = changes[d.index]!;
+      if (change.operation === "delete" || change.after !== undefined) d.recorded = recordChange(token.conversationId, d.editId, change, diffs);
+    }
+    return diffs;
+  }
+
+  private async stopDiffs(token: Token): Promise<void> {
+    token.stopped = true;
+    await token.diffs?.catch(() => undefined);
+  }
+
   async commit(prepared: PreparedEdit, changes: EditChange[]): Promise<{ editIds: string[] }> {
     const token = prepared.token as Token;
     const conv = token.conversationId;
-    const objects: ObjectWrite[] = [];
+    const objects: ObjectWrite[] = token.diffs ? await token.diffs : [];
     const records: Recorded[] = [];
     for (const d of token.drafts) {
       const change = changes[d.index];
@@ -149,7 +164,9 @@ export class HistoryRecorder implements EditRecorder {
   }
 
   async abort(prepared: PreparedEdit): Promise<void> {
-    await this.removeObjects((prepared.token as Token).created);
+    const token = prepared.token as Token;
+    await this.stopDiffs(token);
+    await this.removeObjects(token.created);
   }
 
   // -------------------------------------------------------------------------

@@ -109,7 +109,7 @@ describe("recording a many-file tool call", () => {
     expect(readdirSync(join(h.repo.root, ".mcp/tmp"))).toEqual([]);
   });
 
-  test("a diff batch that cannot be written removes the checkpoints written with it; no file changes", async () => {
+  test("a diff batch that cannot be written takes every file back and removes the checkpoints written before it", async () => {
     await using h = await historyFixture();
     for (let i = 0; i < 12; i++) h.repo.write(`f${i}.txt`, text(i, "old"));
     const store = new FsHistoryStore(h.ws.repo.stateDir);
