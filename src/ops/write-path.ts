@@ -386,19 +386,22 @@ async function stageAll(ws: Workspace, steps: Step[], staged: string[]): Promise
   const devices = new Map<string, number>();
   const writes: Promise<void>[] = [];
   try {
-    for (const s of steps) {
-      if (s.after === null || s.plainRename) continue;
-      if (deviceOf(ws.repo.root, s.dest.target.path, devices) !== tmpDev) continue; // staged beside the target at publish time
-      const tmp = tempPath(ws.repo.stateDir, s.dest.target.path.slice(s.dest.target.path.lastIndexOf("/") + 1));
-      staged.push(tmp);
-      s.staged = tmp;
-      // A symlink cannot be opened to fsync it (open follows it): a syncfs covers it; per-file flushing leaves it,
-      // as before, to the flush of the directory it is renamed into.
-      if (s.after.mode === "120000") symlinkSync(Buffer.from(s.after.bytes.buffer, s.after.bytes.byteOffset, s.after.bytes.byteLength), tmp);
-      else writes.push(writeNewFile(tmp, s.after.bytes, s.perm).then(() => batch.add(tmp, s.after!.bytes.length)));
+    try {
+      for (const s of steps) {
+        if (s.after === null || s.plainRename) continue;
+        if (deviceOf(ws.repo.root, s.dest.target.path, devices) !== tmpDev) continue; // staged beside the target at publish time
+        const tmp = tempPath(ws.repo.stateDir, s.dest.target.path.slice(s.dest.target.path.lastIndexOf("/") + 1));
+        staged.push(tmp);
+        s.staged = tmp;
+        // A symlink cannot be opened to fsync it (open follows it): a syncfs covers it; per-file flushing leaves it,
+        // as before, to the flush of the directory it is renamed into.
+        if (s.after.mode === "120000") symlinkSync(Buffer.from(s.after.bytes.buffer, s.after.bytes.byteOffset, s.after.bytes.byteLength), tmp);
+        else writes.push(writeNewFile(tmp, s.after.bytes, s.perm).then(() => batch.add(tmp, s.after!.bytes.length)));
+      }
+    } finally {
+      await settled(writes);
     }
-    const failed = (await Promise.allSettled(writes)).find((r): r is PromiseRejectedResult => r.status === "rejected");
-    if (failed) throw failed.reason;
+    throwFirstFailure(await Promise.allSettled(writes));
     // All data reaches the disk before the first rename publishes any of it.
     await batch.flush();
   } finally {
@@ -467,6 +470,28 @@ async function publish(ws: Workspace, plan: Plan, done: Step[]): Promise<void> {
   const removedPaths: string[] = [];
   /** Staged writes: renamed by the I/O threads, all at once (other work, like the history's diffs, goes on meanwhile). */
   const renames: Promise<void>[] = [];
+  try {
+    publishSteps(plan, done, dirs, made, removedPaths, renames);
+  } finally {
+    // Every rename has finished (or failed) before the caller rolls back or goes on.
+    await settled(renames);
+  }
+  throwFirstFailure(await Promise.allSettled(renames));
+  for (const p of removedPaths) pruneEmptyParents(ws.repo.root, p, dirs);
+  await syncDirs(ws, dirs);
+}
+
+async function settled(promises: Promise<unknown>[]): Promise<void> {
+  await Promise.allSettled(promises);
+}
+
+function throwFirstFailure(results: PromiseSettledResult<unknown>[]): void {
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (failed) throw failed.reason;
+}
+
+/** The synchronous part of publishing: removals, moves, and the writes' renames started (pushed on `renames`). */
+function publishSteps(plan: Plan, done: Step[], dirs: Set<string>, made: Set<string>, removedPaths: string[], renames: Promise<void>[]): void {
   const order = (s: Step) => (s.after === null ? 0 : s.source ? 1 : 2);
   for (const s of [...plan.steps].sort((a, b) => order(a) - order(b))) {
     const dest = s.dest.target;
@@ -494,11 +519,6 @@ async function publish(ws: Workspace, plan: Plan, done: Step[]): Promise<void> {
       dirs.add(dirname(s.source.target.abs));
     }
   }
-  // Every rename has finished (or failed) before the caller rolls back or goes on.
-  const failed = (await Promise.allSettled(renames)).find((r): r is PromiseRejectedResult => r.status === "rejected");
-  if (failed) throw failed.reason;
-  for (const p of removedPaths) pruneEmptyParents(ws.repo.root, p, dirs);
-  await syncDirs(ws, dirs);
 }
 
 /**

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { blobIdOf } from "../../src/core/hash";
-import { applyChanges, applyChangesLocked, writeChangesLocked } from "../../src/ops/write-path";
+import { applyChanges, applyChangesLocked, type WriteChange, writeChangesLocked } from "../../src/ops/write-path";
 import { withWorktreeLock } from "../../src/ops/worktree-lock";
 import { tmpRepo } from "../helpers/tmp-repo";
 import { dec, enc, linkOf, permOf, read, recordingRecorder, rp, temps, treeText, wsOf } from "./workspace-helpers";
@@ -239,6 +239,24 @@ describe("write path: the edit-history hook", () => {
     expect(err.code).toBeDefined();
     expect(rec.calls.map((c) => c.phase)).toEqual(["prepare", "abort"]);
     expect(read(repo.root, "a.txt")).toBe("old a\n");
+    expect(temps(repo.root)).toEqual([]);
+  });
+
+  test("a failure while publishing waits for the renames in flight, then takes every file back", async () => {
+    await using repo = await tmpRepo();
+    for (let i = 0; i < 200; i++) repo.write(`d/f${i}.txt`, `old ${i}\n`);
+    using ws = wsOf(repo);
+    const before = treeText(repo.root);
+    // The last write needs a directory where another program puts a file after validation.
+    const rec = recordingRecorder(repo.root, { duringPrepare: () => writeFileSync(join(repo.root, "late"), "in the way") });
+    const changes: WriteChange[] = Array.from({ length: 200 }, (_, i) => ({ kind: "write", path: rp(`d/f${i}.txt`), bytes: enc(`new ${i}\n`) }));
+    changes.push({ kind: "write", path: rp("late/file.txt"), bytes: enc("x") });
+    const err = await applyChanges(ws, changes, { recorder: rec, conversationId: "c", toolName: "write_file" }).catch((e) => e);
+    expect(err.code).toBeDefined();
+    await Bun.sleep(50); // a rename still in flight would land now
+    const after = treeText(repo.root);
+    delete after.late;
+    expect(after).toEqual(before);
     expect(temps(repo.root)).toEqual([]);
   });
 
