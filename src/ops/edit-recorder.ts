@@ -4,8 +4,8 @@ import type { RepoPath } from "../core/repo-path";
  * The hook between the one work-tree write path (src/ops/write-path.ts) and
  * the edit history (src/ops/history/). The write path calls it with its lock
  * held: `prepare` before any byte changes (checkpoints, hashes before; the new
- * states are known already, so diffs can be made there too), then `commit`
- * after every write succeeded (log entries).
+ * states are known already, so the diffs can start there), then `commit`
+ * after every write succeeded (diffs, log entries).
  */
 export type FileMode = "100644" | "100755" | "120000";
 
