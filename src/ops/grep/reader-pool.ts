@@ -68,8 +68,8 @@ interface Request {
   maxRecords: number;
   /** also return the SHA-256 of a text file's bytes (skip, bytes, scanned) */
   hash: boolean;
-  /** with hash: the remembered "stamp sha256" of the file, if any */
-  known: string | undefined;
+  /** with hash: the remembered stamp and hash of the file, if any */
+  known: { stamp: string; sha256: string } | undefined;
   filter: ReadFilter;
   done: ReadDone;
 }
@@ -108,8 +108,10 @@ const KINDS = ["binary", "skip", "bytes", "scanned", "large", "error", "long"] a
 const BATCH_FILES = 256;
 /** A stamp whose mtime or ctime is not this much older than the read is not remembered (racy-git rule). */
 const RACY_MARGIN_MS = 2000;
-/** Remembered hashes, at most: about 20 MB. */
+/** Remembered hashes, at most (72 bytes a record, plus a map entry keyed by a number). */
 const MAX_KNOWN = 200_000;
+/** A record: the 5 stamp fields (float64) and the 32-byte SHA-256. */
+const RECORD = 72;
 /** worst-case backtracking tries a reader thread spends on one file: well under a second */
 export const READER_TRIES = 2e8;
 
@@ -332,8 +334,14 @@ function newReader(sniff: number): Worker {
 export class ReaderPool {
   private readonly slots: Slot[];
   private queue: Request[] = [];
-  /** absolute path -> "stamp sha256" of files hashed before (see the module comment) */
-  private readonly known = new Map<string, string>();
+  /**
+   * Files hashed before (see the module comment): a 52-bit hash of the
+   * absolute path -> record index in `records`. Two paths with the same key
+   * share a record; the stamp (device and inode among it) tells them apart,
+   * so a collision costs a hash, never a wrong one.
+   */
+  private known = new Map<number, number>();
+  private records = Buffer.alloc(0);
 
   constructor(
     size: number,
@@ -347,7 +355,7 @@ export class ReaderPool {
    * count is always whole); `hash` asks for the SHA-256 of a text file read whole.
    */
   read(path: string, filter: ReadFilter, maxRecords: number, hash: boolean, done: ReadDone): void {
-    this.queue.push({ path, maxRecords, hash, known: hash ? this.known.get(path) : undefined, filter, done });
+    this.queue.push({ path, maxRecords, hash, known: hash ? this.remembered(path) : undefined, filter, done });
     if (this.queue.length === 1) queueMicrotask(() => this.dispatch());
     else if (this.queue.length >= BATCH_FILES) this.dispatch();
   }
@@ -362,6 +370,32 @@ export class ReaderPool {
         this.start(slot, this.queue.splice(0, take < 0 ? this.queue.length : take));
       }
     }
+  }
+
+  private remembered(path: string): { stamp: string; sha256: string } | undefined {
+    const r = this.known.get(pathKey(path));
+    if (r === undefined) return undefined;
+    const at = r * RECORD;
+    const fields = [0, 1, 2, 3, 4].map((k) => this.records.readDoubleLE(at + 8 * k));
+    return { stamp: fields.join(";"), sha256: this.records.toString("hex", at + 40, at + 72) };
+  }
+
+  private remember(path: string, fields: Float64Array, sha256: Uint8Array): void {
+    const key = pathKey(path);
+    let r = this.known.get(key);
+    if (r === undefined) {
+      if (this.known.size >= MAX_KNOWN) this.known = new Map();
+      r = this.known.size;
+      if ((r + 1) * RECORD > this.records.length) {
+        const grown = Buffer.alloc(Math.min(MAX_KNOWN, Math.max(1024, 2 * (r + 1))) * RECORD);
+        this.records.copy(grown);
+        this.records = grown;
+      }
+      this.known.set(key, r);
+    }
+    const at = r * RECORD;
+    for (let k = 0; k < 5; k++) this.records.writeDoubleLE(fields[k]!, at + 8 * k);
+    this.records.set(sha256, at + 40);
   }
 
   private start(slot: Slot, batch: Request[]): void {
@@ -385,7 +419,7 @@ export class ReaderPool {
       slot.worker.postMessage(posted);
     }
     let text = "";
-    for (const r of batch) text += `${text ? "\0" : ""}${r.maxRecords},${r.hash ? 1 : 0},${r.known ? r.known.slice(0, -65) : ""}:${r.path}`;
+    for (const r of batch) text += `${text ? "\0" : ""}${r.maxRecords},${r.hash ? 1 : 0},${r.known ? r.known.stamp : ""}:${r.path}`;
     slot.worker.postMessage(text);
   }
 
@@ -402,12 +436,11 @@ export class ReaderPool {
       let sha256: string | undefined;
       if (req.hash && (kind === "skip" || kind === "bytes" || kind === "scanned")) {
         const d = meta[at++]!;
-        if (d < 0) sha256 = req.known!.slice(-64);
+        if (d < 0) sha256 = req.known!.sha256;
         else {
           sha256 = Buffer.from(data.buffer, data.byteOffset + d, 32).toString("hex");
           if (meta[at++] === 1) {
-            if (this.known.size >= MAX_KNOWN) this.known.clear();
-            this.known.set(req.path, `${Array.from(meta.subarray(at, at + 5)).join(";")} ${sha256}`);
+            this.remember(req.path, meta.subarray(at, at + 5), data.subarray(d, d + 32));
             at += 5;
           }
         }
@@ -443,6 +476,11 @@ export class ReaderPool {
     for (const batch of batches) for (const req of batch) req.done(new Error(`file reader thread failed: ${message}`), null);
     this.dispatch();
   }
+}
+
+/** 52 bits of a 64-bit hash of the path: a Map key as a number, cheaper than the string. */
+function pathKey(path: string): number {
+  return Number(BigInt.asUintN(52, BigInt(Bun.hash.wyhash(path))));
 }
 
 let shared: ReaderPool | null = null;
