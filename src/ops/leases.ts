@@ -17,8 +17,18 @@ export interface Lease {
 
 const LEASE_ID = /^lease_[0-9a-f]{32}$/;
 
+/** Limits on what a server keeps: leases, and touched paths over all of them (a whole-tree grep touches every file). */
+export const LEASE_LIMITS = { leases: 10_000, touched: 1_000_000 };
+
+/**
+ * Leases live in memory, oldest first. When a new lease pushes the count or
+ * the touched paths over LEASE_LIMITS, the oldest go; using one afterwards is
+ * STALE_LEASE ("unknown"), as after a restart.
+ */
 export class LeaseStore {
   private readonly leases = new Map<string, Lease>();
+
+  constructor(private readonly limits = LEASE_LIMITS) {}
 
   issue(fingerprint: Fingerprint): Lease {
     const lease: Lease = {
@@ -28,7 +38,13 @@ export class LeaseStore {
       touched: new Map(),
     };
     this.leases.set(lease.id, lease);
-    if (this.leases.size > 10_000) this.leases.delete(this.leases.keys().next().value as string);
+    let touched = 0;
+    for (const l of this.leases.values()) touched += l.touched.size;
+    for (const [id, oldest] of this.leases) {
+      if (id === lease.id || (this.leases.size <= this.limits.leases && touched <= this.limits.touched)) break;
+      touched -= oldest.touched.size;
+      this.leases.delete(id);
+    }
     return lease;
   }
 
