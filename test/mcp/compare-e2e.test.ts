@@ -32,7 +32,7 @@ describe("compare tools end to end", () => {
       const t = tools.find((x) => x.name === name);
       expect(t).toBeDefined();
       expect(t!.description!.length).toBeLessThan(2000);
-      const branches = (t!.outputSchema as { oneOf: { properties?: { cache_hint?: { const?: string } } }[] }).oneOf;
+      const branches = (t!.outputSchema as unknown as { oneOf: { properties?: { cache_hint?: { const?: string } } }[] }).oneOf;
       expect(branches.map((b) => b.properties?.cache_hint?.const ?? "error")).toEqual(["immutable", "until_dirty", "error"]);
       expect(t!.inputSchema.type).toBe("object");
     }

@@ -19,7 +19,7 @@ describe("resolveInRoot", () => {
     mkdirSync(join(repo.root, "real"));
     symlinkSync("real", join(repo.root, "alias"));
     symlinkSync("/tmp", join(repo.root, "out"));
-    expect(resolveInRoot(openRoot(repo.root), "alias/new/x.txt" as RepoPath).resolved).toBe("real/new/x.txt");
+    expect(resolveInRoot(openRoot(repo.root), "alias/new/x.txt" as RepoPath).resolved).toBe("real/new/x.txt" as RepoPath);
     expect(() => resolveInRoot(openRoot(repo.root), "out/new/x.txt" as RepoPath)).toThrow(/outside the repository root/);
   });
 });

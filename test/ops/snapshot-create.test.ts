@@ -23,7 +23,7 @@ function seed(repo: TmpRepo): void {
 }
 
 /** Recomputes the snapshot id from git's own output and file bytes, sharing no code with worksnap. */
-function independentId(root: string): string {
+function independentId(root: string): `sha256:${string}` {
   const git = (args: string[]) => Bun.spawnSync(["git", ...args], { cwd: root, env: { ...process.env, LC_ALL: "C" } }).stdout;
   const head = git(["rev-parse", "--verify", "-q", "HEAD"]).toString().trim();
   const index = git(["write-tree"]).toString().trim();
