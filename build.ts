@@ -1,5 +1,11 @@
-// Compiles src/main.ts into the single executable dist/worksnap.
+// Compiles src/main.ts into the single executable dist/worksnap, with the native module (src/native/*.c)
+// embedded when a C compiler is at hand. Without one the binary is built anyway and runs its TypeScript
+// paths (`worksnap --version` says which).
 import { mkdirSync } from "node:fs";
+import { buildNative } from "./scripts/build-native.ts";
+
+const native = buildNative();
+console.log(native.ok ? `built ${native.output} (${native.compiler})` : `note: native module not built: ${native.reason}; the binary uses its TypeScript paths`);
 
 mkdirSync("dist", { recursive: true });
 const result = await Bun.build({

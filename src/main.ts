@@ -2,6 +2,7 @@
 import { basename } from "node:path";
 import { UsageError } from "./cli/args";
 import { reportError } from "./cli/output";
+import { nativeSummary } from "./repo/native";
 import { VERSION } from "./version";
 
 const HELP = `worksnap ${VERSION}: deterministic snapshots, leased work-tree access, byte-exact
@@ -50,7 +51,7 @@ export async function main(argv: string[], invokedAs: string): Promise<number> {
   if (invokedAs === "mcpdiff") argv = ["history", ...argv];
   const [name, ...rest] = argv;
   if (name === "--version" || name === "-V") {
-    process.stdout.write(`worksnap ${VERSION}\n`);
+    process.stdout.write(`worksnap ${VERSION}\n${nativeSummary()}\n`);
     return 0;
   }
   if (name === "--help" || name === "-h" || name === "help") {

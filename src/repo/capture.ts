@@ -4,7 +4,7 @@ import { permissionDenied } from "../core/errors";
 import { blobIdFromHex, type BlobId } from "../core/hash";
 import type { HashItem, HashOutcome } from "./hash-files";
 import { hashInParallel } from "./hash-pool";
-import type { Prehash, Prehashed } from "./prehash";
+import type { Prehash, PrehashList } from "./prehash";
 import type { RepoBlobStore } from "./repo-blob-store";
 import type { RepoRoot } from "./root";
 import { contentConversionPossible, dirOf } from "./content-conversion";
@@ -56,15 +56,16 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
   const slots: (CapturedEntry | null)[] = new Array(candidates.length).fill(null);
   const vanished: string[] = [];
   const toRead: HashItem[] = [];
-  const readAhead: Prehashed | null = opts.prehash ? await opts.prehash.outcomes : null;
-  /** Outcomes taken from the read ahead, re-indexed to their candidates. */
-  const ahead: HashOutcome[] = [];
+  const readAhead: PrehashList | null = opts.prehash ? await opts.prehash.listed : null;
+  /** Candidates the read ahead covers: [candidate index, read-ahead index]. */
+  const ahead: [number, number][] = [];
   for (let i = 0; i < candidates.length; i++) {
     const cand = candidates[i] as TreeEntry;
     if (cand.gitOid) {
       const known = store.gitMap.get(cand.gitOid);
+      const k = readAhead?.byPath.get(cand.path);
       if (known) slots[i] = { path: cand.path, blob: blobIdFromHex(known.sha256), mode: cand.mode as EntryMode, size: known.size };
-      else if (readAhead && aheadFor(readAhead, cand, i, ahead)) continue;
+      else if (k !== undefined && readAhead?.items[k]?.gitOid === cand.gitOid) ahead.push([i, k]);
       else toRead.push({ index: i, path: cand.path, gitOid: cand.gitOid, mode: cand.mode });
       continue;
     }
@@ -81,8 +82,18 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
   const importing = store.gitObjects.importFrom(repo, [...new Set(gitItems.map((t) => t.gitOid as string))]);
   const trustCleanBefore = await cleanTrustCutoff(repo, gitItems, opts.gitComparedAt);
   const hashOpts = { root: repo.root, stateDir: repo.stateDir, trustCleanBefore };
-  const outcomes = await hashInParallel(hashOpts, toRead, (n) => opts.onProgress?.(alreadyKnown + n, candidates.length));
-  for (const o of ahead) outcomes.push(o);
+  // what the read ahead does not cover is read meanwhile
+  const reading = hashInParallel(hashOpts, toRead, (n) => opts.onProgress?.(alreadyKnown + n, candidates.length));
+  const [readR, aheadR] = await Promise.allSettled([reading, opts.prehash?.outcomes]);
+  if (readR.status === "rejected") throw readR.reason;
+  if (aheadR.status === "rejected") throw aheadR.reason;
+  const outcomes = readR.value;
+  const aheadOutcomes = aheadR.value;
+  for (const [i, k] of ahead) {
+    const o = aheadOutcomes?.[k] as HashOutcome; // the read ahead's own object, used once
+    o.index = i;
+    outcomes.push(o);
+  }
   const imports: { oid: string; sha256: string; size: number }[] = [];
   for (const o of outcomes) {
     const cand = candidates[o.index] as TreeEntry;
@@ -102,16 +113,6 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
   opts.onProgress?.(candidates.length, candidates.length);
   vanished.sort();
   return { entries: slots.filter((s): s is CapturedEntry => s !== null), vanished };
-}
-
-/** Takes the read-ahead outcome for a clean candidate if it was read against the same blob id. */
-function aheadFor(readAhead: Prehashed, cand: TreeEntry, index: number, into: HashOutcome[]): boolean {
-  const k = readAhead.byPath.get(cand.path);
-  if (k === undefined || readAhead.items[k]?.gitOid !== cand.gitOid) return false;
-  const o = readAhead.outcomes[k] as HashOutcome;
-  o.index = index;
-  into.push(o);
-  return true;
 }
 
 /** The ctime before which clean tracked files are taken as their index blobs; 0 trusts none. */

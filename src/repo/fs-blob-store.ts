@@ -13,6 +13,9 @@ import { tempPath } from "./state-dir";
  * hash, and a blob torn by a crash is removed and reported, never returned.
  */
 export class FsBlobStore implements BlobStore {
+  /** Fan-out directories known to exist (a capture writes many blobs; one mkdir each would cost more than the write). */
+  private readonly made = new Set<string>();
+
   constructor(private readonly stateDir: string) {}
 
   pathOf(id: BlobId): string {
@@ -56,10 +59,20 @@ export class FsBlobStore implements BlobStore {
     const p = this.pathOf(id);
     if (existsSync(p)) return;
     const dir = join(p, "..");
-    mkdirSync(dir, { recursive: true });
+    if (!this.made.has(dir)) {
+      mkdirSync(dir, { recursive: true });
+      this.made.add(dir);
+    }
     const tmp = tempPath(this.stateDir, "blob");
     writeFileSync(tmp, bytes, { mode: 0o444 });
-    renameSync(tmp, p);
+    try {
+      renameSync(tmp, p);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+      // the fan-out directory went away since it was made (a cleanup): make it again
+      mkdirSync(dir, { recursive: true });
+      renameSync(tmp, p);
+    }
   }
 
   async size(id: BlobId): Promise<number | null> {

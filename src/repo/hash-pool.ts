@@ -1,6 +1,8 @@
 import { availableParallelism } from "node:os";
 import { internal } from "../core/errors";
-import { FileHasher, type HashItem, type HashOptions, type HashOutcome } from "./hash-files";
+import { FileHasher, STREAM_THRESHOLD, type HashItem, type HashOptions, type HashOutcome } from "./hash-files";
+import { nativeModule } from "./native";
+import { hashNatively, nativeHashable } from "./native-hash";
 
 /** Below this many files a worker's start-up costs more than it saves. */
 export const PARALLEL_MIN = 2000;
@@ -10,7 +12,35 @@ const WORKER_BATCH = 128;
 const MAIN_BATCH = 32;
 
 /**
- * Hashes files on every core: one worker per core but one, and the main
+ * Hashes files on every core. Clean tracked files go to the native module
+ * when it is there (src/repo/native-hash.ts); the rest, and whatever it hands
+ * back, take the TypeScript path below, meanwhile. Outcomes come back in no
+ * particular order; each names its item's index.
+ */
+export async function hashInParallel(opts: HashOptions, items: HashItem[], onProgress?: (done: number) => void, signal?: AbortSignal): Promise<HashOutcome[]> {
+  const m = nativeModule();
+  const clean = m ? items.filter(nativeHashable) : [];
+  if (!m || clean.length === 0) return hashInScript(opts, items, onProgress, signal);
+  const rest = clean.length === items.length ? [] : items.filter((i) => !nativeHashable(i));
+  let nativeDone = 0;
+  let scriptDone = 0;
+  const report = () => onProgress?.(nativeDone + scriptDone);
+  const scripted = rest.length > 0 ? hashInScript(opts, rest, (n) => ((scriptDone = n), report()), signal) : Promise.resolve([]);
+  // both settle before this returns or throws, so no hashing outlives the call
+  const [natR, othersR] = await Promise.allSettled([
+    hashNatively(m, { ...opts, streamThreshold: STREAM_THRESHOLD }, clean, (n) => ((nativeDone = n), report()), signal),
+    scripted,
+  ]);
+  if (natR.status === "rejected") throw natR.reason;
+  if (othersR.status === "rejected") throw othersR.reason;
+  const nat = natR.value;
+  const others = othersR.value;
+  const again = nat.fallback.length > 0 ? await hashInScript(opts, nat.fallback, undefined, signal) : [];
+  return nat.outcomes.concat(others, again);
+}
+
+/**
+ * The TypeScript path: one worker per core but one, and the main
  * thread, all taking batches from one queue, so a share held up by large
  * files or by the main thread's other work never leaves a core idle. The main
  * thread gives its event loop a turn between batches, which keeps workers fed
@@ -18,7 +48,9 @@ const MAIN_BATCH = 32;
  * `signal` stops every share and rejects with its reason. Outcomes come back
  * in no particular order; each names its item's index.
  */
-export async function hashInParallel(opts: HashOptions, items: HashItem[], onProgress?: (done: number) => void, signal?: AbortSignal): Promise<HashOutcome[]> {
+export async function hashInScript(given: HashOptions, items: HashItem[], onProgress?: (done: number) => void, signal?: AbortSignal): Promise<HashOutcome[]> {
+  const { trustLater, ...fixed } = given;
+  const opts: HashOptions = trustLater ? { ...fixed, trustCleanBefore: await trustLater } : fixed;
   const queue = new BatchQueue(items);
   const out: HashOutcome[] = [];
   let reported = 0;

@@ -7,11 +7,10 @@ import type { RepoRoot } from "./root";
 import { RACY_MARGIN_MS } from "./stat-cache";
 import { plainIndexFiles } from "./tree-scan";
 
-/** Files read ahead: each outcome is for the item of the same index, read against that item's blob id. */
-export interface Prehashed {
+/** The files being read ahead, known as soon as the index listing is in. */
+export interface PrehashList {
   items: HashItem[];
-  outcomes: HashOutcome[];
-  /** Path -> index into items and outcomes. */
+  /** Path -> index into items (and into the outcomes). */
   byPath: Map<string, number>;
 }
 
@@ -26,8 +25,10 @@ export interface Prehashed {
  */
 export class Prehash {
   private readonly abort = new AbortController();
-  /** Every outcome; rejects if cancelled. */
-  readonly outcomes: Promise<Prehashed>;
+  /** What is being read, long before it is read. */
+  readonly listed: Promise<PrehashList>;
+  /** Every outcome, each at its item's index; rejects if cancelled. */
+  readonly outcomes: Promise<HashOutcome[]>;
   /** The copy of the read files' git objects into the private store. */
   readonly importing: Promise<void>;
 
@@ -35,7 +36,13 @@ export class Prehash {
    * `statusStartedAt` must not be later than the start of the status whose
    * answer will be used (an earlier time only trusts fewer files).
    */
-  constructor(repo: RepoRoot, store: RepoBlobStore, listing: Promise<GitResult>, statusStartedAt: number) {
+  constructor(
+    repo: RepoRoot,
+    store: RepoBlobStore,
+    listing: Promise<GitResult>,
+    statusStartedAt: number,
+    onProgress?: (done: number, total: number) => void,
+  ) {
     const items = listing.then((l) => {
       const wanted: HashItem[] = [];
       for (const e of plainIndexFiles(l.stdout)) {
@@ -44,17 +51,22 @@ export class Prehash {
       return wanted;
     });
     this.importing = items.then((list) => store.gitObjects.importFrom(repo, [...new Set(list.map((i) => i.gitOid as string))]));
-    this.outcomes = items.then(async (list) => {
-      const dirs = list.map((i) => dirOf(i.path));
-      const cutoff = list.length > 0 && !(await contentConversionPossible(repo, dirs)) ? statusStartedAt - RACY_MARGIN_MS : 0;
-      const opts = { root: repo.root, stateDir: repo.stateDir, trustCleanBefore: cutoff };
-      const outcomes = new Array<HashOutcome>(list.length);
-      for (const o of await hashInParallel(opts, list, undefined, this.abort.signal)) outcomes[o.index] = o;
+    this.listed = items.then((list) => {
       const byPath = new Map<string, number>();
       for (let i = 0; i < list.length; i++) byPath.set((list[i] as HashItem).path, i);
-      return { items: list, outcomes, byPath };
+      return { items: list, byPath };
+    });
+    this.outcomes = items.then(async (list) => {
+      // reading starts at once, verifying every file, until the attributes check allows trust
+      const trustLater = contentConversionPossible(repo, list.map((i) => dirOf(i.path))).then((possible) => (possible ? 0 : statusStartedAt - RACY_MARGIN_MS));
+      const opts = { root: repo.root, stateDir: repo.stateDir, trustCleanBefore: 0, trustLater };
+      const outcomes = new Array<HashOutcome>(list.length);
+      const report = onProgress ? (n: number) => onProgress(n, list.length) : undefined;
+      for (const o of await hashInParallel(opts, list, report, this.abort.signal)) outcomes[o.index] = o;
+      return outcomes;
     });
     // A cancelled or failed read ahead is reported to whoever awaits it, never as an unhandled rejection.
+    this.listed.catch(() => {});
     this.outcomes.catch(() => {});
     this.importing.catch(() => {});
   }
@@ -67,6 +79,6 @@ export class Prehash {
   /** Stops reading (the state turned out to be captured already); waits for the readers to stop. */
   async cancel(): Promise<void> {
     this.abort.abort(new Error("read ahead cancelled"));
-    await Promise.allSettled([this.outcomes, this.importing]);
+    await Promise.allSettled([this.listed, this.outcomes, this.importing]);
   }
 }

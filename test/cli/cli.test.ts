@@ -8,7 +8,7 @@ import pkg from "../../package.json" with { type: "json" };
 
 describe("worksnap CLI", () => {
   test("--version, --help, and exit code 2 for usage errors", () => {
-    expect(cli(["--version"]).stdout).toBe(`worksnap ${pkg.version}\n`);
+    expect(cli(["--version"]).stdout).toMatch(new RegExp(`^worksnap ${pkg.version.replaceAll(".", "\\.")}\nnative: (on|off) \\(.+\\)\n$`));
     expect(cli(["--help"]).stdout).toContain("worksnap snapshot");
     expect(cli(["snapshot", "--help"]).stdout).toContain("create [PATH...]");
     expect(cli(["serve", "--help"]).stdout).toContain("--root");
@@ -59,6 +59,8 @@ describe("worksnap CLI", () => {
       expect(r.stdout.toString()).toMatch(/^sha256:/);
       const v = Bun.spawnSync([bin, "--version"], { cwd: dir });
       expect(v.stdout.toString()).toContain("worksnap");
+      // the native module travels inside the executable
+      if (process.env.WORKSNAP_BUILD_NATIVE !== "0") expect(v.stdout.toString()).toMatch(/native: on \(sha256/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -1,0 +1,379 @@
+/*
+ * Node-API surface of the native module (loaded by src/repo/native.ts).
+ * Every call returns at once: jobs run on the pool's threads and the caller
+ * polls `ready` for the finished prefix. Arguments are checked loosely (the
+ * TypeScript wrapper is the only caller); a failure throws.
+ */
+#define NAPI_VERSION 8
+#include <node_api.h>
+
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "files.h"
+#include "hash_job.h"
+#include "pool.h"
+#include "scan_job.h"
+#include "sha1.h"
+#include "sha256.h"
+
+#define CHECK(call)                                   \
+  do {                                                \
+    if ((call) != napi_ok) return throw_(env, #call); \
+  } while (0)
+
+static napi_value throw_(napi_env env, const char *what) {
+  const napi_extended_error_info *info = NULL;
+  napi_get_last_error_info(env, &info);
+  char msg[256];
+  snprintf(msg, sizeof msg, "worksnap native: %s failed%s%s", what, info && info->error_message ? ": " : "",
+           info && info->error_message ? info->error_message : "");
+  bool pending = false;
+  napi_is_exception_pending(env, &pending);
+  if (!pending) napi_throw_error(env, NULL, msg);
+  return NULL;
+}
+
+static napi_value fail(napi_env env, const char *msg) {
+  napi_throw_error(env, NULL, msg);
+  return NULL;
+}
+
+typedef struct {
+  job_t *job;
+  int released;
+} handle_t;
+
+static void handle_finalize(napi_env env, void *data, void *hint) {
+  (void)env;
+  (void)hint;
+  handle_t *h = data;
+  if (!h->released) job_release(h->job);
+  free(h);
+}
+
+static napi_value wrap(napi_env env, job_t *job) {
+  handle_t *h = malloc(sizeof *h);
+  if (!h) {
+    job_release(job);
+    return fail(env, "worksnap native: out of memory");
+  }
+  h->job = job;
+  h->released = 0;
+  napi_value ext;
+  if (napi_create_external(env, h, handle_finalize, NULL, &ext) != napi_ok) {
+    job_release(job);
+    free(h);
+    return throw_(env, "napi_create_external");
+  }
+  return ext;
+}
+
+static handle_t *unwrap(napi_env env, napi_value v) {
+  void *data = NULL;
+  if (napi_get_value_external(env, v, &data) != napi_ok || !data) return NULL;
+  return data;
+}
+
+static int bytes_of(napi_env env, napi_value v, void **data, size_t *len) {
+  napi_typedarray_type type;
+  size_t length, offset;
+  napi_value ab;
+  if (napi_get_typedarray_info(env, v, &type, &length, data, &ab, &offset) != napi_ok) return 0;
+  size_t unit = type == napi_float64_array ? 8 : 1;
+  *len = length * unit;
+  return 1;
+}
+
+static napi_value args_of(napi_env env, napi_callback_info info, size_t want, napi_value *argv) {
+  size_t argc = want;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < want) return fail(env, "worksnap native: missing arguments");
+  return argv[0];
+}
+
+static double num(napi_env env, napi_value v) {
+  double d = NAN;
+  napi_get_value_double(env, v, &d);
+  return d;
+}
+
+static napi_value number(napi_env env, double d) {
+  napi_value v;
+  napi_create_double(env, d, &v);
+  return v;
+}
+
+/* hashStart(root, paths, count, trustBeforeMs, streamThreshold) */
+static napi_value hash_start(napi_env env, napi_callback_info info) {
+  napi_value argv[5];
+  if (!args_of(env, info, 5, argv)) return NULL;
+  char root[4096];
+  size_t root_len;
+  CHECK(napi_get_value_string_utf8(env, argv[0], root, sizeof root, &root_len));
+  if (root_len >= sizeof root - 1) return fail(env, "worksnap native: root path too long");
+  void *paths;
+  size_t paths_len;
+  if (!bytes_of(env, argv[1], &paths, &paths_len)) return fail(env, "worksnap native: paths must be a Uint8Array");
+  double count = num(env, argv[2]), trust = num(env, argv[3]), threshold = num(env, argv[4]);
+  if (!(count >= 0) || !(threshold >= 1)) return fail(env, "worksnap native: bad count or threshold");
+  int dirfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dirfd < 0) return fail(env, "worksnap native: cannot open the root directory");
+  hash_job_t *job = hash_job_new(paths, paths_len, (size_t)count, dirfd, isnan(trust) ? 0 : trust, (size_t)threshold);
+  if (!job) return fail(env, "worksnap native: out of memory");
+  pool_submit(&job->base);
+  return wrap(env, &job->base);
+}
+
+static int needles(napi_env env, napi_value array, needle_t **out, size_t *count, uint8_t **pool, size_t *pool_used, size_t pool_cap) {
+  uint32_t n = 0;
+  if (napi_get_array_length(env, array, &n) != napi_ok) return 0;
+  *out = calloc(n ? n : 1, sizeof(needle_t));
+  if (!*out) return 0;
+  *count = n;
+  for (uint32_t i = 0; i < n; i++) {
+    napi_value el;
+    void *data;
+    size_t len;
+    if (napi_get_element(env, array, i, &el) != napi_ok || !bytes_of(env, el, &data, &len)) return 0;
+    if (*pool_used + len > pool_cap) return 0;
+    memcpy(*pool + *pool_used, data, len);
+    (*out)[i].bytes = *pool + *pool_used;
+    (*out)[i].len = len;
+    *pool_used += len;
+  }
+  return 1;
+}
+
+/* scanStart(paths, count, flags, known, limit, sniff, racyMs, literals | null, required, needleBytes) */
+static napi_value scan_start(napi_env env, napi_callback_info info) {
+  napi_value argv[10];
+  if (!args_of(env, info, 10, argv)) return NULL;
+  void *paths, *flags, *known;
+  size_t paths_len, flags_len, known_len;
+  if (!bytes_of(env, argv[0], &paths, &paths_len) || !bytes_of(env, argv[2], &flags, &flags_len) || !bytes_of(env, argv[3], &known, &known_len))
+    return fail(env, "worksnap native: paths, flags and known must be typed arrays");
+  double count = num(env, argv[1]);
+  if (!(count >= 0) || flags_len < (size_t)count || known_len < (size_t)count * 5 * sizeof(double)) return fail(env, "worksnap native: bad counts");
+  scan_job_t *job = scan_job_new(paths, paths_len, (size_t)count);
+  if (!job) return fail(env, "worksnap native: out of memory");
+  memcpy(job->flags, flags, (size_t)count);
+  memcpy(job->known, known, (size_t)count * 5 * sizeof(double));
+  job->limit = (size_t)num(env, argv[4]);
+  job->sniff = (size_t)num(env, argv[5]);
+  job->racy_ms = num(env, argv[6]);
+  size_t cap = (size_t)num(env, argv[9]), used = 0;
+  job->needle_bytes = malloc(cap ? cap : 1);
+  napi_valuetype t;
+  napi_typeof(env, argv[7], &t);
+  int ok = job->needle_bytes != NULL;
+  job->has_literals = t != napi_null && t != napi_undefined;
+  if (ok && job->has_literals) ok = needles(env, argv[7], &job->literals, &job->literal_count, &job->needle_bytes, &used, cap);
+  uint32_t sets = 0;
+  if (ok) ok = napi_get_array_length(env, argv[8], &sets) == napi_ok;
+  if (ok) {
+    job->required = calloc(sets ? sets : 1, sizeof(needle_t *));
+    job->required_sizes = calloc(sets ? sets : 1, sizeof(size_t));
+    job->required_count = sets;
+    ok = job->required && job->required_sizes;
+  }
+  for (uint32_t r = 0; ok && r < sets; r++) {
+    napi_value set;
+    ok = napi_get_element(env, argv[8], r, &set) == napi_ok &&
+         needles(env, set, &job->required[r], &job->required_sizes[r], &job->needle_bytes, &used, cap);
+  }
+  if (!ok) {
+    job_release(&job->base);
+    return fail(env, "worksnap native: bad literals");
+  }
+  pool_submit(&job->base);
+  return wrap(env, &job->base);
+}
+
+static job_t *job_arg(napi_env env, napi_callback_info info, size_t want, napi_value *argv) {
+  if (!args_of(env, info, want, argv)) return NULL;
+  handle_t *h = unwrap(env, argv[0]);
+  if (!h || h->released) {
+    fail(env, "worksnap native: not a live job");
+    return NULL;
+  }
+  return h->job;
+}
+
+/* ready(job): how many items, from the first, are finished */
+static napi_value ready(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  job_t *job = job_arg(env, info, 1, argv);
+  if (!job) return NULL;
+  return number(env, (double)job_ready_prefix(job));
+}
+
+/* hashRecords(job, from, to): a copy of the records of finished items */
+static napi_value hash_records(napi_env env, napi_callback_info info) {
+  napi_value argv[3];
+  job_t *job = job_arg(env, info, 3, argv);
+  if (!job) return NULL;
+  size_t from = (size_t)num(env, argv[1]), to = (size_t)num(env, argv[2]);
+  if (from > to || to > job_ready_prefix(job)) return fail(env, "worksnap native: records not ready");
+  hash_job_t *hj = (hash_job_t *)job;
+  napi_value buf;
+  void *out;
+  CHECK(napi_create_buffer_copy(env, (to - from) * HASH_RECORD, hj->records + from * HASH_RECORD, &out, &buf));
+  return buf;
+}
+
+/* scanCollect(job, from, to): [records, kept bytes]; each record's SR_OFFSET says where its bytes start */
+static napi_value scan_collect(napi_env env, napi_callback_info info) {
+  napi_value argv[3];
+  job_t *job = job_arg(env, info, 3, argv);
+  if (!job) return NULL;
+  size_t from = (size_t)num(env, argv[1]), to = (size_t)num(env, argv[2]);
+  if (from > to || to > job_ready_prefix(job)) return fail(env, "worksnap native: records not ready");
+  scan_job_t *sj = (scan_job_t *)job;
+  size_t total = 0;
+  for (size_t i = from; i < to; i++) {
+    double len;
+    memcpy(&len, sj->records + i * SCAN_RECORD + SR_LENGTH, sizeof len);
+    if (sj->kept[i]) total += (size_t)len;
+  }
+  napi_value data, records, pair;
+  void *dst;
+  CHECK(napi_create_buffer(env, total ? total : 0, &dst, &data));
+  size_t at = 0;
+  for (size_t i = from; i < to; i++) {
+    uint8_t *rec = sj->records + i * SCAN_RECORD;
+    if (!sj->kept[i]) continue;
+    double len;
+    memcpy(&len, rec + SR_LENGTH, sizeof len);
+    memcpy((uint8_t *)dst + at, sj->kept[i], (size_t)len);
+    put_f64(rec, SR_OFFSET, (double)at);
+    at += (size_t)len;
+    free(sj->kept[i]);
+    sj->kept[i] = NULL;
+  }
+  void *out;
+  CHECK(napi_create_buffer_copy(env, (to - from) * SCAN_RECORD, sj->records + from * SCAN_RECORD, &out, &records));
+  CHECK(napi_create_array_with_length(env, 2, &pair));
+  CHECK(napi_set_element(env, pair, 0, records));
+  CHECK(napi_set_element(env, pair, 1, data));
+  return pair;
+}
+
+/* setTrust(job, trustBeforeMs): the hash job's trust cutoff, once the caller knows it */
+static napi_value set_trust(napi_env env, napi_callback_info info) {
+  napi_value argv[2];
+  job_t *job = job_arg(env, info, 2, argv);
+  if (!job) return NULL;
+  if (job->run != hash_job_run) return fail(env, "worksnap native: not a hash job");
+  double trust = num(env, argv[1]);
+  atomic_store(&((hash_job_t *)job)->trust_before_ms, isnan(trust) ? 0 : trust);
+  return NULL;
+}
+
+/* release(job): stops items not started yet and drops the caller's hold; idempotent */
+static napi_value release(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  if (!args_of(env, info, 1, argv)) return NULL;
+  handle_t *h = unwrap(env, argv[0]);
+  if (h && !h->released) {
+    h->released = 1;
+    job_release(h->job);
+  }
+  return NULL;
+}
+
+/* sha256(bytes) and gitBlobId(bytes): one-shot digests, for tests of the implementations */
+static napi_value sha256_once(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  if (!args_of(env, info, 1, argv)) return NULL;
+  void *data;
+  size_t len;
+  if (!bytes_of(env, argv[0], &data, &len)) return fail(env, "worksnap native: expected a Uint8Array");
+  sha256_ctx c;
+  sha256_init(&c);
+  sha256_update(&c, data, len);
+  void *out;
+  napi_value buf;
+  CHECK(napi_create_buffer(env, 32, &out, &buf));
+  sha256_final(&c, out);
+  return buf;
+}
+
+static napi_value git_blob_id(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  if (!args_of(env, info, 1, argv)) return NULL;
+  void *data;
+  size_t len;
+  if (!bytes_of(env, argv[0], &data, &len)) return fail(env, "worksnap native: expected a Uint8Array");
+  sha1_ctx c;
+  git_blob_init(&c, len);
+  sha1_update(&c, data, len);
+  void *out;
+  napi_value buf;
+  CHECK(napi_create_buffer(env, 20, &out, &buf));
+  sha1_final(&c, out);
+  return buf;
+}
+
+/* accelerate(on): SHA extensions on (where the CPU has them) or off, for tests of both implementations; only while no job runs */
+static napi_value accelerate(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  if (!args_of(env, info, 1, argv)) return NULL;
+  bool on = true;
+  napi_get_value_bool(env, argv[0], &on);
+  sha256_select(on);
+  sha1_select(on);
+  napi_value r;
+  napi_get_boolean(env, sha256_accelerated() && sha1_accelerated(), &r);
+  return r;
+}
+
+static napi_value describe(napi_env env, napi_callback_info info) {
+  (void)info;
+  napi_value obj, sha, threads;
+  CHECK(napi_create_object(env, &obj));
+  CHECK(napi_create_string_utf8(env, sha256_accelerated() ? "sha-ni" : "portable", NAPI_AUTO_LENGTH, &sha));
+  CHECK(napi_create_int32(env, pool_threads(), &threads));
+  CHECK(napi_set_named_property(env, obj, "sha256", sha));
+  CHECK(napi_set_named_property(env, obj, "threads", threads));
+  return obj;
+}
+
+/* The layouts the TypeScript side reads records with, so the two never disagree silently. */
+static napi_value layout(napi_env env) {
+  napi_value obj;
+  if (napi_create_object(env, &obj) != napi_ok) return NULL;
+  const struct { const char *name; double value; } fields[] = {
+      {"HASH_RECORD", HASH_RECORD}, {"HR_STATUS", HR_STATUS}, {"HR_EXEC", HR_EXEC}, {"HR_SHA1", HR_SHA1},
+      {"HR_TRUSTED", HR_TRUSTED}, {"HR_ERRNO", HR_ERRNO}, {"HR_SIZE", HR_SIZE}, {"HR_MTIME", HR_MTIME},
+      {"HR_CTIME", HR_CTIME}, {"HR_INO", HR_INO}, {"HR_SHA256", HR_SHA256}, {"HR_GIT", HR_GIT},
+      {"SCAN_RECORD", SCAN_RECORD}, {"SR_KIND", SR_KIND}, {"SR_DIGEST", SR_DIGEST}, {"SR_SAME", SR_SAME},
+      {"SR_REMEMBER", SR_REMEMBER}, {"SR_ERRNO", SR_ERRNO}, {"SR_LENGTH", SR_LENGTH}, {"SR_STAMP", SR_STAMP},
+      {"SR_SHA256", SR_SHA256}, {"SR_OFFSET", SR_OFFSET},
+  };
+  for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) napi_set_named_property(env, obj, fields[i].name, number(env, fields[i].value));
+  return obj;
+}
+
+NAPI_MODULE_INIT() {
+  sha256_select(1);
+  sha1_select(1);
+  const struct { const char *name; napi_callback fn; } fns[] = {
+      {"hashStart", hash_start}, {"scanStart", scan_start}, {"ready", ready}, {"hashRecords", hash_records},
+      {"scanCollect", scan_collect}, {"release", release}, {"setTrust", set_trust}, {"sha256", sha256_once}, {"gitBlobId", git_blob_id},
+      {"describe", describe}, {"accelerate", accelerate},
+  };
+  for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
+    napi_value fn;
+    if (napi_create_function(env, fns[i].name, NAPI_AUTO_LENGTH, fns[i].fn, NULL, &fn) != napi_ok) return NULL;
+    if (napi_set_named_property(env, exports, fns[i].name, fn) != napi_ok) return NULL;
+  }
+  napi_value l = layout(env);
+  if (l) napi_set_named_property(env, exports, "layout", l);
+  napi_value version;
+  if (napi_create_int32(env, 1, &version) == napi_ok) napi_set_named_property(env, exports, "version", version);
+  return exports;
+}

@@ -1,0 +1,25 @@
+/* Shared by the jobs: reading a file, its stat fields as JavaScript sees them, records. */
+#ifndef WORKSNAP_FILES_H
+#define WORKSNAP_FILES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "pool.h"
+
+/* Milliseconds since the epoch, as Node's mtimeMs and ctimeMs. */
+static inline double stat_ms(struct timespec t) { return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6; }
+
+static inline void put_f64(uint8_t *rec, size_t at, double v) { memcpy(rec + at, &v, sizeof v); }
+static inline void put_i32(uint8_t *rec, size_t at, int32_t v) { memcpy(rec + at, &v, sizeof v); }
+
+/* Opens a path of the job without following a symlink or waiting on a FIFO; -1 with errno. */
+int open_item(job_t *job, size_t index);
+/* Reads until EOF or more than `limit` bytes are in w->buf; the count, or -1 with errno. */
+long long read_upto(int fd, worker_t *w, size_t limit);
+/* Wall-clock milliseconds since the epoch. */
+double now_ms(void);
+
+#endif

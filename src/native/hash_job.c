@@ -1,0 +1,153 @@
+/*
+ * Hashing a clean tracked file, as FileHasher.hashClean and hashLarge do in
+ * TypeScript (src/repo/hash-files.ts), which stays the fallback:
+ * - the file is opened without following a symlink and must be a regular file;
+ * - up to stream_threshold bytes are read whole; the fstat after the read
+ *   gives the ctime, and a file whose size matches and whose ctime is older
+ *   than trust_before_ms is trusted to hold its index blob (git compared it
+ *   after that moment), so git's blob hash is skipped; otherwise it is
+ *   computed over the bytes in hand;
+ * - a larger file is streamed: trust is decided from the fstat before the
+ *   rest of the read and confirmed by the one after (same size and ctime);
+ *   when git's hash was wanted but the size moved, the record says CHANGED.
+ * The caller compares git's hash with the index blob id and hands anything
+ * that differs back to the TypeScript path, which stores such content.
+ */
+#include "hash_job.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "files.h"
+#include "sha1.h"
+#include "sha256.h"
+
+static void fail(uint8_t *rec, int err) {
+  int gone = err == ENOENT || err == ENOTDIR || err == ELOOP || err == EISDIR;
+  rec[HR_STATUS] = gone ? HASH_GONE : (err == EACCES || err == EPERM) ? HASH_DENIED : HASH_ERROR;
+  put_i32(rec, HR_ERRNO, err);
+}
+
+static void put_stat(uint8_t *rec, const struct stat *st) {
+  rec[HR_EXEC] = (st->st_mode & 0111) ? 1 : 0;
+  put_f64(rec, HR_MTIME, stat_ms(st->st_mtim));
+  put_f64(rec, HR_CTIME, stat_ms(st->st_ctim));
+  put_f64(rec, HR_INO, (double)st->st_ino);
+}
+
+/* The rest of a file over the threshold; the first `have` bytes are in w->buf. */
+static void hash_stream(hash_job_t *job, int fd, worker_t *w, size_t have, uint8_t *rec) {
+  struct stat before, after;
+  if (fstat(fd, &before) != 0) return fail(rec, errno);
+  if (!S_ISREG(before.st_mode)) return fail(rec, EISDIR);
+  int trustable = stat_ms(before.st_ctim) < atomic_load(&job->trust_before_ms);
+  sha256_ctx sha;
+  sha1_ctx git;
+  sha256_init(&sha);
+  if (!trustable) git_blob_init(&git, (uint64_t)before.st_size);
+  uint64_t size = 0;
+  size_t n = have;
+  while (n > 0) {
+    sha256_update(&sha, w->buf, n);
+    if (!trustable) sha1_update(&git, w->buf, n);
+    size += n;
+    ssize_t got;
+    do got = read(fd, w->buf, w->cap);
+    while (got < 0 && errno == EINTR);
+    if (got < 0) return fail(rec, errno);
+    n = (size_t)got;
+  }
+  if (fstat(fd, &after) != 0) return fail(rec, errno);
+  sha256_final(&sha, rec + HR_SHA256);
+  put_stat(rec, &after);
+  put_f64(rec, HR_SIZE, (double)size);
+  int same_size = size == (uint64_t)before.st_size;
+  if (!trustable) {
+    if (!same_size) {
+      rec[HR_STATUS] = HASH_CHANGED;
+      return;
+    }
+    sha1_final(&git, rec + HR_GIT);
+    rec[HR_SHA1] = 1;
+  } else {
+    int unchanged = same_size && after.st_size == before.st_size && after.st_ctim.tv_sec == before.st_ctim.tv_sec &&
+                    after.st_ctim.tv_nsec == before.st_ctim.tv_nsec;
+    if (!unchanged) {
+      rec[HR_STATUS] = HASH_CHANGED;
+      return;
+    }
+    rec[HR_TRUSTED] = 1;
+  }
+  rec[HR_STATUS] = HASH_OK;
+}
+
+void hash_job_run(job_t *base, size_t index, worker_t *w) {
+  hash_job_t *job = (hash_job_t *)base;
+  uint8_t *rec = job->records + index * HASH_RECORD;
+  int fd = open_item(base, index);
+  if (fd < 0) return fail(rec, errno);
+  /*
+   * No fstat before reading (one syscall per file saved): a directory fails
+   * the read with EISDIR, and the fstat after the read rejects anything else
+   * that is not a regular file (a FIFO reads as empty with O_NONBLOCK; a
+   * device is cut off at the threshold, where hash_stream checks the type).
+   */
+  struct stat st;
+  long long got = read_upto(fd, w, job->stream_threshold);
+  if (got < 0) {
+    fail(rec, errno);
+  } else if ((size_t)got > job->stream_threshold) {
+    hash_stream(job, fd, w, (size_t)got, rec);
+  } else if (fstat(fd, &st) != 0) {
+    fail(rec, errno);
+  } else if (!S_ISREG(st.st_mode)) {
+    fail(rec, EISDIR); /* a FIFO or device took the file's place: gone */
+  } else {
+    size_t len = (size_t)got;
+    sha256_ctx sha;
+    sha256_init(&sha);
+    sha256_update(&sha, w->buf, len);
+    sha256_final(&sha, rec + HR_SHA256);
+    put_stat(rec, &st);
+    put_f64(rec, HR_SIZE, (double)len);
+    if ((size_t)st.st_size == len && stat_ms(st.st_ctim) < atomic_load(&job->trust_before_ms)) {
+      rec[HR_TRUSTED] = 1;
+    } else {
+      sha1_ctx git;
+      git_blob_init(&git, len);
+      sha1_update(&git, w->buf, len);
+      sha1_final(&git, rec + HR_GIT);
+      rec[HR_SHA1] = 1;
+    }
+    rec[HR_STATUS] = HASH_OK;
+  }
+  close(fd);
+}
+
+static void hash_destroy(job_t *base) {
+  hash_job_t *job = (hash_job_t *)base;
+  free(job->records);
+  free(job);
+}
+
+hash_job_t *hash_job_new(const char *paths, size_t paths_len, size_t count, int dirfd, double trust_before_ms, size_t stream_threshold) {
+  hash_job_t *job = calloc(1, sizeof *job);
+  if (!job) return NULL;
+  job->base.run = hash_job_run;
+  job->base.destroy = hash_destroy;
+  atomic_init(&job->trust_before_ms, trust_before_ms);
+  job->stream_threshold = stream_threshold;
+  job->records = calloc(count ? count : 1, HASH_RECORD);
+  if (!job->records || !job_init(&job->base, paths, paths_len, count, dirfd)) {
+    free(job->records);
+    free(job->base.paths);
+    free(job->base.offsets);
+    free((void *)job->base.ready);
+    free(job);
+    if (dirfd >= 0) close(dirfd);
+    return NULL;
+  }
+  return job;
+}

@@ -1,0 +1,43 @@
+/*
+ * The capture's hot path: clean tracked files read and hashed with SHA-256,
+ * and with git's blob hash unless the file is trusted to hold its index blob
+ * (see hash_job.c). One fixed-size record per file.
+ */
+#ifndef WORKSNAP_HASH_JOB_H
+#define WORKSNAP_HASH_JOB_H
+
+#include "pool.h"
+
+enum { HASH_OK = 0, HASH_GONE = 1, HASH_DENIED = 2, HASH_ERROR = 3, HASH_CHANGED = 4 };
+
+/* Record layout, byte offsets. */
+enum {
+  HR_STATUS = 0,  /* u8 */
+  HR_EXEC = 1,    /* u8: any execute bit */
+  HR_SHA1 = 2,    /* u8: git's blob hash computed (at HR_GIT) */
+  HR_TRUSTED = 3, /* u8: unchanged since before trust_before_ms */
+  HR_ERRNO = 4,   /* i32 */
+  HR_SIZE = 8,    /* f64: bytes hashed */
+  HR_MTIME = 16,  /* f64 ms */
+  HR_CTIME = 24,  /* f64 ms, read after the bytes */
+  HR_INO = 32,    /* f64 */
+  HR_SHA256 = 40, /* 32 bytes */
+  HR_GIT = 72,    /* 20 bytes */
+  HASH_RECORD = 96
+};
+
+typedef struct {
+  job_t base;
+  /* may be raised while the job runs (setTrust): files read before that are verified */
+  _Atomic double trust_before_ms;
+  size_t stream_threshold;
+  uint8_t *records;
+} hash_job_t;
+
+/* One file: the job's `run`. */
+void hash_job_run(job_t *job, size_t index, worker_t *w);
+
+/* NULL when out of memory; `dirfd` is owned by the job from here on. */
+hash_job_t *hash_job_new(const char *paths, size_t paths_len, size_t count, int dirfd, double trust_before_ms, size_t stream_threshold);
+
+#endif

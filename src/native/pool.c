@@ -1,0 +1,138 @@
+#include "pool.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_THREADS 8
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
+static job_t *head, *tail;
+static int started;
+
+int worker_reserve(worker_t *w, size_t need) {
+  if (w->cap >= need) return 1;
+  size_t cap = w->cap ? w->cap : 1 << 20;
+  while (cap < need) cap *= 2;
+  uint8_t *grown = realloc(w->buf, cap);
+  if (!grown) return 0;
+  w->buf = grown;
+  w->cap = cap;
+  return 1;
+}
+
+int job_init(job_t *job, const char *paths, size_t paths_len, size_t count, int dirfd) {
+  job->count = count;
+  job->dirfd = dirfd;
+  atomic_init(&job->cancelled, 0);
+  atomic_init(&job->finished, 0);
+  job->prefix = 0;
+  job->next = 0;
+  job->refs = 1;
+  job->queue_next = NULL;
+  job->paths = malloc(paths_len + 1);
+  job->offsets = malloc((count + 1) * sizeof(size_t));
+  job->ready = calloc(count + 1, 1);
+  if (!job->paths || !job->offsets || !job->ready) return 0;
+  memcpy(job->paths, paths, paths_len);
+  job->paths[paths_len] = 0;
+  size_t at = 0;
+  for (size_t i = 0; i < count; i++) {
+    job->offsets[i] = at < paths_len ? at : paths_len;
+    while (at < paths_len && job->paths[at] != 0) at++;
+    at++;
+  }
+  return 1;
+}
+
+static void unref_locked(job_t *job) {
+  if (--job->refs > 0) return;
+  if (job->dirfd >= 0) close(job->dirfd);
+  free(job->paths);
+  free(job->offsets);
+  free((void *)job->ready);
+  job->destroy(job);
+}
+
+void job_release(job_t *job) {
+  atomic_store(&job->cancelled, 1);
+  pthread_mutex_lock(&lock);
+  unref_locked(job);
+  pthread_mutex_unlock(&lock);
+}
+
+static void *worker_main(void *arg) {
+  (void)arg;
+  worker_t w = {0};
+  pthread_mutex_lock(&lock);
+  for (;;) {
+    while (!head) pthread_cond_wait(&wake, &lock);
+    job_t *job = head;
+    if (job->next >= job->count || atomic_load(&job->cancelled)) {
+      // nothing left to start: the queue's reference goes; items not started count as finished
+      head = job->queue_next;
+      if (!head) tail = NULL;
+      for (size_t i = job->next; i < job->count; i++) atomic_store(&job->ready[i], 1);
+      job->next = job->count;
+      unref_locked(job);
+      continue;
+    }
+    size_t index = job->next++;
+    job->refs++;
+    pthread_mutex_unlock(&lock);
+    if (!atomic_load(&job->cancelled)) job->run(job, index, &w);
+    atomic_fetch_add(&job->finished, 1);
+    atomic_store_explicit(&job->ready[index], 1, memory_order_release);
+    pthread_mutex_lock(&lock);
+    unref_locked(job);
+  }
+  return NULL;
+}
+
+static int thread_count(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  if (n < 1) n = 1;
+  return n > MAX_THREADS ? MAX_THREADS : (int)n;
+}
+
+static void start_locked(void) {
+  if (started) return;
+  int n = thread_count();
+  for (int i = 0; i < n; i++) {
+    pthread_t t;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&t, &attr, worker_main, NULL) == 0) started++;
+    pthread_attr_destroy(&attr);
+  }
+}
+
+void pool_submit(job_t *job) {
+  pthread_mutex_lock(&lock);
+  start_locked();
+  job->refs++;
+  job->queue_next = NULL;
+  if (tail) tail->queue_next = job;
+  else head = job;
+  tail = job;
+  pthread_cond_broadcast(&wake);
+  pthread_mutex_unlock(&lock);
+}
+
+size_t job_ready_prefix(job_t *job) {
+  size_t p = job->prefix;
+  while (p < job->count && atomic_load_explicit(&job->ready[p], memory_order_acquire)) p++;
+  job->prefix = p;
+  return p;
+}
+
+int pool_threads(void) {
+  pthread_mutex_lock(&lock);
+  int n = started ? started : thread_count();
+  pthread_mutex_unlock(&lock);
+  return n;
+}

@@ -1,0 +1,58 @@
+/*
+ * A process-wide pool of worker threads running jobs: a job is a list of
+ * items (files) that the workers take in index order, so results complete
+ * roughly in order and the JavaScript side can consume a growing prefix of
+ * them while the rest is still being read. The JavaScript thread never
+ * blocks: it polls a job's progress.
+ */
+#ifndef WORKSNAP_POOL_H
+#define WORKSNAP_POOL_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* One worker's scratch space, reused from item to item. */
+typedef struct {
+  uint8_t *buf;
+  size_t cap;
+} worker_t;
+
+/* Grows the worker's buffer to at least `need` bytes; 0 when out of memory. */
+int worker_reserve(worker_t *w, size_t need);
+
+typedef struct job job_t;
+
+struct job {
+  void (*run)(job_t *job, size_t index, worker_t *w);
+  void (*destroy)(job_t *job);
+  size_t count;
+  /* the file-system paths, NUL-terminated, one after the other; offsets[i] is item i's */
+  char *paths;
+  size_t *offsets;
+  /* directory the paths are relative to (AT_FDCWD for absolute paths) */
+  int dirfd;
+  atomic_int cancelled;
+  /* ready[i] is set once item i is finished (or skipped after cancel) */
+  atomic_uchar *ready;
+  atomic_size_t finished;
+  /* the prefix of ready items, advanced by job_ready_prefix (the JavaScript thread only) */
+  size_t prefix;
+  /* guarded by the pool's lock */
+  size_t next;
+  int refs;
+  job_t *queue_next;
+};
+
+/* Sets up the common fields; paths are copied. 0 when out of memory. */
+int job_init(job_t *job, const char *paths, size_t paths_len, size_t count, int dirfd);
+/* Queues a job; the pool holds a reference until its last item is finished. */
+void pool_submit(job_t *job);
+/* Drops the caller's reference; the job is freed when no worker holds it either. */
+void job_release(job_t *job);
+/* The number of items finished, counting from the first, without a gap. */
+size_t job_ready_prefix(job_t *job);
+/* Threads in the pool (started on first use). */
+int pool_threads(void);
+
+#endif

@@ -1,0 +1,209 @@
+/*
+ * One file of a grep, as readerMain in reader-pool.ts does it:
+ * - opened without following a symlink, never waiting on a FIFO; anything
+ *   but a regular file is an error the caller maps to "gone";
+ * - a file over `limit` is not kept: without literals it is LARGE (the
+ *   caller windows it); with literals it is streamed through them, SKIP when
+ *   none occurs (hashed when asked), LARGE when one does;
+ * - a file whose first `sniff` bytes hold a NUL is BINARY;
+ * - a file lacking the literals is SKIP; otherwise its bytes are kept: BYTES.
+ * Hashes cover the bytes read whole; a stamp equal to the remembered one
+ * (same device, inode, size, mtime and ctime) is not hashed again.
+ */
+#define _GNU_SOURCE
+#include "scan_job.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "files.h"
+#include "sha256.h"
+
+static int found(const uint8_t *hay, size_t len, const needle_t *n) {
+  return n->len == 0 || memmem(hay, len, n->bytes, n->len) != NULL;
+}
+
+static int holds_any(const uint8_t *hay, size_t len, const needle_t *set, size_t count) {
+  for (size_t i = 0; i < count; i++)
+    if (found(hay, len, &set[i])) return 1;
+  return 0;
+}
+
+static int holds(scan_job_t *job, const uint8_t *hay, size_t len) {
+  if (job->has_literals && !holds_any(hay, len, job->literals, job->literal_count)) return 0;
+  for (size_t r = 0; r < job->required_count; r++)
+    if (!holds_any(hay, len, job->required[r], job->required_sizes[r])) return 0;
+  return 1;
+}
+
+static void digest(const uint8_t *bytes, size_t len, uint8_t *rec) {
+  sha256_ctx c;
+  sha256_init(&c);
+  sha256_update(&c, bytes, len);
+  sha256_final(&c, rec + SR_SHA256);
+  rec[SR_DIGEST] = 1;
+}
+
+/* A file over the limit through the literals, piece by piece, keeping the tail a literal may straddle. */
+static void stream(scan_job_t *job, int fd, worker_t *w, size_t have, int hash, uint8_t *rec) {
+  size_t overlap = 0;
+  for (size_t i = 0; i < job->literal_count; i++)
+    if (job->literals[i].len > overlap + 1) overlap = job->literals[i].len - 1;
+  sha256_ctx c;
+  if (hash) sha256_init(&c);
+  size_t carry = 0, end = have;
+  int first = 1;
+  for (;;) {
+    if (first && memchr(w->buf, 0, end < job->sniff ? end : job->sniff)) {
+      rec[SR_KIND] = SCAN_BINARY;
+      return;
+    }
+    first = 0;
+    if (holds_any(w->buf, end, job->literals, job->literal_count)) {
+      rec[SR_KIND] = SCAN_LARGE;
+      return;
+    }
+    if (hash) sha256_update(&c, w->buf + carry, end - carry);
+    size_t keep = overlap < end ? overlap : end;
+    memmove(w->buf, w->buf + end - keep, keep);
+    carry = keep;
+    ssize_t got;
+    do got = read(fd, w->buf + carry, w->cap - carry);
+    while (got < 0 && errno == EINTR);
+    if (got < 0) {
+      rec[SR_KIND] = SCAN_ERROR;
+      put_i32(rec, SR_ERRNO, errno);
+      return;
+    }
+    if (got == 0) break;
+    end = carry + (size_t)got;
+  }
+  rec[SR_KIND] = SCAN_SKIP;
+  if (hash) {
+    sha256_final(&c, rec + SR_SHA256);
+    rec[SR_DIGEST] = 1;
+  }
+}
+
+static void scan_item(job_t *base, size_t index, worker_t *w) {
+  scan_job_t *job = (scan_job_t *)base;
+  uint8_t *rec = job->records + index * SCAN_RECORD;
+  int fd = open_item(base, index);
+  if (fd < 0) {
+    rec[SR_KIND] = SCAN_ERROR;
+    put_i32(rec, SR_ERRNO, errno);
+    return;
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    rec[SR_KIND] = SCAN_ERROR;
+    put_i32(rec, SR_ERRNO, S_ISREG(st.st_mode) ? errno : SCAN_NOT_REGULAR);
+    close(fd);
+    return;
+  }
+  double stamp[5] = {(double)st.st_dev, (double)st.st_ino, (double)st.st_size, stat_ms(st.st_mtim), stat_ms(st.st_ctim)};
+  for (int k = 0; k < 5; k++) put_f64(rec, SR_STAMP + 8 * k, stamp[k]);
+  int hash = job->flags[index] & 1;
+  const double *known = job->known + 5 * index;
+  int same = hash && !isnan(known[0]);
+  for (int k = 0; same && k < 5; k++) same = known[k] == stamp[k];
+  double settled = now_ms() - job->racy_ms;
+  rec[SR_SAME] = (uint8_t)same;
+  rec[SR_REMEMBER] = stamp[3] < settled && stamp[4] < settled;
+  int want_digest = hash && !same;
+  if ((size_t)st.st_size > job->limit) {
+    if (!job->has_literals) {
+      rec[SR_KIND] = SCAN_LARGE;
+    } else {
+      long long got = read_upto(fd, w, w->cap ? w->cap - 1 : (1 << 20) - 1);
+      if (got < 0) {
+        rec[SR_KIND] = SCAN_ERROR;
+        put_i32(rec, SR_ERRNO, errno);
+      } else {
+        stream(job, fd, w, (size_t)got, want_digest, rec);
+      }
+    }
+    close(fd);
+    return;
+  }
+  long long got = read_upto(fd, w, job->limit);
+  close(fd);
+  if (got < 0) {
+    rec[SR_KIND] = SCAN_ERROR;
+    put_i32(rec, SR_ERRNO, errno);
+    return;
+  }
+  size_t len = (size_t)got;
+  if (len > job->limit) {
+    rec[SR_KIND] = SCAN_LARGE; /* it grew since the stat */
+    return;
+  }
+  if (memchr(w->buf, 0, len < job->sniff ? len : job->sniff)) {
+    rec[SR_KIND] = SCAN_BINARY;
+    return;
+  }
+  if (want_digest) digest(w->buf, len, rec);
+  if (!holds(job, w->buf, len)) {
+    rec[SR_KIND] = SCAN_SKIP;
+    return;
+  }
+  uint8_t *copy = malloc(len ? len : 1);
+  if (!copy) {
+    rec[SR_KIND] = SCAN_ERROR;
+    put_i32(rec, SR_ERRNO, ENOMEM);
+    return;
+  }
+  memcpy(copy, w->buf, len);
+  job->kept[index] = copy;
+  put_f64(rec, SR_LENGTH, (double)len);
+  rec[SR_KIND] = SCAN_BYTES;
+}
+
+void scan_job_free_inputs(scan_job_t *job) {
+  free(job->literals);
+  if (job->required) {
+    for (size_t r = 0; r < job->required_count; r++) free(job->required[r]);
+  }
+  free(job->required);
+  free(job->required_sizes);
+  free(job->needle_bytes);
+  free(job->flags);
+  free(job->known);
+}
+
+static void scan_destroy(job_t *base) {
+  scan_job_t *job = (scan_job_t *)base;
+  for (size_t i = 0; i < base->count; i++) free(job->kept[i]);
+  free(job->kept);
+  free(job->records);
+  scan_job_free_inputs(job);
+  free(job);
+}
+
+scan_job_t *scan_job_new(const char *paths, size_t paths_len, size_t count) {
+  scan_job_t *job = calloc(1, sizeof *job);
+  if (!job) return NULL;
+  job->base.run = scan_item;
+  job->base.destroy = scan_destroy;
+  size_t n = count ? count : 1;
+  job->records = calloc(n, SCAN_RECORD);
+  job->kept = calloc(n, sizeof(uint8_t *));
+  job->flags = calloc(n, 1);
+  job->known = malloc(n * 5 * sizeof(double));
+  if (!job->records || !job->kept || !job->flags || !job->known || !job_init(&job->base, paths, paths_len, count, -100 /* AT_FDCWD */)) {
+    free(job->records);
+    free(job->kept);
+    free(job->flags);
+    free(job->known);
+    free(job->base.paths);
+    free(job->base.offsets);
+    free((void *)job->base.ready);
+    free(job);
+    return NULL;
+  }
+  for (size_t i = 0; i < n * 5; i++) job->known[i] = NAN;
+  return job;
+}

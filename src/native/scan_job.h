@@ -1,0 +1,59 @@
+/*
+ * grep's reads: each file opened, checked for the binary rule, filtered by
+ * the query's required literals and, when asked, hashed; the bytes of a file
+ * that may match are kept for the JavaScript thread, which searches them.
+ * What reader-pool.ts's threads do, minus running a regex.
+ */
+#ifndef WORKSNAP_SCAN_JOB_H
+#define WORKSNAP_SCAN_JOB_H
+
+#include "pool.h"
+
+/* Kinds, numbered as reader-pool.ts's KINDS. */
+enum { SCAN_BINARY = 0, SCAN_SKIP = 1, SCAN_BYTES = 2, SCAN_LARGE = 4, SCAN_ERROR = 5 };
+/* errno of a path that holds something other than a regular file */
+#define SCAN_NOT_REGULAR (-1)
+
+enum {
+  SR_KIND = 0,      /* u8 */
+  SR_DIGEST = 1,    /* u8: SHA-256 at SR_SHA256 */
+  SR_SAME = 2,      /* u8: the stamp was the known one; not hashed again */
+  SR_REMEMBER = 3,  /* u8: mtime and ctime old enough for the stamp to be remembered */
+  SR_ERRNO = 4,     /* i32 */
+  SR_LENGTH = 8,    /* f64: kept bytes */
+  SR_STAMP = 16,    /* 5 x f64: dev, ino, size, mtimeMs, ctimeMs */
+  SR_SHA256 = 56,   /* 32 bytes */
+  SR_OFFSET = 88,   /* f64: where the kept bytes start in a collected batch */
+  SCAN_RECORD = 96
+};
+
+typedef struct {
+  const uint8_t *bytes;
+  size_t len;
+} needle_t;
+
+typedef struct {
+  job_t base;
+  size_t limit;
+  size_t sniff;
+  double racy_ms;
+  /* one of these must occur (none: no such condition) */
+  needle_t *literals;
+  size_t literal_count;
+  int has_literals;
+  /* and one string of each set */
+  needle_t **required;
+  size_t *required_sizes;
+  size_t required_count;
+  uint8_t *flags;  /* per item: bit 0 = hash */
+  double *known;   /* per item: the remembered stamp, NaN when none */
+  uint8_t *records;
+  uint8_t **kept;
+  /* all the needles' bytes */
+  uint8_t *needle_bytes;
+} scan_job_t;
+
+scan_job_t *scan_job_new(const char *paths, size_t paths_len, size_t count);
+void scan_job_free_inputs(scan_job_t *job);
+
+#endif

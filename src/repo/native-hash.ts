@@ -1,0 +1,82 @@
+import { constants } from "node:os";
+import type { HashItem, HashOptions, HashOutcome } from "./hash-files";
+import { joinPaths, type NativeModule, waitReady } from "./native";
+
+/** Files the native hash job takes: clean tracked regular files of a SHA-1 repository. */
+export function nativeHashable(item: HashItem): boolean {
+  return item.gitOid !== undefined && item.gitOid.length === 40 && (item.mode === "100644" || item.mode === "100755");
+}
+
+export interface NativeHashed {
+  outcomes: HashOutcome[];
+  /** Items to hash again the TypeScript way: content that is not the index blob, or that changed while read. */
+  fallback: HashItem[];
+}
+
+/**
+ * Hashes clean tracked files with the native module (src/native/hash_job.c),
+ * under the same rules as FileHasher.hashClean: a file trusted to be its
+ * index blob skips git's hash; any other gets it, and one whose git hash is
+ * not its index blob id (or that changed during the read) is handed back in
+ * `fallback`, for FileHasher to hash and store.
+ */
+export async function hashNatively(
+  m: NativeModule,
+  opts: HashOptions & { streamThreshold: number },
+  items: HashItem[],
+  onProgress?: (done: number) => void,
+  signal?: AbortSignal,
+): Promise<NativeHashed> {
+  const L = m.layout;
+  const job = m.hashStart(opts.root, joinPaths(items.map((i) => i.path)), items.length, opts.trustCleanBefore, opts.streamThreshold);
+  let records: Buffer;
+  let live = true;
+  opts.trustLater?.then((ms) => live && m.setTrust(job, ms), () => {});
+  try {
+    await waitReady(m, job, items.length, onProgress, signal);
+    records = m.hashRecords(job, 0, items.length);
+  } finally {
+    live = false;
+    m.release(job);
+  }
+  const hashedAt = Date.now();
+  const outcomes: HashOutcome[] = [];
+  const fallback: HashItem[] = [];
+  for (let k = 0; k < items.length; k++) {
+    const item = items[k] as HashItem;
+    const at = k * L.HASH_RECORD;
+    const status = records[at + L.HR_STATUS];
+    if (status === 1) outcomes.push({ index: item.index, kind: "vanished" });
+    else if (status === 2) outcomes.push({ index: item.index, kind: "denied" });
+    else if (status === 3) throw errnoError(records.readInt32LE(at + L.HR_ERRNO), item.path);
+    else if (status !== 0) fallback.push(item);
+    else {
+      const gitOid = records[at + L.HR_TRUSTED] ? (item.gitOid as string) : records[at + L.HR_SHA1] ? records.toString("hex", at + L.HR_GIT, at + L.HR_GIT + 20) : "";
+      if (gitOid !== item.gitOid) {
+        fallback.push(item);
+        continue;
+      }
+      outcomes.push({
+        index: item.index,
+        kind: "ok",
+        sha256: records.toString("hex", at + L.HR_SHA256, at + L.HR_SHA256 + 32),
+        gitOid,
+        mode: item.mode as "100644" | "100755",
+        size: records.readDoubleLE(at + L.HR_SIZE),
+        mtimeMs: records.readDoubleLE(at + L.HR_MTIME),
+        ctimeMs: records.readDoubleLE(at + L.HR_CTIME),
+        ino: records.readDoubleLE(at + L.HR_INO),
+        hashedAt,
+      });
+    }
+  }
+  return { outcomes, fallback };
+}
+
+const ERRNO_NAMES = new Map<number, string>(Object.entries(constants.errno).map(([name, n]) => [n as number, name]));
+
+/** An Error like node:fs throws for `errno`. */
+export function errnoError(errno: number, path: string): NodeJS.ErrnoException {
+  const code = ERRNO_NAMES.get(errno) ?? `E${errno}`;
+  return Object.assign(new Error(`${code}: cannot read ${path} (errno ${errno})`), { code, errno, path });
+}

@@ -1,0 +1,130 @@
+/**
+ * The native module (src/native/*.c, built into build/native/worksnap.node
+ * by build.ts and embedded in the compiled binary): file reading and hashing
+ * on a pool of threads, with SHA-256 and SHA-1 on the CPU's SHA extensions.
+ * It is optional: without a C compiler at build time, or with
+ * WORKSNAP_NATIVE=0, every caller takes its TypeScript path, which gives the
+ * same answers (the tests run both and compare).
+ *
+ * Jobs never block the event loop: a job's files are read on the module's
+ * threads in index order, and `waitReady` polls how many are finished from
+ * the first, so a caller can use a growing prefix of results.
+ */
+import { internal } from "../core/errors";
+
+/** An opaque running job. */
+export type NativeJob = { readonly __nativeJob: unique symbol };
+
+export interface NativeLayout {
+  HASH_RECORD: number;
+  HR_STATUS: number;
+  HR_EXEC: number;
+  HR_SHA1: number;
+  HR_TRUSTED: number;
+  HR_ERRNO: number;
+  HR_SIZE: number;
+  HR_MTIME: number;
+  HR_CTIME: number;
+  HR_INO: number;
+  HR_SHA256: number;
+  HR_GIT: number;
+  SCAN_RECORD: number;
+  SR_KIND: number;
+  SR_DIGEST: number;
+  SR_SAME: number;
+  SR_REMEMBER: number;
+  SR_ERRNO: number;
+  SR_LENGTH: number;
+  SR_STAMP: number;
+  SR_SHA256: number;
+  SR_OFFSET: number;
+}
+
+export interface NativeModule {
+  version: number;
+  layout: NativeLayout;
+  /** Hashes clean tracked files under `root` (NUL-separated relative paths); see src/native/hash_job.c. */
+  hashStart(root: string, paths: Uint8Array, count: number, trustBeforeMs: number, streamThreshold: number): NativeJob;
+  /** grep's reads of absolute paths; see src/native/scan_job.c. */
+  scanStart(
+    paths: Uint8Array,
+    count: number,
+    flags: Uint8Array,
+    known: Float64Array,
+    limit: number,
+    sniff: number,
+    racyMs: number,
+    literals: Uint8Array[] | null,
+    required: Uint8Array[][],
+    needleBytes: number,
+  ): NativeJob;
+  /** Raises a hash job's trust cutoff while it runs (files read before are verified with git's hash). */
+  setTrust(job: NativeJob, trustBeforeMs: number): void;
+  /** Items finished, from the first, without a gap. */
+  ready(job: NativeJob): number;
+  hashRecords(job: NativeJob, from: number, to: number): Buffer;
+  /** Records and the kept bytes of finished items; the module lets go of those bytes. */
+  scanCollect(job: NativeJob, from: number, to: number): [Buffer, Buffer];
+  /** Stops the items not started and lets the job go; idempotent. */
+  release(job: NativeJob): void;
+  sha256(bytes: Uint8Array): Buffer;
+  gitBlobId(bytes: Uint8Array): Buffer;
+  describe(): { sha256: "sha-ni" | "portable"; threads: number };
+  /** SHA extensions on or off (tests of both implementations); true when they are on. Only while no job runs. */
+  accelerate(on: boolean): boolean;
+}
+
+const MODULE_VERSION = 1;
+let loaded: NativeModule | null | undefined;
+let loadError = "";
+
+/** The module, or null when it was not built, cannot load here, or WORKSNAP_NATIVE=0. */
+export function nativeModule(): NativeModule | null {
+  if (loaded !== undefined) return loaded;
+  loaded = null;
+  if (process.env.WORKSNAP_NATIVE === "0") {
+    loadError = "disabled by WORKSNAP_NATIVE=0";
+    return null;
+  }
+  try {
+    // a literal path, so that bun build embeds the module in the executable
+    const m = require("../../build/native/worksnap.node") as NativeModule;
+    if (m?.version === MODULE_VERSION) loaded = m;
+    else loadError = `unexpected module version ${String(m?.version)}`;
+  } catch (err) {
+    loadError = err instanceof Error ? err.message.split("\n")[0]! : String(err);
+  }
+  return loaded;
+}
+
+/** One line for `--version` and diagnostics. */
+export function nativeSummary(): string {
+  const m = nativeModule();
+  if (!m) return `native: off (${loadError || "not built"})`;
+  const d = m.describe();
+  return `native: on (sha256 ${d.sha256}, ${d.threads} threads)`;
+}
+
+/**
+ * Resolves once `want` items of `job` are finished, polling every
+ * millisecond; `onReady` hears the finished count as it grows. Aborting
+ * `signal` rejects with its reason (the caller releases the job).
+ */
+export async function waitReady(m: NativeModule, job: NativeJob, want: number, onReady?: (n: number) => void, signal?: AbortSignal): Promise<number> {
+  let seen = -1;
+  for (;;) {
+    const n = m.ready(job);
+    if (n !== seen) {
+      seen = n;
+      onReady?.(n);
+    }
+    if (n >= want) return n;
+    if (signal?.aborted) throw signal.reason ?? internal("aborted");
+    await Bun.sleep(1);
+  }
+}
+
+/** Paths joined by NUL, as the module takes them. */
+export function joinPaths(paths: readonly string[]): Uint8Array {
+  return Buffer.from(paths.join("\0") + "\0", "utf8");
+}

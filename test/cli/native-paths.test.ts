@@ -1,0 +1,76 @@
+import { describe, expect, test } from "bun:test";
+import { chmodSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { tmpRepo, type TmpRepo } from "../helpers/tmp-repo";
+
+const BIN = join(import.meta.dir, "..", "..", "dist", "worksnap");
+
+function create(root: string, env: Record<string, string> = {}): { code: number; out: any } {
+  const r = Bun.spawnSync([BIN, "snapshot", "create", "--root", root, "--json"], { env: { ...process.env, ...env } });
+  return { code: r.exitCode, out: JSON.parse(r.stdout.toString() || "{}") };
+}
+
+/** Files of every kind the capture treats differently: clean, modified, untracked, exec, symlink, large, CRLF. */
+function seed(repo: TmpRepo): void {
+  for (let i = 0; i < 300; i++) repo.write(`src/m${i}/f${i}.ts`, `export const v${i} = ${i};\n`.repeat(1 + (i % 7)));
+  repo.write("bin/tool", "#!/bin/sh\n", 0o755);
+  repo.write("crlf.txt", "a\r\nb\r\n");
+  repo.write("large.bin", new Uint8Array(9 * 1024 * 1024).map((_, i) => (i * 7) & 255)); // over the stream threshold
+  repo.symlink("link", "crlf.txt");
+  repo.commit();
+  writeFileSync(join(repo.root, "src/m1/f1.ts"), "modified\n");
+  rmSync(join(repo.root, "src/m2/f2.ts"));
+  repo.write("untracked/new.txt", "new\n");
+}
+
+describe("the native module and the TypeScript paths capture the same snapshot", () => {
+  test("cold and warm, same id with WORKSNAP_NATIVE=0 as with the module", async () => {
+    await using repo = await tmpRepo();
+    seed(repo);
+    const withNative = create(repo.root);
+    expect(withNative.code).toBe(0);
+    rmSync(join(repo.root, ".mcp"), { recursive: true, force: true });
+    const without = create(repo.root, { WORKSNAP_NATIVE: "0" });
+    expect(without.code).toBe(0);
+    expect(without.out.snapshot_id).toBe(withNative.out.snapshot_id);
+    expect(without.out.manifest_stats).toEqual(withNative.out.manifest_stats);
+    expect(create(repo.root).out.snapshot_id).toBe(withNative.out.snapshot_id); // warm, over the TypeScript path's store
+  });
+
+  test("content git converts on checkout (eol=crlf) is verified, stored and read back byte for byte", async () => {
+    await using repo = await tmpRepo();
+    repo.write(".gitattributes", "*.txt eol=crlf\n");
+    for (let i = 0; i < 20; i++) repo.write(`t${i}.txt`, `line ${i}\nsecond\n`);
+    repo.commit();
+    // re-checkout so the work tree holds CRLF while the blobs hold LF; git calls the tree clean
+    for (let i = 0; i < 20; i++) rmSync(join(repo.root, `t${i}.txt`));
+    repo.git("checkout", "--", ".");
+    expect(repo.git("status", "--porcelain")).toBe("");
+    expect(readFileSync(join(repo.root, "t3.txt"), "utf8")).toBe("line 3\r\nsecond\r\n");
+    const a = create(repo.root);
+    rmSync(join(repo.root, ".mcp"), { recursive: true, force: true });
+    const b = create(repo.root, { WORKSNAP_NATIVE: "0" });
+    expect(a.out.snapshot_id).toBe(b.out.snapshot_id);
+    const r = Bun.spawnSync([BIN, "snapshot", "file", "t3.txt", "--snapshot", a.out.snapshot_id, "--root", repo.root]);
+    expect(r.stdout.toString()).toBe("line 3\r\nsecond\r\n");
+  });
+
+  test("an unreadable tracked file is PERMISSION_DENIED naming it (native path)", async () => {
+    await using repo = await tmpRepo();
+    repo.write("ok.txt", "ok\n");
+    repo.write("secret.txt", "s\n");
+    repo.commit();
+    Bun.spawnSync(["chmod", "-R", "a+rwX", repo.root]);
+    chmodSync(join(repo.root, "secret.txt"), 0o000);
+    Bun.spawnSync(["chmod", "a+rx", join(repo.root, "..")]);
+    const asNobody = process.getuid?.() === 0;
+    const cmd = [BIN, "snapshot", "create", "--root", repo.root, "--json"];
+    const r = Bun.spawnSync(asNobody ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", ...cmd] : cmd, {
+      env: { ...process.env, HOME: "/tmp" },
+    });
+    const out = JSON.parse(r.stdout.toString());
+    expect(r.exitCode).toBe(1);
+    expect(out.error.code).toBe("PERMISSION_DENIED");
+    expect(out.error.details.path).toBe("secret.txt");
+  });
+});

@@ -1,0 +1,174 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { chmodSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { FileHasher, type HashItem, type HashOutcome } from "../../src/repo/hash-files";
+import { joinPaths, nativeModule, nativeSummary, waitReady, type NativeModule } from "../../src/repo/native";
+import { hashNatively } from "../../src/repo/native-hash";
+import { runGit, tmpRepo } from "../helpers/tmp-repo";
+
+/**
+ * The native module must be there wherever it can be built: a build that
+ * silently fell back to TypeScript would pass every other test while losing
+ * the fast paths. WORKSNAP_BUILD_NATIVE=0 (or WORKSNAP_NATIVE=0) says so on purpose.
+ */
+const off = process.env.WORKSNAP_BUILD_NATIVE === "0" || process.env.WORKSNAP_NATIVE === "0";
+const m = nativeModule();
+
+test("the native module is built and loads (or is switched off on purpose)", () => {
+  if (off) expect(m).toBeNull();
+  else {
+    expect(nativeSummary()).toMatch(/^native: on \(sha256 (sha-ni|portable), \d+ threads\)$/);
+    expect(m).not.toBeNull();
+  }
+});
+
+const sha256 = (b: Uint8Array) => new Bun.CryptoHasher("sha256").update(b).digest("hex");
+const gitBlob = (b: Uint8Array) => new Bun.CryptoHasher("sha1").update(`blob ${b.length}\0`).update(b).digest("hex");
+
+function bytes(len: number, seed: number): Uint8Array {
+  const b = new Uint8Array(len);
+  let x = seed * 2654435761 + len;
+  for (let i = 0; i < len; i++) {
+    x = (x * 1103515245 + 12345) >>> 0;
+    b[i] = x >>> 24;
+  }
+  return b;
+}
+
+describe.skipIf(m === null)("native hashing", () => {
+  const mod = m as NativeModule;
+  afterAll(() => mod.accelerate(true));
+
+  for (const accelerated of [true, false]) {
+    test(`SHA-256 and git blob ids equal the runtime's, every length around the block and padding edges (${accelerated ? "SHA extensions where present" : "portable C"})`, () => {
+      mod.accelerate(accelerated);
+      const lengths = [...Array.from({ length: 300 }, (_, i) => i), 511, 512, 513, 1000, 4095, 4096, 4097, 65_536 + 55, 1_000_003];
+      for (const len of lengths) {
+        const b = bytes(len, accelerated ? 1 : 2);
+        expect({ len, sha: mod.sha256(b).toString("hex") }).toEqual({ len, sha: sha256(b) });
+        expect({ len, git: mod.gitBlobId(b).toString("hex") }).toEqual({ len, git: gitBlob(b) });
+      }
+      mod.accelerate(true);
+    });
+  }
+
+  test("a hash job reads, hashes and stats every file as FileHasher does; gone, FIFO and directory paths are vanished", async () => {
+    await using repo = await tmpRepo();
+    repo.write("a.txt", "alpha\n");
+    repo.write("empty", "");
+    repo.write("bin/run.sh", "#!/bin/sh\necho hi\n", 0o755);
+    repo.write("crlf.txt", "one\r\ntwo\r\n");
+    repo.write("big.bin", bytes(300_000, 7));
+    repo.write("gone.txt", "soon gone");
+    repo.write("dir-now", "will be a directory");
+    repo.write("fifo-now", "will be a FIFO");
+    repo.commit();
+    rmSync(join(repo.root, "gone.txt"));
+    rmSync(join(repo.root, "dir-now"));
+    mkdirSync(join(repo.root, "dir-now"));
+    rmSync(join(repo.root, "fifo-now"));
+    Bun.spawnSync(["mkfifo", join(repo.root, "fifo-now")]);
+    const items = indexItems(repo.root);
+    // a low stream threshold sends big.bin down the streamed path
+    const opts = { root: repo.root, stateDir: join(repo.root, ".mcp"), trustCleanBefore: 0 };
+    const nat = await hashNatively(mod, { ...opts, streamThreshold: 64 * 1024 }, items);
+    expect(nat.fallback).toEqual([]);
+    const js = new FileHasher(opts);
+    const expected = items.filter((i) => i.path !== "fifo-now").map((i) => comparable(js.hash(i)));
+    expected.push({ index: items.findIndex((i) => i.path === "fifo-now"), kind: "vanished" });
+    expect(nat.outcomes.map(comparable).sort(byIndex)).toEqual(expected.sort(byIndex));
+    const byPath = new Map(nat.outcomes.map((o) => [items[o.index]!.path, o]));
+    expect(byPath.get("gone.txt")!.kind).toBe("vanished");
+    expect(byPath.get("dir-now")!.kind).toBe("vanished");
+    expect(byPath.get("fifo-now")!.kind).toBe("vanished");
+    const big = byPath.get("big.bin") as Extract<HashOutcome, { kind: "ok" }>;
+    expect(big.sha256).toBe(sha256(bytes(300_000, 7)));
+    expect(big.gitOid).toBe(items.find((i) => i.path === "big.bin")!.gitOid!);
+  });
+
+  test("trusted files skip git's hash; an untrusted file whose bytes are not its index blob goes back for the TypeScript path to store", async () => {
+    await using repo = await tmpRepo();
+    repo.write("same.txt", "same\n");
+    repo.write("changed.txt", "before\n");
+    repo.commit();
+    const items = indexItems(repo.root);
+    writeFileSync(join(repo.root, "changed.txt"), "after!\n"); // same size: only a hash tells
+    const opts = { root: repo.root, stateDir: join(repo.root, ".mcp"), streamThreshold: 1 << 20 };
+    const verified = await hashNatively(mod, { ...opts, trustCleanBefore: 0 }, items);
+    expect(verified.fallback.map((i) => i.path)).toEqual(["changed.txt"]);
+    expect(verified.outcomes.map((o) => items[o.index]!.path)).toEqual(["same.txt"]);
+    // trusting everything (a cutoff in the future) takes the index's word for both
+    const trusting = await hashNatively(mod, { ...opts, trustCleanBefore: Date.now() + 60_000 }, items);
+    expect(trusting.fallback).toEqual([]);
+    expect(trusting.outcomes).toHaveLength(2);
+  });
+
+  test("a trust cutoff given later applies to the files read after it (setTrust)", async () => {
+    await using repo = await tmpRepo();
+    for (let i = 0; i < 50; i++) repo.write(`f${String(i).padStart(2, "0")}.txt`, `file ${i}\n`);
+    repo.commit();
+    const items = indexItems(repo.root);
+    const later = Promise.resolve(Date.now() + 60_000);
+    const out = await hashNatively(mod, { root: repo.root, stateDir: join(repo.root, ".mcp"), trustCleanBefore: 0, trustLater: later, streamThreshold: 1 << 20 }, items);
+    expect(out.fallback).toEqual([]);
+    expect(out.outcomes).toHaveLength(50);
+    for (const o of out.outcomes) expect((o as Extract<HashOutcome, { kind: "ok" }>).gitOid).toBe(items[o.index]!.gitOid!);
+  });
+
+  test("a released job stops taking files and its handle refuses further calls", async () => {
+    await using repo = await tmpRepo();
+    for (let i = 0; i < 200; i++) repo.write(`f${i}.txt`, `file ${i}\n`);
+    repo.commit();
+    const items = indexItems(repo.root);
+    const job = mod.hashStart(repo.root, joinPaths(items.map((i) => i.path)), items.length, 0, 1 << 20);
+    mod.release(job);
+    mod.release(job); // idempotent
+    expect(() => mod.ready(job)).toThrow(/not a live job/);
+    const again = mod.hashStart(repo.root, joinPaths(items.map((i) => i.path)), items.length, 0, 1 << 20);
+    expect(await waitReady(mod, again, items.length)).toBe(items.length);
+    mod.release(again);
+  });
+
+  test("a tracked file replaced by a symlink is not followed: it has vanished", async () => {
+    await using repo = await tmpRepo();
+    repo.write("real.txt", "real\n");
+    repo.commit();
+    const items = indexItems(repo.root);
+    rmSync(join(repo.root, "real.txt"));
+    symlinkSync("/etc/passwd", join(repo.root, "real.txt"));
+    const out = await hashNatively(mod, { root: repo.root, stateDir: join(repo.root, ".mcp"), trustCleanBefore: 0, streamThreshold: 1 << 20 }, items);
+    expect(out.outcomes.map((o) => o.kind)).toEqual(["vanished"]);
+  });
+
+  test("an unreadable tracked file is denied, not skipped", async () => {
+    if (process.getuid?.() === 0) return; // root reads anything; the CLI test runs this as nobody
+    await using repo = await tmpRepo();
+    repo.write("secret.txt", "s\n");
+    repo.commit();
+    chmodSync(join(repo.root, "secret.txt"), 0o000);
+    const out = await hashNatively(mod, { root: repo.root, stateDir: join(repo.root, ".mcp"), trustCleanBefore: 0, streamThreshold: 1 << 20 }, indexItems(repo.root));
+    expect(out.outcomes.map((o) => o.kind)).toEqual(["denied"]);
+  });
+});
+
+function indexItems(root: string): HashItem[] {
+  return runGit(root, ["ls-files", "-s", "-z"])
+    .split("\0")
+    .filter(Boolean)
+    .map((rec, index) => {
+      const [meta, path] = rec.split("\t") as [string, string];
+      const [mode, oid] = meta.split(" ") as [string, string];
+      return { index, path, gitOid: oid, mode };
+    });
+}
+
+/** An outcome without the fields that legitimately differ between two reads (the read time). */
+function comparable(o: HashOutcome): Record<string, unknown> {
+  if (o.kind !== "ok") return { index: o.index, kind: o.kind };
+  const { hashedAt: _h, ...rest } = o;
+  return rest;
+}
+
+function byIndex(a: { index?: unknown }, b: { index?: unknown }): number {
+  return (a.index as number) - (b.index as number);
+}
