@@ -148,10 +148,10 @@ static int needles(napi_env env, napi_value array, needle_t **out, size_t *count
   return 1;
 }
 
-/* scanStart(paths, count, flags, known, limit, sniff, racyMs, literals | null, required, needleBytes) */
+/* scanStart(paths, count, flags, known, limit, sniff, racyMs, literals | null, required, needleBytes, keep) */
 static napi_value scan_start(napi_env env, napi_callback_info info) {
-  napi_value argv[10];
-  if (!args_of(env, info, 10, argv)) return NULL;
+  napi_value argv[11];
+  if (!args_of(env, info, 11, argv)) return NULL;
   void *paths, *flags, *known;
   size_t paths_len, flags_len, known_len;
   if (!bytes_of(env, argv[0], &paths, &paths_len) || !bytes_of(env, argv[2], &flags, &flags_len) || !bytes_of(env, argv[3], &known, &known_len))
@@ -165,6 +165,9 @@ static napi_value scan_start(napi_env env, napi_callback_info info) {
   job->limit = (size_t)num(env, argv[4]);
   job->sniff = (size_t)num(env, argv[5]);
   job->racy_ms = num(env, argv[6]);
+  bool keep = true;
+  napi_get_value_bool(env, argv[10], &keep);
+  job->keep = keep;
   size_t cap = (size_t)num(env, argv[9]), used = 0;
   job->needle_bytes = malloc(cap ? cap : 1);
   napi_valuetype t;

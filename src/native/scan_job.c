@@ -6,7 +6,9 @@
  *   caller windows it); with literals it is streamed through them, SKIP when
  *   none occurs (hashed when asked), LARGE when one does;
  * - a file whose first `sniff` bytes hold a NUL is BINARY;
- * - a file lacking the literals is SKIP; otherwise its bytes are kept: BYTES.
+ * - a file lacking the literals is SKIP; otherwise it is BYTES, with its
+ *   bytes kept for the caller, or, when the job keeps nothing (a read ahead
+ *   whose caller reads such files again itself), neither kept nor hashed.
  * Hashes cover the bytes read whole; a stamp equal to the remembered one
  * (same device, inode, size, mtime and ctime) is not hashed again.
  */
@@ -145,11 +147,16 @@ static void scan_item(job_t *base, size_t index, worker_t *w) {
     rec[SR_KIND] = SCAN_BINARY;
     return;
   }
-  if (want_digest) digest(w->buf, len, rec);
   if (!holds(job, w->buf, len)) {
+    if (want_digest) digest(w->buf, len, rec);
     rec[SR_KIND] = SCAN_SKIP;
     return;
   }
+  if (!job->keep) {
+    rec[SR_KIND] = SCAN_BYTES;
+    return;
+  }
+  if (want_digest) digest(w->buf, len, rec);
   uint8_t *copy = malloc(len ? len : 1);
   if (!copy) {
     rec[SR_KIND] = SCAN_ERROR;

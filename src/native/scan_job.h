@@ -37,6 +37,8 @@ typedef struct {
   size_t limit;
   size_t sniff;
   double racy_ms;
+  /* keep the bytes of files that may match (else they are only marked BYTES, unhashed, for the caller to read) */
+  int keep;
   /* one of these must occur (none: no such condition) */
   needle_t *literals;
   size_t literal_count;

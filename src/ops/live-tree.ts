@@ -58,9 +58,9 @@ export async function liveTreeOf(inputs: LiveInputs): Promise<LiveTree> {
   return { fingerprint: inputs.fingerprint, entries: scan.entries, skipped: scan.skipped, gitComparedAt: inputs.gitComparedAt };
 }
 
-/** The live fingerprint and the candidate files under `scope`. */
-export async function readLiveTree(ws: Workspace, scope: RepoPath[] = [ROOT]): Promise<LiveTree> {
-  return liveTreeOf(await readLiveInputs(ws, scope));
+/** The live fingerprint and the candidate files under `scope` (`listing`: the index listing for it, started already). */
+export async function readLiveTree(ws: Workspace, scope: RepoPath[] = [ROOT], listing?: Promise<GitResult>): Promise<LiveTree> {
+  return liveTreeOf(await readLiveInputs(ws, scope, { listing }));
 }
 
 function plainFingerprint(root: string): Fingerprint {

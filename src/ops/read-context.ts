@@ -1,6 +1,7 @@
 import { invalidArgument } from "../core/errors";
 import { ROOT, type RepoPath } from "../core/repo-path";
 import type { Fingerprint } from "../repo/fingerprint";
+import type { GitResult } from "../repo/git";
 import type { SnapshotId } from "../repo/manifest";
 import type { StoredSnapshot } from "../repo/snapshot-store";
 import type { Lease } from "./leases";
@@ -28,7 +29,7 @@ export type BranchFields =
  * Opens the view a hybrid read works on: a stored snapshot, or the live tree
  * under a lease (validated when given, issued otherwise).
  */
-export async function openReadContext(ws: Workspace, args: ModeArgs, scope: RepoPath[] = [ROOT]): Promise<ReadContext> {
+export async function openReadContext(ws: Workspace, args: ModeArgs, scope: RepoPath[] = [ROOT], listing?: Promise<GitResult>): Promise<ReadContext> {
   if (args.mode === "snapshot") {
     if (args.snapshot_id === undefined) throw invalidArgument("mode \"snapshot\" needs snapshot_id", { arg: "snapshot_id" });
     if (args.lease_id !== undefined) throw invalidArgument("lease_id applies to mode \"worktree\" only", { arg: "lease_id" });
@@ -37,7 +38,7 @@ export async function openReadContext(ws: Workspace, args: ModeArgs, scope: Repo
   }
   if (args.mode !== "worktree") throw invalidArgument(`mode must be "worktree" or "snapshot"`, { arg: "mode" });
   if (args.snapshot_id !== undefined) throw invalidArgument("snapshot_id applies to mode \"snapshot\" only", { arg: "snapshot_id" });
-  const live = await readLiveTree(ws, scope);
+  const live = await readLiveTree(ws, scope, listing);
   const lease = ws.leases.acquire(args.lease_id, live.fingerprint);
   return { mode: "worktree", lease, live };
 }

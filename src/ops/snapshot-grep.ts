@@ -1,11 +1,17 @@
 import { join, sep } from "node:path";
+import { BINARY_SNIFF_BYTES } from "../core/binary";
 import { canonicalJson } from "../core/canonical-json";
 import { invalidArgument, notFound } from "../core/errors";
 import { blobIdFromHex, sha256File, type BlobId } from "../core/hash";
-import { ROOT, trustedRepoPath } from "../core/repo-path";
+import { ROOT, trustedRepoPath, type RepoPath } from "../core/repo-path";
+import type { GitResult } from "../repo/git";
+import { nativeModule } from "../repo/native";
+import { plainIndexFiles, startIndexListing } from "../repo/tree-scan";
 import type { TreeEntry } from "../repo/tree-scan";
 import { type GrepCandidate, type GrepMatch, fileCandidate, grep } from "./grep";
-import { DEFAULT_CHUNK_BYTES } from "./grep/query";
+import { readFilterOf } from "./grep/engine";
+import { GrepPrefetch, type PrefetchEntry } from "./grep/prefetch";
+import { compileQuery, DEFAULT_CHUNK_BYTES } from "./grep/query";
 import { touch } from "./leases";
 import { type BranchFields, type ModeArgs, branchFields, openReadContext } from "./read-context";
 import { inScope, parseScopeArg } from "./tree-side";
@@ -53,7 +59,22 @@ export async function snapshotGrep(ws: Workspace, args: GrepArgs): Promise<GrepA
   if (typeof args.pattern !== "string" || args.pattern === "") throw invalidArgument("pattern must not be empty", { arg: "pattern" });
   const scope = parseScopeArg(args.paths);
   const filter = globFilter(args.include, args.exclude);
-  const ctx = await openReadContext(ws, args, scope);
+  const early = args.mode === "worktree" ? startReadAhead(ws, args, scope, filter) : null;
+  try {
+    return await search(ws, args, scope, filter, early);
+  } finally {
+    (await early?.prefetch.catch(() => null))?.release();
+  }
+}
+
+async function search(
+  ws: Workspace,
+  args: GrepArgs,
+  scope: RepoPath[],
+  filter: (path: string) => boolean,
+  early: ReadAhead | null,
+): Promise<GrepAnswer> {
+  const ctx = await openReadContext(ws, args, scope, early?.listing);
   const files: { path: string; mode: string; blob?: BlobId; gitOid?: string }[] = [];
   const listed = ctx.mode === "snapshot" ? ctx.snapshot.entries.map((e) => ({ path: e.path, mode: e.mode ?? "100644", blob: e.blob })) : ctx.live.entries;
   const all = scope.length === 1 && scope[0] === ROOT;
@@ -83,12 +104,46 @@ export async function snapshotGrep(ws: Workspace, args: GrepArgs): Promise<GrepA
     queryKey,
     signal: args.signal,
     timeBudgetMs: args.timeBudgetMs,
+    prefetch: (await early?.prefetch) ?? undefined,
   });
   if (ctx.mode === "worktree") {
     for (const p of found.searched_paths) touch(ctx.lease, p, seen.has(p) ? seen.get(p)! : await liveBlob(ws, p));
   }
   const { searched_paths: _searched, ...rest } = found;
   return { ...branchFields(ctx), ...rest, candidates: files.length };
+}
+
+interface ReadAhead {
+  listing: Promise<GitResult>;
+  prefetch: Promise<GrepPrefetch | null>;
+}
+
+/**
+ * A worktree grep in a git repository starts the index listing at once and,
+ * as soon as it is in, reads its clean tracked files through the query's
+ * literals on the native module (prefetch.ts), while `git status` runs. Not
+ * for a page after the first (a cursor resumes mid-walk) nor without the
+ * module or literals; at most `max_files` files are read ahead.
+ */
+function startReadAhead(ws: Workspace, args: GrepArgs, scope: RepoPath[], filter: (path: string) => boolean): ReadAhead | null {
+  const m = nativeModule();
+  if (!m || !ws.repo.gitDir || args.cursor !== undefined) return null;
+  const q = compileQuery({ pattern: args.pattern, fixedStrings: args.fixed_strings, caseInsensitive: args.case_insensitive, queryKey: "", maxFiles: args.max_files });
+  const readFilter = readFilterOf(q);
+  const listing = startIndexListing(ws.repo, scope);
+  const prefix = ws.repo.root.endsWith(sep) ? ws.repo.root : ws.repo.root + sep;
+  const prefetch = listing.then((l) => {
+    const gitMap = ws.blobs.gitMap.isEmpty() ? null : ws.blobs.gitMap;
+    const entries: PrefetchEntry[] = [];
+    for (const e of plainIndexFiles(l.stdout)) {
+      if (entries.length >= q.maxFiles) break;
+      if (!filter(e.path)) continue;
+      entries.push({ path: e.path, absPath: prefix + e.path, hash: !gitMap?.has(e.gitOid as string) });
+    }
+    return GrepPrefetch.start(m, entries, readFilter, BINARY_SNIFF_BYTES);
+  });
+  prefetch.catch(() => {}); // a failed read ahead surfaces where it is awaited
+  return { listing, prefetch };
 }
 
 /**

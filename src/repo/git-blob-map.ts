@@ -80,11 +80,24 @@ export class GitBlobMap {
   }
 
   get(oid: string): GitBlobInfo | undefined {
-    this.ensureLoaded();
-    let r = this.byPrefix.get(Number.parseInt(oid.slice(0, 12), 16));
-    if (r === undefined || oidHex(this.buf, r) !== oid) r = this.collisions.get(oid);
+    const r = this.recordOf(oid);
     if (r === undefined) return undefined;
     return { sha256: this.buf.toString("hex", r + 32, r + 64), size: this.buf.readDoubleLE(r + 64) };
+  }
+
+  /** Whether the blob is recorded, without building its answer. */
+  has(oid: string): boolean {
+    return this.recordOf(oid) !== undefined;
+  }
+
+  /** The record's offset; the prefix key and the full oid are read straight from the hex (no slices on this hot path). */
+  private recordOf(oid: string): number | undefined {
+    this.ensureLoaded();
+    let key = 0;
+    for (let i = 0; i < 12; i++) key = key * 16 + hexValue(oid.charCodeAt(i));
+    let r = this.byPrefix.get(key);
+    if (r === undefined || !oidAt(this.buf, r, oid)) r = this.collisions.get(oid);
+    return r;
   }
 
   oidOf(sha256: string): string | undefined {
@@ -119,6 +132,20 @@ export class GitBlobMap {
     appendFileSync(this.file, out);
     this.reload();
   }
+}
+
+function hexValue(c: number): number {
+  return c <= 57 ? c - 48 : (c | 32) - 87;
+}
+
+/** The record at `r` holds `oid` (hex; a sha1 is zero-padded to 32 bytes). */
+function oidAt(buf: Buffer, r: number, oid: string): boolean {
+  const n = oid.length >> 1;
+  for (let i = 0; i < n; i++) {
+    if (buf[r + i] !== ((hexValue(oid.charCodeAt(2 * i)) << 4) | hexValue(oid.charCodeAt(2 * i + 1)))) return false;
+  }
+  for (let i = n; i < 32; i++) if (buf[r + i] !== 0) return false;
+  return true;
 }
 
 /** A sha1 oid is stored zero-padded to 32 bytes; a sha256 oid fills the slot. */

@@ -57,6 +57,8 @@ export interface NativeModule {
     literals: Uint8Array[] | null,
     required: Uint8Array[][],
     needleBytes: number,
+    /** keep the bytes of files that may match; false marks them only (unhashed), for the caller to read */
+    keep: boolean,
   ): NativeJob;
   /** Raises a hash job's trust cutoff while it runs (files read before are verified with git's hash). */
   setTrust(job: NativeJob, trustBeforeMs: number): void;

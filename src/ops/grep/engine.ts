@@ -44,7 +44,11 @@ import { asWorksnapError, internal } from "../../core/errors";
 import { encodeCursor, type CursorPosition } from "./cursor";
 import { asBuffer, literalScan, longestLine } from "./literal";
 import { compileQuery, type CompiledQuery, type GrepOptions } from "./query";
-import { NOT_REGULAR, sharedReaderPool, type ReaderPool, type ReadFilter, type ReadOutcome } from "./reader-pool";
+import { nativeModule } from "../../repo/native";
+import { sharedHashMemory } from "./hash-memory";
+import { NativeReader } from "./native-reader";
+import type { GrepPrefetch } from "./prefetch";
+import { NOT_REGULAR, sharedReaderPool, type FileReader, type ReadFilter, type ReadOutcome } from "./reader-pool";
 import { RegexSandbox } from "./regex-sandbox";
 import { regexScan, type RegexScanJob, type RegionScan } from "./regex-scan";
 import { searchFile, type ByteSource, type FileSearch, type RegionSearch } from "./scan";
@@ -95,7 +99,7 @@ export async function grep(
 ): Promise<GrepResult> {
   const q = compileQuery(opts);
   opts.signal?.throwIfAborted();
-  const run = new GrepRun(q, opts.signal);
+  const run = new GrepRun(q, opts.signal, opts.prefetch ?? null);
   try {
     return await run.execute(candidates);
   } finally {
@@ -127,7 +131,7 @@ class GrepRun {
   /** windows in use (MAX_WINDOWS), and the searches waiting for one */
   private windows = 0;
   private readonly windowWaiters: (() => void)[] = [];
-  private readers: ReaderPool | null = null;
+  private readers: FileReader | null = null;
   /** what a reader thread checks to drop a file unread by the main thread */
   private readonly filter: ReadFilter;
   private ended: Promise<never>;
@@ -135,29 +139,13 @@ class GrepRun {
   constructor(
     private readonly q: CompiledQuery,
     private readonly signal: AbortSignal | undefined,
+    private readonly prefetch: GrepPrefetch | null,
   ) {
     const m = q.matcher;
     this.sandbox = m.kind === "regex" && !m.plan.inline ? new RegexSandbox(m.plan) : null;
     this.sandboxBounded = m.kind === "regex" && m.plan.quadraticWays !== null;
     this.search = regionSearch(q, this.sandbox);
-    this.filter =
-      m.kind === "literal"
-        ? { literals: [m.needle], required: [], scan: null, limit: q.chunkBytes }
-        : {
-            literals: m.plan.literals,
-            required: m.plan.required,
-            scan:
-              m.plan.inline || m.plan.quadraticWays !== null
-                ? {
-                    source: m.plan.source,
-                    flags: m.plan.flags,
-                    perLine: m.plan.perLine,
-                    quadraticWays: m.plan.inline ? null : m.plan.quadraticWays,
-                    fold: m.plan.fold,
-                  }
-                : null,
-            limit: q.chunkBytes,
-          };
+    this.filter = readFilterOf(q);
     this.ended = new Promise<never>((_, reject) => {
       this.stop.signal.addEventListener("abort", () => reject(this.stop.signal.reason), { once: true });
     });
@@ -205,7 +193,12 @@ class GrepRun {
             }
           }
           if (!this.byReader(waiting) && this.opened >= q.concurrency) break;
-          inFlight.push(this.start(waiting));
+          const ahead = this.prefetch !== null && waiting.absPath !== undefined ? this.prefetch.indexOf(waiting.path) : undefined;
+          // a file the read ahead settled, with nothing before it in flight, is taken at once: most files, no bookkeeping
+          const settled = ahead !== undefined && inFlight.length === 0 ? this.prefetch!.settledNow(ahead, hashWanted(waiting)) : null;
+          if (settled) {
+            if (!this.take({ path: waiting.path, skip: 0, onRead: waiting.onRead }, settled)) return result;
+          } else inFlight.push(this.start(waiting, ahead));
           waiting = null;
         }
         head = inFlight.shift();
@@ -303,7 +296,7 @@ class GrepRun {
    * no match) is recorded on the entry straight from its callback, without a
    * promise per file; anything else continues in follow().
    */
-  private start(c: GrepCandidate): InFlight {
+  private start(c: GrepCandidate, ahead: number | undefined): InFlight {
     const { q } = this;
     const skip = q.resume && q.resume.path === c.path ? q.resume.skip : 0;
     const byReader = this.byReader(c);
@@ -313,11 +306,26 @@ class GrepRun {
     const size = small ? c.size! : 0;
     this.aheadBytes += size;
     const entry: InFlight = { path: c.path, skip, size, opened: !byReader, onRead: c.onRead, found: null, error: null, wake: null };
-    const file: FileJob = { c, skip, small, byReader, hash: c.onRead !== undefined && !c.hashKnown };
+    const file: FileJob = { c, skip, small, byReader, hash: hashWanted(c) };
     // the child reads a file of unknown size itself too, and answers "large" for one over chunkBytes
     const inChild = byReader && this.sandbox !== null && !this.sandboxBounded && (small || c.size === null);
+    if (ahead === undefined || skip > 0) this.read(entry, file, inChild);
+    else {
+      // settled by the read ahead when it found the file binary or without the literals
+      this.prefetch!.outcome(ahead, file.hash, (found) => {
+        if (found) this.settle(entry, found);
+        else this.read(entry, file, inChild);
+      });
+    }
+    return entry;
+  }
+
+  /** Reads and searches one file: on a reader, in a regex child, or through its open(). */
+  private read(entry: InFlight, file: FileJob, inChild: boolean): void {
+    const { c, skip, byReader } = file;
+    const { q } = this;
     if (byReader && !inChild) {
-      this.readers ??= sharedReaderPool(BINARY_SNIFF_BYTES);
+      this.readers ??= fileReader(this.filter);
       this.readers.read(c.absPath!, this.filter, skip + q.maxMatches, file.hash, (err, read) => {
         if (err !== null) return this.settle(entry, this.failed(file, err, 0));
         if (read!.kind === "binary") return this.settle(entry, BINARY);
@@ -333,7 +341,6 @@ class GrepRun {
         (e) => this.settle(entry, this.failed(file, e, 0)),
       );
     }
-    return entry;
   }
 
   private settle(entry: InFlight, found: FileSearch | { error: unknown }): void {
@@ -418,7 +425,7 @@ class GrepRun {
   }
 
   /** Adds one file's outcome in walk order; false once a cap ends the page. */
-  private take(file: InFlight, found: FileSearch): boolean {
+  private take(file: Pick<InFlight, "path" | "skip" | "onRead">, found: FileSearch): boolean {
     const { q, result } = this;
     if (found.binary) {
       result.binary_skipped++;
@@ -459,6 +466,38 @@ class GrepRun {
     if (last === undefined) return this.q.resume ?? { path: "", skip: 0 };
     return { path: last, skip: Number.MAX_SAFE_INTEGER };
   }
+}
+
+/** What readers check before handing a file over: the query's literals, its regex plan, the size limit. */
+export function readFilterOf(q: CompiledQuery): ReadFilter {
+  const m = q.matcher;
+  if (m.kind === "literal") return { literals: [m.needle], required: [], scan: null, limit: q.chunkBytes };
+  return {
+    literals: m.plan.literals,
+    required: m.plan.required,
+    scan:
+      m.plan.inline || m.plan.quadraticWays !== null
+        ? {
+            source: m.plan.source,
+            flags: m.plan.flags,
+            perLine: m.plan.perLine,
+            quadraticWays: m.plan.inline ? null : m.plan.quadraticWays,
+            fold: m.plan.fold,
+          }
+        : null,
+    limit: q.chunkBytes,
+  };
+}
+
+/**
+ * Native reads where a query has required literals (they leave few files for
+ * the main thread to scan); reader threads, which also run the regex, where
+ * it has none or the module is missing.
+ */
+function fileReader(filter: ReadFilter): FileReader {
+  const m = nativeModule();
+  if (m && (filter.literals !== null || filter.required.length > 0)) return new NativeReader(m, BINARY_SNIFF_BYTES, sharedHashMemory());
+  return sharedReaderPool(BINARY_SNIFF_BYTES);
 }
 
 function regionSearch(q: CompiledQuery, sandbox: RegexSandbox | null): RegionSearch {
@@ -531,6 +570,11 @@ async function scanInSlices(
     if (from < buf.length) await new Promise((resolve) => setImmediate(resolve));
   }
   return out;
+}
+
+/** The caller asked for the SHA-256 of what is searched (GrepCandidate.onRead without hashKnown). */
+function hashWanted(c: GrepCandidate): boolean {
+  return c.onRead !== undefined && !c.hashKnown;
 }
 
 /** Characters whose UTF-16 order differs from their UTF-8 order (surrogates and U+E000..U+FFFF). */

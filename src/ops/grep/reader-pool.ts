@@ -26,6 +26,7 @@
  * hands it to a killable child process.
  */
 import { availableParallelism } from "node:os";
+import { RACY_MARGIN_MS, sharedHashMemory, type HashMemory } from "./hash-memory";
 import { regexScan, type AsciiFold, type RegionScan } from "./regex-scan";
 
 export type ReadOutcome =
@@ -77,6 +78,15 @@ interface Request {
 /** Called once per read, from the reply's message handler: no promise per file. */
 export type ReadDone = (err: unknown, outcome: ReadOutcome | null) => void;
 
+/** What the engine reads files through: reader threads (ReaderPool) or the native module (NativeReader). */
+export interface FileReader {
+  /**
+   * Reads one file; `maxRecords` bounds the match offsets a scan returns (the
+   * count is always whole); `hash` asks for the SHA-256 of a text file read whole.
+   */
+  read(path: string, filter: ReadFilter, maxRecords: number, hash: boolean, done: ReadDone): void;
+}
+
 interface Slot {
   worker: Worker | null;
   /** batches posted and not answered yet, oldest first (the worker answers in order) */
@@ -106,12 +116,6 @@ type Reply = { meta: Float64Array; data: ArrayBuffer; errors: { message: string;
 const KINDS = ["binary", "skip", "bytes", "scanned", "large", "error", "long"] as const;
 
 const BATCH_FILES = 256;
-/** A stamp whose mtime or ctime is not this much older than the read is not remembered (racy-git rule). */
-const RACY_MARGIN_MS = 2000;
-/** Remembered hashes, at most (72 bytes a record, plus a map entry keyed by a number). */
-const MAX_KNOWN = 200_000;
-/** A record: the 5 stamp fields (float64) and the 32-byte SHA-256. */
-const RECORD = 72;
 /** worst-case backtracking tries a reader thread spends on one file: well under a second */
 export const READER_TRIES = 2e8;
 
@@ -331,21 +335,14 @@ function newReader(sniff: number): Worker {
   return worker;
 }
 
-export class ReaderPool {
+export class ReaderPool implements FileReader {
   private readonly slots: Slot[];
   private queue: Request[] = [];
-  /**
-   * Files hashed before (see the module comment): a 52-bit hash of the
-   * absolute path -> record index in `records`. Two paths with the same key
-   * share a record; the stamp (device and inode among it) tells them apart,
-   * so a collision costs a hash, never a wrong one.
-   */
-  private known = new Map<number, number>();
-  private records = Buffer.alloc(0);
 
   constructor(
     size: number,
     private readonly sniff: number,
+    private readonly memory: HashMemory,
   ) {
     this.slots = Array.from({ length: Math.max(1, size) }, () => ({ worker: null, busy: [], filter: null }));
   }
@@ -355,7 +352,7 @@ export class ReaderPool {
    * count is always whole); `hash` asks for the SHA-256 of a text file read whole.
    */
   read(path: string, filter: ReadFilter, maxRecords: number, hash: boolean, done: ReadDone): void {
-    this.queue.push({ path, maxRecords, hash, known: hash ? this.remembered(path) : undefined, filter, done });
+    this.queue.push({ path, maxRecords, hash, known: hash ? this.memory.remembered(path) : undefined, filter, done });
     if (this.queue.length === 1) queueMicrotask(() => this.dispatch());
     else if (this.queue.length >= BATCH_FILES) this.dispatch();
   }
@@ -370,32 +367,6 @@ export class ReaderPool {
         this.start(slot, this.queue.splice(0, take < 0 ? this.queue.length : take));
       }
     }
-  }
-
-  private remembered(path: string): { stamp: string; sha256: string } | undefined {
-    const r = this.known.get(pathKey(path));
-    if (r === undefined) return undefined;
-    const at = r * RECORD;
-    const fields = [0, 1, 2, 3, 4].map((k) => this.records.readDoubleLE(at + 8 * k));
-    return { stamp: fields.join(";"), sha256: this.records.toString("hex", at + 40, at + 72) };
-  }
-
-  private remember(path: string, fields: Float64Array, sha256: Uint8Array): void {
-    const key = pathKey(path);
-    let r = this.known.get(key);
-    if (r === undefined) {
-      if (this.known.size >= MAX_KNOWN) this.known = new Map();
-      r = this.known.size;
-      if ((r + 1) * RECORD > this.records.length) {
-        const grown = Buffer.alloc(Math.min(MAX_KNOWN, Math.max(1024, 2 * (r + 1))) * RECORD);
-        this.records.copy(grown);
-        this.records = grown;
-      }
-      this.known.set(key, r);
-    }
-    const at = r * RECORD;
-    for (let k = 0; k < 5; k++) this.records.writeDoubleLE(fields[k]!, at + 8 * k);
-    this.records.set(sha256, at + 40);
   }
 
   private start(slot: Slot, batch: Request[]): void {
@@ -440,7 +411,7 @@ export class ReaderPool {
         else {
           sha256 = Buffer.from(data.buffer, data.byteOffset + d, 32).toString("hex");
           if (meta[at++] === 1) {
-            this.remember(req.path, meta.subarray(at, at + 5), data.subarray(d, d + 32));
+            this.memory.remember(req.path, meta.subarray(at, at + 5), data.subarray(d, d + 32));
             at += 5;
           }
         }
@@ -478,15 +449,10 @@ export class ReaderPool {
   }
 }
 
-/** 52 bits of a 64-bit hash of the path: a Map key as a number, cheaper than the string. */
-function pathKey(path: string): number {
-  return Number(BigInt.asUintN(52, BigInt(Bun.hash.wyhash(path))));
-}
-
 let shared: ReaderPool | null = null;
 
 /** One pool per process: a thread per core, at most 4 (the main thread searches too). */
 export function sharedReaderPool(sniff: number): ReaderPool {
-  shared ??= new ReaderPool(Math.min(4, availableParallelism()), sniff);
+  shared ??= new ReaderPool(Math.min(4, availableParallelism()), sniff, sharedHashMemory());
   return shared;
 }

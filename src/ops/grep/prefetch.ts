@@ -1,0 +1,168 @@
+/**
+ * A worktree grep's read ahead: the files of the index listing go through
+ * the query's literal filter on the native module's threads while `git
+ * status` is still running, so the walk no longer comes before the reading.
+ * When the walk is in, the engine asks the read ahead about each candidate it
+ * covers (a clean tracked file the listing named): a binary file, or a text
+ * file without the required literals (with its SHA-256 when one was asked
+ * for), is settled from here; any other (may match, too large, unreadable,
+ * gone) is read again the usual way, which decides everything about it, so
+ * the read ahead can only save work, never change an answer.
+ *
+ * A query whose literals are common (a quarter or more of the first files
+ * may match) gains nothing from reading twice: the read ahead stops and the
+ * engine reads the rest itself.
+ */
+import { compareUtf8 } from "../../core/byte-order";
+import { joinPaths, type NativeJob, type NativeModule } from "../../repo/native";
+import type { ReadFilter } from "./reader-pool";
+import { RACY_MARGIN_MS } from "./hash-memory";
+
+export interface PrefetchEntry {
+  path: string;
+  absPath: string;
+  /** SHA-256 wanted (the caller does not know the file's hash) */
+  hash: boolean;
+}
+
+/** A file the read ahead settled, as the engine records it: binary, or searched without a match. */
+export type Settled = { binary: true; matches: []; total: 0 } | { binary: false; matches: []; total: 0; sha256?: string };
+
+const BINARY: Settled = { binary: true, matches: [], total: 0 };
+const NO_MATCH: Settled = { binary: false, matches: [], total: 0 };
+
+const KIND_BINARY = 0;
+const KIND_SKIP = 1;
+const KIND_BYTES = 2;
+const UNKNOWN = 255;
+/** Files seen before judging whether the literals are rare enough for a read ahead to pay. */
+const JUDGE_AFTER = 4096;
+const MAX_PASSING_SHARE = 0.25;
+
+export class GrepPrefetch {
+  private readonly kinds: Uint8Array;
+  /** where indexOf looks next: candidates come in walk order, as the entries do */
+  private cursor = 0;
+  private readonly digests = new Map<number, string>();
+  private job: NativeJob | null;
+  private taken = 0;
+  private passing = 0;
+  private readonly waiters = new Map<number, (() => void)[]>();
+  private polling: ReturnType<typeof setTimeout> | null = null;
+
+  private constructor(
+    private readonly m: NativeModule,
+    private readonly entries: PrefetchEntry[],
+    job: NativeJob,
+  ) {
+    this.job = job;
+    this.kinds = new Uint8Array(entries.length).fill(UNKNOWN);
+  }
+
+  /** Starts reading `entries` (in walk order) through `filter`; null when the filter has no literal to try. */
+  static start(m: NativeModule, entries: PrefetchEntry[], filter: ReadFilter, sniff: number): GrepPrefetch | null {
+    if (entries.length === 0 || (filter.literals === null && filter.required.length === 0)) return null;
+    const n = entries.length;
+    const flags = new Uint8Array(n);
+    for (let i = 0; i < n; i++) if ((entries[i] as PrefetchEntry).hash) flags[i] = 1;
+    const known = new Float64Array(5 * n).fill(Number.NaN);
+    const needleBytes = [...(filter.literals ?? []), ...filter.required.flat()].reduce((sum, l) => sum + l.length, 0);
+    const job = m.scanStart(joinPaths(entries.map((e) => e.absPath)), n, flags, known, filter.limit, sniff, RACY_MARGIN_MS, filter.literals, filter.required, needleBytes, false);
+    return new GrepPrefetch(m, entries, job);
+  }
+
+  /**
+   * The entry index of a path the read ahead covers. Paths must be asked in
+   * walk order (UTF-8 byte order), as the engine takes candidates: a merge
+   * with the entries, not a lookup.
+   */
+  indexOf(path: string): number | undefined {
+    const { entries } = this;
+    while (this.cursor < entries.length) {
+      const at = (entries[this.cursor] as PrefetchEntry).path;
+      if (at === path) return this.cursor++;
+      if (compareUtf8(at, path) > 0) return undefined;
+      this.cursor++;
+    }
+    return undefined;
+  }
+
+  /**
+   * Entry `index` as the engine takes it, when the read ahead settled it (a
+   * binary file; a text file without the literals, with its SHA-256 when
+   * `hash`); null when the engine must read it itself. `done` runs at once
+   * when this is known, else once the read finishes.
+   */
+  outcome(index: number, hash: boolean, done: (settled: Settled | null) => void): void {
+    this.collect();
+    if (this.decided(index)) return done(this.settled(index, hash));
+    let list = this.waiters.get(index);
+    if (!list) this.waiters.set(index, (list = []));
+    list.push(() => done(this.settled(index, hash)));
+    this.schedule();
+  }
+
+  /** Entry `index` if the read ahead has settled it by now; null when unknown yet or to be read. */
+  settledNow(index: number, hash: boolean): Settled | null {
+    if (this.kinds[index] === UNKNOWN) this.collect();
+    return this.settled(index, hash);
+  }
+
+  /** Stops the reads not started yet; entries not read answer "read". Idempotent. */
+  release(): void {
+    if (this.job === null) return;
+    this.m.release(this.job);
+    this.job = null;
+    this.wakeAll();
+  }
+
+  /** Whether entry `index` is read or never will be. */
+  private decided(index: number): boolean {
+    return this.kinds[index] !== UNKNOWN || this.job === null;
+  }
+
+  private settled(index: number, hash: boolean): Settled | null {
+    const kind = this.kinds[index];
+    if (kind === KIND_BINARY) return BINARY;
+    if (kind !== KIND_SKIP) return null;
+    if (!hash) return NO_MATCH;
+    const sha256 = this.digests.get(index);
+    return sha256 === undefined ? null : { binary: false, matches: [], total: 0, sha256 };
+  }
+
+  private schedule(): void {
+    this.polling ??= setTimeout(() => {
+      this.polling = null;
+      this.collect();
+      this.wakeAll();
+      if (this.waiters.size > 0 && this.job !== null) this.schedule();
+    }, 1);
+  }
+
+  /** Takes the finished prefix of records. */
+  private collect(): void {
+    if (this.job === null) return;
+    const ready = this.m.ready(this.job);
+    if (ready <= this.taken) return;
+    const L = this.m.layout;
+    const [records] = this.m.scanCollect(this.job, this.taken, ready);
+    for (let i = this.taken; i < ready; i++) {
+      const at = (i - this.taken) * L.SCAN_RECORD;
+      const kind = records[at + L.SR_KIND] as number;
+      this.kinds[i] = kind;
+      if (kind === KIND_BYTES) this.passing++;
+      if (kind === KIND_SKIP && records[at + L.SR_DIGEST]) this.digests.set(i, records.toString("hex", at + L.SR_SHA256, at + L.SR_SHA256 + 32));
+    }
+    this.taken = ready;
+    if (ready === this.entries.length) this.release();
+    else if (ready >= JUDGE_AFTER && this.passing > MAX_PASSING_SHARE * ready) this.release();
+  }
+
+  private wakeAll(): void {
+    for (const [index, list] of this.waiters) {
+      if (!this.decided(index)) continue;
+      this.waiters.delete(index);
+      for (const wake of list) wake();
+    }
+  }
+}
