@@ -18,6 +18,7 @@
 #include "hash_job.h"
 #include "pool.h"
 #include "scan_job.h"
+#include "search.h"
 #include "sha1.h"
 #include "sha256.h"
 
@@ -148,17 +149,23 @@ static int needles(napi_env env, napi_value array, needle_t **out, size_t *count
   return 1;
 }
 
-/* scanStart(paths, count, flags, known, limit, sniff, racyMs, literals | null, required, needleBytes, keep) */
+/* scanStart(paths, count, flags, known, limit, sniff, racyMs, literals | null, required, needleBytes, keep, root) */
 static napi_value scan_start(napi_env env, napi_callback_info info) {
-  napi_value argv[11];
-  if (!args_of(env, info, 11, argv)) return NULL;
+  napi_value argv[12];
+  if (!args_of(env, info, 12, argv)) return NULL;
   void *paths, *flags, *known;
   size_t paths_len, flags_len, known_len;
   if (!bytes_of(env, argv[0], &paths, &paths_len) || !bytes_of(env, argv[2], &flags, &flags_len) || !bytes_of(env, argv[3], &known, &known_len))
     return fail(env, "worksnap native: paths, flags and known must be typed arrays");
   double count = num(env, argv[1]);
   if (!(count >= 0) || flags_len < (size_t)count || known_len < (size_t)count * 5 * sizeof(double)) return fail(env, "worksnap native: bad counts");
-  scan_job_t *job = scan_job_new(paths, paths_len, (size_t)count);
+  char root[4096];
+  size_t root_len = 0;
+  CHECK(napi_get_value_string_utf8(env, argv[11], root, sizeof root, &root_len));
+  if (root_len >= sizeof root - 1) return fail(env, "worksnap native: root path too long");
+  int dirfd = AT_FDCWD;
+  if (root_len > 0 && (dirfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) return fail(env, "worksnap native: cannot open the root directory");
+  scan_job_t *job = scan_job_new(paths, paths_len, (size_t)count, dirfd);
   if (!job) return fail(env, "worksnap native: out of memory");
   memcpy(job->flags, flags, (size_t)count);
   memcpy(job->known, known, (size_t)count * 5 * sizeof(double));
@@ -276,6 +283,69 @@ static napi_value set_trust(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+/* A job's way back to JavaScript: a thread-safe function, freed when it is finalized. */
+typedef struct {
+  napi_threadsafe_function tsfn;
+} notifier_t;
+
+static void tsfn_notify(job_t *job) { napi_call_threadsafe_function(((notifier_t *)job->notify_ctx)->tsfn, NULL, napi_tsfn_nonblocking); }
+
+static void tsfn_release(job_t *job) { napi_release_threadsafe_function(((notifier_t *)job->notify_ctx)->tsfn, napi_tsfn_release); }
+
+static void notifier_free(napi_env env, void *data, void *hint) {
+  (void)env;
+  (void)hint;
+  free(data);
+}
+
+/* On the JavaScript thread: the event loop need not stay up for this job any more; the callback runs. */
+static void tsfn_call(napi_env env, napi_value fn, void *context, void *data) {
+  (void)data;
+  if (!env || !fn) return;
+  napi_unref_threadsafe_function(env, ((notifier_t *)context)->tsfn);
+  napi_value undefined, result;
+  napi_get_undefined(env, &undefined);
+  napi_call_function(env, undefined, fn, 0, NULL, &result);
+}
+
+/* notify(job, fn): fn() runs on this thread whenever a watched item finishes (see watch); once per job */
+static napi_value notify(napi_env env, napi_callback_info info) {
+  napi_value argv[2];
+  job_t *job = job_arg(env, info, 2, argv);
+  if (!job) return NULL;
+  if (job->notify) return fail(env, "worksnap native: the job notifies already");
+  napi_value name;
+  CHECK(napi_create_string_utf8(env, "worksnap-job", NAPI_AUTO_LENGTH, &name));
+  notifier_t *n = malloc(sizeof *n);
+  if (!n) return fail(env, "worksnap native: out of memory");
+  if (napi_create_threadsafe_function(env, argv[1], NULL, name, 0, 1, n, notifier_free, n, tsfn_call, &n->tsfn) != napi_ok) {
+    free(n);
+    return throw_(env, "napi_create_threadsafe_function");
+  }
+  CHECK(napi_unref_threadsafe_function(env, n->tsfn));
+  job->notify_ctx = n;
+  job->notify_release = tsfn_release;
+  job->notify = tsfn_notify;
+  return NULL;
+}
+
+/* watch(job, index): true when item index is finished already; else notify's fn runs once it is */
+static napi_value watch(napi_env env, napi_callback_info info) {
+  napi_value argv[2];
+  job_t *job = job_arg(env, info, 2, argv);
+  if (!job) return NULL;
+  if (!job->notify) return fail(env, "worksnap native: call notify before watch");
+  double index = num(env, argv[1]);
+  if (!(index >= 0)) return fail(env, "worksnap native: bad index");
+  napi_threadsafe_function tsfn = ((notifier_t *)job->notify_ctx)->tsfn;
+  napi_ref_threadsafe_function(env, tsfn);
+  int done = job_watch(job, (size_t)index);
+  if (done) napi_unref_threadsafe_function(env, tsfn);
+  napi_value r;
+  napi_get_boolean(env, done, &r);
+  return r;
+}
+
 /* release(job): stops items not started yet and drops the caller's hold; idempotent */
 static napi_value release(napi_env env, napi_callback_info info) {
   napi_value argv[1];
@@ -334,6 +404,18 @@ static napi_value accelerate(napi_env env, napi_callback_info info) {
   return r;
 }
 
+/* countByte(bytes, byte, from, to): occurrences of byte in bytes[from, to) */
+static napi_value count_byte_of(napi_env env, napi_callback_info info) {
+  napi_value argv[4];
+  if (!args_of(env, info, 4, argv)) return NULL;
+  void *data;
+  size_t len;
+  if (!bytes_of(env, argv[0], &data, &len)) return fail(env, "worksnap native: expected a Uint8Array");
+  double byte = num(env, argv[1]), from = num(env, argv[2]), to = num(env, argv[3]);
+  if (!(from >= 0) || !(to <= (double)len) || !(from <= to)) return number(env, 0);
+  return number(env, (double)count_byte((const uint8_t *)data + (size_t)from, (size_t)(to - from), (uint8_t)byte));
+}
+
 static napi_value describe(napi_env env, napi_callback_info info) {
   (void)info;
   napi_value obj, sha, threads;
@@ -364,10 +446,11 @@ static napi_value layout(napi_env env) {
 NAPI_MODULE_INIT() {
   sha256_select(1);
   sha1_select(1);
+  search_select();
   const struct { const char *name; napi_callback fn; } fns[] = {
       {"hashStart", hash_start}, {"scanStart", scan_start}, {"ready", ready}, {"hashRecords", hash_records},
-      {"scanCollect", scan_collect}, {"release", release}, {"setTrust", set_trust}, {"sha256", sha256_once}, {"gitBlobId", git_blob_id},
-      {"describe", describe}, {"accelerate", accelerate},
+      {"scanCollect", scan_collect}, {"release", release}, {"setTrust", set_trust}, {"notify", notify}, {"watch", watch}, {"sha256", sha256_once}, {"gitBlobId", git_blob_id},
+      {"describe", describe}, {"accelerate", accelerate}, {"countByte", count_byte_of},
   };
   for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
     napi_value fn;

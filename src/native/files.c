@@ -9,8 +9,12 @@ int open_item(job_t *job, size_t index) {
   return openat(job->dirfd, job->paths + job->offsets[index], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 }
 
-long long read_upto(int fd, worker_t *w, size_t limit) {
+long long read_upto(int fd, worker_t *w, size_t limit, long long expect) {
   size_t len = 0;
+  if (expect >= 0 && (size_t)expect < limit && !worker_reserve(w, (size_t)expect + 1)) {
+    errno = ENOMEM;
+    return -1;
+  }
   for (;;) {
     if (len == w->cap) {
       if (len > limit) return (long long)len;
@@ -22,7 +26,8 @@ long long read_upto(int fd, worker_t *w, size_t limit) {
         return -1;
       }
     }
-    ssize_t got = read(fd, w->buf + len, w->cap - len);
+    size_t asked = w->cap - len;
+    ssize_t got = read(fd, w->buf + len, asked);
     if (got < 0) {
       if (errno == EINTR) continue;
       return -1;
@@ -30,6 +35,7 @@ long long read_upto(int fd, worker_t *w, size_t limit) {
     if (got == 0) return (long long)len;
     len += (size_t)got;
     if (len > limit) return (long long)len;
+    if (expect >= 0 && (size_t)got < asked && len >= (size_t)expect) return (long long)len;
   }
 }
 

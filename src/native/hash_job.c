@@ -95,7 +95,7 @@ void hash_job_run(job_t *base, size_t index, worker_t *w) {
    * device is cut off at the threshold, where hash_stream checks the type).
    */
   struct stat st;
-  long long got = read_upto(fd, w, job->stream_threshold);
+  long long got = read_upto(fd, w, job->stream_threshold, -1);
   if (got < 0) {
     fail(rec, errno);
   } else if ((size_t)got > job->stream_threshold) {

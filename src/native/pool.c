@@ -30,6 +30,10 @@ int job_init(job_t *job, const char *paths, size_t paths_len, size_t count, int 
   atomic_init(&job->cancelled, 0);
   atomic_init(&job->finished, 0);
   job->prefix = 0;
+  atomic_init(&job->watch, -1);
+  job->notify = NULL;
+  job->notify_release = NULL;
+  job->notify_ctx = NULL;
   job->next = 0;
   job->refs = 1;
   job->queue_next = NULL;
@@ -48,8 +52,25 @@ int job_init(job_t *job, const char *paths, size_t paths_len, size_t count, int 
   return 1;
 }
 
+/* After items were marked finished: the watcher hears of it if its item is among them. */
+static void check_watch(job_t *job) {
+  long long w = atomic_load(&job->watch);
+  if (w < 0 || !atomic_load_explicit(&job->ready[w], memory_order_acquire)) return;
+  if (atomic_compare_exchange_strong(&job->watch, &w, -1) && job->notify) job->notify(job);
+}
+
+int job_watch(job_t *job, size_t index) {
+  if (index >= job->count || atomic_load_explicit(&job->ready[index], memory_order_acquire)) return 1;
+  atomic_store(&job->watch, (long long)index);
+  // finished between the check and the store: take the watch back, unless a worker has already fired it
+  long long w = (long long)index;
+  if (atomic_load_explicit(&job->ready[index], memory_order_acquire) && atomic_compare_exchange_strong(&job->watch, &w, -1)) return 1;
+  return 0;
+}
+
 static void unref_locked(job_t *job) {
   if (--job->refs > 0) return;
+  if (job->notify_release) job->notify_release(job);
   if (job->dirfd >= 0) close(job->dirfd);
   free(job->paths);
   free(job->offsets);
@@ -77,6 +98,7 @@ static void *worker_main(void *arg) {
       if (!head) tail = NULL;
       for (size_t i = job->next; i < job->count; i++) atomic_store(&job->ready[i], 1);
       job->next = job->count;
+      check_watch(job);
       unref_locked(job);
       continue;
     }
@@ -86,6 +108,7 @@ static void *worker_main(void *arg) {
     if (!atomic_load(&job->cancelled)) job->run(job, index, &w);
     atomic_fetch_add(&job->finished, 1);
     atomic_store_explicit(&job->ready[index], 1, memory_order_release);
+    check_watch(job);
     pthread_mutex_lock(&lock);
     unref_locked(job);
   }

@@ -38,6 +38,15 @@ struct job {
   atomic_size_t finished;
   /* the prefix of ready items, advanced by job_ready_prefix (the JavaScript thread only) */
   size_t prefix;
+  /*
+   * The item the caller waits for (-1: none): the worker that sees it
+   * finished clears this and calls notify(job), once.
+   */
+  atomic_llong watch;
+  void (*notify)(job_t *job);
+  /* called as the job is freed, when nothing can call notify any more */
+  void (*notify_release)(job_t *job);
+  void *notify_ctx;
   /* guarded by the pool's lock */
   size_t next;
   int refs;
@@ -52,6 +61,11 @@ void pool_submit(job_t *job);
 void job_release(job_t *job);
 /* The number of items finished, counting from the first, without a gap. */
 size_t job_ready_prefix(job_t *job);
+/*
+ * Asks for job->notify once item `index` is finished; 1 (and no notify) when
+ * it is finished already. Needs job->notify set.
+ */
+int job_watch(job_t *job, size_t index);
 /* Threads in the pool (started on first use). */
 int pool_threads(void);
 

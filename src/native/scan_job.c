@@ -6,7 +6,10 @@
  *   caller windows it); with literals it is streamed through them, SKIP when
  *   none occurs (hashed when asked), LARGE when one does;
  * - a file whose first `sniff` bytes hold a NUL is BINARY;
- * - a file lacking the literals is SKIP; otherwise it is BYTES, with its
+ * - a file lacking the literals is SKIP, and so is one where no line holds a
+ *   literal and a string of every required set (a match never spans lines,
+ *   and the regex plan guarantees its line holds them: regex-analysis.ts);
+ *   otherwise it is BYTES, with its
  *   bytes kept for the caller, or, when the job keeps nothing (a read ahead
  *   whose caller reads such files again itself), neither kept nor hashed.
  * Hashes cover the bytes read whole; a stamp equal to the remembered one
@@ -22,10 +25,11 @@
 #include <unistd.h>
 
 #include "files.h"
+#include "search.h"
 #include "sha256.h"
 
 static int found(const uint8_t *hay, size_t len, const needle_t *n) {
-  return n->len == 0 || memmem(hay, len, n->bytes, n->len) != NULL;
+  return contains(hay, len, n->bytes, n->len);
 }
 
 static int holds_any(const uint8_t *hay, size_t len, const needle_t *set, size_t count) {
@@ -34,11 +38,41 @@ static int holds_any(const uint8_t *hay, size_t len, const needle_t *set, size_t
   return 0;
 }
 
+/* The earliest occurrence at or after `from` of any needle of the set, or -1. */
+static long long first_of(const uint8_t *hay, size_t len, size_t from, const needle_t *set, size_t count) {
+  long long best = -1;
+  for (size_t i = 0; i < count; i++) {
+    size_t limit = best >= 0 ? (size_t)best + set[i].len : len;
+    if (limit > len) limit = len;
+    if (limit <= from) continue;
+    long long at = find(hay + from, limit - from, set[i].bytes, set[i].len);
+    if (at >= 0 && (best < 0 || (long long)from + at < best)) best = (long long)from + at;
+  }
+  return best;
+}
+
 static int holds(scan_job_t *job, const uint8_t *hay, size_t len) {
   if (job->has_literals && !holds_any(hay, len, job->literals, job->literal_count)) return 0;
   for (size_t r = 0; r < job->required_count; r++)
     if (!holds_any(hay, len, job->required[r], job->required_sizes[r])) return 0;
-  return 1;
+  if (job->required_count == 0) return 1;
+  // line by line: some line must hold a literal (or the first required set) and every required set
+  const needle_t *lead = job->has_literals ? job->literals : job->required[0];
+  size_t lead_count = job->has_literals ? job->literal_count : job->required_sizes[0];
+  size_t pos = 0;
+  while (pos < len) {
+    long long p = first_of(hay, len, pos, lead, lead_count);
+    if (p < 0) return 0;
+    const uint8_t *nl = memchr(hay + p, '\n', len - (size_t)p);
+    size_t end = nl ? (size_t)(nl - hay) : len;
+    const uint8_t *prev = p > 0 ? memrchr(hay, '\n', (size_t)p) : NULL;
+    size_t start = prev ? (size_t)(prev - hay) + 1 : 0;
+    int all = 1;
+    for (size_t r = 0; all && r < job->required_count; r++) all = holds_any(hay + start, end - start, job->required[r], job->required_sizes[r]);
+    if (all) return 1;
+    pos = end + 1;
+  }
+  return 0;
 }
 
 static void digest(const uint8_t *bytes, size_t len, uint8_t *rec) {
@@ -120,7 +154,7 @@ static void scan_item(job_t *base, size_t index, worker_t *w) {
     if (!job->has_literals) {
       rec[SR_KIND] = SCAN_LARGE;
     } else {
-      long long got = read_upto(fd, w, w->cap ? w->cap - 1 : (1 << 20) - 1);
+      long long got = read_upto(fd, w, w->cap ? w->cap - 1 : (1 << 20) - 1, -1);
       if (got < 0) {
         rec[SR_KIND] = SCAN_ERROR;
         put_i32(rec, SR_ERRNO, errno);
@@ -131,7 +165,7 @@ static void scan_item(job_t *base, size_t index, worker_t *w) {
     close(fd);
     return;
   }
-  long long got = read_upto(fd, w, job->limit);
+  long long got = read_upto(fd, w, job->limit, (long long)st.st_size);
   close(fd);
   if (got < 0) {
     rec[SR_KIND] = SCAN_ERROR;
@@ -190,7 +224,7 @@ static void scan_destroy(job_t *base) {
   free(job);
 }
 
-scan_job_t *scan_job_new(const char *paths, size_t paths_len, size_t count) {
+scan_job_t *scan_job_new(const char *paths, size_t paths_len, size_t count, int dirfd) {
   scan_job_t *job = calloc(1, sizeof *job);
   if (!job) return NULL;
   job->base.run = scan_item;
@@ -200,7 +234,7 @@ scan_job_t *scan_job_new(const char *paths, size_t paths_len, size_t count) {
   job->kept = calloc(n, sizeof(uint8_t *));
   job->flags = calloc(n, 1);
   job->known = malloc(n * 5 * sizeof(double));
-  if (!job->records || !job->kept || !job->flags || !job->known || !job_init(&job->base, paths, paths_len, count, -100 /* AT_FDCWD */)) {
+  if (!job->records || !job->kept || !job->flags || !job->known || !job_init(&job->base, paths, paths_len, count, dirfd)) {
     free(job->records);
     free(job->kept);
     free(job->flags);
@@ -209,6 +243,7 @@ scan_job_t *scan_job_new(const char *paths, size_t paths_len, size_t count) {
     free(job->base.offsets);
     free((void *)job->base.ready);
     free(job);
+    if (dirfd >= 0) close(dirfd);
     return NULL;
   }
   for (size_t i = 0; i < n * 5; i++) job->known[i] = NAN;

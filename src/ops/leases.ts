@@ -1,4 +1,4 @@
-import { WorksnapError, invalidArgument } from "../core/errors";
+import { WorksnapError, internal, invalidArgument } from "../core/errors";
 import { randomId128 } from "../core/hash";
 import { type Fingerprint, sameFingerprint } from "../repo/fingerprint";
 
@@ -12,7 +12,70 @@ export interface Lease {
   id: string;
   fingerprint: Fingerprint;
   created_at: string;
-  touched: Map<string, string | null>;
+  touched: TouchedPaths;
+}
+
+/** The sha256 blob id of a git blob the store knows (GitBlobMap), if it does. */
+export type IndexBlobResolver = (gitOid: string) => string | undefined;
+
+/** A touched clean tracked file: the index blob it held, named by git's id until asked for. */
+interface IndexBlobRef {
+  gitOid: string;
+}
+
+/**
+ * The paths a lease touched, each with the blob observed: a Map of path to
+ * blob id (or null), except that a clean tracked file may be recorded by its
+ * git blob id (setIndexBlob), which is turned into the sha256 blob id only
+ * when someone reads it. A whole-tree grep touches every file, and making
+ * 100k blob ids nobody may ever look at cost more than the search.
+ */
+export class TouchedPaths {
+  private readonly map = new Map<string, string | null | IndexBlobRef>();
+
+  constructor(private readonly resolve: IndexBlobResolver) {}
+
+  get size(): number {
+    return this.map.size;
+  }
+
+  has(path: string): boolean {
+    return this.map.has(path);
+  }
+
+  get(path: string): string | null | undefined {
+    const v = this.map.get(path);
+    return v === undefined || v === null || typeof v === "string" ? v : this.resolved(path, v);
+  }
+
+  set(path: string, blob: string | null): this {
+    this.map.set(path, blob);
+    return this;
+  }
+
+  /** Records a clean tracked file's observed blob by its index blob id, which the resolver must know. */
+  setIndexBlob(path: string, ref: IndexBlobRef): void {
+    this.map.set(path, ref);
+  }
+
+  keys(): IterableIterator<string> {
+    return this.map.keys();
+  }
+
+  *entries(): IterableIterator<[string, string | null]> {
+    for (const [path, v] of this.map) yield [path, v === null || typeof v === "string" ? v : this.resolved(path, v)];
+  }
+
+  [Symbol.iterator](): IterableIterator<[string, string | null]> {
+    return this.entries();
+  }
+
+  private resolved(path: string, ref: IndexBlobRef): string {
+    const blob = this.resolve(ref.gitOid);
+    if (blob === undefined) throw internal(`the blob store no longer knows git blob ${ref.gitOid}, read at ${path}`, { path });
+    this.map.set(path, blob);
+    return blob;
+  }
 }
 
 const LEASE_ID = /^lease_[0-9a-f]{32}$/;
@@ -28,14 +91,17 @@ export const LEASE_LIMITS = { leases: 10_000, touched: 1_000_000 };
 export class LeaseStore {
   private readonly leases = new Map<string, Lease>();
 
-  constructor(private readonly limits = LEASE_LIMITS) {}
+  constructor(
+    private readonly limits = LEASE_LIMITS,
+    private readonly resolve: IndexBlobResolver = () => undefined,
+  ) {}
 
   issue(fingerprint: Fingerprint): Lease {
     const lease: Lease = {
       id: `lease_${randomId128()}`,
       fingerprint,
       created_at: new Date().toISOString(),
-      touched: new Map(),
+      touched: new TouchedPaths(this.resolve),
     };
     this.leases.set(lease.id, lease);
     let touched = 0;

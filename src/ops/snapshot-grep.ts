@@ -5,14 +5,15 @@ import { invalidArgument, notFound } from "../core/errors";
 import { blobIdFromHex, sha256File, type BlobId } from "../core/hash";
 import { ROOT, trustedRepoPath, type RepoPath } from "../core/repo-path";
 import type { GitResult } from "../repo/git";
+import type { GitBlobMap } from "../repo/git-blob-map";
 import { nativeModule } from "../repo/native";
 import { plainIndexFiles, startIndexListing } from "../repo/tree-scan";
 import type { TreeEntry } from "../repo/tree-scan";
 import { type GrepCandidate, type GrepMatch, fileCandidate, grep } from "./grep";
 import { readFilterOf } from "./grep/engine";
-import { GrepPrefetch, type PrefetchEntry } from "./grep/prefetch";
+import { GrepPrefetch } from "./grep/prefetch";
 import { compileQuery, DEFAULT_CHUNK_BYTES } from "./grep/query";
-import { touch } from "./leases";
+import { touch, type Lease } from "./leases";
 import { type BranchFields, type ModeArgs, branchFields, openReadContext } from "./read-context";
 import { inScope, parseScopeArg } from "./tree-side";
 import type { Workspace } from "./workspace";
@@ -90,8 +91,8 @@ async function search(
   }
   const tree = ctx.mode === "snapshot" ? ctx.snapshotId : { worktree: ctx.live.fingerprint };
   const queryKey = canonicalJson({ exclude: args.exclude ?? [], include: args.include ?? [], paths: scope, tree });
-  const seen = new Map<string, BlobId | null>();
-  const candidates = ctx.mode === "snapshot" ? snapshotCandidates(ws, files) : liveCandidates(ws, files as TreeEntry[], seen);
+  const touches = ctx.mode === "worktree" ? new LeaseTouches(ws, ctx.lease) : null;
+  const candidates = touches ? liveCandidates(ws, files as TreeEntry[], touches) : snapshotCandidates(ws, files);
   const found = await grep(candidates, {
     pattern: args.pattern,
     fixedStrings: args.fixed_strings,
@@ -106,9 +107,7 @@ async function search(
     timeBudgetMs: args.timeBudgetMs,
     prefetch: (await early?.prefetch) ?? undefined,
   });
-  if (ctx.mode === "worktree") {
-    for (const p of found.searched_paths) touch(ctx.lease, p, seen.has(p) ? seen.get(p)! : await liveBlob(ws, p));
-  }
+  await touches?.finish();
   const { searched_paths: _searched, ...rest } = found;
   return { ...branchFields(ctx), ...rest, candidates: files.length };
 }
@@ -131,16 +130,16 @@ function startReadAhead(ws: Workspace, args: GrepArgs, scope: RepoPath[], filter
   const q = compileQuery({ pattern: args.pattern, fixedStrings: args.fixed_strings, caseInsensitive: args.case_insensitive, queryKey: "", maxFiles: args.max_files });
   const readFilter = readFilterOf(q);
   const listing = startIndexListing(ws.repo, scope);
-  const prefix = ws.repo.root.endsWith(sep) ? ws.repo.root : ws.repo.root + sep;
+  // A store that knows no index blob (cold) needs every file hashed for the lease; one that does, none: the
+  // engine reads again the few files whose blob it lacks. Either way no lookup per file holds up the start.
+  const hashAll = ws.blobs.gitMap.isEmpty();
   const prefetch = listing.then((l) => {
-    const gitMap = ws.blobs.gitMap.isEmpty() ? null : ws.blobs.gitMap;
-    const entries: PrefetchEntry[] = [];
+    const paths: string[] = [];
     for (const e of plainIndexFiles(l.stdout)) {
-      if (entries.length >= q.maxFiles) break;
-      if (!filter(e.path)) continue;
-      entries.push({ path: e.path, absPath: prefix + e.path, hash: !gitMap?.has(e.gitOid as string) });
+      if (paths.length >= q.maxFiles) break;
+      if (filter(e.path)) paths.push(e.path);
     }
-    return GrepPrefetch.start(m, entries, readFilter, BINARY_SNIFF_BYTES);
+    return GrepPrefetch.start(m, ws.repo.root, paths, hashAll, readFilter, BINARY_SNIFF_BYTES);
   });
   prefetch.catch(() => {}); // a failed read ahead surfaces where it is awaited
   return { listing, prefetch };
@@ -181,31 +180,79 @@ async function* snapshotCandidates(ws: Workspace, files: { path: string; blob?: 
 }
 
 /**
- * Live files as the walk listed them. The engine opens and stats each one
- * itself (on its reader threads) and hashes what it read, so the lease
- * records the blob the search actually saw; a clean tracked file whose sha256
- * is already known costs a map lookup instead. A path that no longer holds a
- * regular file when it is read (deleted, replaced by a directory or a
- * symlink) is searched as empty and touched as absent.
+ * Touches the lease with each file the engine searched, in walk order, as it
+ * takes it: with the blob of the bytes it searched, the index blob's known
+ * sha256 for a clean file it was not asked to hash, null for a path that was
+ * gone. A file whose hash was wanted but not made whole (a search cut short
+ * inside a large file) is hashed at the end.
  */
-function* liveCandidates(ws: Workspace, files: TreeEntry[], seen: Map<string, BlobId | null>): Generator<GrepCandidate> {
-  const prefix = ws.repo.root.endsWith(sep) ? ws.repo.root : ws.repo.root + sep;
-  const gitMap = ws.blobs.gitMap.isEmpty() ? null : ws.blobs.gitMap;
-  for (const f of files) {
-    const candidate = fileCandidate(trustedRepoPath(f.path), prefix + f.path, null);
-    const known = f.gitOid && gitMap ? gitMap.get(f.gitOid) : undefined;
-    if (known) seen.set(f.path, blobIdFromHex(known.sha256));
-    candidate.hashKnown = known !== undefined;
-    candidate.onRead = (hex) => seen.set(f.path, hex === null ? null : blobIdFromHex(hex));
-    yield candidate;
+class LeaseTouches {
+  private readonly gitMap: GitBlobMap | null;
+  private readonly unhashed: string[] = [];
+
+  constructor(
+    private readonly ws: Workspace,
+    private readonly lease: Lease,
+  ) {
+    this.gitMap = ws.blobs.gitMap.isEmpty() ? null : ws.blobs.gitMap;
+  }
+
+  knows(gitOid: string | undefined): boolean {
+    return gitOid !== undefined && this.gitMap !== null && this.gitMap.has(gitOid);
+  }
+
+  record(file: LiveFile, hex: string | null | undefined): void {
+    if (hex === null) touch(this.lease, file.path, null);
+    else if (hex !== undefined) touch(this.lease, file.path, blobIdFromHex(hex));
+    else if (file.hashKnown) this.lease.touched.setIndexBlob(file.path, file.entry as { gitOid: string });
+    else this.unhashed.push(file.path);
+  }
+
+  async finish(): Promise<void> {
+    for (const path of this.unhashed) {
+      let blob: BlobId | null;
+      try {
+        blob = blobIdFromHex(await sha256File(join(this.ws.repo.root, path)));
+      } catch {
+        blob = null;
+      }
+      touch(this.lease, path, blob);
+    }
   }
 }
 
-/** A searched file whose read was not seen whole (e.g. cut short): hash it now. */
-async function liveBlob(ws: Workspace, path: string): Promise<BlobId | null> {
-  try {
-    return blobIdFromHex(await sha256File(join(ws.repo.root, path)));
-  } catch {
-    return null;
+/**
+ * A live file as the walk listed it. The engine opens and stats it itself
+ * and hashes what it read, so the lease records the blob the search actually
+ * saw; a clean tracked file whose sha256 the store knows is not hashed. A
+ * path that no longer holds a regular file when it is read (deleted, replaced
+ * by a directory or a symlink) is searched as empty and touched as absent.
+ * One small object per file, its methods shared: a whole-tree grep makes 100k.
+ */
+class LiveFile implements GrepCandidate {
+  readonly size = null;
+  readonly hashKnown: boolean;
+
+  constructor(
+    readonly path: RepoPath,
+    readonly absPath: string,
+    /** the walk's entry: its index blob id, when clean, names what the lease observed */
+    readonly entry: TreeEntry,
+    private readonly touches: LeaseTouches,
+  ) {
+    this.hashKnown = touches.knows(entry.gitOid);
   }
+
+  open(): Promise<Uint8Array | ReadableStream<Uint8Array>> {
+    return fileCandidate(this.path, this.absPath, null).open();
+  }
+
+  onRead(hex: string | null | undefined): void {
+    this.touches.record(this, hex);
+  }
+}
+
+function* liveCandidates(ws: Workspace, files: TreeEntry[], touches: LeaseTouches): Generator<GrepCandidate> {
+  const prefix = ws.repo.root.endsWith(sep) ? ws.repo.root : ws.repo.root + sep;
+  for (const f of files) yield new LiveFile(trustedRepoPath(f.path), prefix + f.path, f, touches);
 }

@@ -4,7 +4,8 @@ import { RepoBlobStore } from "../repo/repo-blob-store";
 import { SnapshotStore } from "../repo/snapshot-store";
 import type { EditRecorder } from "./edit-recorder";
 import { historyRecorderFor } from "./history/recorder";
-import { LeaseStore } from "./leases";
+import { blobIdFromHex } from "../core/hash";
+import { LEASE_LIMITS, LeaseStore } from "./leases";
 
 /** Everything an operation needs about one repository root. */
 export interface Workspace {
@@ -20,11 +21,16 @@ export function openWorkspace(dir: string): Workspace {
   const repo = openRoot(dir);
   ensureStateDir(repo.stateDir);
   cleanStaleTemps(repo.stateDir);
+  const blobs = new RepoBlobStore(repo.stateDir);
+  const indexBlob = (gitOid: string) => {
+    const known = blobs.gitMap.get(gitOid);
+    return known ? blobIdFromHex(known.sha256) : undefined;
+  };
   return {
     repo,
-    blobs: new RepoBlobStore(repo.stateDir),
+    blobs,
     snapshots: new SnapshotStore(repo.stateDir),
-    leases: new LeaseStore(),
+    leases: new LeaseStore(LEASE_LIMITS, indexBlob),
     recorder: historyRecorderFor(repo.stateDir),
   };
 }

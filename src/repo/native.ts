@@ -59,6 +59,8 @@ export interface NativeModule {
     needleBytes: number,
     /** keep the bytes of files that may match; false marks them only (unhashed), for the caller to read */
     keep: boolean,
+    /** directory the paths are relative to; "" for absolute paths */
+    root: string,
   ): NativeJob;
   /** Raises a hash job's trust cutoff while it runs (files read before are verified with git's hash). */
   setTrust(job: NativeJob, trustBeforeMs: number): void;
@@ -67,9 +69,15 @@ export interface NativeModule {
   hashRecords(job: NativeJob, from: number, to: number): Buffer;
   /** Records and the kept bytes of finished items; the module lets go of those bytes. */
   scanCollect(job: NativeJob, from: number, to: number): [Buffer, Buffer];
+  /** `fn` runs on this thread whenever a watched item finishes (see watch); once per job. */
+  notify(job: NativeJob, fn: () => void): void;
+  /** True when item `index` is finished already; otherwise notify's function runs once it is (the event loop stays up meanwhile). */
+  watch(job: NativeJob, index: number): boolean;
   /** Stops the items not started and lets the job go; idempotent. */
   release(job: NativeJob): void;
   sha256(bytes: Uint8Array): Buffer;
+  /** Occurrences of `byte` in bytes[from, to). */
+  countByte(bytes: Uint8Array, byte: number, from: number, to: number): number;
   gitBlobId(bytes: Uint8Array): Buffer;
   describe(): { sha256: "sha-ni" | "portable"; threads: number };
   /** SHA extensions on or off (tests of both implementations); true when they are on. Only while no job runs. */

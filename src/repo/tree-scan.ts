@@ -83,37 +83,51 @@ export function startIndexListing(repo: RepoRoot, scope: RepoPath[]): Promise<Gi
   return git(["ls-files", "-s", "-v", "-z", "--", ...literalPathspecs(scope)], { cwd: repo.root });
 }
 
-const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+const lenientUtf8 = new TextDecoder("utf-8", { ignoreBOM: true });
 
 interface IndexRecord {
   meta: string;
   path: string | null;
 }
 
+/** Parsed listings, so that the walk and a read ahead working on the same listing split it once. */
+const parsed = new WeakMap<Uint8Array, IndexRecord[]>();
+
 /** Splits ls-files -s output; decodes in one pass when it is all UTF-8 (the usual case). */
 function indexRecords(raw: Uint8Array): IndexRecord[] {
-  let text: string | null = null;
-  try {
-    text = strictUtf8.decode(raw);
-  } catch {
-    text = null;
-  }
-  if (text !== null) {
-    const out: IndexRecord[] = [];
-    let start = 0;
-    while (start < text.length) {
-      let end = text.indexOf("\0", start);
-      if (end < 0) end = text.length;
-      const tab = text.indexOf("\t", start);
-      if (tab > start && tab < end) out.push({ meta: text.slice(start, tab), path: text.slice(tab + 1, end) });
-      start = end + 1;
+  let records = parsed.get(raw);
+  if (!records) parsed.set(raw, (records = splitIndexRecords(raw)));
+  return records;
+}
+
+/**
+ * One decoding pass over the whole listing. Records are NUL-terminated and a
+ * NUL byte is never part of a UTF-8 sequence, so record k of the text is
+ * record k of the bytes; only a record whose text holds U+FFFD (an invalid
+ * name, or a name with that very character) is checked again on its bytes,
+ * so one bad name does not send the whole listing down a slow path.
+ */
+function splitIndexRecords(raw: Uint8Array): IndexRecord[] {
+  const text = lenientUtf8.decode(raw);
+  const suspect = text.includes("\ufffd");
+  const rawRecords = suspect ? splitNul(raw) : null;
+  const out: IndexRecord[] = [];
+  let start = 0;
+  for (let k = 0; start < text.length; k++) {
+    let end = text.indexOf("\0", start);
+    if (end < 0) end = text.length;
+    const tab = text.indexOf("\t", start);
+    if (tab > start && tab < end) {
+      let path: string | null = text.slice(tab + 1, end);
+      if (rawRecords && path.includes("\ufffd")) {
+        const rec = rawRecords[k] as Uint8Array;
+        path = decodePath(rec.subarray(rec.indexOf(9) + 1));
+      }
+      out.push({ meta: text.slice(start, tab), path });
     }
-    return out;
+    start = end + 1;
   }
-  return splitNul(raw).flatMap((rec) => {
-    const tab = rec.indexOf(9);
-    return tab < 0 ? [] : [{ meta: new TextDecoder().decode(rec.subarray(0, tab)), path: decodePath(rec.subarray(tab + 1)) }];
-  });
+  return out;
 }
 
 /**

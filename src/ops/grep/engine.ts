@@ -60,7 +60,7 @@ interface InFlight {
   size: number;
   /** read through the candidate's open() rather than by a reader thread */
   opened: boolean;
-  onRead: GrepCandidate["onRead"];
+  c: GrepCandidate;
   /** the outcome, once there is one (or the error that ends the run) */
   found: FileSearch | null;
   error: { error: unknown } | null;
@@ -80,6 +80,12 @@ interface FileJob {
 
 /** Files read ahead by reader threads, and their bytes; open()-read files are capped by `concurrency`. */
 const MAX_LOOKAHEAD_FILES = 1024;
+/**
+ * With a read ahead most files in flight are settled already and cost an
+ * entry each; looking further ahead gathers the few that must be read into
+ * fewer, larger batches, so the walk-order consumer rarely waits on a read.
+ */
+const MAX_LOOKAHEAD_FILES_PREFETCHED = 16_384;
 const MAX_LOOKAHEAD_BYTES = 64 * 1024 * 1024;
 /** Files over chunkBytes searched through a window at once (each window is about twice chunkBytes). */
 const MAX_WINDOWS = 2;
@@ -135,6 +141,7 @@ class GrepRun {
   /** what a reader thread checks to drop a file unread by the main thread */
   private readonly filter: ReadFilter;
   private ended: Promise<never>;
+  private readonly lookahead: number;
 
   constructor(
     private readonly q: CompiledQuery,
@@ -146,6 +153,7 @@ class GrepRun {
     this.sandboxBounded = m.kind === "regex" && m.plan.quadraticWays !== null;
     this.search = regionSearch(q, this.sandbox);
     this.filter = readFilterOf(q);
+    this.lookahead = prefetch ? MAX_LOOKAHEAD_FILES_PREFETCHED : MAX_LOOKAHEAD_FILES;
     this.ended = new Promise<never>((_, reject) => {
       this.stop.signal.addEventListener("abort", () => reject(this.stop.signal.reason), { once: true });
     });
@@ -180,7 +188,7 @@ class GrepRun {
       for (;;) {
         while (
           !exhausted &&
-          inFlight.length < MAX_LOOKAHEAD_FILES &&
+          inFlight.length < this.lookahead &&
           this.aheadBytes < MAX_LOOKAHEAD_BYTES &&
           result.files_searched + inFlight.length < q.maxFiles
         ) {
@@ -197,7 +205,7 @@ class GrepRun {
           // a file the read ahead settled, with nothing before it in flight, is taken at once: most files, no bookkeeping
           const settled = ahead !== undefined && inFlight.length === 0 ? this.prefetch!.settledNow(ahead, hashWanted(waiting)) : null;
           if (settled) {
-            if (!this.take({ path: waiting.path, skip: 0, onRead: waiting.onRead }, settled)) return result;
+            if (!this.take(waiting, 0, settled)) return result;
           } else inFlight.push(this.start(waiting, ahead));
           waiting = null;
         }
@@ -207,7 +215,7 @@ class GrepRun {
         const found = pending instanceof Promise ? await pending : pending;
         this.aheadBytes -= head.size + (found.kept ?? 0);
         if (head.opened) this.opened--;
-        if (!this.take(head, found)) return result;
+        if (!this.take(head.c, head.skip, found)) return result;
       }
       if (!exhausted && result.files_searched >= q.maxFiles) {
         let next = waiting;
@@ -305,7 +313,7 @@ class GrepRun {
     // bytes a reader keeps are counted once known (FileSearch.kept); a larger file is never kept whole
     const size = small ? c.size! : 0;
     this.aheadBytes += size;
-    const entry: InFlight = { path: c.path, skip, size, opened: !byReader, onRead: c.onRead, found: null, error: null, wake: null };
+    const entry: InFlight = { path: c.path, skip, size, opened: !byReader, c, found: null, error: null, wake: null };
     const file: FileJob = { c, skip, small, byReader, hash: hashWanted(c) };
     // the child reads a file of unknown size itself too, and answers "large" for one over chunkBytes
     const inChild = byReader && this.sandbox !== null && !this.sandboxBounded && (small || c.size === null);
@@ -325,7 +333,7 @@ class GrepRun {
     const { c, skip, byReader } = file;
     const { q } = this;
     if (byReader && !inChild) {
-      this.readers ??= fileReader(this.filter);
+      this.readers ??= fileReader(this.filter, this.prefetch !== null);
       this.readers.read(c.absPath!, this.filter, skip + q.maxMatches, file.hash, (err, read) => {
         if (err !== null) return this.settle(entry, this.failed(file, err, 0));
         if (read!.kind === "binary") return this.settle(entry, BINARY);
@@ -425,16 +433,16 @@ class GrepRun {
   }
 
   /** Adds one file's outcome in walk order; false once a cap ends the page. */
-  private take(file: Pick<InFlight, "path" | "skip" | "onRead">, found: FileSearch): boolean {
+  private take(c: GrepCandidate, skip: number, found: FileSearch): boolean {
     const { q, result } = this;
     if (found.binary) {
       result.binary_skipped++;
       return true;
     }
     result.files_searched++;
-    result.searched_paths.push(file.path);
-    if (file.onRead && found.sha256 !== undefined) file.onRead(found.sha256);
-    if (found.total > file.skip) result.files_matched++;
+    result.searched_paths.push(c.path);
+    c.onRead?.(found.sha256);
+    if (found.total > skip) result.files_matched++;
     let taken = 0;
     for (const m of found.matches) {
       if (result.matches.length >= q.maxMatches) break;
@@ -445,11 +453,11 @@ class GrepRun {
       this.matchBytes += size;
       taken++;
     }
-    const left = found.total - file.skip - taken;
+    const left = found.total - skip - taken;
     if (left <= 0) return true;
     result.matches_omitted += left;
     const cap = result.matches.length >= q.maxMatches ? `maxMatches=${q.maxMatches}` : `maxBytes=${q.maxBytes}`;
-    this.cut({ path: file.path, skip: file.skip + taken }, `stopped at ${cap}`);
+    this.cut({ path: c.path, skip: skip + taken }, `stopped at ${cap}`);
     return false;
   }
 
@@ -490,13 +498,17 @@ export function readFilterOf(q: CompiledQuery): ReadFilter {
 }
 
 /**
- * Native reads where a query has required literals (they leave few files for
- * the main thread to scan); reader threads, which also run the regex, where
- * it has none or the module is missing.
+ * Native reads where the main thread has little left to scan: a fixed-string
+ * search (it only finds the matches in the few files that hold the literal),
+ * or any search behind a read ahead, which has ruled out nearly every file
+ * through the literals already. Reader threads, which also run the regex on
+ * every core, for a regex over files nothing has ruled out yet, and where
+ * the module is missing.
  */
-function fileReader(filter: ReadFilter): FileReader {
+function fileReader(filter: ReadFilter, prefetched: boolean): FileReader {
   const m = nativeModule();
-  if (m && (filter.literals !== null || filter.required.length > 0)) return new NativeReader(m, BINARY_SNIFF_BYTES, sharedHashMemory());
+  const literal = filter.literals !== null || filter.required.length > 0;
+  if (m && literal && (filter.scan === null || prefetched)) return new NativeReader(m, BINARY_SNIFF_BYTES, sharedHashMemory());
   return sharedReaderPool(BINARY_SNIFF_BYTES);
 }
 

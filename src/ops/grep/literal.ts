@@ -3,6 +3,7 @@
  * no decoding, no regex) and the newline arithmetic that turns byte offsets
  * into line numbers.
  */
+import { nativeModule } from "../../repo/native";
 import type { RegionScan } from "./regex-scan";
 
 export function asBuffer(bytes: Uint8Array): Buffer {
@@ -42,12 +43,18 @@ export function lineStartOf(buf: Buffer, pos: number): number {
   return lastNewlineBefore(buf, pos) + 1;
 }
 
+const native = nativeModule();
+/** Below this span a memchr per line costs less than a call into the native module. */
+const NATIVE_COUNT_MIN = 4096;
+
 /**
- * Number of `\n` bytes in [from, to). memchr per line beats a word-at-a-time
- * loop on source text, and never touches `.buffer`, which makes JavaScriptCore
- * copy a fresh typed array.
+ * Number of `\n` bytes in [from, to): SIMD in the native module for long
+ * spans; otherwise memchr per line, which beats a word-at-a-time loop on
+ * source text, and never touches `.buffer`, which makes JavaScriptCore copy a
+ * fresh typed array.
  */
 export function countNewlines(buf: Buffer, from: number, to: number): number {
+  if (native && to - from >= NATIVE_COUNT_MIN) return native.countByte(buf, 10, Math.max(0, from), Math.min(buf.length, to));
   let c = 0;
   for (let i = buf.indexOf(10, from); i >= 0 && i < to; i = buf.indexOf(10, i + 1)) c++;
   return c;

@@ -8,9 +8,9 @@
  * the regex guards of engine.ts apply as to any file. So it is used for
  * queries with required literals, which leave few files to scan.
  *
- * Requests are batched into jobs; a timer polls the running jobs for the
- * prefix of finished files and calls each request's callback in order, with
- * no promise per file.
+ * Requests are batched into jobs; the module wakes this thread when the
+ * first file not yet answered is finished (notify/watch), and the finished
+ * prefix is answered in order, a callback per request, no promise per file.
  */
 import { constants } from "node:os";
 import { joinPaths, type NativeJob, type NativeModule } from "../../repo/native";
@@ -44,7 +44,7 @@ export class NativeReader implements FileReader {
   private queue: Request[] = [];
   private queuedFilter: ReadFilter | null = null;
   private readonly running: Running[] = [];
-  private polling: ReturnType<typeof setTimeout> | null = null;
+  private pollQueued = false;
 
   constructor(
     private readonly m: NativeModule,
@@ -77,37 +77,40 @@ export class NativeReader implements FileReader {
     const needleBytes = [...(literals ?? []), ...filter.required.flat()].reduce((sum, l) => sum + l.length, 0);
     let job: NativeJob;
     try {
-      job = this.m.scanStart(joinPaths(requests.map((r) => r.path)), n, flags, known, filter.limit, this.sniff, RACY_MARGIN_MS, literals, filter.required, needleBytes, true);
+      job = this.m.scanStart(joinPaths(requests.map((r) => r.path)), n, flags, known, filter.limit, this.sniff, RACY_MARGIN_MS, literals, filter.required, needleBytes, true, "");
     } catch (err) {
       for (const r of requests) r.done(err, null);
       return;
     }
+    this.m.notify(job, () => this.poll());
     this.running.push({ job, requests, taken: 0 });
-    this.schedule();
-  }
-
-  private schedule(): void {
-    this.polling ??= setTimeout(() => {
-      this.polling = null;
-      this.poll();
-    }, 1);
+    if (this.running.length === 1 && !this.pollQueued) {
+      this.pollQueued = true;
+      queueMicrotask(() => {
+        this.pollQueued = false;
+        this.poll();
+      });
+    }
   }
 
   /**
-   * Answers what is finished, in order; polls again while anything runs.
-   * Callbacks may read more files (which queues new jobs, never polls), so
-   * each request is marked taken before its callback runs.
+   * Answers what is finished, in order; then waits (watch) for the first
+   * file of the oldest job that is not. Callbacks may read more files (which
+   * queues new jobs, never answers), so each request is marked taken before
+   * its callback runs.
    */
   private poll(): void {
     while (this.running.length > 0) {
       const run = this.running[0] as Running;
       const ready = this.m.ready(run.job);
       if (ready > run.taken) this.answer(run, ready);
-      if (run.taken < run.requests.length) break;
+      if (run.taken < run.requests.length) {
+        if (this.m.watch(run.job, run.taken)) continue; // finished meanwhile
+        return;
+      }
       this.m.release(run.job);
       this.running.shift();
     }
-    if (this.running.length > 0) this.schedule();
   }
 
   private answer(run: Running, upTo: number): void {

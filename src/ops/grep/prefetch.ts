@@ -18,13 +18,6 @@ import { joinPaths, type NativeJob, type NativeModule } from "../../repo/native"
 import type { ReadFilter } from "./reader-pool";
 import { RACY_MARGIN_MS } from "./hash-memory";
 
-export interface PrefetchEntry {
-  path: string;
-  absPath: string;
-  /** SHA-256 wanted (the caller does not know the file's hash) */
-  hash: boolean;
-}
-
 /** A file the read ahead settled, as the engine records it: binary, or searched without a match. */
 export type Settled = { binary: true; matches: []; total: 0 } | { binary: false; matches: []; total: 0; sha256?: string };
 
@@ -48,27 +41,32 @@ export class GrepPrefetch {
   private taken = 0;
   private passing = 0;
   private readonly waiters = new Map<number, (() => void)[]>();
-  private polling: ReturnType<typeof setTimeout> | null = null;
+  /** a watch is set: the module calls onWake when the first unfinished file is done */
+  private armed = false;
 
   private constructor(
     private readonly m: NativeModule,
-    private readonly entries: PrefetchEntry[],
+    private readonly paths: string[],
     job: NativeJob,
   ) {
     this.job = job;
-    this.kinds = new Uint8Array(entries.length).fill(UNKNOWN);
+    this.kinds = new Uint8Array(paths.length).fill(UNKNOWN);
+    m.notify(job, () => this.onWake());
   }
 
-  /** Starts reading `entries` (in walk order) through `filter`; null when the filter has no literal to try. */
-  static start(m: NativeModule, entries: PrefetchEntry[], filter: ReadFilter, sniff: number): GrepPrefetch | null {
-    if (entries.length === 0 || (filter.literals === null && filter.required.length === 0)) return null;
-    const n = entries.length;
-    const flags = new Uint8Array(n);
-    for (let i = 0; i < n; i++) if ((entries[i] as PrefetchEntry).hash) flags[i] = 1;
+  /**
+   * Starts reading `paths` (repo-relative, in walk order, under `root`)
+   * through `filter`, hashing each text file without the literals when
+   * `hash`; null when the filter has no literal to try.
+   */
+  static start(m: NativeModule, root: string, paths: string[], hash: boolean, filter: ReadFilter, sniff: number): GrepPrefetch | null {
+    if (paths.length === 0 || (filter.literals === null && filter.required.length === 0)) return null;
+    const n = paths.length;
+    const flags = new Uint8Array(n).fill(hash ? 1 : 0);
     const known = new Float64Array(5 * n).fill(Number.NaN);
     const needleBytes = [...(filter.literals ?? []), ...filter.required.flat()].reduce((sum, l) => sum + l.length, 0);
-    const job = m.scanStart(joinPaths(entries.map((e) => e.absPath)), n, flags, known, filter.limit, sniff, RACY_MARGIN_MS, filter.literals, filter.required, needleBytes, false);
-    return new GrepPrefetch(m, entries, job);
+    const job = m.scanStart(joinPaths(paths), n, flags, known, filter.limit, sniff, RACY_MARGIN_MS, filter.literals, filter.required, needleBytes, false, root);
+    return new GrepPrefetch(m, paths, job);
   }
 
   /**
@@ -77,9 +75,9 @@ export class GrepPrefetch {
    * with the entries, not a lookup.
    */
   indexOf(path: string): number | undefined {
-    const { entries } = this;
-    while (this.cursor < entries.length) {
-      const at = (entries[this.cursor] as PrefetchEntry).path;
+    const { paths } = this;
+    while (this.cursor < paths.length) {
+      const at = paths[this.cursor] as string;
       if (at === path) return this.cursor++;
       if (compareUtf8(at, path) > 0) return undefined;
       this.cursor++;
@@ -99,7 +97,7 @@ export class GrepPrefetch {
     let list = this.waiters.get(index);
     if (!list) this.waiters.set(index, (list = []));
     list.push(() => done(this.settled(index, hash)));
-    this.schedule();
+    this.arm();
   }
 
   /** Entry `index` if the read ahead has settled it by now; null when unknown yet or to be read. */
@@ -130,13 +128,23 @@ export class GrepPrefetch {
     return sha256 === undefined ? null : { binary: false, matches: [], total: 0, sha256 };
   }
 
-  private schedule(): void {
-    this.polling ??= setTimeout(() => {
-      this.polling = null;
+  /** Waits for the first unfinished file (everything before it is collected), unless a wait is set. */
+  private arm(): void {
+    while (!this.armed && this.job !== null && this.waiters.size > 0) {
+      if (!this.m.watch(this.job, this.taken)) {
+        this.armed = true;
+        return;
+      }
       this.collect();
       this.wakeAll();
-      if (this.waiters.size > 0 && this.job !== null) this.schedule();
-    }, 1);
+    }
+  }
+
+  private onWake(): void {
+    this.armed = false;
+    this.collect();
+    this.wakeAll();
+    this.arm();
   }
 
   /** Takes the finished prefix of records. */
@@ -154,7 +162,7 @@ export class GrepPrefetch {
       if (kind === KIND_SKIP && records[at + L.SR_DIGEST]) this.digests.set(i, records.toString("hex", at + L.SR_SHA256, at + L.SR_SHA256 + 32));
     }
     this.taken = ready;
-    if (ready === this.entries.length) this.release();
+    if (ready === this.paths.length) this.release();
     else if (ready >= JUDGE_AFTER && this.passing > MAX_PASSING_SHARE * ready) this.release();
   }
 

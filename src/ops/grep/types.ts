@@ -17,14 +17,19 @@ export interface GrepCandidate {
   /**
    * Asks the engine for the SHA-256 (hex) of the bytes it searched: called
    * once, in walk order, for each text file it searched (never for a binary
-   * one), when the engine read the whole file itself; null when the path no
+   * one), with the hash when the engine read the whole file itself; null when the path no
    * longer held a regular file by the time it was read (deleted, replaced by
    * a directory or a symlink), which is then searched as empty. Without
    * this, such a file fails the search. A file read by a regex child process
    * is not reported: the caller hashes it itself.
    */
-  onRead?: (sha256: string | null) => void;
-  /** with onRead: the caller knows the file's hash, so the engine reports only a file that was gone (null) */
+  onRead?: (sha256: string | null | undefined) => void;
+  /**
+   * with onRead: the caller knows the file's hash, so the engine does not
+   * hash it; onRead hears undefined for it, or null when it was gone. (A
+   * file whose hash was wanted but not made, a search cut short inside a
+   * large file, also reports undefined.)
+   */
   hashKnown?: boolean;
 }
 

@@ -70,7 +70,7 @@ describe("large files on reader threads", () => {
     const seen = new Map<string, string | null>();
     const candidates = Object.keys(files).map((p) => {
       const c = fileCandidate(trustedRepoPath(p), join(tmp.dir, p), null);
-      c.onRead = (sha) => seen.set(p, sha);
+      c.onRead = (sha) => sha !== undefined && seen.set(p, sha);
       return c;
     });
     const r = await grep(candidates, { ...ALL, pattern: "NEEDLE", fixedStrings: true, chunkBytes: 64 * 1024 });
@@ -93,9 +93,13 @@ describe("onRead", () => {
     for (const [p, t] of Object.entries(files)) writeFileSync(join(tmp.dir, p), t);
     for (const pattern of ["foo", "f(o)+", "fo{2}"]) {
       const seen = new Map<string, string | null>();
+      const reported: string[] = [];
       const candidates = Object.keys(files).map((p) => {
         const c = fileCandidate(trustedRepoPath(p), join(tmp.dir, p), null);
-        c.onRead = (sha) => seen.set(p, sha);
+        c.onRead = (sha) => {
+          reported.push(p);
+          if (sha !== undefined) seen.set(p, sha);
+        };
         if (p === "known.txt") c.hashKnown = true;
         return c;
       });
@@ -108,6 +112,8 @@ describe("onRead", () => {
       expect(Object.fromEntries([...seen].filter(([p]) => p in want))).toEqual(want);
       expect(seen.has("bin.dat")).toBe(false);
       expect(seen.has("known.txt")).toBe(false);
+      // every searched file is reported, in walk order, a known one without a hash
+      expect(reported).toEqual(["a.txt", "b.txt", "big.txt", "known.txt"]);
     }
   });
 
@@ -118,7 +124,7 @@ describe("onRead", () => {
     const make = (tolerant: boolean): GrepCandidate[] =>
       ["a.txt", "dir.txt", "missing.txt"].map((p) => {
         const c = fileCandidate(trustedRepoPath(p), join(tmp.dir, p), null);
-        if (tolerant) c.onRead = (sha) => seen.set(p, sha);
+        if (tolerant) c.onRead = (sha) => sha !== undefined && seen.set(p, sha);
         return c;
       });
     const seen = new Map<string, string | null>();

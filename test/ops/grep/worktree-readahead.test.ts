@@ -71,7 +71,7 @@ describe.skipIf(!RG)("worktree grep with the read ahead: ripgrep's lines, true b
         const text = textFiles().sort();
         expect(r.files_searched).toBe(text.length);
         expect(r.binary_skipped).toBe(2); // bin/image.png and the file turned binary
-        const touched = ws.leases.get(r.lease_id).touched;
+        const touched = ws.leases.get((r as { lease_id: string }).lease_id).touched;
         expect([...touched.keys()].sort()).toEqual(text);
         for (const [p, blob] of touched) expect({ p, blob }).toEqual({ p, blob: blobIdOf(readFileSync(join(root, p))) });
       });
@@ -91,7 +91,7 @@ describe.skipIf(!RG)("worktree grep with the read ahead: ripgrep's lines, true b
     const r = await snapshotGrep(ws, { mode: "worktree", pattern: "foo", fixed_strings: true, max_files: 5, max_matches: 100_000, maxBytes: 64 * 1024 * 1024 });
     expect(r.files_searched).toBe(5);
     expect(r.truncated).toBe(true);
-    expect(ws.leases.get(r.lease_id).touched.size).toBe(5);
+    expect(ws.leases.get((r as { lease_id: string }).lease_id).touched.size).toBe(5);
   });
 
 });

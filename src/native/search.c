@@ -1,0 +1,104 @@
+/*
+ * "Does this file hold this literal?" is most of grep's work per file. The
+ * SIMD versions compare the needle's first and last bytes against 32 (AVX2)
+ * or 16 (SSE2) positions at once and check the middle only where both agree
+ * (W. Mula's generic SIMD substring search); glibc's memmem, a two-way
+ * search, is the portable fallback and handles what is left near the end.
+ */
+#define _GNU_SOURCE
+#include "search.h"
+
+#include <string.h>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define HAVE_X86 1
+#endif
+
+static long long find_memmem(const uint8_t *hay, size_t len, const uint8_t *needle, size_t nlen) {
+  const uint8_t *at = memmem(hay, len, needle, nlen);
+  return at ? at - hay : -1;
+}
+
+/* The rest after a SIMD loop: memmem from offset i. */
+static long long find_tail(const uint8_t *hay, size_t len, size_t i, const uint8_t *needle, size_t nlen) {
+  if (i >= len) return -1;
+  long long at = find_memmem(hay + i, len - i, needle, nlen);
+  return at < 0 ? -1 : (long long)i + at;
+}
+
+#ifdef HAVE_X86
+__attribute__((target("avx2"))) static long long find_avx2(const uint8_t *hay, size_t len, const uint8_t *needle, size_t nlen) {
+  const __m256i first = _mm256_set1_epi8((char)needle[0]);
+  const __m256i last = _mm256_set1_epi8((char)needle[nlen - 1]);
+  size_t i = 0;
+  for (; i + nlen - 1 + 32 <= len; i += 32) {
+    __m256i a = _mm256_loadu_si256((const __m256i *)(hay + i));
+    __m256i b = _mm256_loadu_si256((const __m256i *)(hay + i + nlen - 1));
+    uint32_t mask = (uint32_t)_mm256_movemask_epi8(_mm256_and_si256(_mm256_cmpeq_epi8(a, first), _mm256_cmpeq_epi8(b, last)));
+    while (mask) {
+      unsigned bit = (unsigned)__builtin_ctz(mask);
+      if (memcmp(hay + i + bit + 1, needle + 1, nlen - 2) == 0) return (long long)(i + bit);
+      mask &= mask - 1;
+    }
+  }
+  return find_tail(hay, len, i, needle, nlen);
+}
+
+static long long find_sse2(const uint8_t *hay, size_t len, const uint8_t *needle, size_t nlen) {
+  const __m128i first = _mm_set1_epi8((char)needle[0]);
+  const __m128i last = _mm_set1_epi8((char)needle[nlen - 1]);
+  size_t i = 0;
+  for (; i + nlen - 1 + 16 <= len; i += 16) {
+    __m128i a = _mm_loadu_si128((const __m128i *)(hay + i));
+    __m128i b = _mm_loadu_si128((const __m128i *)(hay + i + nlen - 1));
+    uint32_t mask = (uint32_t)_mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(a, first), _mm_cmpeq_epi8(b, last)));
+    while (mask) {
+      unsigned bit = (unsigned)__builtin_ctz(mask);
+      if (memcmp(hay + i + bit + 1, needle + 1, nlen - 2) == 0) return (long long)(i + bit);
+      mask &= mask - 1;
+    }
+  }
+  return find_tail(hay, len, i, needle, nlen);
+}
+#endif
+
+#ifdef HAVE_X86
+__attribute__((target("avx2"))) static size_t count_avx2(const uint8_t *hay, size_t len, uint8_t byte) {
+  const __m256i b = _mm256_set1_epi8((char)byte);
+  size_t n = 0, i = 0;
+  for (; i + 32 <= len; i += 32) n += (size_t)__builtin_popcount((unsigned)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(hay + i)), b)));
+  for (; i < len; i++) n += hay[i] == byte;
+  return n;
+}
+#endif
+
+static size_t count_plain(const uint8_t *hay, size_t len, uint8_t byte) {
+  size_t n = 0;
+  for (const uint8_t *p = hay, *end = hay + len; (p = memchr(p, byte, (size_t)(end - p))) != NULL; p++) n++;
+  return n;
+}
+
+static size_t (*counter)(const uint8_t *, size_t, uint8_t) = count_plain;
+
+size_t count_byte(const uint8_t *hay, size_t len, uint8_t byte) { return counter(hay, len, byte); }
+
+static long long (*simd)(const uint8_t *, size_t, const uint8_t *, size_t) = find_memmem;
+
+void search_select(void) {
+#ifdef HAVE_X86
+  __builtin_cpu_init();
+  simd = __builtin_cpu_supports("avx2") ? find_avx2 : find_sse2;
+  if (__builtin_cpu_supports("avx2")) counter = count_avx2;
+#endif
+}
+
+long long find(const uint8_t *hay, size_t len, const uint8_t *needle, size_t nlen) {
+  if (nlen == 0) return 0;
+  if (nlen > len) return -1;
+  if (nlen == 1) {
+    const uint8_t *at = memchr(hay, needle[0], len);
+    return at ? at - hay : -1;
+  }
+  return simd(hay, len, needle, nlen);
+}

@@ -1,0 +1,17 @@
+/* Substring search: whether a needle occurs in a buffer, with SIMD where the CPU has it. */
+#ifndef WORKSNAP_SEARCH_H
+#define WORKSNAP_SEARCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Picks the implementation once: AVX2, SSE2 or memmem. */
+void search_select(void);
+/* Offset of the first occurrence of `needle` (of `nlen` bytes; empty occurs at 0) in `hay`, or -1. */
+long long find(const uint8_t *hay, size_t len, const uint8_t *needle, size_t nlen);
+/* How many times `byte` occurs in `hay`. */
+size_t count_byte(const uint8_t *hay, size_t len, uint8_t byte);
+/* 1 when `needle` occurs in `hay`. */
+static inline int contains(const uint8_t *hay, size_t len, const uint8_t *needle, size_t nlen) { return find(hay, len, needle, nlen) >= 0; }
+
+#endif
