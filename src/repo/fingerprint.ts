@@ -86,7 +86,8 @@ async function readIndexTree(repo: RepoRoot): Promise<string> {
   return oid;
 }
 
-function indexIdentity(indexPath: string): string | null {
+/** The index file's identity: git replaces the index by renaming a new file over it, so this names its content. */
+export function indexIdentity(indexPath: string): string | null {
   try {
     const st = statSync(indexPath, { bigint: true });
     return `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;

@@ -1,5 +1,7 @@
 import { compareUtf8 } from "../core/byte-order";
 import { isReservedPath, isWithin, type RepoPath } from "../core/repo-path";
+import { join } from "node:path";
+import { indexIdentity } from "./fingerprint";
 import { decodePath, git, type GitResult, splitNul } from "./git";
 import type { RepoRoot } from "./root";
 
@@ -80,8 +82,31 @@ export function literalPathspecs(scope: RepoPath[]): string[] {
  * (assume-unchanged, skip-worktree) are never taken for clean.
  */
 export function startIndexListing(repo: RepoRoot, scope: RepoPath[]): Promise<GitResult> {
-  return git(["ls-files", "-s", "-v", "-z", "--", ...literalPathspecs(scope)], { cwd: repo.root });
+  const index = repo.gitDir ? join(repo.gitDir, "index") : null;
+  const identity = index ? indexIdentity(index) : null;
+  const key = `${repo.root}\0${scope.join("\0")}`;
+  const hit = listings.get(key);
+  if (hit && identity !== null && hit.identity === identity) return Promise.resolve(hit.result);
+  const listing = git(["ls-files", "-s", "-v", "-z", "--", ...literalPathspecs(scope)], { cwd: repo.root });
+  return listing.then((result) => {
+    // kept only when the index was the same file before and after git read it
+    if (identity !== null && index && identity === indexIdentity(index)) {
+      listings.delete(key);
+      listings.set(key, { identity, result });
+      if (listings.size > MAX_LISTINGS) listings.delete(listings.keys().next().value as string);
+    }
+    return result;
+  });
 }
+
+/**
+ * The listing depends on nothing but the index file and the scope, and a
+ * server lists the same index again and again: the last few listings are
+ * kept, by index file identity (fingerprint.ts), so an unchanged index is
+ * listed at once, and parsed once (indexRecords).
+ */
+const listings = new Map<string, { identity: string; result: GitResult }>();
+const MAX_LISTINGS = 4;
 
 const lenientUtf8 = new TextDecoder("utf-8", { ignoreBOM: true });
 

@@ -154,13 +154,49 @@ export function regexScan(job: RegexScanJob, cache: Map<string, RegExp>): Region
     }
   };
 
-  const scanLineAt = (lineStartByte: number): number => {
-    if (!decoded) decode();
+  /**
+   * One line. Until something forces the whole region to be decoded, a line
+   * is decoded alone: when every character came from one byte (ASCII, the
+   * usual case), its char offsets are byte offsets from its start, and a
+   * large file with a few candidate lines is never decoded whole.
+   */
+  const scanLineAt = (lineStartByte: number): void => {
+    if (!decoded) {
+      let lineEnd = bytes.indexOf(10, lineStartByte);
+      if (lineEnd < 0) lineEnd = n;
+      const line = bytes.toString("latin1", lineStartByte, lineEnd);
+      if (!/[^\x00-\x7f]/.test(line)) {
+        scanAsciiLine(line, lineStartByte);
+        return;
+      }
+      decode();
+    }
     const cls = toChar(lineStartByte);
     let cle = str.indexOf("\n", cls);
     if (cle < 0) cle = str.length;
     scanText(str.slice(cls, cle), cls);
-    return cle;
+  };
+
+  /** All matches in an ASCII line starting at byte `base` (char offsets are byte offsets). */
+  const scanAsciiLine = (text: string, base: number): void => {
+    const regex = re!;
+    regex.lastIndex = 0;
+    for (;;) {
+      const m = regex.exec(text);
+      if (m === null) return;
+      const cs = m.index;
+      const ce = cs + m[0].length;
+      if (base + cs === n && deadEnd) return;
+      if (count < maxRecords) {
+        starts.push(base + cs);
+        ends.push(base + ce);
+      }
+      count++;
+      if (ce === cs) {
+        if (ce >= text.length) return;
+        regex.lastIndex = ce + 1;
+      }
+    }
   };
 
   const fold = job.fold;
