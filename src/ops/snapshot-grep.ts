@@ -7,7 +7,7 @@ import { ROOT, trustedRepoPath, type RepoPath } from "../core/repo-path";
 import type { GitResult } from "../repo/git";
 import type { GitBlobMap } from "../repo/git-blob-map";
 import { nativeModule } from "../repo/native";
-import { plainIndexFiles, startIndexListing } from "../repo/tree-scan";
+import { plainIndexPaths, startIndexListing } from "../repo/tree-scan";
 import type { TreeEntry } from "../repo/tree-scan";
 import { type GrepCandidate, type GrepMatch, fileCandidate, grep } from "./grep";
 import { readFilterOf } from "./grep/engine";
@@ -135,9 +135,9 @@ function startReadAhead(ws: Workspace, args: GrepArgs, scope: RepoPath[], filter
   const hashAll = ws.blobs.gitMap.isEmpty();
   const prefetch = listing.then((l) => {
     const paths: string[] = [];
-    for (const e of plainIndexFiles(l.stdout)) {
+    for (const path of plainIndexPaths(l.stdout)) {
       if (paths.length >= q.maxFiles) break;
-      if (filter(e.path)) paths.push(e.path);
+      if (filter(path)) paths.push(path);
     }
     return GrepPrefetch.start(m, ws.repo.root, paths, hashAll, readFilter, BINARY_SNIFF_BYTES);
   });
@@ -235,12 +235,18 @@ class LiveFile implements GrepCandidate {
 
   constructor(
     readonly path: RepoPath,
-    readonly absPath: string,
+    /** the root with a trailing separator */
+    private readonly root: string,
     /** the walk's entry: its index blob id, when clean, names what the lease observed */
     readonly entry: TreeEntry,
     private readonly touches: LeaseTouches,
   ) {
     this.hashKnown = touches.knows(entry.gitOid);
+  }
+
+  /** Made when asked for: the read ahead settles most files without it. */
+  get absPath(): string {
+    return this.root + this.path;
   }
 
   open(): Promise<Uint8Array | ReadableStream<Uint8Array>> {
@@ -254,5 +260,5 @@ class LiveFile implements GrepCandidate {
 
 function* liveCandidates(ws: Workspace, files: TreeEntry[], touches: LeaseTouches): Generator<GrepCandidate> {
   const prefix = ws.repo.root.endsWith(sep) ? ws.repo.root : ws.repo.root + sep;
-  for (const f of files) yield new LiveFile(trustedRepoPath(f.path), prefix + f.path, f, touches);
+  for (const f of files) yield new LiveFile(trustedRepoPath(f.path), prefix, f, touches);
 }

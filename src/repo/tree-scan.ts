@@ -155,6 +155,17 @@ function splitIndexRecords(raw: Uint8Array): IndexRecord[] {
   return out;
 }
 
+/** The paths of plainIndexFiles, without an object per entry. */
+export function plainIndexPaths(listing: Uint8Array): string[] {
+  const out: string[] = [];
+  for (const rec of indexRecords(listing)) {
+    const m = rec.meta;
+    if (rec.path === null || !m.startsWith("H 100") || !m.endsWith(" 0") || isReservedPath(rec.path)) continue;
+    if (m.startsWith("H 100644") || m.startsWith("H 100755")) out.push(rec.path);
+  }
+  return out;
+}
+
 /**
  * Index entries that are clean if git status does not name them: plain
  * (not assume-unchanged, not skip-worktree) regular files at stage 0, with

@@ -200,13 +200,17 @@ class GrepRun {
               break;
             }
           }
-          if (!this.byReader(waiting) && this.opened >= q.concurrency) break;
-          const ahead = this.prefetch !== null && waiting.absPath !== undefined ? this.prefetch.indexOf(waiting.path) : undefined;
+          // the read ahead covers files on disk only; asking it twice about a path gives the same answer
+          const ahead = this.prefetch?.indexOf(waiting.path);
           // a file the read ahead settled, with nothing before it in flight, is taken at once: most files, no bookkeeping
           const settled = ahead !== undefined && inFlight.length === 0 ? this.prefetch!.settledNow(ahead, hashWanted(waiting)) : null;
           if (settled) {
             if (!this.take(waiting, 0, settled)) return result;
-          } else inFlight.push(this.start(waiting, ahead));
+            waiting = null;
+            continue;
+          }
+          if (!this.byReader(waiting) && this.opened >= q.concurrency) break;
+          inFlight.push(this.start(waiting, ahead));
           waiting = null;
         }
         head = inFlight.shift();

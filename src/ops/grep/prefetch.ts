@@ -76,6 +76,7 @@ export class GrepPrefetch {
    */
   indexOf(path: string): number | undefined {
     const { paths } = this;
+    if (this.cursor > 0 && paths[this.cursor - 1] === path) return this.cursor - 1;
     while (this.cursor < paths.length) {
       const at = paths[this.cursor] as string;
       if (at === path) return this.cursor++;
