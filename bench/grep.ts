@@ -54,7 +54,7 @@ async function child(): Promise<void> {
   const sampler = setInterval(() => {
     childKb = Math.max(childKb, childPids().reduce((sum, pid) => sum + vmRssKb(pid), 0));
   }, 10);
-  const ws = openWorkspace(root!);
+  const ws = openWorkspace(root!, { longLived: true }); // the server keeps what it may reuse between calls
   const once = async () => {
     const c0 = process.cpuUsage();
     const t0 = performance.now();

@@ -235,7 +235,17 @@ static napi_value hash_records(napi_env env, napi_callback_info info) {
   return buf;
 }
 
-/* scanCollect(job, from, to): [records, kept bytes]; each record's SR_OFFSET says where its bytes start */
+static void free_kept(napi_env env, void *data, void *hint) {
+  (void)env;
+  (void)hint;
+  free(data);
+}
+
+/*
+ * scanCollect(job, from, to): [records, files]; a record whose file was kept
+ * has in SR_OFFSET the index of its bytes in `files`, a Buffer over the very
+ * memory the worker read into (no copy), freed when the Buffer is collected.
+ */
 static napi_value scan_collect(napi_env env, napi_callback_info info) {
   napi_value argv[3];
   job_t *job = job_arg(env, info, 3, argv);
@@ -243,32 +253,32 @@ static napi_value scan_collect(napi_env env, napi_callback_info info) {
   size_t from = (size_t)num(env, argv[1]), to = (size_t)num(env, argv[2]);
   if (from > to || to > job_ready_prefix(job)) return fail(env, "worksnap native: records not ready");
   scan_job_t *sj = (scan_job_t *)job;
-  size_t total = 0;
-  for (size_t i = from; i < to; i++) {
-    double len;
-    memcpy(&len, sj->records + i * SCAN_RECORD + SR_LENGTH, sizeof len);
-    if (sj->kept[i]) total += (size_t)len;
-  }
-  napi_value data, records, pair;
-  void *dst;
-  CHECK(napi_create_buffer(env, total ? total : 0, &dst, &data));
-  size_t at = 0;
+  napi_value files, records, pair;
+  CHECK(napi_create_array(env, &files));
+  uint32_t at = 0;
   for (size_t i = from; i < to; i++) {
     uint8_t *rec = sj->records + i * SCAN_RECORD;
     if (!sj->kept[i]) continue;
     double len;
     memcpy(&len, rec + SR_LENGTH, sizeof len);
-    memcpy((uint8_t *)dst + at, sj->kept[i], (size_t)len);
+    napi_value buf;
+    if (len > 0) {
+      if (napi_create_external_buffer(env, (size_t)len, sj->kept[i], free_kept, NULL, &buf) != napi_ok) return throw_(env, "napi_create_external_buffer");
+    } else {
+      void *unused;
+      free(sj->kept[i]);
+      CHECK(napi_create_buffer(env, 0, &unused, &buf));
+    }
+    sj->kept[i] = NULL; // the Buffer owns it now
+    CHECK(napi_set_element(env, files, at, buf));
     put_f64(rec, SR_OFFSET, (double)at);
-    at += (size_t)len;
-    free(sj->kept[i]);
-    sj->kept[i] = NULL;
+    at++;
   }
   void *out;
   CHECK(napi_create_buffer_copy(env, (to - from) * SCAN_RECORD, sj->records + from * SCAN_RECORD, &out, &records));
   CHECK(napi_create_array_with_length(env, 2, &pair));
   CHECK(napi_set_element(env, pair, 0, records));
-  CHECK(napi_set_element(env, pair, 1, data));
+  CHECK(napi_set_element(env, pair, 1, files));
   return pair;
 }
 

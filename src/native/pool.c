@@ -17,6 +17,7 @@ int worker_reserve(worker_t *w, size_t need) {
   if (w->cap >= need) return 1;
   size_t cap = w->cap ? w->cap : 1 << 20;
   while (cap < need) cap *= 2;
+  if (need > BIG_BUFFER) cap = need; /* a large file: exactly what it needs, given back after it (worker_trim) */
   uint8_t *grown = realloc(w->buf, cap);
   if (!grown) return 0;
   w->buf = grown;
@@ -85,6 +86,13 @@ void job_release(job_t *job) {
   pthread_mutex_unlock(&lock);
 }
 
+void worker_trim(worker_t *w) {
+  if (w->cap <= BIG_BUFFER) return;
+  free(w->buf);
+  w->buf = NULL;
+  w->cap = 0;
+}
+
 static void *worker_main(void *arg) {
   (void)arg;
   worker_t w = {0};
@@ -106,6 +114,7 @@ static void *worker_main(void *arg) {
     job->refs++;
     pthread_mutex_unlock(&lock);
     if (!atomic_load(&job->cancelled)) job->run(job, index, &w);
+    worker_trim(&w);
     atomic_fetch_add(&job->finished, 1);
     atomic_store_explicit(&job->ready[index], 1, memory_order_release);
     check_watch(job);

@@ -18,8 +18,13 @@ typedef struct {
   size_t cap;
 } worker_t;
 
+/* A buffer above this size is given back after the item that needed it: idle threads hold little memory. */
+#define BIG_BUFFER ((size_t)1 << 20)
+
 /* Grows the worker's buffer to at least `need` bytes; 0 when out of memory. */
 int worker_reserve(worker_t *w, size_t need);
+/* Gives back a buffer grown past BIG_BUFFER. */
+void worker_trim(worker_t *w);
 
 typedef struct job job_t;
 

@@ -2,6 +2,7 @@ import { ensureStateDir, cleanStaleTemps } from "../repo/state-dir";
 import { openRoot, type RepoRoot } from "../repo/root";
 import { RepoBlobStore } from "../repo/repo-blob-store";
 import { SnapshotStore } from "../repo/snapshot-store";
+import { keepIndexListings } from "../repo/tree-scan";
 import type { EditRecorder } from "./edit-recorder";
 import { historyRecorderFor } from "./history/recorder";
 import { blobIdFromHex } from "../core/hash";
@@ -17,8 +18,14 @@ export interface Workspace {
   recorder: EditRecorder | null;
 }
 
-export function openWorkspace(dir: string): Workspace {
+export interface WorkspaceOptions {
+  /** A server that answers many calls: what is worth keeping between calls is kept (index listings). */
+  longLived?: boolean;
+}
+
+export function openWorkspace(dir: string, opts: WorkspaceOptions = {}): Workspace {
   const repo = openRoot(dir);
+  if (opts.longLived) keepIndexListings(true);
   ensureStateDir(repo.stateDir);
   cleanStaleTemps(repo.stateDir);
   const blobs = new RepoBlobStore(repo.stateDir);

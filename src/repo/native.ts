@@ -67,8 +67,8 @@ export interface NativeModule {
   /** Items finished, from the first, without a gap. */
   ready(job: NativeJob): number;
   hashRecords(job: NativeJob, from: number, to: number): Buffer;
-  /** Records and the kept bytes of finished items; the module lets go of those bytes. */
-  scanCollect(job: NativeJob, from: number, to: number): [Buffer, Buffer];
+  /** Records of finished items, and the kept files' bytes (a record's SR_OFFSET indexes them), handed over without a copy. */
+  scanCollect(job: NativeJob, from: number, to: number): [Buffer, Buffer[]];
   /** `fn` runs on this thread whenever a watched item finishes (see watch); once per job. */
   notify(job: NativeJob, fn: () => void): void;
   /** True when item `index` is finished already; otherwise notify's function runs once it is (the event loop stays up meanwhile). */

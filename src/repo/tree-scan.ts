@@ -90,7 +90,7 @@ export function startIndexListing(repo: RepoRoot, scope: RepoPath[]): Promise<Gi
   const listing = git(["ls-files", "-s", "-v", "-z", "--", ...literalPathspecs(scope)], { cwd: repo.root });
   return listing.then((result) => {
     // kept only when the index was the same file before and after git read it
-    if (identity !== null && index && identity === indexIdentity(index)) {
+    if (keepListings && identity !== null && index && identity === indexIdentity(index)) {
       listings.delete(key);
       listings.set(key, { identity, result });
       if (listings.size > MAX_LISTINGS) listings.delete(listings.keys().next().value as string);
@@ -107,6 +107,16 @@ export function startIndexListing(repo: RepoRoot, scope: RepoPath[]): Promise<Gi
  */
 const listings = new Map<string, { identity: string; result: GitResult }>();
 const MAX_LISTINGS = 4;
+let keepListings = false;
+
+/**
+ * Keeps listings for the life of the process (a server: `worksnap serve`);
+ * a one-shot command lists once and would only hold the memory.
+ */
+export function keepIndexListings(on: boolean): void {
+  keepListings = on;
+  if (!on) listings.clear();
+}
 
 const lenientUtf8 = new TextDecoder("utf-8", { ignoreBOM: true });
 

@@ -42,19 +42,18 @@ async function scan(
   const job = mod.scanStart(joinPaths(paths), n, new Uint8Array(n).fill(opts.hash ? 1 : 0), known, opts.limit ?? 1 << 20, 8000, 2000, literals, required, needleBytes, opts.keep ?? true, root);
   try {
     await waitReady(mod, job, n);
-    const [records, data] = mod.scanCollect(job, 0, n);
+    const [records, files] = mod.scanCollect(job, 0, n);
     const L = mod.layout;
     return paths.map((_, i) => {
       const at = i * L.SCAN_RECORD;
       const kind = records[at + L.SR_KIND]!;
-      const off = records.readDoubleLE(at + L.SR_OFFSET);
-      const len = records.readDoubleLE(at + L.SR_LENGTH);
+      const file = files[records.readDoubleLE(at + L.SR_OFFSET)];
       return {
         kind,
         digest: records[at + L.SR_DIGEST] ? records.toString("hex", at + L.SR_SHA256, at + L.SR_SHA256 + 32) : null,
         same: records[at + L.SR_SAME] === 1,
         errno: records.readInt32LE(at + L.SR_ERRNO),
-        bytes: kind === BYTES && (opts.keep ?? true) ? data.subarray(off, off + len) : null,
+        bytes: kind === BYTES && (opts.keep ?? true) ? (file ?? null) : null,
       };
     });
   } finally {

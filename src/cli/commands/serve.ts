@@ -14,7 +14,7 @@ export async function cmdServe(argv: string[]): Promise<number> {
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${positionals[0]}`);
   const naming = (flags["tool-names"] as string | undefined) ?? "underscore";
   if (naming !== "underscore" && naming !== "dotted") throw new UsageError("--tool-names must be underscore or dotted");
-  const ws = openWorkspace((flags.root as string | undefined) ?? process.cwd());
+  const ws = openWorkspace((flags.root as string | undefined) ?? process.cwd(), { longLived: true });
   await serveStdio(ws, naming as ToolNaming);
   return 0;
 }

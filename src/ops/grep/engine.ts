@@ -86,6 +86,8 @@ const MAX_LOOKAHEAD_FILES = 1024;
  * fewer, larger batches, so the walk-order consumer rarely waits on a read.
  */
 const MAX_LOOKAHEAD_FILES_PREFETCHED = 16_384;
+/** ... and the files left to read are known early, so fewer bytes ahead keep the pipeline full. */
+const MAX_LOOKAHEAD_BYTES_PREFETCHED = 16 * 1024 * 1024;
 const MAX_LOOKAHEAD_BYTES = 64 * 1024 * 1024;
 /** Files over chunkBytes searched through a window at once (each window is about twice chunkBytes). */
 const MAX_WINDOWS = 2;
@@ -142,6 +144,7 @@ class GrepRun {
   private readonly filter: ReadFilter;
   private ended: Promise<never>;
   private readonly lookahead: number;
+  private readonly lookaheadBytes: number;
 
   constructor(
     private readonly q: CompiledQuery,
@@ -154,6 +157,7 @@ class GrepRun {
     this.search = regionSearch(q, this.sandbox);
     this.filter = readFilterOf(q);
     this.lookahead = prefetch ? MAX_LOOKAHEAD_FILES_PREFETCHED : MAX_LOOKAHEAD_FILES;
+    this.lookaheadBytes = prefetch ? MAX_LOOKAHEAD_BYTES_PREFETCHED : MAX_LOOKAHEAD_BYTES;
     this.ended = new Promise<never>((_, reject) => {
       this.stop.signal.addEventListener("abort", () => reject(this.stop.signal.reason), { once: true });
     });
@@ -189,7 +193,7 @@ class GrepRun {
         while (
           !exhausted &&
           inFlight.length < this.lookahead &&
-          this.aheadBytes < MAX_LOOKAHEAD_BYTES &&
+          this.aheadBytes < this.lookaheadBytes &&
           result.files_searched + inFlight.length < q.maxFiles
         ) {
           if (!waiting) {

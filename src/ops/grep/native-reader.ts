@@ -116,7 +116,7 @@ export class NativeReader implements FileReader {
   private answer(run: Running, upTo: number): void {
     const L = this.m.layout;
     const from = run.taken;
-    const [records, data] = this.m.scanCollect(run.job, from, upTo);
+    const [records, files] = this.m.scanCollect(run.job, from, upTo);
     run.taken = upTo;
     for (let i = from; i < upTo; i++) {
       const req = run.requests[i] as Request;
@@ -137,9 +137,7 @@ export class NativeReader implements FileReader {
       if (kind === KIND_BINARY) req.done(null, { kind: "binary" });
       else if (kind === KIND_SKIP) req.done(null, { kind: "skip", sha256 });
       else if (kind === KIND_BYTES) {
-        const offset = records.readDoubleLE(at + L.SR_OFFSET);
-        const length = records.readDoubleLE(at + L.SR_LENGTH);
-        req.done(null, { kind: "bytes", bytes: data.subarray(offset, offset + length), sha256 });
+        req.done(null, { kind: "bytes", bytes: files[records.readDoubleLE(at + L.SR_OFFSET)] as Buffer, sha256 });
       } else if (kind === KIND_LARGE) req.done(null, { kind: "large" });
       else req.done(readError(records.readInt32LE(at + L.SR_ERRNO), req.path), null);
     }
