@@ -426,6 +426,16 @@ static napi_value count_byte_of(napi_env env, napi_callback_info info) {
   return number(env, (double)count_byte((const uint8_t *)data + (size_t)from, (size_t)(to - from), (uint8_t)byte));
 }
 
+/* longestRun(bytes, byte): the longest stretch without byte */
+static napi_value longest_run_of(napi_env env, napi_callback_info info) {
+  napi_value argv[2];
+  if (!args_of(env, info, 2, argv)) return NULL;
+  void *data;
+  size_t len;
+  if (!bytes_of(env, argv[0], &data, &len)) return fail(env, "worksnap native: expected a Uint8Array");
+  return number(env, (double)longest_run(data, len, (uint8_t)num(env, argv[1])));
+}
+
 static napi_value describe(napi_env env, napi_callback_info info) {
   (void)info;
   napi_value obj, sha, threads;
@@ -460,7 +470,7 @@ NAPI_MODULE_INIT() {
   const struct { const char *name; napi_callback fn; } fns[] = {
       {"hashStart", hash_start}, {"scanStart", scan_start}, {"ready", ready}, {"hashRecords", hash_records},
       {"scanCollect", scan_collect}, {"release", release}, {"setTrust", set_trust}, {"notify", notify}, {"watch", watch}, {"sha256", sha256_once}, {"gitBlobId", git_blob_id},
-      {"describe", describe}, {"accelerate", accelerate}, {"countByte", count_byte_of},
+      {"describe", describe}, {"accelerate", accelerate}, {"countByte", count_byte_of}, {"longestRun", longest_run_of},
   };
   for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
     napi_value fn;

@@ -83,6 +83,18 @@ static size_t (*counter)(const uint8_t *, size_t, uint8_t) = count_plain;
 
 size_t count_byte(const uint8_t *hay, size_t len, uint8_t byte) { return counter(hay, len, byte); }
 
+size_t longest_run(const uint8_t *hay, size_t len, uint8_t byte) {
+  size_t longest = 0;
+  const uint8_t *p = hay, *end = hay + len;
+  for (;;) {
+    const uint8_t *at = memchr(p, byte, (size_t)(end - p));
+    size_t run = (size_t)((at ? at : end) - p);
+    if (run > longest) longest = run;
+    if (!at) return longest;
+    p = at + 1;
+  }
+}
+
 static long long (*simd)(const uint8_t *, size_t, const uint8_t *, size_t) = find_memmem;
 
 void search_select(void) {

@@ -11,6 +11,8 @@ void search_select(void);
 long long find(const uint8_t *hay, size_t len, const uint8_t *needle, size_t nlen);
 /* How many times `byte` occurs in `hay`. */
 size_t count_byte(const uint8_t *hay, size_t len, uint8_t byte);
+/* The longest stretch of `hay` without `byte` (a line's length, for `\n`). */
+size_t longest_run(const uint8_t *hay, size_t len, uint8_t byte);
 /* 1 when `needle` occurs in `hay`. */
 static inline int contains(const uint8_t *hay, size_t len, const uint8_t *needle, size_t nlen) { return find(hay, len, needle, nlen) >= 0; }
 

@@ -10,7 +10,7 @@ import { nativeModule } from "../repo/native";
 import { plainIndexPaths, startIndexListing } from "../repo/tree-scan";
 import type { TreeEntry } from "../repo/tree-scan";
 import { type GrepCandidate, type GrepMatch, fileCandidate, grep } from "./grep";
-import { readFilterOf } from "./grep/engine";
+import { readFilterOf, Speculation } from "./grep/engine";
 import { GrepPrefetch } from "./grep/prefetch";
 import { compileQuery, DEFAULT_CHUNK_BYTES } from "./grep/query";
 import { touch, type Lease } from "./leases";
@@ -65,6 +65,7 @@ export async function snapshotGrep(ws: Workspace, args: GrepArgs): Promise<GrepA
     return await search(ws, args, scope, filter, early);
   } finally {
     (await early?.prefetch.catch(() => null))?.release();
+    early?.speculation?.dispose();
   }
 }
 
@@ -106,6 +107,7 @@ async function search(
     signal: args.signal,
     timeBudgetMs: args.timeBudgetMs,
     prefetch: (await early?.prefetch) ?? undefined,
+    speculation: early?.speculation ?? undefined,
   });
   await touches?.finish();
   const { searched_paths: _searched, ...rest } = found;
@@ -115,6 +117,8 @@ async function search(
 interface ReadAhead {
   listing: Promise<GitResult>;
   prefetch: Promise<GrepPrefetch | null>;
+  /** the files that may match, searched while the walk goes on */
+  speculation: Speculation | null;
 }
 
 /**
@@ -127,22 +131,35 @@ interface ReadAhead {
 function startReadAhead(ws: Workspace, args: GrepArgs, scope: RepoPath[], filter: (path: string) => boolean): ReadAhead | null {
   const m = nativeModule();
   if (!m || !ws.repo.gitDir || args.cursor !== undefined) return null;
-  const q = compileQuery({ pattern: args.pattern, fixedStrings: args.fixed_strings, caseInsensitive: args.case_insensitive, queryKey: "", maxFiles: args.max_files });
+  // everything that decides one file's answer, as grep() compiles it (not the cursor: there is none here)
+  const q = compileQuery({
+    pattern: args.pattern,
+    fixedStrings: args.fixed_strings,
+    caseInsensitive: args.case_insensitive,
+    contextLines: args.context_lines,
+    maxMatches: args.max_matches,
+    maxFiles: args.max_files,
+    queryKey: "",
+  });
   const readFilter = readFilterOf(q);
   const listing = startIndexListing(ws.repo, scope);
   // A store that knows no index blob (cold) needs every file hashed for the lease; one that does, none: the
   // engine reads again the few files whose blob it lacks. Either way no lookup per file holds up the start.
   const hashAll = ws.blobs.gitMap.isEmpty();
+  const speculation = new Speculation(q, m, hashAll);
+  const prefix = ws.repo.root.endsWith(sep) ? ws.repo.root : ws.repo.root + sep;
   const prefetch = listing.then((l) => {
     const paths: string[] = [];
     for (const path of plainIndexPaths(l.stdout)) {
       if (paths.length >= q.maxFiles) break;
       if (filter(path)) paths.push(path);
     }
-    return GrepPrefetch.start(m, ws.repo.root, paths, hashAll, readFilter, BINARY_SNIFF_BYTES);
+    const started = GrepPrefetch.start(m, ws.repo.root, paths, hashAll, readFilter, BINARY_SNIFF_BYTES);
+    started?.follow((path) => speculation.add(path, prefix + path));
+    return started;
   });
   prefetch.catch(() => {}); // a failed read ahead surfaces where it is awaited
-  return { listing, prefetch };
+  return { listing, prefetch, speculation };
 }
 
 /**
@@ -197,8 +214,11 @@ class LeaseTouches {
     this.gitMap = ws.blobs.gitMap.isEmpty() ? null : ws.blobs.gitMap;
   }
 
-  knows(gitOid: string | undefined): boolean {
-    return gitOid !== undefined && this.gitMap !== null && this.gitMap.has(gitOid);
+  knows(entry: TreeEntry): boolean {
+    if (entry.storedBlob) return true;
+    if (entry.gitOid === undefined || this.gitMap === null || !this.gitMap.has(entry.gitOid)) return false;
+    entry.storedBlob = true;
+    return true;
   }
 
   record(file: LiveFile, hex: string | null | undefined): void {
@@ -241,7 +261,7 @@ class LiveFile implements GrepCandidate {
     readonly entry: TreeEntry,
     private readonly touches: LeaseTouches,
   ) {
-    this.hashKnown = touches.knows(entry.gitOid);
+    this.hashKnown = touches.knows(entry);
   }
 
   /** Made when asked for: the read ahead settles most files without it. */

@@ -76,6 +76,8 @@ export interface NativeModule {
   /** Stops the items not started and lets the job go; idempotent. */
   release(job: NativeJob): void;
   sha256(bytes: Uint8Array): Buffer;
+  /** The longest stretch of `bytes` without `byte`. */
+  longestRun(bytes: Uint8Array, byte: number): number;
   /** Occurrences of `byte` in bytes[from, to). */
   countByte(bytes: Uint8Array, byte: number, from: number, to: number): number;
   gitBlobId(bytes: Uint8Array): Buffer;

@@ -12,6 +12,12 @@ export interface TreeEntry {
   mode: string;
   /** The index blob id when the work tree file is known to equal the index (clean tracked file). */
   gitOid?: string;
+  /**
+   * A cache for readers: set once the blob store was found to hold the
+   * sha256 of `gitOid` (never unset: the store only grows). Entries of an
+   * unchanged index and status are reused by a server (gitTreeEntries).
+   */
+  storedBlob?: true;
 }
 
 export interface ScanSkips {
@@ -115,7 +121,10 @@ let keepListings = false;
  */
 export function keepIndexListings(on: boolean): void {
   keepListings = on;
-  if (!on) listings.clear();
+  if (!on) {
+    listings.clear();
+    lastTracked = null;
+  }
 }
 
 const lenientUtf8 = new TextDecoder("utf-8", { ignoreBOM: true });
@@ -195,6 +204,8 @@ export function plainIndexFiles(listing: Uint8Array): TreeEntry[] {
 /** What a git tree scan is made of: the status, the raw index listing and the untracked files. */
 export interface GitTreeInputs {
   info: StatusInfo;
+  /** The raw status the info came from. */
+  status: Uint8Array;
   /** Raw `git ls-files -s -z` output for the scope, read on first use. */
   listing: () => Promise<Uint8Array>;
   /** Untracked, not-ignored files in scope, sorted by bytes. */
@@ -212,7 +223,7 @@ export async function readGitTreeInputs(repo: RepoRoot, status: Uint8Array, scop
     return (await started).stdout;
   };
   const untracked = await untrackedCandidates(repo, info, scope, skipped);
-  return { info, listing, untracked, skipped };
+  return { info, status, listing, untracked, skipped };
 }
 
 /**
@@ -231,8 +242,31 @@ export async function scanGitTree(
 
 export async function gitTreeEntries(inputs: GitTreeInputs): Promise<TreeScan> {
   const listing = await inputs.listing();
+  const { tracked, skipped } = trackedEntries(listing, inputs);
+  const untracked = inputs.untracked;
+  return { entries: untracked.length === 0 ? tracked : mergeSorted(tracked, untracked), skipped };
+}
+
+/**
+ * The tracked part of a scan depends on nothing but the listing and the
+ * status bytes; a server keeping listings keeps the last one too, so a read
+ * of an unchanged tree does not build 100k entries again. (Untracked files
+ * are listed afresh every time: a file added inside an untracked directory
+ * does not change the status.)
+ */
+let lastTracked: { listing: Uint8Array; status: Uint8Array; tracked: TreeEntry[]; skipped: ScanSkips } | null = null;
+
+function trackedEntries(listing: Uint8Array, inputs: GitTreeInputs): { tracked: TreeEntry[]; skipped: ScanSkips } {
+  const hit = lastTracked;
+  if (keepListings && hit && hit.listing === listing && Buffer.from(hit.status).equals(inputs.status)) {
+    const skipped = { ...inputs.skipped };
+    skipped.non_utf8 += hit.skipped.non_utf8;
+    skipped.submodules += hit.skipped.submodules;
+    return { tracked: hit.tracked, skipped };
+  }
   const st = inputs.info;
   const skipped: ScanSkips = { ...inputs.skipped };
+  const own: ScanSkips = { non_utf8: 0, submodules: 0 };
   const tracked: TreeEntry[] = [];
   let lastPath = "";
   let sorted = true;
@@ -241,7 +275,7 @@ export async function gitTreeEntries(inputs: GitTreeInputs): Promise<TreeScan> {
     // skip-worktree ("S") or unmerged ("M")
     const path = rec.path;
     if (path === null) {
-      skipped.non_utf8++;
+      own.non_utf8++;
       continue;
     }
     if (path === lastPath) continue; // unmerged stages of one path
@@ -249,7 +283,7 @@ export async function gitTreeEntries(inputs: GitTreeInputs): Promise<TreeScan> {
     const m = rec.meta.slice(2);
     const mode = m.slice(0, 6);
     if (mode === "160000") {
-      skipped.submodules++;
+      own.submodules++;
       continue;
     }
     if (st.missing.has(path) || isReservedPath(path)) continue;
@@ -262,8 +296,10 @@ export async function gitTreeEntries(inputs: GitTreeInputs): Promise<TreeScan> {
     tracked.push(clean ? { path, mode, gitOid: m.slice(sp1 + 1, sp2) } : { path, mode });
   }
   if (!sorted) tracked.sort((a, b) => compareUtf8(a.path, b.path));
-  const untracked = inputs.untracked;
-  return { entries: untracked.length === 0 ? tracked : mergeSorted(tracked, untracked), skipped };
+  if (keepListings) lastTracked = { listing, status: inputs.status.slice(), tracked, skipped: own };
+  skipped.non_utf8 += own.non_utf8;
+  skipped.submodules += own.submodules;
+  return { tracked, skipped };
 }
 
 async function untrackedCandidates(repo: RepoRoot, st: StatusInfo, scope: RepoPath[], skipped: ScanSkips): Promise<TreeEntry[]> {

@@ -48,6 +48,7 @@ import { nativeModule } from "../../repo/native";
 import { sharedHashMemory } from "./hash-memory";
 import { NativeReader } from "./native-reader";
 import type { GrepPrefetch } from "./prefetch";
+import type { NativeModule } from "../../repo/native";
 import { NOT_REGULAR, sharedReaderPool, type FileReader, type ReadFilter, type ReadOutcome } from "./reader-pool";
 import { RegexSandbox } from "./regex-sandbox";
 import { regexScan, type RegexScanJob, type RegionScan } from "./regex-scan";
@@ -107,7 +108,7 @@ export async function grep(
 ): Promise<GrepResult> {
   const q = compileQuery(opts);
   opts.signal?.throwIfAborted();
-  const run = new GrepRun(q, opts.signal, opts.prefetch ?? null);
+  const run = new GrepRun(q, opts.signal, opts.prefetch ?? null, opts.speculation ?? null);
   try {
     return await run.execute(candidates);
   } finally {
@@ -134,6 +135,8 @@ class GrepRun {
   };
   private matchBytes = 0;
   private lastPath: string | null = null;
+  /** lastPath holds a character whose UTF-16 order differs from its UTF-8 order */
+  private lastHigh = false;
   private opened = 0;
   private aheadBytes = 0;
   /** windows in use (MAX_WINDOWS), and the searches waiting for one */
@@ -150,6 +153,7 @@ class GrepRun {
     private readonly q: CompiledQuery,
     private readonly signal: AbortSignal | undefined,
     private readonly prefetch: GrepPrefetch | null,
+    private readonly speculation: Speculation | null,
   ) {
     const m = q.matcher;
     this.sandbox = m.kind === "regex" && !m.plan.inline ? new RegexSandbox(m.plan) : null;
@@ -276,12 +280,14 @@ class GrepRun {
   private admit(r: IteratorResult<GrepCandidate>): GrepCandidate | null | undefined {
     if (r.done) return null;
     const c = r.value;
-    if (this.lastPath !== null && !inOrder(this.lastPath, c.path)) {
+    const high = HIGH.test(c.path);
+    if (this.lastPath !== null && !(this.lastHigh || high ? compareUtf8(this.lastPath, c.path) < 0 : this.lastPath < c.path)) {
       throw internal(
         `grep candidates must arrive sorted by path (UTF-8 byte order) without repeats: ${JSON.stringify(c.path)} came after ${JSON.stringify(this.lastPath)}`,
       );
     }
     this.lastPath = c.path;
+    this.lastHigh = high;
     const resume = this.q.resume;
     return resume && compareUtf8(c.path, resume.path) < 0 ? undefined : c;
   }
@@ -325,7 +331,11 @@ class GrepRun {
     const file: FileJob = { c, skip, small, byReader, hash: hashWanted(c) };
     // the child reads a file of unknown size itself too, and answers "large" for one over chunkBytes
     const inChild = byReader && this.sandbox !== null && !this.sandboxBounded && (small || c.size === null);
-    if (ahead === undefined || skip > 0) this.read(entry, file, inChild);
+    const speculated = skip === 0 ? this.speculation?.take(c.path, file.hash) : undefined;
+    if (speculated) {
+      // searched ahead of the walk; what the speculation could not settle is searched now
+      speculated.then((found) => (found ? this.settle(entry, found) : this.read(entry, file, inChild)));
+    } else if (ahead === undefined || skip > 0) this.read(entry, file, inChild);
     else {
       // settled by the read ahead when it found the file binary or without the literals
       this.prefetch!.outcome(ahead, file.hash, (found) => {
@@ -484,6 +494,72 @@ class GrepRun {
   }
 }
 
+/**
+ * Searches ahead of the walk: while `git status` runs, the files a read ahead
+ * found may match (most text files are ruled out by then) are read and
+ * searched as a first page would search them (no resume point, the query's
+ * maxMatches and context), with their SHA-256 when `hash`. The engine takes
+ * such a result for a candidate that needs nothing else (see GrepRun.start):
+ * the main thread's search moves into the time it would spend waiting.
+ */
+export class Speculation {
+  private readonly results = new Map<string, Promise<FileSearch | null>>();
+  private readonly stop = new AbortController();
+  private readonly sandbox: RegexSandbox | null;
+  private readonly search: RegionSearch;
+  private readonly filter: ReadFilter;
+  private readonly reader: FileReader;
+
+  constructor(
+    private readonly q: CompiledQuery,
+    m: NativeModule,
+    private readonly hash: boolean,
+  ) {
+    const matcher = q.matcher;
+    this.sandbox = matcher.kind === "regex" && !matcher.plan.inline ? new RegexSandbox(matcher.plan) : null;
+    this.search = regionSearch(q, this.sandbox);
+    this.filter = readFilterOf(q);
+    this.reader = new NativeReader(m, BINARY_SNIFF_BYTES, sharedHashMemory());
+  }
+
+  /** Starts reading and searching a file the walk may offer as `path`. */
+  add(path: string, absPath: string): void {
+    if (this.stop.signal.aborted || this.results.has(path)) return;
+    const found = new Promise<FileSearch | null>((resolve) => {
+      this.reader.read(absPath, this.filter, this.q.maxMatches, this.hash, (err, read) => {
+        if (err !== null || read === null) return resolve(null);
+        if (read.kind === "binary") return resolve(BINARY);
+        if (read.kind === "skip") return resolve(read.sha256 === undefined ? NO_MATCH : { ...NO_MATCH, sha256: read.sha256 });
+        if (read.kind !== "bytes") return resolve(null);
+        const { q } = this;
+        const options = { search: this.search, skip: 0, need: q.maxMatches, contextLines: q.contextLines, chunkBytes: q.chunkBytes, signal: this.stop.signal, hash: false };
+        searchFile(path, read.bytes, options).then(
+          (f) => {
+            if (read.sha256 !== undefined) f.sha256 = read.sha256;
+            resolve(f);
+          },
+          () => resolve(null),
+        );
+      });
+    });
+    this.results.set(path, found);
+  }
+
+  /** The result for `path`, once (null: search it the usual way); a result without a hash does not do when `hash`. */
+  take(path: string, hash: boolean): Promise<FileSearch | null> | undefined {
+    const found = this.results.get(path);
+    if (found === undefined) return undefined;
+    this.results.delete(path);
+    return hash ? found.then((f) => (f && (f.binary || f.sha256 !== undefined) ? f : null)) : found;
+  }
+
+  dispose(): void {
+    this.stop.abort(internal("grep finished"));
+    this.sandbox?.close(internal("grep finished"));
+    this.results.clear();
+  }
+}
+
 /** What readers check before handing a file over: the query's literals, its regex plan, the size limit. */
 export function readFilterOf(q: CompiledQuery): ReadFilter {
   const m = q.matcher;
@@ -600,11 +676,6 @@ function hashWanted(c: GrepCandidate): boolean {
 /** Characters whose UTF-16 order differs from their UTF-8 order (surrogates and U+E000..U+FFFF). */
 const HIGH = /[\ud800-\uffff]/;
 
-/** prev < next in UTF-8 byte order; the native comparison when it is known to agree. */
-function inOrder(prev: string, next: string): boolean {
-  if (!HIGH.test(prev) && !HIGH.test(next)) return prev < next;
-  return compareUtf8(prev, next) < 0;
-}
 
 /**
  * The search of a file that a reader thread or regex child already scanned

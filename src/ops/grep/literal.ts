@@ -74,6 +74,7 @@ export function charStartAtOrAfter(bytes: Uint8Array, pos: number, ceil: number)
 
 /** Length in bytes of the longest line (without its `\n`). */
 export function longestLine(buf: Buffer): number {
+  if (native && buf.length >= NATIVE_COUNT_MIN) return native.longestRun(buf, 10);
   let longest = 0;
   let start = 0;
   for (let nl = buf.indexOf(10); nl >= 0; nl = buf.indexOf(10, nl + 1)) {

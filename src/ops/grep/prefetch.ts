@@ -31,6 +31,8 @@ const UNKNOWN = 255;
 /** Files seen before judging whether the literals are rare enough for a read ahead to pay. */
 const JUDGE_AFTER = 4096;
 const MAX_PASSING_SHARE = 0.25;
+/** How often follow() collects what was read. */
+const FOLLOW_MS = 2;
 
 export class GrepPrefetch {
   private readonly kinds: Uint8Array;
@@ -43,6 +45,9 @@ export class GrepPrefetch {
   private readonly waiters = new Map<number, (() => void)[]>();
   /** a watch is set: the module calls onWake when the first unfinished file is done */
   private armed = false;
+  /** hears of each file that may match, as soon as the read ahead knows (see follow) */
+  private onMayMatch: ((path: string) => void) | null = null;
+  private following: ReturnType<typeof setTimeout> | null = null;
 
   private constructor(
     private readonly m: NativeModule,
@@ -107,8 +112,26 @@ export class GrepPrefetch {
     return this.settled(index, hash);
   }
 
+  /**
+   * Reports each file that may match to `onMayMatch` as soon as it is read,
+   * without waiting for anyone to ask: the results are collected every few
+   * milliseconds until the read ahead is done.
+   */
+  follow(onMayMatch: (path: string) => void): void {
+    this.onMayMatch = onMayMatch;
+    const tick = () => {
+      this.following = null;
+      this.collect();
+      this.wakeAll();
+      if (this.job !== null) this.following = setTimeout(tick, FOLLOW_MS);
+    };
+    tick();
+  }
+
   /** Stops the reads not started yet; entries not read answer "read". Idempotent. */
   release(): void {
+    if (this.following !== null) clearTimeout(this.following);
+    this.following = null;
     if (this.job === null) return;
     this.m.release(this.job);
     this.job = null;
@@ -159,7 +182,10 @@ export class GrepPrefetch {
       const at = (i - this.taken) * L.SCAN_RECORD;
       const kind = records[at + L.SR_KIND] as number;
       this.kinds[i] = kind;
-      if (kind === KIND_BYTES) this.passing++;
+      if (kind === KIND_BYTES) {
+        this.passing++;
+        this.onMayMatch?.(this.paths[i] as string);
+      }
       if (kind === KIND_SKIP && records[at + L.SR_DIGEST]) this.digests.set(i, records.toString("hex", at + L.SR_SHA256, at + L.SR_SHA256 + 32));
     }
     this.taken = ready;

@@ -24,6 +24,7 @@
  */
 import { invalidArgument } from "../../core/errors";
 import { decodeCursor, queryIdentity, type CursorPosition } from "./cursor";
+import type { Speculation } from "./engine";
 import type { GrepPrefetch } from "./prefetch";
 import { planRegex, type RegexPlan } from "./regex-analysis";
 
@@ -55,6 +56,8 @@ export interface GrepOptions {
   chunkBytes?: number;
   /** files already being read ahead (a worktree grep's clean tracked files); see prefetch.ts */
   prefetch?: GrepPrefetch;
+  /** files that may match, searched ahead of the walk; see Speculation in engine.ts */
+  speculation?: Speculation;
 }
 
 export type Matcher = { kind: "literal"; needle: Uint8Array } | { kind: "regex"; plan: RegexPlan };

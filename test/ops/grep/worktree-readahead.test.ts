@@ -86,6 +86,22 @@ describe.skipIf(!RG)("worktree grep with the read ahead: ripgrep's lines, true b
     expect(got).toEqual(theirs(root, textFiles(), { pattern: " ", fixed: true }));
   });
 
+  test("searched ahead of the walk, a page is the one a snapshot of the same tree gives: context lines, max_matches, counts, and the next page", async () => {
+    const ws = openWorkspace(root);
+    const snap = await createSnapshot(ws, { paths: ["."] });
+    for (const [pattern, fixed] of [["foo", true], ["TODO|FIXME", false]] as const) {
+      const ask = { pattern, fixed_strings: fixed, context_lines: 2, max_matches: 7 };
+      const live = await snapshotGrep(ws, { mode: "worktree", ...ask });
+      const stored = await snapshotGrep(ws, { mode: "snapshot", snapshot_id: snap.snapshot_id, ...ask });
+      const page = (r: typeof live) => ({ matches: r.matches, searched: r.files_searched, matched: r.files_matched, omitted: r.matches_omitted, truncated: r.truncated });
+      expect(page(live)).toEqual(page(stored));
+      expect(live.matches.some((m) => (m.before?.length ?? 0) > 0 || (m.after?.length ?? 0) > 0)).toBe(true);
+      const next = await snapshotGrep(ws, { mode: "worktree", ...ask, cursor: live.cursor });
+      const nextStored = await snapshotGrep(ws, { mode: "snapshot", snapshot_id: snap.snapshot_id, ...ask, cursor: stored.cursor });
+      expect(next.matches).toEqual(nextStored.matches);
+    }
+  });
+
   test("max_files bounds what is searched and touched, as without a read ahead", async () => {
     const ws = openWorkspace(root);
     const r = await snapshotGrep(ws, { mode: "worktree", pattern: "foo", fixed_strings: true, max_files: 5, max_matches: 100_000, maxBytes: 64 * 1024 * 1024 });
