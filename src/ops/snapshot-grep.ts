@@ -155,7 +155,7 @@ function startReadAhead(ws: Workspace, args: GrepArgs, scope: RepoPath[], filter
       if (filter(path)) paths.push(path);
     }
     const started = GrepPrefetch.start(m, ws.repo.root, paths, hashAll, readFilter, BINARY_SNIFF_BYTES);
-    started?.follow((path) => speculation.add(path, prefix + path));
+    started?.follow((path, size) => speculation.add(path, prefix + path, size));
     return started;
   });
   prefetch.catch(() => {}); // a failed read ahead surfaces where it is awaited

@@ -504,6 +504,9 @@ class GrepRun {
  */
 export class Speculation {
   private readonly results = new Map<string, Promise<FileSearch | null>>();
+  /** files waiting for their turn, and the bytes of those being read and searched (at most SPECULATION_BYTES) */
+  private readonly waiting: { path: string; absPath: string; size: number; resolve: (f: FileSearch | null) => void }[] = [];
+  private inFlight = 0;
   private readonly stop = new AbortController();
   private readonly sandbox: RegexSandbox | null;
   private readonly search: RegionSearch;
@@ -522,10 +525,30 @@ export class Speculation {
     this.reader = new NativeReader(m, BINARY_SNIFF_BYTES, sharedHashMemory());
   }
 
-  /** Starts reading and searching a file the walk may offer as `path`. */
-  add(path: string, absPath: string): void {
+  /** Reads and searches a file the walk may offer as `path` (of about `size` bytes), when memory allows. */
+  add(path: string, absPath: string, size: number): void {
     if (this.stop.signal.aborted || this.results.has(path)) return;
-    const found = new Promise<FileSearch | null>((resolve) => {
+    this.results.set(path, new Promise<FileSearch | null>((resolve) => this.waiting.push({ path, absPath, size, resolve })));
+    this.admit();
+  }
+
+  /** Starts waiting files while the bytes in flight stay under SPECULATION_BYTES (one at least). */
+  private admit(): void {
+    while (this.waiting.length > 0 && !this.stop.signal.aborted) {
+      const next = this.waiting[0]!;
+      if (this.inFlight > 0 && this.inFlight + next.size > SPECULATION_BYTES) return;
+      this.waiting.shift();
+      this.inFlight += next.size;
+      this.run(next.path, next.absPath).then((found) => {
+        this.inFlight -= next.size;
+        next.resolve(found);
+        this.admit();
+      });
+    }
+  }
+
+  private run(path: string, absPath: string): Promise<FileSearch | null> {
+    return new Promise<FileSearch | null>((resolve) => {
       this.reader.read(absPath, this.filter, this.q.maxMatches, this.hash, (err, read) => {
         if (err !== null || read === null) return resolve(null);
         if (read.kind === "binary") return resolve(BINARY);
@@ -542,7 +565,6 @@ export class Speculation {
         );
       });
     });
-    this.results.set(path, found);
   }
 
   /** The result for `path`, once (null: search it the usual way); a result without a hash does not do when `hash`. */
@@ -556,9 +578,13 @@ export class Speculation {
   dispose(): void {
     this.stop.abort(internal("grep finished"));
     this.sandbox?.close(internal("grep finished"));
+    for (const w of this.waiting.splice(0)) w.resolve(null);
     this.results.clear();
   }
 }
+
+/** Bytes of files read and being searched ahead of the walk at once. */
+const SPECULATION_BYTES = 16 * 1024 * 1024;
 
 /** What readers check before handing a file over: the query's literals, its regex plan, the size limit. */
 export function readFilterOf(q: CompiledQuery): ReadFilter {

@@ -46,7 +46,7 @@ export class GrepPrefetch {
   /** a watch is set: the module calls onWake when the first unfinished file is done */
   private armed = false;
   /** hears of each file that may match, as soon as the read ahead knows (see follow) */
-  private onMayMatch: ((path: string) => void) | null = null;
+  private onMayMatch: ((path: string, size: number) => void) | null = null;
   private following: ReturnType<typeof setTimeout> | null = null;
 
   private constructor(
@@ -117,7 +117,7 @@ export class GrepPrefetch {
    * without waiting for anyone to ask: the results are collected every few
    * milliseconds until the read ahead is done.
    */
-  follow(onMayMatch: (path: string) => void): void {
+  follow(onMayMatch: (path: string, size: number) => void): void {
     this.onMayMatch = onMayMatch;
     const tick = () => {
       this.following = null;
@@ -184,7 +184,7 @@ export class GrepPrefetch {
       this.kinds[i] = kind;
       if (kind === KIND_BYTES) {
         this.passing++;
-        this.onMayMatch?.(this.paths[i] as string);
+        this.onMayMatch?.(this.paths[i] as string, records.readDoubleLE(at + L.SR_STAMP + 16));
       }
       if (kind === KIND_SKIP && records[at + L.SR_DIGEST]) this.digests.set(i, records.toString("hex", at + L.SR_SHA256, at + L.SR_SHA256 + 32));
     }
