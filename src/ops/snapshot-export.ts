@@ -161,18 +161,19 @@ async function writeBundle(ws: Workspace, src: BundleSource, sizes: number[], ta
     emit(manifestBytes);
     emit(tarPadding(manifestBytes.length));
     const total = src.entries.length;
+    const ahead = new ReadAhead(ws, src, sizes);
     for (let i = 0; i < total; i++) {
       if (args.signal?.aborted) throw args.signal.reason ?? new Error("aborted");
       if (args.onProgress && i % 2000 === 0) args.onProgress(i, total);
       const e = src.entries[i] as SideEntry;
       const size = sizes[i] as number;
       if (e.mode === "120000") {
-        const link = await readVerified(ws, e, size, src.snapshotId);
+        const link = await ahead.take(i);
         emit(tarHeader({ path: bundleEntryName(e.path), type: "symlink", mode: 0o777, size: 0, linkTarget: link }));
         continue;
       }
       emit(tarHeader({ path: bundleEntryName(e.path), type: "file", mode: e.mode === "100755" ? 0o755 : 0o644, size }));
-      if (size <= WHOLE_READ_MAX) emit(await readVerified(ws, e, size, src.snapshotId));
+      if (size <= WHOLE_READ_MAX) emit(await ahead.take(i));
       else await streamVerified(ws, e, size, src.snapshotId, emit);
       emit(tarPadding(size));
     }
@@ -183,6 +184,59 @@ async function writeBundle(ws: Workspace, src: BundleSource, sizes: number[], ta
   } catch (err) {
     out.abort();
     throw err;
+  }
+}
+
+/** Bytes of small blobs read ahead of the writer at once: the store answers many requests in one round trip. */
+const READ_AHEAD_BYTES = 32 * 1024 * 1024;
+const READ_AHEAD_FILES = 4096;
+
+/**
+ * Reads the small blobs (and symlink texts) of a bundle ahead of the writer,
+ * in order, at most READ_AHEAD_BYTES / READ_AHEAD_FILES at once, so a store
+ * that serves reads through one process (git cat-file --batch) is never
+ * waited on one blob at a time. Large blobs are streamed by the writer itself.
+ */
+class ReadAhead {
+  private readonly pending = new Map<number, Promise<Uint8Array>>();
+  private next = 0;
+  private bytes = 0;
+
+  constructor(
+    private readonly ws: Workspace,
+    private readonly src: BundleSource,
+    private readonly sizes: number[],
+  ) {}
+
+  /** Entry i's verified bytes; entries must be taken in order. */
+  async take(i: number): Promise<Uint8Array> {
+    this.fill(i);
+    const p = this.pending.get(i) as Promise<Uint8Array>;
+    this.pending.delete(i);
+    try {
+      return await p;
+    } finally {
+      this.bytes -= this.sizes[i] as number;
+    }
+  }
+
+  private fill(from: number): void {
+    if (this.next < from) this.next = from;
+    const { entries } = this.src;
+    while (this.next < entries.length && (this.pending.size === 0 || (this.bytes < READ_AHEAD_BYTES && this.pending.size < READ_AHEAD_FILES))) {
+      const k = this.next++;
+      const e = entries[k] as SideEntry;
+      const size = this.sizes[k] as number;
+      if (e.mode !== "120000" && size > WHOLE_READ_MAX) {
+        if (k === from) throw internal("a large blob was read ahead");
+        this.next--; // the writer streams it; reading ahead resumes after it
+        return;
+      }
+      const p = readVerified(this.ws, e, size, this.src.snapshotId);
+      p.catch(() => undefined); // reported when taken
+      this.pending.set(k, p);
+      this.bytes += size;
+    }
   }
 }
 

@@ -76,10 +76,6 @@ export class FsBlobStore implements BlobStore {
   }
 
   async size(id: BlobId): Promise<number | null> {
-    try {
-      return statSync(this.pathOf(id)).size;
-    } catch {
-      return null;
-    }
+    return statSync(this.pathOf(id), { throwIfNoEntry: false })?.size ?? null;
   }
 }

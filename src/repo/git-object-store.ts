@@ -25,10 +25,16 @@ export class GitObjectStore {
     this.gitDir = join(stateDir, "git", "store");
   }
 
+  private ready = false;
+
+  /** Creates the store on first use; checked on disk once per process (every blob read passes here). */
   private ensure(): void {
-    if (existsSync(join(this.gitDir, "objects"))) return;
-    mkdirSync(this.gitDir, { recursive: true });
-    gitSync(["init", "--bare", "-q", this.gitDir], { cwd: this.gitDir });
+    if (this.ready) return;
+    if (!existsSync(join(this.gitDir, "objects"))) {
+      mkdirSync(this.gitDir, { recursive: true });
+      gitSync(["init", "--bare", "-q", this.gitDir], { cwd: this.gitDir });
+    }
+    this.ready = true;
   }
 
   /** Copies the given blobs from the user's repository into the store. */

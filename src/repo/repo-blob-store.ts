@@ -1,4 +1,3 @@
-import { notFound } from "../core/errors";
 import { hexOfBlobId, type BlobId } from "../core/hash";
 import type { BlobStore } from "./blob-store";
 import { FsBlobStore } from "./fs-blob-store";
@@ -6,9 +5,11 @@ import { GitBlobMap } from "./git-blob-map";
 import { GitObjectStore } from "./git-object-store";
 
 /**
- * The store a repository's snapshots read from: loose blobs first, then
- * blobs held in the private git object store (found through the GitBlobMap).
- * Writes always go to the loose store.
+ * The store a repository's snapshots read from: blobs held in the private git
+ * object store (found through the GitBlobMap, in memory), then loose blobs.
+ * Both hold exactly the bytes the id names, so the order only decides the
+ * cost: most blobs of a tree are clean tracked files, and asking the map
+ * first spares a file-system lookup per blob. Writes always go to the loose store.
  */
 export class RepoBlobStore implements BlobStore {
   readonly loose: FsBlobStore;
@@ -22,21 +23,19 @@ export class RepoBlobStore implements BlobStore {
   }
 
   async has(id: BlobId): Promise<boolean> {
-    return (await this.loose.has(id)) || this.gitMap.oidOf(hexOfBlobId(id)) !== undefined;
+    return this.gitMap.oidOf(hexOfBlobId(id)) !== undefined || (await this.loose.has(id));
   }
 
   async read(id: BlobId): Promise<Uint8Array> {
-    if (await this.loose.has(id)) return this.loose.read(id);
     const oid = this.gitMap.oidOf(hexOfBlobId(id));
-    if (!oid) throw notFound(`blob ${id} is not in the store`, { blob: id });
-    return this.gitObjects.read(oid);
+    if (oid) return this.gitObjects.read(oid);
+    return this.loose.read(id);
   }
 
   async stream(id: BlobId): Promise<ReadableStream<Uint8Array>> {
-    if (await this.loose.has(id)) return this.loose.stream(id);
     const oid = this.gitMap.oidOf(hexOfBlobId(id));
-    if (!oid) throw notFound(`blob ${id} is not in the store`, { blob: id });
-    return this.gitObjects.stream(oid);
+    if (oid) return this.gitObjects.stream(oid);
+    return this.loose.stream(id);
   }
 
   write(bytes: Uint8Array): Promise<BlobId> {
@@ -44,10 +43,9 @@ export class RepoBlobStore implements BlobStore {
   }
 
   async size(id: BlobId): Promise<number | null> {
-    const s = await this.loose.size(id);
-    if (s !== null) return s;
     const oid = this.gitMap.oidOf(hexOfBlobId(id));
-    return oid ? (this.gitMap.get(oid)?.size ?? null) : null;
+    const known = oid ? this.gitMap.get(oid)?.size : undefined;
+    return known ?? this.loose.size(id);
   }
 
   close(): void {
