@@ -149,16 +149,25 @@ static int needles(napi_env env, napi_value array, needle_t **out, size_t *count
   return 1;
 }
 
-/* scanStart(paths, count, flags, known, limit, sniff, racyMs, literals | null, required, needleBytes, keep, root) */
+/*
+ * scanStart(paths, count, flags, known, limit, sniff, racyMs, literals | null, required, needleBytes, keep, root)
+ * flags: a Uint8Array (bit 0: hash), or a number for every file; known: a Float64Array of 5 stamps a file (NaN:
+ * none), or null.
+ */
 static napi_value scan_start(napi_env env, napi_callback_info info) {
   napi_value argv[12];
   if (!args_of(env, info, 12, argv)) return NULL;
-  void *paths, *flags, *known;
-  size_t paths_len, flags_len, known_len;
-  if (!bytes_of(env, argv[0], &paths, &paths_len) || !bytes_of(env, argv[2], &flags, &flags_len) || !bytes_of(env, argv[3], &known, &known_len))
-    return fail(env, "worksnap native: paths, flags and known must be typed arrays");
+  void *paths, *flags = NULL, *known = NULL;
+  size_t paths_len, flags_len = 0, known_len = 0;
+  napi_valuetype flags_type, known_type;
+  napi_typeof(env, argv[2], &flags_type);
+  napi_typeof(env, argv[3], &known_type);
+  if (!bytes_of(env, argv[0], &paths, &paths_len) || (flags_type != napi_number && !bytes_of(env, argv[2], &flags, &flags_len)) ||
+      (known_type != napi_null && !bytes_of(env, argv[3], &known, &known_len)))
+    return fail(env, "worksnap native: paths must be a typed array, flags a typed array or a number, known a Float64Array or null");
   double count = num(env, argv[1]);
-  if (!(count >= 0) || flags_len < (size_t)count || known_len < (size_t)count * 5 * sizeof(double)) return fail(env, "worksnap native: bad counts");
+  if (!(count >= 0) || (flags && flags_len < (size_t)count) || (known && known_len < (size_t)count * 5 * sizeof(double)))
+    return fail(env, "worksnap native: bad counts");
   char root[4096];
   size_t root_len = 0;
   CHECK(napi_get_value_string_utf8(env, argv[11], root, sizeof root, &root_len));
@@ -167,8 +176,16 @@ static napi_value scan_start(napi_env env, napi_callback_info info) {
   if (root_len > 0 && (dirfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) return fail(env, "worksnap native: cannot open the root directory");
   scan_job_t *job = scan_job_new(paths, paths_len, (size_t)count, dirfd);
   if (!job) return fail(env, "worksnap native: out of memory");
-  memcpy(job->flags, flags, (size_t)count);
-  memcpy(job->known, known, (size_t)count * 5 * sizeof(double));
+  if (flags) memcpy(job->flags, flags, (size_t)count);
+  else memset(job->flags, (int)num(env, argv[2]), (size_t)count);
+  if (known) {
+    job->known = malloc((size_t)count * 5 * sizeof(double) + 1);
+    if (!job->known) {
+      job_release(&job->base);
+      return fail(env, "worksnap native: out of memory");
+    }
+    memcpy(job->known, known, (size_t)count * 5 * sizeof(double));
+  }
   job->limit = (size_t)num(env, argv[4]);
   job->sniff = (size_t)num(env, argv[5]);
   job->racy_ms = num(env, argv[6]);
@@ -356,6 +373,39 @@ static napi_value watch(napi_env env, napi_callback_info info) {
   return r;
 }
 
+/*
+ * scanKinds(job, from, to, kinds): the kinds of finished items into kinds[from..to), and a copy of the
+ * records of the items that may match (BYTES), in order; nothing else is copied (a read ahead's common case).
+ */
+static napi_value scan_kinds(napi_env env, napi_callback_info info) {
+  napi_value argv[4];
+  job_t *job = job_arg(env, info, 4, argv);
+  if (!job) return NULL;
+  size_t from = (size_t)num(env, argv[1]), to = (size_t)num(env, argv[2]);
+  if (from > to || to > job_ready_prefix(job)) return fail(env, "worksnap native: records not ready");
+  void *kinds;
+  size_t kinds_len;
+  if (!bytes_of(env, argv[3], &kinds, &kinds_len) || kinds_len < to) return fail(env, "worksnap native: kinds too short");
+  scan_job_t *sj = (scan_job_t *)job;
+  size_t passing = 0;
+  for (size_t i = from; i < to; i++) {
+    uint8_t kind = sj->records[i * SCAN_RECORD + SR_KIND];
+    ((uint8_t *)kinds)[i] = kind;
+    if (kind == SCAN_BYTES) passing++;
+  }
+  napi_value out;
+  void *dst;
+  CHECK(napi_create_buffer(env, passing * SCAN_RECORD, &dst, &out));
+  size_t at = 0;
+  for (size_t i = from; i < to; i++) {
+    const uint8_t *rec = sj->records + i * SCAN_RECORD;
+    if (rec[SR_KIND] != SCAN_BYTES) continue;
+    memcpy((uint8_t *)dst + at * SCAN_RECORD, rec, SCAN_RECORD);
+    at++;
+  }
+  return out;
+}
+
 /* release(job): stops items not started yet and drops the caller's hold; idempotent */
 static napi_value release(napi_env env, napi_callback_info info) {
   napi_value argv[1];
@@ -469,7 +519,7 @@ NAPI_MODULE_INIT() {
   search_select();
   const struct { const char *name; napi_callback fn; } fns[] = {
       {"hashStart", hash_start}, {"scanStart", scan_start}, {"ready", ready}, {"hashRecords", hash_records},
-      {"scanCollect", scan_collect}, {"release", release}, {"setTrust", set_trust}, {"notify", notify}, {"watch", watch}, {"sha256", sha256_once}, {"gitBlobId", git_blob_id},
+      {"scanCollect", scan_collect}, {"release", release}, {"setTrust", set_trust}, {"scanKinds", scan_kinds}, {"notify", notify}, {"watch", watch}, {"sha256", sha256_once}, {"gitBlobId", git_blob_id},
       {"describe", describe}, {"accelerate", accelerate}, {"countByte", count_byte_of}, {"longestRun", longest_run_of},
   };
   for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {

@@ -143,8 +143,8 @@ static void scan_item(job_t *base, size_t index, worker_t *w) {
   double stamp[5] = {(double)st.st_dev, (double)st.st_ino, (double)st.st_size, stat_ms(st.st_mtim), stat_ms(st.st_ctim)};
   for (int k = 0; k < 5; k++) put_f64(rec, SR_STAMP + 8 * k, stamp[k]);
   int hash = job->flags[index] & 1;
-  const double *known = job->known + 5 * index;
-  int same = hash && !isnan(known[0]);
+  const double *known = job->known ? job->known + 5 * index : NULL;
+  int same = hash && known && !isnan(known[0]);
   for (int k = 0; same && k < 5; k++) same = known[k] == stamp[k];
   double settled = now_ms() - job->racy_ms;
   rec[SR_SAME] = (uint8_t)same;
@@ -233,8 +233,7 @@ scan_job_t *scan_job_new(const char *paths, size_t paths_len, size_t count, int 
   job->records = calloc(n, SCAN_RECORD);
   job->kept = calloc(n, sizeof(uint8_t *));
   job->flags = calloc(n, 1);
-  job->known = malloc(n * 5 * sizeof(double));
-  if (!job->records || !job->kept || !job->flags || !job->known || !job_init(&job->base, paths, paths_len, count, dirfd)) {
+  if (!job->records || !job->kept || !job->flags || !job_init(&job->base, paths, paths_len, count, dirfd)) {
     free(job->records);
     free(job->kept);
     free(job->flags);
@@ -246,6 +245,5 @@ scan_job_t *scan_job_new(const char *paths, size_t paths_len, size_t count, int 
     if (dirfd >= 0) close(dirfd);
     return NULL;
   }
-  for (size_t i = 0; i < n * 5; i++) job->known[i] = NAN;
   return job;
 }

@@ -48,7 +48,7 @@ typedef struct {
   size_t *required_sizes;
   size_t required_count;
   uint8_t *flags;  /* per item: bit 0 = hash */
-  double *known;   /* per item: the remembered stamp, NaN when none */
+  double *known;   /* per item: the remembered stamp, NaN when none; NULL: none at all */
   uint8_t *records;
   uint8_t **kept;
   /* all the needles' bytes */

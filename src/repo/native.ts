@@ -49,8 +49,10 @@ export interface NativeModule {
   scanStart(
     paths: Uint8Array,
     count: number,
-    flags: Uint8Array,
-    known: Float64Array,
+    /** per file (bit 0: hash), or one value for every file */
+    flags: Uint8Array | number,
+    /** remembered stamps, 5 a file (NaN: none), or null for none at all */
+    known: Float64Array | null,
     limit: number,
     sniff: number,
     racyMs: number,
@@ -67,6 +69,8 @@ export interface NativeModule {
   /** Items finished, from the first, without a gap. */
   ready(job: NativeJob): number;
   hashRecords(job: NativeJob, from: number, to: number): Buffer;
+  /** The kinds of finished items written into kinds[from..to); the records of those that may match (BYTES), in order. */
+  scanKinds(job: NativeJob, from: number, to: number, kinds: Uint8Array): Buffer;
   /** Records of finished items, and the kept files' bytes (a record's SR_OFFSET indexes them), handed over without a copy. */
   scanCollect(job: NativeJob, from: number, to: number): [Buffer, Buffer[]];
   /** `fn` runs on this thread whenever a watched item finishes (see watch); once per job. */

@@ -53,6 +53,8 @@ export class GrepPrefetch {
     private readonly m: NativeModule,
     private readonly paths: string[],
     job: NativeJob,
+    /** files without the literals come with their SHA-256 */
+    private readonly hash: boolean,
   ) {
     this.job = job;
     this.kinds = new Uint8Array(paths.length).fill(UNKNOWN);
@@ -67,11 +69,9 @@ export class GrepPrefetch {
   static start(m: NativeModule, root: string, paths: string[], hash: boolean, filter: ReadFilter, sniff: number): GrepPrefetch | null {
     if (paths.length === 0 || (filter.literals === null && filter.required.length === 0)) return null;
     const n = paths.length;
-    const flags = new Uint8Array(n).fill(hash ? 1 : 0);
-    const known = new Float64Array(5 * n).fill(Number.NaN);
     const needleBytes = [...(filter.literals ?? []), ...filter.required.flat()].reduce((sum, l) => sum + l.length, 0);
-    const job = m.scanStart(joinPaths(paths), n, flags, known, filter.limit, sniff, RACY_MARGIN_MS, filter.literals, filter.required, needleBytes, false, root);
-    return new GrepPrefetch(m, paths, job);
+    const job = m.scanStart(joinPaths(paths), n, hash ? 1 : 0, null, filter.limit, sniff, RACY_MARGIN_MS, filter.literals, filter.required, needleBytes, false, root);
+    return new GrepPrefetch(m, paths, job, hash);
   }
 
   /**
@@ -177,20 +177,34 @@ export class GrepPrefetch {
     const ready = this.m.ready(this.job);
     if (ready <= this.taken) return;
     const L = this.m.layout;
-    const [records] = this.m.scanCollect(this.job, this.taken, ready);
-    for (let i = this.taken; i < ready; i++) {
-      const at = (i - this.taken) * L.SCAN_RECORD;
-      const kind = records[at + L.SR_KIND] as number;
-      this.kinds[i] = kind;
-      if (kind === KIND_BYTES) {
-        this.passing++;
-        this.onMayMatch?.(this.paths[i] as string, records.readDoubleLE(at + L.SR_STAMP + 16));
+    if (this.hash) {
+      // every file without the literals comes with its digest: take whole records
+      const [records] = this.m.scanCollect(this.job, this.taken, ready);
+      for (let i = this.taken; i < ready; i++) {
+        const at = (i - this.taken) * L.SCAN_RECORD;
+        const kind = records[at + L.SR_KIND] as number;
+        this.kinds[i] = kind;
+        if (kind === KIND_BYTES) this.mayMatch(i, records.readDoubleLE(at + L.SR_STAMP + 16));
+        if (kind === KIND_SKIP && records[at + L.SR_DIGEST]) this.digests.set(i, records.toString("hex", at + L.SR_SHA256, at + L.SR_SHA256 + 32));
       }
-      if (kind === KIND_SKIP && records[at + L.SR_DIGEST]) this.digests.set(i, records.toString("hex", at + L.SR_SHA256, at + L.SR_SHA256 + 32));
+    } else {
+      // the kinds straight into place, and the few records of files that may match
+      const passing = this.m.scanKinds(this.job, this.taken, ready, this.kinds);
+      let k = 0;
+      for (let i = this.taken; i < ready && k < passing.length; i++) {
+        if (this.kinds[i] !== KIND_BYTES) continue;
+        this.mayMatch(i, passing.readDoubleLE(k + L.SR_STAMP + 16));
+        k += L.SCAN_RECORD;
+      }
     }
     this.taken = ready;
     if (ready === this.paths.length) this.release();
     else if (ready >= JUDGE_AFTER && this.passing > MAX_PASSING_SHARE * ready) this.release();
+  }
+
+  private mayMatch(index: number, size: number): void {
+    this.passing++;
+    this.onMayMatch?.(this.paths[index] as string, size);
   }
 
   private wakeAll(): void {
