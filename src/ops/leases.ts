@@ -18,20 +18,17 @@ export interface Lease {
 /** The sha256 blob id of a git blob the store knows (GitBlobMap), if it does. */
 export type IndexBlobResolver = (gitOid: string) => string | undefined;
 
-/** A touched clean tracked file: the index blob it held, named by git's id until asked for. */
-interface IndexBlobRef {
-  gitOid: string;
-}
-
 /**
  * The paths a lease touched, each with the blob observed: a Map of path to
  * blob id (or null), except that a clean tracked file may be recorded by its
  * git blob id (setIndexBlob), which is turned into the sha256 blob id only
  * when someone reads it. A whole-tree grep touches every file, and making
- * 100k blob ids nobody may ever look at cost more than the search.
+ * 100k blob ids nobody may ever look at cost more than the search. The two
+ * kinds of value tell themselves apart: a blob id starts with "sha256:", a
+ * git id is hex.
  */
 export class TouchedPaths {
-  private readonly map = new Map<string, string | null | IndexBlobRef>();
+  private readonly map = new Map<string, string | null>();
 
   constructor(private readonly resolve: IndexBlobResolver) {}
 
@@ -45,7 +42,7 @@ export class TouchedPaths {
 
   get(path: string): string | null | undefined {
     const v = this.map.get(path);
-    return v === undefined || v === null || typeof v === "string" ? v : this.resolved(path, v);
+    return v === undefined || v === null || isBlobId(v) ? v : this.resolved(path, v);
   }
 
   set(path: string, blob: string | null): this {
@@ -53,9 +50,9 @@ export class TouchedPaths {
     return this;
   }
 
-  /** Records a clean tracked file's observed blob by its index blob id, which the resolver must know. */
-  setIndexBlob(path: string, ref: IndexBlobRef): void {
-    this.map.set(path, ref);
+  /** Records a clean tracked file's observed blob by its index blob id (git's, hex), which the resolver must know. */
+  setIndexBlob(path: string, gitOid: string): void {
+    this.map.set(path, gitOid);
   }
 
   keys(): IterableIterator<string> {
@@ -63,16 +60,16 @@ export class TouchedPaths {
   }
 
   *entries(): IterableIterator<[string, string | null]> {
-    for (const [path, v] of this.map) yield [path, v === null || typeof v === "string" ? v : this.resolved(path, v)];
+    for (const [path, v] of this.map) yield [path, v === null || isBlobId(v) ? v : this.resolved(path, v)];
   }
 
   [Symbol.iterator](): IterableIterator<[string, string | null]> {
     return this.entries();
   }
 
-  private resolved(path: string, ref: IndexBlobRef): string {
-    const blob = this.resolve(ref.gitOid);
-    if (blob === undefined) throw internal(`the blob store no longer knows git blob ${ref.gitOid}, read at ${path}`, { path });
+  private resolved(path: string, gitOid: string): string {
+    const blob = this.resolve(gitOid);
+    if (blob === undefined) throw internal(`the blob store no longer knows git blob ${gitOid}, read at ${path}`, { path });
     this.map.set(path, blob);
     return blob;
   }
@@ -88,6 +85,11 @@ export const LEASE_LIMITS = { leases: 10_000, touched: 1_000_000 };
  * the touched paths over LEASE_LIMITS, the oldest go; using one afterwards is
  * STALE_LEASE ("unknown"), as after a restart.
  */
+/** "sha256:..." (a blob id), not a git object id (hex only). */
+function isBlobId(v: string): boolean {
+  return v.charCodeAt(0) === 115; // "s"
+}
+
 export class LeaseStore {
   private readonly leases = new Map<string, Lease>();
 

@@ -224,7 +224,7 @@ class LeaseTouches {
   record(file: LiveFile, hex: string | null | undefined): void {
     if (hex === null) touch(this.lease, file.path, null);
     else if (hex !== undefined) touch(this.lease, file.path, blobIdFromHex(hex));
-    else if (file.hashKnown) this.lease.touched.setIndexBlob(file.path, file.entry as { gitOid: string });
+    else if (file.hashKnown) this.lease.touched.setIndexBlob(file.path, file.entry.gitOid as string);
     else this.unhashed.push(file.path);
   }
 

@@ -1,5 +1,6 @@
 import { compareUtf8 } from "../core/byte-order";
 import { isReservedPath, isWithin, type RepoPath } from "../core/repo-path";
+import { isAscii } from "node:buffer";
 import { join } from "node:path";
 import { indexIdentity } from "./fingerprint";
 import { decodePath, git, type GitResult, splitNul } from "./git";
@@ -127,7 +128,6 @@ export function keepIndexListings(on: boolean): void {
   }
 }
 
-const lenientUtf8 = new TextDecoder("utf-8", { ignoreBOM: true });
 
 interface IndexRecord {
   meta: string;
@@ -145,34 +145,34 @@ function indexRecords(raw: Uint8Array): IndexRecord[] {
 }
 
 /**
- * One decoding pass over the whole listing. Records are NUL-terminated and a
- * NUL byte is never part of a UTF-8 sequence, so record k of the text is
- * record k of the bytes; only a record whose text holds U+FFFD (an invalid
- * name, or a name with that very character) is checked again on its bytes,
- * so one bad name does not send the whole listing down a slow path.
+ * One pass over the whole listing, read as Latin-1 (one character per byte):
+ * the fields are ASCII, and a name that is plain ASCII is already right. Only
+ * a name holding a byte of 0x80 or more is decoded as UTF-8 on its own (null
+ * when invalid: skipped and counted). The text stays one byte a character
+ * however many Unicode names there are (a UTF-8 decoding of the whole listing
+ * would double it), and the names, slices of it, share its memory.
  */
 function splitIndexRecords(raw: Uint8Array): IndexRecord[] {
-  const text = lenientUtf8.decode(raw);
-  const suspect = text.includes("\ufffd");
-  const rawRecords = suspect ? splitNul(raw) : null;
+  const bytes = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  const text = bytes.toString("latin1");
+  const plain = isAscii(bytes);
   const out: IndexRecord[] = [];
   let start = 0;
-  for (let k = 0; start < text.length; k++) {
+  while (start < text.length) {
     let end = text.indexOf("\0", start);
     if (end < 0) end = text.length;
     const tab = text.indexOf("\t", start);
     if (tab > start && tab < end) {
       let path: string | null = text.slice(tab + 1, end);
-      if (rawRecords && path.includes("\ufffd")) {
-        const rec = rawRecords[k] as Uint8Array;
-        path = decodePath(rec.subarray(rec.indexOf(9) + 1));
-      }
+      if (!plain && NON_ASCII.test(path)) path = decodePath(bytes.subarray(tab + 1, end));
       out.push({ meta: text.slice(start, tab), path });
     }
     start = end + 1;
   }
   return out;
 }
+
+const NON_ASCII = /[^\x00-\x7f]/;
 
 /** The paths of plainIndexFiles, without an object per entry. */
 export function plainIndexPaths(listing: Uint8Array): string[] {
