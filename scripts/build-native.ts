@@ -19,12 +19,14 @@ export function buildNative(): NativeBuild {
   const dir = join(ROOT, "src", "native");
   const sources = readdirSync(dir).filter((f) => f.endsWith(".c")).sort().map((f) => join(dir, f));
   mkdirSync(join(ROOT, "build", "native"), { recursive: true });
-  const args = [compiler, "-O2", "-std=gnu11", "-Wall", "-Wextra", "-shared", "-fPIC", "-pthread", "-fvisibility=hidden", "-I", headers, "-o", NATIVE_OUTPUT, ...sources];
+  // Node-API symbols come from the process that loads the module: macOS must be told to leave them unresolved
+  const platform = process.platform === "darwin" ? ["-undefined", "dynamic_lookup"] : [];
+  const args = [compiler, "-O2", "-std=gnu11", "-Wall", "-Wextra", "-shared", "-fPIC", "-pthread", "-fvisibility=hidden", ...platform, "-I", headers, "-o", NATIVE_OUTPUT, ...sources];
   const r = Bun.spawnSync(args, { stdout: "pipe", stderr: "pipe" });
   if (r.exitCode !== 0) {
     rmSync(NATIVE_OUTPUT, { force: true });
     const why = new TextDecoder().decode(r.stderr).trim().split("\n").slice(0, 5).join("\n  ");
-    return { ok: false, reason: `${compiler} failed:\n  ${why}` };
+    return { ok: false, reason: `${compiler} exited with ${r.exitCode}${why ? `:\n  ${why}` : ""}` };
   }
   return { ok: true, output: NATIVE_OUTPUT, compiler };
 }

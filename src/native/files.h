@@ -9,6 +9,15 @@
 
 #include "pool.h"
 
+/* The stat timestamps by name on every platform (macOS calls them st_mtimespec and st_ctimespec). */
+#ifdef __APPLE__
+#define ST_MTIME(st) ((st).st_mtimespec)
+#define ST_CTIME(st) ((st).st_ctimespec)
+#else
+#define ST_MTIME(st) ((st).st_mtim)
+#define ST_CTIME(st) ((st).st_ctim)
+#endif
+
 /* Milliseconds since the epoch, as Node's mtimeMs and ctimeMs. */
 static inline double stat_ms(struct timespec t) { return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6; }
 

@@ -32,8 +32,8 @@ static void fail(uint8_t *rec, int err) {
 
 static void put_stat(uint8_t *rec, const struct stat *st) {
   rec[HR_EXEC] = (st->st_mode & 0111) ? 1 : 0;
-  put_f64(rec, HR_MTIME, stat_ms(st->st_mtim));
-  put_f64(rec, HR_CTIME, stat_ms(st->st_ctim));
+  put_f64(rec, HR_MTIME, stat_ms(ST_MTIME(*st)));
+  put_f64(rec, HR_CTIME, stat_ms(ST_CTIME(*st)));
   put_f64(rec, HR_INO, (double)st->st_ino);
 }
 
@@ -42,7 +42,7 @@ static void hash_stream(hash_job_t *job, int fd, worker_t *w, size_t have, uint8
   struct stat before, after;
   if (fstat(fd, &before) != 0) return fail(rec, errno);
   if (!S_ISREG(before.st_mode)) return fail(rec, EISDIR);
-  int trustable = stat_ms(before.st_ctim) < atomic_load(&job->trust_before_ms);
+  int trustable = stat_ms(ST_CTIME(before)) < atomic_load(&job->trust_before_ms);
   sha256_ctx sha;
   sha1_ctx git;
   sha256_init(&sha);
@@ -72,8 +72,8 @@ static void hash_stream(hash_job_t *job, int fd, worker_t *w, size_t have, uint8
     sha1_final(&git, rec + HR_GIT);
     rec[HR_SHA1] = 1;
   } else {
-    int unchanged = same_size && after.st_size == before.st_size && after.st_ctim.tv_sec == before.st_ctim.tv_sec &&
-                    after.st_ctim.tv_nsec == before.st_ctim.tv_nsec;
+    int unchanged = same_size && after.st_size == before.st_size && ST_CTIME(after).tv_sec == ST_CTIME(before).tv_sec &&
+                    ST_CTIME(after).tv_nsec == ST_CTIME(before).tv_nsec;
     if (!unchanged) {
       rec[HR_STATUS] = HASH_CHANGED;
       return;
@@ -112,7 +112,7 @@ void hash_job_run(job_t *base, size_t index, worker_t *w) {
     sha256_final(&sha, rec + HR_SHA256);
     put_stat(rec, &st);
     put_f64(rec, HR_SIZE, (double)len);
-    if ((size_t)st.st_size == len && stat_ms(st.st_ctim) < atomic_load(&job->trust_before_ms)) {
+    if ((size_t)st.st_size == len && stat_ms(ST_CTIME(st)) < atomic_load(&job->trust_before_ms)) {
       rec[HR_TRUSTED] = 1;
     } else {
       sha1_ctx git;

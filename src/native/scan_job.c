@@ -65,8 +65,8 @@ static int holds(scan_job_t *job, const uint8_t *hay, size_t len) {
     if (p < 0) return 0;
     const uint8_t *nl = memchr(hay + p, '\n', len - (size_t)p);
     size_t end = nl ? (size_t)(nl - hay) : len;
-    const uint8_t *prev = p > 0 ? memrchr(hay, '\n', (size_t)p) : NULL;
-    size_t start = prev ? (size_t)(prev - hay) + 1 : 0;
+    size_t start = (size_t)p;
+    while (start > 0 && hay[start - 1] != '\n') start--;
     int all = 1;
     for (size_t r = 0; all && r < job->required_count; r++) all = holds_any(hay + start, end - start, job->required[r], job->required_sizes[r]);
     if (all) return 1;
@@ -140,7 +140,7 @@ static void scan_item(job_t *base, size_t index, worker_t *w) {
     close(fd);
     return;
   }
-  double stamp[5] = {(double)st.st_dev, (double)st.st_ino, (double)st.st_size, stat_ms(st.st_mtim), stat_ms(st.st_ctim)};
+  double stamp[5] = {(double)st.st_dev, (double)st.st_ino, (double)st.st_size, stat_ms(ST_MTIME(st)), stat_ms(ST_CTIME(st))};
   for (int k = 0; k < 5; k++) put_f64(rec, SR_STAMP + 8 * k, stamp[k]);
   int hash = job->flags[index] & 1;
   const double *known = job->known ? job->known + 5 * index : NULL;
