@@ -95,12 +95,7 @@ async function search(
   const touches = ctx.mode === "worktree" ? new LeaseTouches(ws, ctx.lease) : null;
   const candidates = touches ? liveCandidates(ws, files as TreeEntry[], touches) : snapshotCandidates(ws, files);
   const found = await grep(candidates, {
-    pattern: args.pattern,
-    fixedStrings: args.fixed_strings,
-    caseInsensitive: args.case_insensitive,
-    contextLines: args.context_lines,
-    maxMatches: args.max_matches,
-    maxFiles: args.max_files,
+    ...fileQueryOf(args),
     maxBytes: args.maxBytes,
     cursor: args.cursor,
     queryKey,
@@ -112,6 +107,18 @@ async function search(
   await touches?.finish();
   const { searched_paths: _searched, ...rest } = found;
   return { ...branchFields(ctx), ...rest, candidates: files.length };
+}
+
+/** The grep options that decide what one file's search answers, from the tool's arguments. */
+function fileQueryOf(args: GrepArgs) {
+  return {
+    pattern: args.pattern,
+    fixedStrings: args.fixed_strings,
+    caseInsensitive: args.case_insensitive,
+    contextLines: args.context_lines,
+    maxMatches: args.max_matches,
+    maxFiles: args.max_files,
+  };
 }
 
 interface ReadAhead {
@@ -132,15 +139,7 @@ function startReadAhead(ws: Workspace, args: GrepArgs, scope: RepoPath[], filter
   const m = nativeModule();
   if (!m || !ws.repo.gitDir || args.cursor !== undefined) return null;
   // everything that decides one file's answer, as grep() compiles it (not the cursor: there is none here)
-  const q = compileQuery({
-    pattern: args.pattern,
-    fixedStrings: args.fixed_strings,
-    caseInsensitive: args.case_insensitive,
-    contextLines: args.context_lines,
-    maxMatches: args.max_matches,
-    maxFiles: args.max_files,
-    queryKey: "",
-  });
+  const q = compileQuery({ ...fileQueryOf(args), queryKey: "" });
   const readFilter = readFilterOf(q);
   const listing = startIndexListing(ws.repo, scope);
   // A store that knows no index blob (cold) needs every file hashed for the lease; one that does, none: the

@@ -166,7 +166,8 @@ export function regexScan(job: RegexScanJob, cache: Map<string, RegExp>): Region
       if (lineEnd < 0) lineEnd = n;
       const line = bytes.toString("latin1", lineStartByte, lineEnd);
       if (!/[^\x00-\x7f]/.test(line)) {
-        scanAsciiLine(line, lineStartByte);
+        // nothing decoded yet, so char offsets are byte offsets (identity): base is the line's first byte
+        scanText(line, lineStartByte);
         return;
       }
       decode();
@@ -177,27 +178,6 @@ export function regexScan(job: RegexScanJob, cache: Map<string, RegExp>): Region
     scanText(str.slice(cls, cle), cls);
   };
 
-  /** All matches in an ASCII line starting at byte `base` (char offsets are byte offsets). */
-  const scanAsciiLine = (text: string, base: number): void => {
-    const regex = re!;
-    regex.lastIndex = 0;
-    for (;;) {
-      const m = regex.exec(text);
-      if (m === null) return;
-      const cs = m.index;
-      const ce = cs + m[0].length;
-      if (base + cs === n && deadEnd) return;
-      if (count < maxRecords) {
-        starts.push(base + cs);
-        ends.push(base + ce);
-      }
-      count++;
-      if (ce === cs) {
-        if (ce >= text.length) return;
-        regex.lastIndex = ce + 1;
-      }
-    }
-  };
 
   const fold = job.fold;
   let folded = false;
