@@ -335,13 +335,27 @@ export class FsHistoryStore implements HistoryStore, BatchingHistoryStore {
     this.packedByConv.delete(conv);
   }
 
+  /**
+   * The records of a directory. A review that finishes while another process
+   * lists them removes its record between the listing and the read: such a
+   * record is over, and is left out rather than failing the reader.
+   */
   private listRecords(dir: string): ReviewRecord[] {
     const abs = this.abs(dir);
     if (!existsSync(abs)) return [];
-    return readdirSync(abs)
-      .filter((n) => n.endsWith(".json"))
-      .map((n) => parseReview(readFileSync(join(abs, n), "utf8"), `${HISTORY_DIR}/${dir}/${n}`))
-      .sort(byTimestamp);
+    const out: ReviewRecord[] = [];
+    for (const n of readdirSync(abs)) {
+      if (!n.endsWith(".json")) continue;
+      let text: string;
+      try {
+        text = readFileSync(join(abs, n), "utf8");
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === "ENOENT") continue;
+        throw err;
+      }
+      out.push(parseReview(text, `${HISTORY_DIR}/${dir}/${n}`));
+    }
+    return out.sort(byTimestamp);
   }
 
   async listReviews(): Promise<ReviewRecord[]> {

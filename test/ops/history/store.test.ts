@@ -1,6 +1,6 @@
 /** One conformance suite for every HistoryStore (STYLE: storage behind an interface, one suite for all). */
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { FsHistoryStore, PACK_MIN_OBJECTS } from "../../../src/ops/history/fs-history-store";
 import { MemHistoryStore } from "../../../src/ops/history/mem-history-store";
@@ -216,6 +216,19 @@ for (const impl of IMPLS) {
 }
 
 describe("FsHistoryStore layout", () => {
+  test("regression: history status failed during parallel rejects (a review record removed between listing and reading is left out)", async () => {
+    await using dir = tmpDir("ws-hist-");
+    const s = new FsHistoryStore(join(dir.path, ".mcp"));
+    const kept = review();
+    await s.putReview(kept);
+    await s.putIntent(kept);
+    // a name the listing sees whose file is gone by the time it is read: a dangling symlink stands for it
+    for (const sub of ["reviews", "intents"]) symlinkSync(join(dir.path, "gone.json"), join(dir.path, ".mcp", "edit_history", sub, "finished.json"));
+    expect((await s.listReviews()).map((r) => r.review_id)).toEqual([kept.review_id]);
+    expect((await s.listIntents()).map((r) => r.review_id)).toEqual([kept.review_id]);
+  });
+
+
   test("spec section 3 layout; the log is JSON Lines; writes leave no temp files", async () => {
     await using dir = tmpDir("ws-hist-");
     const s = new FsHistoryStore(join(dir.path, ".mcp"));
