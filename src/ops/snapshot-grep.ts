@@ -148,10 +148,16 @@ function startReadAhead(ws: Workspace, args: GrepArgs, scope: RepoPath[], filter
   const speculation = new Speculation(q, m, hashAll);
   const prefix = ws.repo.root.endsWith(sep) ? ws.repo.root : ws.repo.root + sep;
   const prefetch = listing.then((l) => {
-    const paths: string[] = [];
-    for (const path of plainIndexPaths(l.stdout)) {
-      if (paths.length >= q.maxFiles) break;
-      if (filter(path)) paths.push(path);
+    const listed = plainIndexPaths(l.stdout);
+    // the listing's own array when nothing narrows it (its joined bytes are then made once per listing too)
+    let paths = listed;
+    if (args.include !== undefined || args.exclude !== undefined || listed.length > q.maxFiles) {
+      const narrowed: string[] = [];
+      for (const path of listed) {
+        if (narrowed.length >= q.maxFiles) break;
+        if (filter(path)) narrowed.push(path);
+      }
+      paths = narrowed;
     }
     const started = GrepPrefetch.start(m, ws.repo.root, paths, hashAll, readFilter, BINARY_SNIFF_BYTES);
     started?.follow((path, size) => speculation.add(path, prefix + path, size));

@@ -140,7 +140,11 @@ export async function waitReady(m: NativeModule, job: NativeJob, want: number, o
   }
 }
 
-/** Paths joined by NUL, as the module takes them. */
+const joined = new WeakMap<readonly string[], Uint8Array>();
+
+/** Paths joined by NUL, as the module takes them; the same bytes again for the same array (a server's listing). */
 export function joinPaths(paths: readonly string[]): Uint8Array {
-  return Buffer.from(paths.join("\0") + "\0", "utf8");
+  let bytes = joined.get(paths);
+  if (!bytes) joined.set(paths, (bytes = Buffer.from(paths.join("\0") + "\0", "utf8")));
+  return bytes;
 }

@@ -174,14 +174,20 @@ function splitIndexRecords(raw: Uint8Array): IndexRecord[] {
 
 const NON_ASCII = /[^\x00-\x7f]/;
 
-/** The paths of plainIndexFiles, without an object per entry. */
-export function plainIndexPaths(listing: Uint8Array): string[] {
+/** Paths per listing: a server asks again for the same listing. */
+const plainPaths = new WeakMap<Uint8Array, readonly string[]>();
+
+/** The paths of plainIndexFiles, without an object per entry; the same array for the same listing (do not change it). */
+export function plainIndexPaths(listing: Uint8Array): readonly string[] {
+  const known = plainPaths.get(listing);
+  if (known) return known;
   const out: string[] = [];
   for (const rec of indexRecords(listing)) {
     const m = rec.meta;
     if (rec.path === null || !m.startsWith("H 100") || !m.endsWith(" 0") || isReservedPath(rec.path)) continue;
     if (m.startsWith("H 100644") || m.startsWith("H 100755")) out.push(rec.path);
   }
+  plainPaths.set(listing, out);
   return out;
 }
 

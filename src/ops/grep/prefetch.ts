@@ -51,7 +51,7 @@ export class GrepPrefetch {
 
   private constructor(
     private readonly m: NativeModule,
-    private readonly paths: string[],
+    private readonly paths: readonly string[],
     job: NativeJob,
     /** files without the literals come with their SHA-256 */
     private readonly hash: boolean,
@@ -66,7 +66,7 @@ export class GrepPrefetch {
    * through `filter`, hashing each text file without the literals when
    * `hash`; null when the filter has no literal to try.
    */
-  static start(m: NativeModule, root: string, paths: string[], hash: boolean, filter: ReadFilter, sniff: number): GrepPrefetch | null {
+  static start(m: NativeModule, root: string, paths: readonly string[], hash: boolean, filter: ReadFilter, sniff: number): GrepPrefetch | null {
     if (paths.length === 0 || (filter.literals === null && filter.required.length === 0)) return null;
     const n = paths.length;
     const needleBytes = [...(filter.literals ?? []), ...filter.required.flat()].reduce((sum, l) => sum + l.length, 0);
