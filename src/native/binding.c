@@ -181,7 +181,7 @@ static napi_value scan_start(napi_env env, napi_callback_info info) {
   if (known) {
     job->known = malloc((size_t)count * 5 * sizeof(double) + 1);
     if (!job->known) {
-      job_release(&job->base);
+      job_discard(&job->base);
       return fail(env, "worksnap native: out of memory");
     }
     memcpy(job->known, known, (size_t)count * 5 * sizeof(double));
@@ -213,7 +213,7 @@ static napi_value scan_start(napi_env env, napi_callback_info info) {
          needles(env, set, &job->required[r], &job->required_sizes[r], &job->needle_bytes, &used, cap);
   }
   if (!ok) {
-    job_release(&job->base);
+    job_discard(&job->base);
     return fail(env, "worksnap native: bad literals");
   }
   pool_submit(&job->base);

@@ -139,14 +139,10 @@ hash_job_t *hash_job_new(const char *paths, size_t paths_len, size_t count, int 
   job->base.destroy = hash_destroy;
   atomic_init(&job->trust_before_ms, trust_before_ms);
   job->stream_threshold = stream_threshold;
+  int ok = job_init(&job->base, paths, paths_len, count, dirfd);
   job->records = calloc(count ? count : 1, HASH_RECORD);
-  if (!job->records || !job_init(&job->base, paths, paths_len, count, dirfd)) {
-    free(job->records);
-    free(job->base.paths);
-    free(job->base.offsets);
-    free((void *)job->base.ready);
-    free(job);
-    if (dirfd >= 0) close(dirfd);
+  if (!ok || !job->records) {
+    job_discard(&job->base);
     return NULL;
   }
   return job;

@@ -69,14 +69,18 @@ int job_watch(job_t *job, size_t index) {
   return 0;
 }
 
-static void unref_locked(job_t *job) {
-  if (--job->refs > 0) return;
+void job_discard(job_t *job) {
   if (job->notify_release) job->notify_release(job);
   if (job->dirfd >= 0) close(job->dirfd);
   free(job->paths);
   free(job->offsets);
   free((void *)job->ready);
   job->destroy(job);
+}
+
+static void unref_locked(job_t *job) {
+  if (--job->refs > 0) return;
+  job_discard(job);
 }
 
 void job_release(job_t *job) {

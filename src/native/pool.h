@@ -58,8 +58,14 @@ struct job {
   job_t *queue_next;
 };
 
-/* Sets up the common fields; paths are copied. 0 when out of memory. */
+/*
+ * Sets up the common fields (run and destroy must be set); paths are copied
+ * and `dirfd` is owned by the job from here on. 0 when out of memory: then
+ * free the job with job_discard.
+ */
 int job_init(job_t *job, const char *paths, size_t paths_len, size_t count, int dirfd);
+/* Frees a job that was never submitted: its common fields, then destroy (which must cope with what is NULL). */
+void job_discard(job_t *job);
 /* Queues a job; the pool holds a reference until its last item is finished. */
 void pool_submit(job_t *job);
 /* Drops the caller's reference; the job is freed when no worker holds it either. */

@@ -203,7 +203,7 @@ static void scan_item(job_t *base, size_t index, worker_t *w) {
   rec[SR_KIND] = SCAN_BYTES;
 }
 
-void scan_job_free_inputs(scan_job_t *job) {
+static void scan_job_free_inputs(scan_job_t *job) {
   free(job->literals);
   if (job->required) {
     for (size_t r = 0; r < job->required_count; r++) free(job->required[r]);
@@ -217,7 +217,7 @@ void scan_job_free_inputs(scan_job_t *job) {
 
 static void scan_destroy(job_t *base) {
   scan_job_t *job = (scan_job_t *)base;
-  for (size_t i = 0; i < base->count; i++) free(job->kept[i]);
+  for (size_t i = 0; job->kept && i < base->count; i++) free(job->kept[i]);
   free(job->kept);
   free(job->records);
   scan_job_free_inputs(job);
@@ -230,19 +230,12 @@ scan_job_t *scan_job_new(const char *paths, size_t paths_len, size_t count, int 
   job->base.run = scan_item;
   job->base.destroy = scan_destroy;
   size_t n = count ? count : 1;
+  int ok = job_init(&job->base, paths, paths_len, count, dirfd);
   job->records = calloc(n, SCAN_RECORD);
   job->kept = calloc(n, sizeof(uint8_t *));
   job->flags = calloc(n, 1);
-  if (!job->records || !job->kept || !job->flags || !job_init(&job->base, paths, paths_len, count, dirfd)) {
-    free(job->records);
-    free(job->kept);
-    free(job->flags);
-    free(job->known);
-    free(job->base.paths);
-    free(job->base.offsets);
-    free((void *)job->base.ready);
-    free(job);
-    if (dirfd >= 0) close(dirfd);
+  if (!ok || !job->records || !job->kept || !job->flags) {
+    job_discard(&job->base);
     return NULL;
   }
   return job;

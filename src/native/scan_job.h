@@ -57,6 +57,5 @@ typedef struct {
 
 /* NULL when out of memory; `dirfd` (AT_FDCWD for absolute paths) is owned by the job from here on. */
 scan_job_t *scan_job_new(const char *paths, size_t paths_len, size_t count, int dirfd);
-void scan_job_free_inputs(scan_job_t *job);
 
 #endif

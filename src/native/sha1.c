@@ -4,8 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cpu.h"
+
 #if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
 #include <immintrin.h>
 #define HAVE_X86 1
 #endif
@@ -56,13 +57,6 @@ __attribute__((target("sha,sse4.1,ssse3"))) static void compress_shani(uint32_t 
   s[4] = (uint32_t)_mm_extract_epi32(e0, 3);
 }
 
-static int cpu_has_shani(void) {
-  unsigned a, b, c, d;
-  if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
-  int sse41 = (c >> 19) & 1, ssse3 = (c >> 9) & 1;
-  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return 0;
-  return sse41 && ssse3 && ((b >> 29) & 1);
-}
 #endif
 
 static void (*compress)(uint32_t s[5], const uint8_t *p, size_t blocks) = compress_portable;
@@ -70,7 +64,7 @@ static void (*compress)(uint32_t s[5], const uint8_t *p, size_t blocks) = compre
 void sha1_select(int accelerate) {
   compress = compress_portable;
 #ifdef HAVE_X86
-  if (accelerate && cpu_has_shani()) compress = compress_shani;
+  if (accelerate && cpu_has_sha_ni()) compress = compress_shani;
 #endif
 }
 

@@ -2,6 +2,7 @@ import { lstatSync, type Stats } from "node:fs";
 import { join } from "node:path";
 import { permissionDenied } from "../core/errors";
 import { blobIdFromHex, type BlobId } from "../core/hash";
+import { settleAll } from "../core/settle";
 import type { HashItem, HashOutcome } from "./hash-files";
 import { hashInParallel } from "./hash-pool";
 import type { Prehash, PrehashList } from "./prehash";
@@ -63,9 +64,12 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
     const cand = candidates[i] as TreeEntry;
     if (cand.gitOid) {
       const known = store.gitMap.get(cand.gitOid);
+      if (known) {
+        slots[i] = { path: cand.path, blob: blobIdFromHex(known.sha256), mode: cand.mode as EntryMode, size: known.size };
+        continue;
+      }
       const k = readAhead?.byPath.get(cand.path);
-      if (known) slots[i] = { path: cand.path, blob: blobIdFromHex(known.sha256), mode: cand.mode as EntryMode, size: known.size };
-      else if (k !== undefined && readAhead?.items[k]?.gitOid === cand.gitOid) ahead.push([i, k]);
+      if (k !== undefined && readAhead?.items[k]?.gitOid === cand.gitOid) ahead.push([i, k]);
       else toRead.push({ index: i, path: cand.path, gitOid: cand.gitOid, mode: cand.mode });
       continue;
     }
@@ -84,11 +88,7 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
   const hashOpts = { root: repo.root, stateDir: repo.stateDir, trustCleanBefore };
   // what the read ahead does not cover is read meanwhile
   const reading = hashInParallel(hashOpts, toRead, (n) => opts.onProgress?.(alreadyKnown + n, candidates.length));
-  const [readR, aheadR] = await Promise.allSettled([reading, opts.prehash?.outcomes]);
-  if (readR.status === "rejected") throw readR.reason;
-  if (aheadR.status === "rejected") throw aheadR.reason;
-  const outcomes = readR.value;
-  const aheadOutcomes = aheadR.value;
+  const [outcomes, aheadOutcomes] = await settleAll([reading, opts.prehash?.outcomes]);
   for (const [i, k] of ahead) {
     const o = aheadOutcomes?.[k] as HashOutcome; // the read ahead's own object, used once
     o.index = i;

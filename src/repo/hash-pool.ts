@@ -1,5 +1,6 @@
 import { availableParallelism } from "node:os";
 import { internal } from "../core/errors";
+import { settleAll } from "../core/settle";
 import { FileHasher, STREAM_THRESHOLD, type HashItem, type HashOptions, type HashOutcome } from "./hash-files";
 import { nativeModule } from "./native";
 import { hashNatively, nativeHashable } from "./native-hash";
@@ -27,14 +28,7 @@ export async function hashInParallel(opts: HashOptions, items: HashItem[], onPro
   const report = () => onProgress?.(nativeDone + scriptDone);
   const scripted = rest.length > 0 ? hashInScript(opts, rest, (n) => ((scriptDone = n), report()), signal) : Promise.resolve([]);
   // both settle before this returns or throws, so no hashing outlives the call
-  const [natR, othersR] = await Promise.allSettled([
-    hashNatively(m, { ...opts, streamThreshold: STREAM_THRESHOLD }, clean, (n) => ((nativeDone = n), report()), signal),
-    scripted,
-  ]);
-  if (natR.status === "rejected") throw natR.reason;
-  if (othersR.status === "rejected") throw othersR.reason;
-  const nat = natR.value;
-  const others = othersR.value;
+  const [nat, others] = await settleAll([hashNatively(m, { ...opts, streamThreshold: STREAM_THRESHOLD }, clean, (n) => ((nativeDone = n), report()), signal), scripted]);
   const again = nat.fallback.length > 0 ? await hashInScript(opts, nat.fallback, undefined, signal) : [];
   return nat.outcomes.concat(others, again);
 }

@@ -1,6 +1,5 @@
-import { constants } from "node:os";
 import type { HashItem, HashOptions, HashOutcome } from "./hash-files";
-import { joinPaths, type NativeModule, waitReady } from "./native";
+import { errnoError, joinPaths, type NativeModule, waitReady } from "./native";
 
 /** Files the native hash job takes: clean tracked regular files of a SHA-1 repository. */
 export function nativeHashable(item: HashItem): boolean {
@@ -71,12 +70,4 @@ export async function hashNatively(
     }
   }
   return { outcomes, fallback };
-}
-
-const ERRNO_NAMES = new Map<number, string>(Object.entries(constants.errno).map(([name, n]) => [n as number, name]));
-
-/** An Error like node:fs throws for `errno`. */
-export function errnoError(errno: number, path: string): NodeJS.ErrnoException {
-  const code = ERRNO_NAMES.get(errno) ?? `E${errno}`;
-  return Object.assign(new Error(`${code}: cannot read ${path} (errno ${errno})`), { code, errno, path });
 }

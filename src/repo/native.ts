@@ -10,6 +10,7 @@
  * threads in index order, and `waitReady` polls how many are finished from
  * the first, so a caller can use a growing prefix of results.
  */
+import { constants } from "node:os";
 import { internal } from "../core/errors";
 
 /** An opaque running job. */
@@ -141,6 +142,14 @@ export async function waitReady(m: NativeModule, job: NativeJob, want: number, o
 }
 
 const joined = new WeakMap<readonly string[], Uint8Array>();
+
+const ERRNO_NAMES = new Map<number, string>(Object.entries(constants.errno).map(([name, n]) => [n as number, name]));
+
+/** An Error like node:fs throws, for an errno the module reports about `path`. */
+export function errnoError(errno: number, path: string): NodeJS.ErrnoException {
+  const code = ERRNO_NAMES.get(errno) ?? `E${errno}`;
+  return Object.assign(new Error(`${code}: cannot read ${path} (errno ${errno})`), { code, errno, path });
+}
 
 /** Paths joined by NUL, as the module takes them; the same bytes again for the same array (a server's listing). */
 export function joinPaths(paths: readonly string[]): Uint8Array {

@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { chmodSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { BINARY as BIN, cliWithUnreadable } from "../helpers/binary";
 import { tmpRepo, type TmpRepo } from "../helpers/tmp-repo";
 
-const BIN = join(import.meta.dir, "..", "..", "dist", "worksnap");
 
 function create(root: string, env: Record<string, string> = {}): { code: number; out: any } {
   const r = Bun.spawnSync([BIN, "snapshot", "create", "--root", root, "--json"], { env: { ...process.env, ...env } });
@@ -60,16 +60,9 @@ describe("the native module and the TypeScript paths capture the same snapshot",
     repo.write("ok.txt", "ok\n");
     repo.write("secret.txt", "s\n");
     repo.commit();
-    Bun.spawnSync(["chmod", "-R", "a+rwX", repo.root]);
-    chmodSync(join(repo.root, "secret.txt"), 0o000);
-    Bun.spawnSync(["chmod", "a+rx", join(repo.root, "..")]);
-    const asNobody = process.getuid?.() === 0;
-    const cmd = [BIN, "snapshot", "create", "--root", repo.root, "--json"];
-    const r = Bun.spawnSync(asNobody ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", ...cmd] : cmd, {
-      env: { ...process.env, HOME: "/tmp" },
-    });
-    const out = JSON.parse(r.stdout.toString());
-    expect(r.exitCode).toBe(1);
+    const r = cliWithUnreadable(repo.root, "secret.txt", ["snapshot", "create", "--root", repo.root, "--json"]);
+    const out = JSON.parse(r.stdout);
+    expect(r.code).toBe(1);
     expect(out.error.code).toBe("PERMISSION_DENIED");
     expect(out.error.details.path).toBe("secret.txt");
   });

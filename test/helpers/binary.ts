@@ -72,3 +72,20 @@ export async function mcpSession(root: string, extraArgs: string[] = []): Promis
     },
   };
 }
+
+/**
+ * Runs the binary on `root` with `unreadable` (a repo-relative file) made
+ * unreadable: as an unprivileged user when the tests run as root (root reads
+ * anything), with the tree opened to that user except for the file.
+ */
+export function cliWithUnreadable(root: string, unreadable: string, args: string[]): { code: number; stdout: string } {
+  Bun.spawnSync(["chmod", "-R", "a+rwX", root]);
+  Bun.spawnSync(["chmod", "000", join(root, unreadable)]);
+  Bun.spawnSync(["chmod", "a+rx", join(root, "..")]);
+  const cmd = [BINARY, ...args];
+  const asNobody = process.getuid?.() === 0;
+  const r = Bun.spawnSync(asNobody ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", ...cmd] : cmd, {
+    env: { ...process.env, HOME: "/tmp" },
+  });
+  return { code: r.exitCode ?? 1, stdout: r.stdout.toString() };
+}

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, readlinkSync, lstatSync, rmSync, statSync, utimesSync, writeFileSync, cpSync, chmodSync } from "node:fs";
+import { mkdirSync, readFileSync, readlinkSync, lstatSync, rmSync, statSync, utimesSync, writeFileSync, cpSync } from "node:fs";
 import { join } from "node:path";
 import { readFile } from "../../src/ops/snapshot-file";
 import { createSnapshot } from "../../src/ops/snapshot-create";
@@ -9,6 +9,7 @@ import { snapshotInfo } from "../../src/ops/snapshot-info";
 import { openWorkspace } from "../../src/ops/workspace";
 import { captureEntries } from "../../src/repo/capture";
 import { readLiveTree } from "../../src/ops/live-tree";
+import { cliWithUnreadable } from "../helpers/binary";
 import { runGit, tmpRepo, type TmpRepo } from "../helpers/tmp-repo";
 
 function seed(repo: TmpRepo): void {
@@ -244,17 +245,9 @@ describe("snapshot_create", () => {
     await using repo = await tmpRepo();
     repo.write("ok.txt", "ok");
     repo.write("secret.txt", "s");
-    chmodSync(join(repo.root, "secret.txt"), 0o000);
-    Bun.spawnSync(["chmod", "-R", "a+rwX", repo.root]);
-    chmodSync(join(repo.root, "secret.txt"), 0o000);
-    Bun.spawnSync(["chmod", "a+rx", join(repo.root, "..")]);
-    const asNobody = process.getuid?.() === 0;
-    const cmd = [join(import.meta.dir, "..", "..", "dist", "worksnap"), "snapshot", "create", "--root", repo.root, "--json"];
-    const r = Bun.spawnSync(asNobody ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", ...cmd] : cmd, {
-      env: { ...process.env, HOME: "/tmp" },
-    });
-    const out = JSON.parse(r.stdout.toString());
-    expect(r.exitCode).toBe(1);
+    const r = cliWithUnreadable(repo.root, "secret.txt", ["snapshot", "create", "--root", repo.root, "--json"]);
+    const out = JSON.parse(r.stdout);
+    expect(r.code).toBe(1);
     expect(out.error.code).toBe("PERMISSION_DENIED");
     expect(out.error.details.path).toBe("secret.txt");
   });

@@ -44,11 +44,10 @@ import { asWorksnapError, internal } from "../../core/errors";
 import { encodeCursor, type CursorPosition } from "./cursor";
 import { asBuffer, literalScan, longestLine } from "./literal";
 import { compileQuery, type CompiledQuery, type GrepOptions } from "./query";
-import { nativeModule } from "../../repo/native";
+import { nativeModule, type NativeModule } from "../../repo/native";
 import { sharedHashMemory } from "./hash-memory";
 import { NativeReader } from "./native-reader";
 import type { GrepPrefetch } from "./prefetch";
-import type { NativeModule } from "../../repo/native";
 import { NOT_REGULAR, sharedReaderPool, type FileReader, type ReadFilter, type ReadOutcome } from "./reader-pool";
 import { RegexSandbox } from "./regex-sandbox";
 import { regexScan, type RegexScanJob, type RegionScan } from "./regex-scan";
@@ -355,7 +354,7 @@ class GrepRun {
       this.readers.read(c.absPath!, this.filter, skip + q.maxMatches, file.hash, (err, read) => {
         if (err !== null) return this.settle(entry, this.failed(file, err, 0));
         if (read!.kind === "binary") return this.settle(entry, BINARY);
-        if (read!.kind === "skip") return this.settle(entry, read!.sha256 === undefined ? NO_MATCH : { ...NO_MATCH, sha256: read!.sha256 });
+        if (read!.kind === "skip") return this.settle(entry, noMatch(read!.sha256));
         this.follow(file, read!, false).then(
           (found) => this.settle(entry, found),
           (e) => this.settle(entry, this.failed(file, e, 0)),
@@ -552,7 +551,7 @@ export class Speculation {
       this.reader.read(absPath, this.filter, this.q.maxMatches, this.hash, (err, read) => {
         if (err !== null || read === null) return resolve(null);
         if (read.kind === "binary") return resolve(BINARY);
-        if (read.kind === "skip") return resolve(read.sha256 === undefined ? NO_MATCH : { ...NO_MATCH, sha256: read.sha256 });
+        if (read.kind === "skip") return resolve(noMatch(read.sha256));
         if (read.kind !== "bytes") return resolve(null);
         const { q } = this;
         const options = { search: this.search, skip: 0, need: q.maxMatches, contextLines: q.contextLines, chunkBytes: q.chunkBytes, signal: this.stop.signal, hash: false };
@@ -694,6 +693,11 @@ async function scanInSlices(
   return out;
 }
 
+/** A text file without a match, with the hash of its bytes when one was made. */
+function noMatch(sha256: string | undefined): FileSearch {
+  return sha256 === undefined ? NO_MATCH : { ...NO_MATCH, sha256 };
+}
+
 /** The caller asked for the SHA-256 of what is searched (GrepCandidate.onRead without hashKnown). */
 function hashWanted(c: GrepCandidate): boolean {
   return c.onRead !== undefined && !c.hashKnown;
@@ -701,7 +705,6 @@ function hashWanted(c: GrepCandidate): boolean {
 
 /** Characters whose UTF-16 order differs from their UTF-8 order (surrogates and U+E000..U+FFFF). */
 const HIGH = /[\ud800-\uffff]/;
-
 
 /**
  * The search of a file that a reader thread or regex child already scanned

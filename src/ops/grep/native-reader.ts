@@ -12,8 +12,7 @@
  * first file not yet answered is finished (notify/watch), and the finished
  * prefix is answered in order, a callback per request, no promise per file.
  */
-import { constants } from "node:os";
-import { joinPaths, type NativeJob, type NativeModule } from "../../repo/native";
+import { errnoError, joinPaths, type NativeJob, type NativeModule } from "../../repo/native";
 import type { HashMemory, Remembered } from "./hash-memory";
 import { RACY_MARGIN_MS } from "./hash-memory";
 import { NOT_REGULAR, type FileReader, type ReadDone, type ReadFilter } from "./reader-pool";
@@ -38,7 +37,6 @@ const KIND_BINARY = 0;
 const KIND_SKIP = 1;
 const KIND_BYTES = 2;
 const KIND_LARGE = 4;
-const ERRNO_NAMES = new Map<number, string>(Object.entries(constants.errno).map(([name, n]) => [n as number, name]));
 
 export class NativeReader implements FileReader {
   private queue: Request[] = [];
@@ -147,6 +145,5 @@ export class NativeReader implements FileReader {
 /** An error as node:fs would throw it; a path holding something other than a regular file is NOT_REGULAR. */
 function readError(errno: number, path: string): Error {
   if (errno === -1) return Object.assign(new Error(`${path} is not a regular file`), { code: NOT_REGULAR, path });
-  const code = ERRNO_NAMES.get(errno) ?? `E${errno}`;
-  return Object.assign(new Error(`${code}: cannot read ${path}`), { code, errno, path });
+  return errnoError(errno, path);
 }
