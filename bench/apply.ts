@@ -11,9 +11,12 @@
 // before every run the repository is reset to the committed files (untimed); the edit history of earlier runs
 // stays, each run records under a new conversation (--drop-history removes it before every run instead):
 //   - git apply: `git apply --whitespace=nowarn patch.diff`, a process, spawn to exit (it writes without fsync);
-//   - op, worktree: applyPatchOp in process with a warm workspace, as the server does: lock, live fingerprint,
-//     plan against the files, validation, staged writes made durable, renames, the edit history's record, the new
-//     fingerprint and lease;
+//   - op, worktree: applyPatchOp in process with a warm long-lived workspace, as the server does: lock, live
+//     fingerprint, plan against the files, validation, staged writes made durable, publishing (exchanges and
+//     renames), the edit history's record, the new fingerprint and lease. After each call the bench waits, untimed,
+//     for the work a server does between calls (removing the replaced files, making spares: tmp-reserve.ts);
+//   - op, one-shot: the same call in a workspace as a one-shot CLI command opens it (no spares; the replaced files
+//     are removed before the call returns), i.e. what a server's first write costs too;
 //   - op, worktree, fsync per file: the same with syncfs(2) switched off (the fallback where it is unavailable);
 //   - op, worktree, history off: the same with no edit-history recorder (the write path's own cost);
 //   - op, snapshot: applyPatchOp against a snapshot of the base (plan + new blobs + manifest; nothing on disk).
@@ -136,8 +139,8 @@ function removeHistory(s: Scenario): void {
 let dropHistory = false;
 let conversations = 0;
 
-type Contender = "git" | "op" | "opNoHistory" | "opFsync" | "snapshot";
-const CONTENDERS: Contender[] = ["git", "op", "opFsync", "opNoHistory", "snapshot"];
+type Contender = "git" | "op" | "opOneShot" | "opNoHistory" | "opFsync" | "snapshot";
+const CONTENDERS: Contender[] = ["git", "op", "opOneShot", "opFsync", "opNoHistory", "snapshot"];
 
 type Result = Record<Contender, number[]>;
 
@@ -147,6 +150,7 @@ async function runOp(s: Scenario, ws: Workspace, patch: string): Promise<number>
   const t0 = Bun.nanoseconds();
   const r = await applyPatchOp(ws, { mode: "worktree", patch, mcp_conversation_id: `bench-${process.pid}-${conversations++}` });
   const took = (Bun.nanoseconds() - t0) / 1e6;
+  await ws.reserve?.idle(); // the time between two calls of an agent
   if (!r.applied) throw new Error(`${s.name}: the op rejected the patch: ${JSON.stringify(r.rejects).slice(0, 1000)}`);
   return took;
 }
@@ -163,9 +167,10 @@ async function measure(s: Scenario, runs: number, gitRuns: number): Promise<Resu
   git(s.repo, "apply", "--whitespace=nowarn", s.patchFile);
   git(s.repo, "add", "-A");
   const expected = git(s.repo, "write-tree").trim();
-  const ws = openWorkspace(s.repo);
+  const ws = openWorkspace(s.repo, { longLived: true });
+  const oneShot = openWorkspace(s.repo);
   const recorder = ws.recorder;
-  const out: Result = { git: [], op: [], opNoHistory: [], opFsync: [], snapshot: [] };
+  const out: Result = { git: [], op: [], opOneShot: [], opNoHistory: [], opFsync: [], snapshot: [] };
   try {
     removeHistory(s);
     reset(s);
@@ -177,6 +182,7 @@ async function measure(s: Scenario, runs: number, gitRuns: number): Promise<Resu
     const one: Record<Contender, () => Promise<number>> = {
       git: async () => (await timeCommand(["git", "apply", "--whitespace=nowarn", s.patchFile], { cwd: s.repo, env: GIT_ENV, runs: 1, prepare: () => reset(s) })).ms[0]!,
       op: () => runOp(s, ws, patch),
+      opOneShot: () => runOp(s, oneShot, patch),
       opNoHistory: async () => {
         ws.recorder = null;
         try {
@@ -211,6 +217,7 @@ async function measure(s: Scenario, runs: number, gitRuns: number): Promise<Resu
     return out;
   } finally {
     closeWorkspace(ws);
+    closeWorkspace(oneShot);
     reset(s);
     removeHistory(s);
   }
@@ -237,11 +244,11 @@ async function main(): Promise<number> {
     results.push(await measure(s, runs, gitRuns));
   }
   const loadAfter = loadLine();
-  const headers = ["input", "git apply", "op, worktree", "ratio", "op, worktree, fsync per file", "ratio", "op, worktree, history off", "ratio", "op, snapshot", "ratio"];
+  const headers = ["input", "git apply", "op, worktree", "ratio", "op, one-shot", "ratio", "op, worktree, fsync per file", "ratio", "op, worktree, history off", "ratio", "op, snapshot", "ratio"];
   const rows = results.map((r, i) => {
     const g = median(r.git);
     const cell = (xs: number[]) => [fmtMs(median(xs)), fmtRatio(median(xs) / g)];
-    return [scenarios[i]!.label, fmtMs(g), ...cell(r.op), ...cell(r.opFsync), ...cell(r.opNoHistory), ...cell(r.snapshot)];
+    return [scenarios[i]!.label, fmtMs(g), ...cell(r.op), ...cell(r.opOneShot), ...cell(r.opFsync), ...cell(r.opNoHistory), ...cell(r.snapshot)];
   });
   console.log(table(headers, rows));
   console.log(`${loadBefore}; after: ${loadAfter}`);
@@ -260,8 +267,11 @@ async function main(): Promise<number> {
       "",
       "Ratios are op / git apply: below 1 we are faster. \"op, worktree\" is the whole call as the MCP server runs it:",
       "work-tree lock, live fingerprint, the plan against the live files, validation, staged writes made durable",
-      "before publishing, renames, the edit-history record (checkpoints, diffs and log entries, all durable), the new",
-      "fingerprint and lease. git apply does none of the fingerprinting or recording and does not fsync. \"fsync per",
+      "before publishing, exchanges and renames, the edit-history record (checkpoints, diffs and log entries, all",
+      "durable), the new fingerprint and lease; between calls (untimed) the server removes the files the call replaced",
+      "and makes spare files for the next one. \"op, one-shot\" is the same call as a one-shot CLI command makes it",
+      "(and a server's first write): no spares, and the replaced files removed before it returns. git apply does none",
+      "of the fingerprinting or recording and does not fsync. \"fsync per",
       "file\" is the same call with `syncfs(2)` switched off (the fallback where it is unavailable: one fsync per",
       "file, issued in parallel). \"history off\" is the call without the edit-history recorder. \"op, snapshot\"",
       "applies the patch to a stored snapshot (after the first run its blobs and manifest already exist). Every op",

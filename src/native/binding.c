@@ -7,6 +7,7 @@
 #define NAPI_VERSION 8
 #include <node_api.h>
 
+#include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "exchange.h"
 #include "files.h"
 #include "hash_job.h"
 #include "pool.h"
@@ -486,6 +488,18 @@ static napi_value longest_run_of(napi_env env, napi_callback_info info) {
   return number(env, (double)longest_run(data, len, (uint8_t)num(env, argv[1])));
 }
 
+/* exchange(a, b): swaps the two paths' names atomically; 0, or the errno (ENOSYS: not on this platform) */
+static napi_value exchange(napi_env env, napi_callback_info info) {
+  napi_value argv[2];
+  if (!args_of(env, info, 2, argv)) return NULL;
+  char a[4096], b[4096];
+  size_t la = 0, lb = 0;
+  if (napi_get_value_string_utf8(env, argv[0], a, sizeof a, &la) != napi_ok || napi_get_value_string_utf8(env, argv[1], b, sizeof b, &lb) != napi_ok)
+    return fail(env, "worksnap native: exchange takes two strings");
+  if (la + 1 >= sizeof a || lb + 1 >= sizeof b) return number(env, ENAMETOOLONG);
+  return number(env, exchange_paths(a, b));
+}
+
 static napi_value describe(napi_env env, napi_callback_info info) {
   (void)info;
   napi_value obj, sha, threads;
@@ -521,6 +535,7 @@ NAPI_MODULE_INIT() {
       {"hashStart", hash_start}, {"scanStart", scan_start}, {"ready", ready}, {"hashRecords", hash_records},
       {"scanCollect", scan_collect}, {"release", release}, {"setTrust", set_trust}, {"scanKinds", scan_kinds}, {"notify", notify}, {"watch", watch}, {"sha256", sha256_once}, {"gitBlobId", git_blob_id},
       {"describe", describe}, {"accelerate", accelerate}, {"countByte", count_byte_of}, {"longestRun", longest_run_of},
+      {"exchange", exchange},
   };
   for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
     napi_value fn;
@@ -530,6 +545,6 @@ NAPI_MODULE_INIT() {
   napi_value l = layout(env);
   if (l) napi_set_named_property(env, exports, "layout", l);
   napi_value version;
-  if (napi_create_int32(env, 1, &version) == napi_ok) napi_set_named_property(env, exports, "version", version);
+  if (napi_create_int32(env, 2, &version) == napi_ok) napi_set_named_property(env, exports, "version", version);
   return exports;
 }

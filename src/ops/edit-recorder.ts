@@ -1,4 +1,5 @@
 import type { RepoPath } from "../core/repo-path";
+import type { LineChange } from "./diff/line-diff";
 
 /**
  * The hook between the one work-tree write path (src/ops/write-path.ts) and
@@ -23,6 +24,12 @@ export interface EditChange {
   before: PathState;
   /** The new state (null for a delete): the write path fills it in before `prepare` and writes exactly these bytes. */
   after?: PathState;
+  /**
+   * For an edit made by a patch: the line changes that turned `before` into
+   * `after`, as the patch placed them. The recorded diff is rendered from
+   * them (and still verified) instead of diffing the whole file again.
+   */
+  lines?: LineChange[];
 }
 
 export interface EditContext {

@@ -69,7 +69,7 @@ function toWriteChange(c: PlannedChange): WriteChange {
     case "create":
       return { kind: "write", path: c.path, bytes: c.bytes!, mode: c.mode, expect: null };
     case "modify":
-      return { kind: "write", path: c.path, bytes: c.bytes!, mode: c.mode, operation: "edit" };
+      return { kind: "write", path: c.path, bytes: c.bytes!, mode: c.mode, operation: "edit", lines: c.lines };
     case "delete":
       return { kind: "delete", path: c.path };
     case "rename":

@@ -2,9 +2,11 @@ import { ensureStateDir, cleanStaleTemps } from "../repo/state-dir";
 import { openRoot, type RepoRoot } from "../repo/root";
 import { RepoBlobStore } from "../repo/repo-blob-store";
 import { SnapshotStore } from "../repo/snapshot-store";
+import { TmpReserve } from "../repo/tmp-reserve";
 import { keepIndexListings } from "../repo/tree-scan";
 import type { EditRecorder } from "./edit-recorder";
 import { historyRecorderFor } from "./history/recorder";
+import { join } from "node:path";
 import { blobIdFromHex } from "../core/hash";
 import { LEASE_LIMITS, LeaseStore } from "./leases";
 
@@ -16,10 +18,16 @@ export interface Workspace {
   leases: LeaseStore;
   /** Records every work-tree write for review (edit history); null records nothing. */
   recorder: EditRecorder | null;
+  /** A server's spare files and removals done between calls (tmp-reserve.ts); null for one-shot commands. */
+  reserve: TmpReserve | null;
 }
 
 export interface WorkspaceOptions {
-  /** A server that answers many calls: what is worth keeping between calls is kept (index listings). */
+  /**
+   * A server that answers many calls: what is worth keeping between calls is
+   * kept (index listings), and a write's file-system work is done between
+   * calls where it can be (spare files, removals: tmp-reserve.ts).
+   */
   longLived?: boolean;
 }
 
@@ -39,9 +47,11 @@ export function openWorkspace(dir: string, opts: WorkspaceOptions = {}): Workspa
     snapshots: new SnapshotStore(repo.stateDir),
     leases: new LeaseStore(LEASE_LIMITS, indexBlob),
     recorder: historyRecorderFor(repo.stateDir),
+    reserve: opts.longLived ? new TmpReserve(join(repo.stateDir, "tmp")) : null,
   };
 }
 
 export function closeWorkspace(ws: Workspace): void {
+  ws.reserve?.close();
   ws.blobs.close();
 }

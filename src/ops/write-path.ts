@@ -7,7 +7,10 @@ import { ancestorsOf, type RepoPath } from "../core/repo-path";
 import { DurableBatch, syncDirsEach } from "../repo/durable";
 import type { Fingerprint } from "../repo/fingerprint";
 import { ensureStateDir, tempPath } from "../repo/state-dir";
+import { exchangePaths } from "../repo/exchange";
+import { SPARE_PERM, type TmpReserve } from "../repo/tmp-reserve";
 import { blobIdOfState } from "./content-hash";
+import type { LineChange } from "./diff/line-diff";
 import type { EditChange, EditOperation, EditRecorder, FileMode, PathState, PreparedEdit } from "./edit-recorder";
 import { type Lease, staleLease } from "./leases";
 import { assertLockIntact, withWorktreeLock } from "./worktree-lock";
@@ -53,6 +56,8 @@ export type WriteChange =
       expect?: BlobId | null;
       /** Recorded operation for an existing file: "edit" (patch) or "replace" (whole content); new files are "create". */
       operation?: "edit" | "replace";
+      /** For an edit: the line changes that turn the file's current bytes into `bytes` (the history's diff is made from them). */
+      lines?: LineChange[];
     }
   | { kind: "delete"; path: RepoPath }
   | {
@@ -136,12 +141,24 @@ export async function applyChangesLocked(ws: Workspace, changes: WriteChange[], 
   assertLockIntact(ws);
   if (changes.length === 0) return { changes: [], editIds: [] };
   const plan = validate(ws, changes, opts);
+  const area = new StagingArea(ws.repo.stateDir, ws.reserve);
+  // The staged files are written by the I/O threads while the history records (its diffs are CPU work here).
+  const staging = stageAll(ws, plan.steps, area);
+  try {
+    return await writeAndRecord(ws, plan, opts, staging);
+  } finally {
+    await staging.catch(() => undefined); // every write has finished before its file is removed
+    const staged = area.files;
+    area.remove();
+    // Between calls: the old files the exchanges left are removed, and spares are made for the next call.
+    ws.reserve?.want(staged);
+  }
+}
+
+async function writeAndRecord(ws: Workspace, plan: Plan, opts: WriteOptions, staging: Promise<void>): Promise<WriteOutcome> {
   const recorder = opts.recorder ?? null;
   let prepared: PreparedEdit | null = null;
-  const staged: string[] = [];
   const done: Step[] = [];
-  // The staged files are written by the I/O threads while the history records (its diffs are CPU work here).
-  const staging = stageAll(ws, plan.steps, staged);
   try {
     if (recorder) {
       prepared = await recorder.prepare({ conversationId: opts.conversationId ?? "", toolName: opts.toolName ?? "" }, plan.steps.flatMap((s) => s.edits));
@@ -151,8 +168,7 @@ export async function applyChangesLocked(ws: Workspace, changes: WriteChange[], 
     assertLockIntact(ws);
     await publish(ws, plan, done);
   } catch (err) {
-    await staging.catch(() => undefined); // every write has finished before its temp file is removed
-    for (const t of staged) rmSync(t, { force: true });
+    await staging.catch(() => undefined); // every write has finished before anything is rolled back
     rollback(ws, done);
     throw await withAbort(recorder, prepared, asWorksnapError(err));
   }
@@ -240,7 +256,7 @@ function validate(ws: Workspace, changes: WriteChange[], opts: WriteOptions): Pl
         after,
         perm: permFor(mode, dest.state?.mode === "120000" ? null : dest.perm),
         plainRename: false,
-        edits: [{ operation, path: dest.target.path, before: dest.state, after }],
+        edits: [{ operation, path: dest.target.path, before: dest.state, after, ...(operation === "edit" && c.lines ? { lines: c.lines } : {}) }],
         applied: { status, path: dest.target.path, requested: c.path, before: dest.state, after, blob: blobIdOfState(c.bytes) },
       });
     } else if (c.kind === "delete") {
@@ -370,14 +386,70 @@ function checkLeaseBlobs(l: { lease: Lease; fingerprint: Fingerprint }, befores:
 // ---------------------------------------------------------------------------
 
 /**
- * Writes every new content to a temp file in `.mcp/tmp` (on the same file
- * system as its target; others are written beside the target at publish
- * time) and makes all of them durable with one flush. The files are written
- * by asynchronous writes (the I/O threads), all started before the first
- * await, so the caller's work meanwhile overlaps them; the promise settles
- * only after every write has finished, failed or not.
+ * Where one call stages its files: the reserve's spares when it has them
+ * (tmp-reserve.ts), otherwise new files in a directory of the call's own,
+ * `.mcp/tmp/{pid}-{id}-stage/`, made on first use (creating files costs more
+ * the larger a directory has ever grown, and `.mcp/tmp` is shared). After
+ * the call, the staged files hold what was not published and the old files
+ * that exchanges left under their names; all of it is removed, by the
+ * reserve in the background when there is one, otherwise before returning.
  */
-async function stageAll(ws: Workspace, steps: Step[], staged: string[]): Promise<void> {
+class StagingArea {
+  private dir: string | null = null;
+  private count = 0;
+  private readonly spares: string[] = [];
+
+  constructor(
+    private readonly stateDir: string,
+    private readonly reserve: TmpReserve | null,
+  ) {}
+
+  /** Files staged. */
+  get files(): number {
+    return this.count + this.spares.length;
+  }
+
+  /** A place for a regular file: a spare (empty, SPARE_PERM) when the reserve has one, else a new path. */
+  nextFile(): { path: string; spare: boolean } {
+    const spare = this.reserve?.take();
+    if (spare) {
+      this.spares.push(spare);
+      return { path: spare, spare: true };
+    }
+    return { path: this.next(), spare: false };
+  }
+
+  /** A new path (nothing there yet). */
+  next(): string {
+    if (this.dir === null) {
+      const dir = tempPath(this.stateDir, "stage");
+      mkdirSync(dir);
+      this.dir = dir;
+    }
+    return join(this.dir, String(this.count++));
+  }
+
+  /** Removes every staged file (and the directory). */
+  remove(): void {
+    const paths = this.dir === null ? this.spares : [...this.spares, this.dir];
+    for (const p of paths) {
+      if (this.reserve) this.reserve.discard(p);
+      else rmSync(p, { recursive: true, force: true });
+    }
+    this.spares.length = 0;
+    this.dir = null;
+  }
+}
+
+/**
+ * Writes every new content to a file of the staging area (when it is on the
+ * same file system as the target; others are written beside the target at
+ * publish time) and makes all of them durable with one flush. The files are
+ * written by asynchronous writes (the I/O threads), all started before the
+ * first await, so the caller's work meanwhile overlaps them; the promise
+ * settles only after every write has finished, failed or not.
+ */
+async function stageAll(ws: Workspace, steps: Step[], area: StagingArea): Promise<void> {
   ensureStateDir(ws.repo.stateDir);
   const tmpDir = join(ws.repo.stateDir, "tmp");
   const tmpDev = statSync(tmpDir).dev;
@@ -390,13 +462,18 @@ async function stageAll(ws: Workspace, steps: Step[], staged: string[]): Promise
       for (const s of steps) {
         if (s.after === null || s.plainRename) continue;
         if (deviceOf(ws.repo.root, s.dest.target.path, devices) !== tmpDev) continue; // staged beside the target at publish time
-        const tmp = tempPath(ws.repo.stateDir, s.dest.target.path.slice(s.dest.target.path.lastIndexOf("/") + 1));
-        staged.push(tmp);
+        const bytes = s.after.bytes;
+        if (s.after.mode === "120000") {
+          // A symlink cannot be opened to fsync it (open follows it): a syncfs covers it; per-file flushing leaves
+          // it, as before, to the flush of the directory it is renamed into.
+          const tmp = area.next();
+          s.staged = tmp;
+          symlinkSync(Buffer.from(s.after.bytes.buffer, s.after.bytes.byteOffset, s.after.bytes.byteLength), tmp);
+          continue;
+        }
+        const { path: tmp, spare } = area.nextFile();
         s.staged = tmp;
-        // A symlink cannot be opened to fsync it (open follows it): a syncfs covers it; per-file flushing leaves it,
-        // as before, to the flush of the directory it is renamed into.
-        if (s.after.mode === "120000") symlinkSync(Buffer.from(s.after.bytes.buffer, s.after.bytes.byteOffset, s.after.bytes.byteLength), tmp);
-        else writes.push(writeNewFile(tmp, s.after.bytes, s.perm).then(() => batch.add(tmp, s.after!.bytes.length)));
+        writes.push((spare ? fillSpare(tmp, bytes, s.perm) : writeNewFile(tmp, bytes, s.perm)).then(() => batch.add(tmp, bytes.length)));
       }
     } finally {
       await settled(writes);
@@ -407,6 +484,12 @@ async function stageAll(ws: Workspace, steps: Step[], staged: string[]): Promise
   } finally {
     batch.close();
   }
+}
+
+/** A spare (empty, permission bits SPARE_PERM) filled with `bytes`, by the I/O threads. */
+async function fillSpare(path: string, bytes: Uint8Array, perm: number): Promise<void> {
+  await writeFile(path, bytes, { flag: "w" });
+  if (perm !== SPARE_PERM) await chmod(path, perm);
 }
 
 /** A new file (it must not exist) with exactly `perm` as its permission bits, written by the I/O threads. */
@@ -509,7 +592,11 @@ function publishSteps(plan: Plan, done: Step[], dirs: Set<string>, made: Set<str
       made.add(parent);
     }
     if (s.plainRename) renameSync(s.source!.target.abs, dest.abs);
-    else if (s.staged && !s.source) renames.push(rename(s.staged, dest.abs)); // the last group: independent renames
+    else if (s.staged && !s.source) {
+      // The last group: independent renames; a file that exists is replaced by exchanging names (exchange.ts), and
+      // the old file goes with the staging area.
+      if (!(s.dest.state !== null && exchangePaths(s.staged, dest.abs))) renames.push(rename(s.staged, dest.abs));
+    }
     else if (s.staged) renameSync(s.staged, dest.abs);
     else writeBeside(dest.abs, s.after, s.perm);
     dirs.add(parent);

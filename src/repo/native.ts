@@ -86,12 +86,14 @@ export interface NativeModule {
   /** Occurrences of `byte` in bytes[from, to). */
   countByte(bytes: Uint8Array, byte: number, from: number, to: number): number;
   gitBlobId(bytes: Uint8Array): Buffer;
+  /** Swaps the names of two paths atomically: 0, or the errno (ENOSYS where the platform cannot). */
+  exchange(a: string, b: string): number;
   describe(): { sha256: "sha-ni" | "portable"; threads: number };
   /** SHA extensions on or off (tests of both implementations); true when they are on. Only while no job runs. */
   accelerate(on: boolean): boolean;
 }
 
-const MODULE_VERSION = 1;
+const MODULE_VERSION = 2;
 let loaded: NativeModule | null | undefined;
 let loadError = "";
 

@@ -38,8 +38,9 @@ const FLAVOURS: Flavour[] = [
 ];
 
 /** Replays child commits onto their parents in a clone; returns how many patches were checked. */
-async function replayHistory(clone: string, pairs: [string, string][]): Promise<number> {
-  const ws = openWorkspace(clone);
+/** `server`: a long-lived workspace, as `serve` opens it (spare files, exchanges, removals between calls). */
+async function replayHistory(clone: string, pairs: [string, string][], server = false): Promise<number> {
+  const ws = openWorkspace(clone, { longLived: server });
   let checked = 0;
   try {
     for (const [parent, child] of pairs) {
@@ -76,7 +77,7 @@ async function replayHistory(clone: string, pairs: [string, string][]): Promise<
 }
 
 describe("real history through workspace_apply_patch", () => {
-  test("this project's own commits: every child reproduced byte for byte from its parent, both modes", async () => {
+  test("this project's own commits: every child reproduced byte for byte from its parent, both modes (as a server writes: spares, exchanges)", async () => {
     if (!existsSync(join(PROJECT, ".git"))) throw new Error("the project checkout has no .git; this test needs the repository's history");
     const revs = git(PROJECT, "rev-list", "--first-parent", "--max-count=41", "HEAD").trim().split("\n");
     if (revs.length < 2) throw new Error("the repository has fewer than two commits (shallow clone?); fetch its history to run this test");
@@ -85,11 +86,11 @@ describe("real history through workspace_apply_patch", () => {
     git(dir.path, "clone", "-q", "--no-checkout", PROJECT, clone);
     const pairs: [string, string][] = [];
     for (let i = 0; i + 1 < revs.length; i++) pairs.push([revs[i + 1]!, revs[i]!]);
-    const checked = await replayHistory(clone, pairs);
+    const checked = await replayHistory(clone, pairs, true);
     expect(checked).toBeGreaterThanOrEqual(Math.min(10, pairs.length));
   }, 600_000);
 
-  test("a generated repository with realistic edits: every child reproduced byte for byte, both modes", async () => {
+  test("a generated repository with realistic edits: every child reproduced byte for byte, both modes (as a one-shot command writes)", async () => {
     await using repo = await tmpRepo();
     const commits = generateHistory(repo.root, 14, 7);
     const pairs: [string, string][] = [];

@@ -1,5 +1,5 @@
 import { serveStdio, type ToolNaming } from "../../mcp/server";
-import { openWorkspace } from "../../ops/workspace";
+import { closeWorkspace, openWorkspace } from "../../ops/workspace";
 import { UsageError, parseArgv } from "../args";
 
 export const SERVE_HELP = `worksnap serve [--root DIR] [--tool-names underscore|dotted]
@@ -15,6 +15,10 @@ export async function cmdServe(argv: string[]): Promise<number> {
   const naming = (flags["tool-names"] as string | undefined) ?? "underscore";
   if (naming !== "underscore" && naming !== "dotted") throw new UsageError("--tool-names must be underscore or dotted");
   const ws = openWorkspace((flags.root as string | undefined) ?? process.cwd(), { longLived: true });
-  await serveStdio(ws, naming as ToolNaming);
+  try {
+    await serveStdio(ws, naming as ToolNaming);
+  } finally {
+    closeWorkspace(ws);
+  }
   return 0;
 }

@@ -19,6 +19,7 @@ import { isBinary } from "../../core/binary";
 import { invalidArgument } from "../../core/errors";
 import { byteStringToText, bytesToByteString, isValidUtf8 } from "../patch/byte-string";
 import { quoteCStyle } from "../patch/git-quote";
+import { FileLines } from "../patch/lines";
 import type { FileMode } from "../patch/types";
 import { lineChanges, splitLines, type LineChange } from "./line-diff";
 
@@ -31,6 +32,12 @@ export interface DiffSide {
 export interface UnifiedDiffOptions {
   /** Lines of context around each change; default 3. */
   context?: number;
+  /**
+   * The line changes between the two sides, when the caller knows them (a
+   * patch's, as placed): rendered as they are instead of diffing the sides.
+   * They must be right; only the lines they and their context name are read.
+   */
+  changes?: LineChange[];
 }
 
 const NO_NEWLINE = "\\ No newline at end of file\n";
@@ -62,12 +69,26 @@ export function unifiedDiff(from: DiffSide | null, to: DiffSide | null, opts: Un
 
   const oldName = from ? quoteCStyle(`a/${a}`) : "/dev/null";
   const newName = to ? quoteCStyle(`b/${b}`) : "/dev/null";
-  if (!isText(oldBytes) || !isText(newBytes)) return `${out}Binary files ${oldName} and ${newName} differ\n`;
+  if (!isDiffableText(oldBytes) || !isDiffableText(newBytes)) return `${out}Binary files ${oldName} and ${newName} differ\n`;
 
   out += `--- ${oldName}${tabIfSpace(oldName)}\n+++ ${newName}${tabIfSpace(newName)}\n`;
+  if (opts.changes) {
+    const hunks = renderHunks(new FileLines(bytesToByteString(oldBytes)), new FileLines(bytesToByteString(newBytes)), opts.changes, context);
+    return out + byteStringToText(hunks);
+  }
   const oldLines = splitLines(bytesToByteString(oldBytes));
   const newLines = splitLines(bytesToByteString(newBytes));
-  return out + byteStringToText(renderHunks(oldLines, newLines, lineChanges(oldLines, newLines), context));
+  return out + byteStringToText(renderHunks(arrayLines(oldLines), arrayLines(newLines), lineChanges(oldLines, newLines), context));
+}
+
+/** Lines by index: a file's split lines, or its line index (patch/lines.ts). */
+interface Lines {
+  readonly count: number;
+  line(i: number): string;
+}
+
+function arrayLines(lines: string[]): Lines {
+  return { count: lines.length, line: (i) => lines[i]! };
 }
 
 const EMPTY = new Uint8Array(0);
@@ -76,7 +97,8 @@ function isSymlink(mode: FileMode): boolean {
   return mode === "120000";
 }
 
-function isText(bytes: Uint8Array): boolean {
+/** What this renderer diffs as text: no NUL in git's sniff window, valid UTF-8. */
+export function isDiffableText(bytes: Uint8Array): boolean {
   return !isBinary(bytes) && isValidUtf8(bytes);
 }
 
@@ -94,7 +116,7 @@ function tabIfSpace(name: string): string {
  * the unchanged lines between them are at most 2 * context (their contexts
  * touch or overlap). Returns the hunks as a byte string.
  */
-function renderHunks(a: string[], b: string[], changes: LineChange[], context: number): string {
+function renderHunks(a: Lines, b: Lines, changes: LineChange[], context: number): string {
   const parts: string[] = [];
   let i = 0;
   while (i < changes.length) {
@@ -103,7 +125,7 @@ function renderHunks(a: string[], b: string[], changes: LineChange[], context: n
     const first = changes[i]!;
     const last = changes[j]!;
     const oldLo = Math.max(0, first.oldStart - context);
-    const oldHi = Math.min(a.length, last.oldEnd + context);
+    const oldHi = Math.min(a.count, last.oldEnd + context);
     const newLo = first.newStart - (first.oldStart - oldLo);
     const newHi = last.newEnd + (oldHi - last.oldEnd);
     parts.push(`@@ -${range(oldLo, oldHi - oldLo)} +${range(newLo, newHi - newLo)} @@\n`);
@@ -126,9 +148,9 @@ function range(start0: number, count: number): string {
   return `${start0 + 1},${count}`;
 }
 
-function emit(parts: string[], mark: string, lines: string[], from: number, to: number): void {
+function emit(parts: string[], mark: string, lines: Lines, from: number, to: number): void {
   for (let i = from; i < to; i++) {
-    const line = lines[i]!;
+    const line = lines.line(i);
     parts.push(mark, line);
     if (!line.endsWith("\n")) parts.push("\n", NO_NEWLINE);
   }

@@ -253,7 +253,7 @@ function recordChange(conv: string, editId: string, change: EditChange, objects:
   const after: PathState = change.operation === "delete" ? null : (change.after ?? null);
   if (change.operation !== "delete" && after === null) throw internal(`the write path committed ${change.path} without its new state`);
   const recorded: Recorded = { after, diffFile: null };
-  const { diff, replays } = recordDiff(change.sourcePath ?? change.path, change.before, change.path, after);
+  const { diff, replays } = recordDiff(change.sourcePath ?? change.path, change.before, change.path, after, change.lines);
   if (diff !== "") {
     recorded.diffFile = diffRel(conv, editId);
     objects.push({ rel: recorded.diffFile, bytes: encoder.encode(diff) });

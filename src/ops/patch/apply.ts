@@ -7,7 +7,8 @@
 import { bytesToByteString } from "./byte-string";
 import { FileLines } from "./lines";
 import { HunkMatcher, hunkSides } from "./match";
-import type { ApplyResult, HunkOffset, HunkReject, PatchHunk } from "./types";
+import type { LineChange } from "../diff/line-diff";
+import type { ApplyResult, HunkLine, HunkOffset, HunkReject, PatchHunk } from "./types";
 
 interface Splice {
   /** Replaced line range [start, end) of the original. */
@@ -21,8 +22,11 @@ export function applyHunks(bytes: Uint8Array, hunks: PatchHunk[]): ApplyResult {
   const rejects: HunkReject[] = [];
   const splices: Splice[] = [];
   const offsets: HunkOffset[] = [];
+  const lines: LineChange[] = [];
   let minStart = 0;
   let sealed = false;
+  /** New lines minus old lines of the hunks placed so far: where the next hunk's new side starts. */
+  let delta = 0;
   for (const hunk of hunks) {
     const sides = hunkSides(hunk);
     if (typeof sides === "string") {
@@ -35,12 +39,52 @@ export function applyHunks(bytes: Uint8Array, hunks: PatchHunk[]): ApplyResult {
       continue;
     }
     splices.push({ start: placed.start, end: placed.end, newText: sides.newText });
+    delta = hunkChanges(hunk, placed.start, placed.start + delta, lines);
     if (placed.offset !== 0) offsets.push({ index: hunk.index, offset: placed.offset });
     minStart = placed.end;
     sealed = sides.newUnterminated;
   }
   if (rejects.length > 0) return { ok: false, rejects };
-  return { ok: true, bytes: splice(bytes, file, splices), offsets };
+  return { ok: true, bytes: splice(bytes, file, splices), offsets, lines };
+}
+
+/**
+ * The line changes of one placed hunk, appended to `out` in 0-based line
+ * numbers of the old and the new file: each run of removed and added lines
+ * between context lines, less the lines it removes and adds back unchanged
+ * at its ends (a patch may restate lines). Returns the new delta (new line
+ * index minus old line index after the hunk).
+ */
+function hunkChanges(hunk: PatchHunk, oldAt: number, newAt: number, out: LineChange[]): number {
+  const body = hunk.lines;
+  let i = oldAt;
+  let j = newAt;
+  let k = 0;
+  while (k < body.length) {
+    if (body[k]!.kind === " ") {
+      i++;
+      j++;
+      k++;
+      continue;
+    }
+    const removed: HunkLine[] = [];
+    const added: HunkLine[] = [];
+    for (; k < body.length && body[k]!.kind !== " "; k++) (body[k]!.kind === "-" ? removed : added).push(body[k]!);
+    let head = 0;
+    while (head < removed.length && head < added.length && sameLine(removed[head]!, added[head]!)) head++;
+    let tail = 0;
+    while (tail < removed.length - head && tail < added.length - head && sameLine(removed[removed.length - 1 - tail]!, added[added.length - 1 - tail]!)) tail++;
+    if (head + tail < removed.length || head + tail < added.length) {
+      out.push({ oldStart: i + head, oldEnd: i + removed.length - tail, newStart: j + head, newEnd: j + added.length - tail });
+    }
+    i += removed.length;
+    j += added.length;
+  }
+  return j - i;
+}
+
+function sameLine(a: HunkLine, b: HunkLine): boolean {
+  return a.eol === b.eol && a.text === b.text;
 }
 
 function splice(bytes: Uint8Array, file: FileLines, splices: Splice[]): Uint8Array {

@@ -1,3 +1,5 @@
+import { isUtf8 } from "node:buffer";
+
 /**
  * "Byte strings": JS strings with one char (0..255) per byte. Decoding file
  * bytes as latin1 is a copy, and comparing two byte strings compares bytes, so
@@ -28,14 +30,7 @@ export function byteStringToText(s: string): string {
   return NON_ASCII.test(s) ? Buffer.from(s, "latin1").toString("utf8") : s;
 }
 
-const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-
-/** Whether the bytes are valid UTF-8. */
+/** Whether the bytes are valid UTF-8 (checked in place, nothing decoded). */
 export function isValidUtf8(bytes: Uint8Array): boolean {
-  try {
-    strictUtf8.decode(bytes);
-    return true;
-  } catch {
-    return false;
-  }
+  return isUtf8(bytes);
 }

@@ -22,6 +22,7 @@
  */
 import { compareUtf8 } from "../../core/byte-order";
 import type { RepoPath } from "../../core/repo-path";
+import type { LineChange } from "../diff/line-diff";
 import { applyHunks } from "./apply";
 import { parsePatch } from "./parse";
 import type { FileMode, FilePatch, FileReject, HunkReject } from "./types";
@@ -37,6 +38,12 @@ export interface PlannedChange {
   /** null for delete. */
   bytes: Uint8Array | null;
   mode: FileMode;
+  /**
+   * A modification made by one section of the patch on the file as it was:
+   * the line changes that turned its bytes into `bytes` (the edit history
+   * renders its diff from them instead of diffing the whole file again).
+   */
+  lines?: LineChange[];
 }
 
 export interface PlannedOffset {
@@ -86,6 +93,8 @@ class Planner {
   private readonly rejects = new Map<string, HunkReject[]>();
   private readonly offsets: PlannedOffset[] = [];
   private readonly nextIndex = new Map<string, number>();
+  /** Per path, the line changes from its original content, when one in-place section made its current content. */
+  private readonly lines = new Map<string, LineChange[]>();
 
   constructor(
     private readonly original: Map<string, Content>,
@@ -137,11 +146,13 @@ class Planner {
       fail(file.newPath, "file_exists", `${file.newPath} already exists, so it cannot be ${verb}; patch it as a modification instead`);
     }
     let bytes: Uint8Array | undefined;
+    let lineChanges: LineChange[] | undefined;
     if (source && failures.length === 0) {
       const result = applyHunks(source.bytes, file.hunks);
       if (!result.ok) for (const r of result.rejects) failures.push([subject, r]);
       else {
         bytes = result.bytes;
+        lineChanges = result.lines;
         for (const o of result.offsets) this.offsets.push({ path: subject, ...o });
         if (file.newPath === null && bytes.length > 0 && file.hunks.length > 0) {
           failures.push([subject, { index: last!.index, reason: "context_mismatch", message: deletionLeftover(subject, bytes) }]);
@@ -155,6 +166,11 @@ class Planner {
     }
     if (file.oldPath !== null && file.oldMode && file.oldMode !== source.mode) {
       this.warnings.push(`${file.oldPath}: the patch expects mode ${file.oldMode} but the file has mode ${source.mode}`);
+    }
+    if (file.newPath !== null) {
+      const inPlace = file.oldPath === file.newPath && !this.current.has(file.oldPath);
+      if (inPlace && lineChanges) this.lines.set(file.newPath, lineChanges);
+      else this.lines.delete(file.newPath);
     }
     this.commit(file, { bytes, mode: file.newMode ?? source.mode });
   }
@@ -204,7 +220,7 @@ class Planner {
       if (!orig && fin) changes.push({ path: p, kind: "create", bytes: fin.bytes, mode: fin.mode });
       else if (orig && !fin) changes.push({ path: p, kind: "delete", bytes: null, mode: orig.mode });
       else if (orig && fin && (orig.mode !== fin.mode || !sameBytes(orig.bytes, fin.bytes))) {
-        changes.push({ path: p, kind: "modify", bytes: fin.bytes, mode: fin.mode });
+        changes.push({ path: p, kind: "modify", bytes: fin.bytes, mode: fin.mode, lines: this.lines.get(p) });
       }
     }
     return changes.sort((a, b) => compareUtf8(a.path, b.path));

@@ -5,6 +5,7 @@
  * See byte-string.ts for the conversions.
  */
 import type { RepoPath } from "../../core/repo-path";
+import type { LineChange } from "../diff/line-diff";
 
 export type FileMode = "100644" | "100755" | "120000";
 
@@ -82,7 +83,13 @@ export interface HunkOffset {
 }
 
 export type ApplyResult =
-  | { ok: true; bytes: Uint8Array; offsets: HunkOffset[] }
+  | {
+      ok: true;
+      bytes: Uint8Array;
+      offsets: HunkOffset[];
+      /** The hunks' line changes as placed, in order: what turned the old lines into the new ones. */
+      lines: LineChange[];
+    }
   | { ok: false; rejects: HunkReject[] };
 
 const MODES: readonly FileMode[] = ["100644", "100755", "120000"];

@@ -2,7 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { unifiedDiff, type DiffSide } from "../../../src/ops/diff/unified";
-import { diffReplays, islandDiff, recordDiff } from "../../../src/ops/history/record-diff";
+import { changesFit, diffReplays, islandDiff, recordDiff } from "../../../src/ops/history/record-diff";
 import { applyHunks } from "../../../src/ops/patch/apply";
 import { parsePatch } from "../../../src/ops/patch/parse";
 
@@ -116,5 +116,80 @@ describe("recordDiff", () => {
     expect(binary.replays).toBe(false);
     expect(binary.diff).toContain("Binary files");
     expect(recordDiff("f", before, "f", null)).toMatchObject({ replays: true });
+  });
+});
+
+describe("recordDiff with a patch's line changes", () => {
+  /** The line changes the patch engine reports for `patch` (one file) applied to `before`. */
+  function placed(before: string, patch: string) {
+    const file = parsePatch(patch).files[0]!;
+    const r = applyHunks(enc(before), file.hunks);
+    if (!r.ok) throw new Error(JSON.stringify(r.rejects));
+    return { after: new TextDecoder().decode(r.bytes), lines: r.lines };
+  }
+  const state = (text: string) => ({ bytes: enc(text), mode: "100644" as const });
+
+  test("lines a patch restates are not changes; the rendered diff is the whole-file diff", () => {
+    const before = "one\ntwo\nthree\nfour\nfive\nsix\nseven\neight\nnine\nten\n";
+    // The patch removes and adds back "two" and "three" around the real change, as models often write it.
+    const { after, lines } = placed(before, "--- a/f\n+++ b/f\n@@ -1,6 +1,6 @@\n one\n-two\n-three\n-four\n-five\n+two\n+three\n+FOUR\n+five\n six\n");
+    expect(lines).toEqual([{ oldStart: 3, oldEnd: 4, newStart: 3, newEnd: 4 }]);
+    const r = recordDiff("f", state(before), "f", state(after), lines);
+    expect(r).toEqual({ diff: unifiedDiff(side(before, "f"), side(after, "f")), replays: true });
+  });
+
+  test("hunks placed at an offset, insertions at the start and the end, a last line without newline", () => {
+    const before = Array.from({ length: 30 }, (_, i) => `l${i}\n`).join("") + "tail";
+    const patch = [
+      "--- a/f\n+++ b/f\n",
+      "@@ -0,0 +1 @@\n+first\n",
+      "@@ -12,3 +13,3 @@\n l14\n-l15\n+L15\n l16\n", // stated two lines early: found at an offset
+      "@@ -30,2 +31,3 @@\n l29\n-tail\n\\ No newline at end of file\n+tail\n+after\n\\ No newline at end of file\n",
+    ].join("");
+    const { after, lines } = placed(before, patch);
+    const r = recordDiff("f", state(before), "f", state(after), lines);
+    expect(r.replays).toBe(true);
+    expect(replay(r.diff, before)).toBe(after);
+  });
+
+  test("changes that do not fit the files are not used: the files are diffed", () => {
+    const before = "a\nb\nc\n";
+    const after = "a\nB\nc\n";
+    const wrong = [{ oldStart: 0, oldEnd: 1, newStart: 0, newEnd: 1 }];
+    expect(changesFit(Buffer.from(before), Buffer.from(after), wrong)).toBe(false);
+    expect(changesFit(Buffer.from(before), Buffer.from(after), [{ oldStart: 1, oldEnd: 2, newStart: 1, newEnd: 2 }])).toBe(true);
+    expect(changesFit(Buffer.from(before), Buffer.from(after), [{ oldStart: 1, oldEnd: 9, newStart: 1, newEnd: 2 }])).toBe(false);
+    expect(recordDiff("f", state(before), "f", state(after), wrong)).toEqual({ diff: unifiedDiff(side(before, "f"), side(after, "f")), replays: true });
+  });
+
+  test("a binary side or a symlink is left to the usual path", () => {
+    const bin = { bytes: new Uint8Array([0, 1, 10]), mode: "100644" as const };
+    const r = recordDiff("f", bin, "f", { bytes: new Uint8Array([0, 2, 10]), mode: "100644" }, [{ oldStart: 0, oldEnd: 1, newStart: 0, newEnd: 1 }]);
+    expect(r.replays).toBe(false);
+    expect(r.diff).toContain("Binary files");
+    const link = recordDiff("l", { bytes: enc("a"), mode: "120000" }, "l", { bytes: enc("b"), mode: "120000" }, [{ oldStart: 0, oldEnd: 1, newStart: 0, newEnd: 1 }]);
+    expect(link).toEqual({ diff: unifiedDiff({ path: "l", bytes: enc("a"), mode: "120000" }, { path: "l", bytes: enc("b"), mode: "120000" }), replays: true });
+  });
+
+  test("property: any patch's placed changes fit, and the diff rendered from them replays exactly", () => {
+    const line = fc.constantFrom("a\n", "b\n", "}\n", "\n", "x = 1;\n", "a\r\n", "é\n");
+    fc.assert(
+      fc.property(fc.array(line, { maxLength: 40 }), fc.array(fc.tuple(fc.nat(), fc.nat(3), fc.array(line, { maxLength: 3 })), { maxLength: 6 }), fc.boolean(), fc.boolean(), (lines, edits, cutA, cutB) => {
+        const before = lines.join("").replace(cutA ? /\n$/ : /$^/, "");
+        const next = [...lines];
+        for (const [at, del, ins] of edits) next.splice(at % (next.length + 1), del, ...ins);
+        const after = next.join("").replace(cutB ? /\n$/ : /$^/, "");
+        if (before === after || before === "" || after === "") return;
+        // the patch a tool would send: git's kind of diff, with one line of context so hunks move more
+        const patch = unifiedDiff(side(before), side(after), { context: 1 });
+        const got = placed(before, patch);
+        expect(got.after).toBe(after);
+        expect(changesFit(Buffer.from(enc(before)), Buffer.from(enc(after)), got.lines)).toBe(true);
+        const r = recordDiff("f.txt", state(before), "f.txt", state(after), got.lines);
+        expect(r.replays).toBe(true);
+        expect(replay(r.diff, before)).toBe(after);
+      }),
+      { numRuns: 500 },
+    );
   });
 });
