@@ -191,9 +191,15 @@ static napi_value scan_start(napi_env env, napi_callback_info info) {
   job->limit = (size_t)num(env, argv[4]);
   job->sniff = (size_t)num(env, argv[5]);
   job->racy_ms = num(env, argv[6]);
-  bool keep = true;
-  napi_get_value_bool(env, argv[10], &keep);
-  job->keep = keep;
+  /* keep: false (nothing), true (whole files) or 2 (the lines that may match, numbered) */
+  napi_valuetype keep_type;
+  napi_typeof(env, argv[10], &keep_type);
+  if (keep_type == napi_number) job->keep = num(env, argv[10]) == 2 ? SCAN_KEEP_LINES : SCAN_KEEP_NONE;
+  else {
+    bool keep = true;
+    napi_get_value_bool(env, argv[10], &keep);
+    job->keep = keep ? SCAN_KEEP_FILE : SCAN_KEEP_NONE;
+  }
   size_t cap = (size_t)num(env, argv[9]), used = 0;
   job->needle_bytes = malloc(cap ? cap : 1);
   napi_valuetype t;

@@ -12,6 +12,10 @@
  *   otherwise it is BYTES, with its
  *   bytes kept for the caller, or, when the job keeps nothing (a read ahead
  *   whose caller reads such files again itself), neither kept nor hashed.
+ *   A job that keeps lines keeps only the lines that may hold a match (a
+ *   literal, when there are any, and a string of every required set), each
+ *   with its number: a large file with a few such lines costs a few lines of
+ *   memory, not the file (see candidate_lines for the layout).
  * Hashes cover the bytes read whole; a stamp equal to the remembered one
  * (same device, inode, size, mtime and ctime) is not hashed again.
  */
@@ -73,6 +77,81 @@ static int holds(scan_job_t *job, const uint8_t *hay, size_t len) {
     pos = end + 1;
   }
   return 0;
+}
+
+/* A line [start, end) (without its newline) holds a string of every required set. */
+static int line_holds_required(scan_job_t *job, const uint8_t *line, size_t len) {
+  for (size_t r = 0; r < job->required_count; r++)
+    if (!holds_any(line, len, job->required[r], job->required_sizes[r])) return 0;
+  return 1;
+}
+
+typedef struct {
+  size_t start, end; /* end includes the newline, when the line has one */
+  uint32_t number;   /* 1-based */
+} span_t;
+
+/*
+ * The lines of a file that may hold a match, as one allocation: a u32 count
+ * n, n u32 line numbers (1-based, increasing), then the n lines back to
+ * back, each with its newline when it has one (all little-endian). NULL when
+ * out of memory.
+ */
+static uint8_t *candidate_lines(scan_job_t *job, const uint8_t *hay, size_t len, size_t *out_len) {
+  const needle_t *lead = job->has_literals ? job->literals : job->required_count ? job->required[0] : NULL;
+  size_t lead_count = job->has_literals ? job->literal_count : job->required_count ? job->required_sizes[0] : 0;
+  span_t *spans = NULL;
+  size_t n = 0, cap = 0, bytes = 0;
+  size_t pos = 0, counted = 0;
+  uint32_t number = 1;
+  while (pos < len) {
+    size_t start, end;
+    if (lead) {
+      long long p = first_of(hay, len, pos, lead, lead_count);
+      if (p < 0) break;
+      start = (size_t)p;
+      while (start > pos && hay[start - 1] != '\n') start--;
+    } else {
+      start = pos;
+    }
+    const uint8_t *nl = memchr(hay + start, '\n', len - start);
+    end = nl ? (size_t)(nl - hay) : len;
+    number += (uint32_t)count_byte(hay + counted, start - counted, '\n');
+    counted = start;
+    if (line_holds_required(job, hay + start, end - start)) {
+      if (n == cap) {
+        size_t grown = cap ? cap * 2 : 16;
+        span_t *more = realloc(spans, grown * sizeof *spans);
+        if (!more) {
+          free(spans);
+          return NULL;
+        }
+        spans = more;
+        cap = grown;
+      }
+      size_t stop = nl ? end + 1 : len;
+      spans[n++] = (span_t){start, stop, number};
+      bytes += stop - start;
+    }
+    pos = end + 1;
+  }
+  size_t total = 4 + 4 * n + bytes;
+  uint8_t *out = malloc(total);
+  if (!out) {
+    free(spans);
+    return NULL;
+  }
+  uint32_t count = (uint32_t)n;
+  memcpy(out, &count, 4);
+  uint8_t *at = out + 4 + 4 * n;
+  for (size_t i = 0; i < n; i++) {
+    memcpy(out + 4 + 4 * i, &spans[i].number, 4);
+    memcpy(at, hay + spans[i].start, spans[i].end - spans[i].start);
+    at += spans[i].end - spans[i].start;
+  }
+  free(spans);
+  *out_len = total;
+  return out;
 }
 
 static void digest(const uint8_t *bytes, size_t len, uint8_t *rec) {
@@ -191,15 +270,21 @@ static void scan_item(job_t *base, size_t index, worker_t *w) {
     return;
   }
   if (want_digest) digest(w->buf, len, rec);
-  uint8_t *copy = malloc(len ? len : 1);
+  uint8_t *copy;
+  size_t kept = len;
+  if (job->keep == SCAN_KEEP_LINES) {
+    copy = candidate_lines(job, w->buf, len, &kept);
+  } else {
+    copy = malloc(len ? len : 1);
+    if (copy) memcpy(copy, w->buf, len);
+  }
   if (!copy) {
     rec[SR_KIND] = SCAN_ERROR;
     put_i32(rec, SR_ERRNO, ENOMEM);
     return;
   }
-  memcpy(copy, w->buf, len);
   job->kept[index] = copy;
-  put_f64(rec, SR_LENGTH, (double)len);
+  put_f64(rec, SR_LENGTH, (double)kept);
   rec[SR_KIND] = SCAN_BYTES;
 }
 

@@ -9,6 +9,8 @@
 
 #include "pool.h"
 
+enum { SCAN_KEEP_NONE = 0, SCAN_KEEP_FILE = 1, SCAN_KEEP_LINES = 2 };
+
 /* Kinds, numbered as reader-pool.ts's KINDS. */
 enum { SCAN_BINARY = 0, SCAN_SKIP = 1, SCAN_BYTES = 2, SCAN_LARGE = 4, SCAN_ERROR = 5 };
 /* errno of a path that holds something other than a regular file */
@@ -37,7 +39,8 @@ typedef struct {
   size_t limit;
   size_t sniff;
   double racy_ms;
-  /* keep the bytes of files that may match (else they are only marked BYTES, unhashed, for the caller to read) */
+  /* what to keep of a file that may match: nothing (it is only marked BYTES, unhashed, for the caller to read),
+     the whole file, or its candidate lines (scan_job.c) */
   int keep;
   /* one of these must occur (none: no such condition) */
   needle_t *literals;

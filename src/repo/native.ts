@@ -60,8 +60,12 @@ export interface NativeModule {
     literals: Uint8Array[] | null,
     required: Uint8Array[][],
     needleBytes: number,
-    /** keep the bytes of files that may match; false marks them only (unhashed), for the caller to read */
-    keep: boolean,
+    /**
+     * what to keep of a file that may match: true, its bytes; 2, only its lines that may hold a match, numbered
+     * (a u32 count n, n u32 1-based line numbers, then the lines with their newlines; scan_job.c); false,
+     * nothing (marked only, unhashed, for the caller to read)
+     */
+    keep: boolean | 2,
     /** directory the paths are relative to; "" for absolute paths */
     root: string,
   ): NativeJob;

@@ -31,7 +31,7 @@ async function scan(
   mod: NativeModule,
   root: string,
   paths: string[],
-  opts: { literals?: string[] | null; required?: string[][]; limit?: number; hash?: boolean; keep?: boolean; known?: Float64Array } = {},
+  opts: { literals?: string[] | null; required?: string[][]; limit?: number; hash?: boolean; keep?: boolean | 2; known?: Float64Array } = {},
 ): Promise<Scan[]> {
   const n = paths.length;
   const enc = (s: string) => new Uint8Array(Buffer.from(s));
@@ -53,7 +53,7 @@ async function scan(
         digest: records[at + L.SR_DIGEST] ? records.toString("hex", at + L.SR_SHA256, at + L.SR_SHA256 + 32) : null,
         same: records[at + L.SR_SAME] === 1,
         errno: records.readInt32LE(at + L.SR_ERRNO),
-        bytes: kind === BYTES && (opts.keep ?? true) ? (file ?? null) : null,
+        bytes: kind === BYTES && (opts.keep ?? true) !== false ? (file ?? null) : null,
       };
     });
   } finally {
@@ -156,5 +156,28 @@ describe.skipIf(m === null)("native scan job", () => {
       expect(mod.countByte(b, 10, 0, len)).toBe(want);
       if (len > 5) expect(mod.countByte(b, 10, 2, len - 1)).toBe(b.subarray(2, len - 1).filter((x) => x === 10).length);
     }
+  });
+
+  test("keeping lines: only the lines that may hold a match come back, numbered, and the hash covers the whole file", async () => {
+    // Line 2 holds the lead literal but not the required set; lines 3, 5 and 7 hold both (7 without a newline);
+    // line 4 has the required string only. CRLF lines keep their CR.
+    const text = "intro\nfetch only\nfetchUser(user)\r\nuser( alone\n(user then fetch\n\nlast fetch (user";
+    writeFileSync(join(root, "lines.txt"), text);
+    writeFileSync(join(root, "first.txt"), "fetch(user first\nno\n");
+    const got = await scan(mod, root, ["lines.txt", "first.txt"], { literals: ["fetch"], required: [["(user"]], keep: 2, hash: true });
+    const decode = (b: Buffer) => {
+      const n = b.readUInt32LE(0);
+      const numbers = Array.from({ length: n }, (_, k) => b.readUInt32LE(4 + 4 * k));
+      return { numbers, text: b.subarray(4 + 4 * n).toString("latin1") };
+    };
+    expect(got.map((g) => g.kind)).toEqual([BYTES, BYTES]);
+    expect(decode(got[0]!.bytes!)).toEqual({ numbers: [3, 5, 7], text: "fetchUser(user)\r\n(user then fetch\nlast fetch (user" });
+    expect(decode(got[1]!.bytes!)).toEqual({ numbers: [1], text: "fetch(user first\n" });
+    expect(got[0]!.digest).toBe(sha256(text));
+    // without a required set, every line holding a literal
+    const plain = await scan(mod, root, ["lines.txt"], { literals: ["(user"], keep: 2 });
+    expect(decode(plain[0]!.bytes!)).toEqual({ numbers: [3, 5, 7], text: "fetchUser(user)\r\n(user then fetch\nlast fetch (user" });
+    const alone = await scan(mod, root, ["lines.txt"], { literals: ["user("], keep: 2 });
+    expect(decode(alone[0]!.bytes!)).toEqual({ numbers: [4], text: "user( alone\n" });
   });
 });

@@ -521,7 +521,10 @@ export class Speculation {
     this.sandbox = matcher.kind === "regex" && !matcher.plan.inline ? new RegexSandbox(matcher.plan) : null;
     this.search = regionSearch(q, this.sandbox);
     this.filter = readFilterOf(q);
-    this.reader = new NativeReader(m, BINARY_SNIFF_BYTES, sharedHashMemory());
+    // Only the lines that may match are kept when no context is asked for: a file's matches need nothing else.
+    const needles = [...(this.filter.literals ?? []), ...this.filter.required.flat()];
+    const linesOnly = q.contextLines === 0 && needles.length > 0 && needles.every((n) => !n.includes(10));
+    this.reader = new NativeReader(m, BINARY_SNIFF_BYTES, sharedHashMemory(), linesOnly);
   }
 
   /** Reads and searches a file the walk may offer as `path` (of about `size` bytes), when memory allows. */
@@ -558,6 +561,8 @@ export class Speculation {
         searchFile(path, read.bytes, options).then(
           (f) => {
             if (read.sha256 !== undefined) f.sha256 = read.sha256;
+            // the lines searched were the file's candidate lines: their numbers in the file
+            if (read.lines) for (const match of f.matches) match.line = read.lines[match.line - 1]!;
             resolve(f);
           },
           () => resolve(null),

@@ -48,6 +48,12 @@ export class NativeReader implements FileReader {
     private readonly m: NativeModule,
     private readonly sniff: number,
     private readonly memory: HashMemory,
+    /**
+     * Answer a file that may match with only its lines that may hold a match
+     * (`lines` in the outcome): for a search without context lines whose
+     * literals hold no newline, where a match never spans lines.
+     */
+    private readonly candidateLines = false,
   ) {}
 
   read(path: string, filter: ReadFilter, _maxRecords: number, hash: boolean, done: ReadDone): void {
@@ -75,7 +81,7 @@ export class NativeReader implements FileReader {
     const needleBytes = [...(literals ?? []), ...filter.required.flat()].reduce((sum, l) => sum + l.length, 0);
     let job: NativeJob;
     try {
-      job = this.m.scanStart(joinPaths(requests.map((r) => r.path)), n, flags, known, filter.limit, this.sniff, RACY_MARGIN_MS, literals, filter.required, needleBytes, true, "");
+      job = this.m.scanStart(joinPaths(requests.map((r) => r.path)), n, flags, known, filter.limit, this.sniff, RACY_MARGIN_MS, literals, filter.required, needleBytes, this.candidateLines ? 2 : true, "");
     } catch (err) {
       for (const r of requests) r.done(err, null);
       return;
@@ -135,7 +141,14 @@ export class NativeReader implements FileReader {
       if (kind === KIND_BINARY) req.done(null, { kind: "binary" });
       else if (kind === KIND_SKIP) req.done(null, { kind: "skip", sha256 });
       else if (kind === KIND_BYTES) {
-        req.done(null, { kind: "bytes", bytes: files[records.readDoubleLE(at + L.SR_OFFSET)] as Buffer, sha256 });
+        const kept = files[records.readDoubleLE(at + L.SR_OFFSET)] as Buffer;
+        if (!this.candidateLines) req.done(null, { kind: "bytes", bytes: kept, sha256 });
+        else {
+          const n = kept.readUInt32LE(0);
+          const lines = new Uint32Array(n);
+          for (let k = 0; k < n; k++) lines[k] = kept.readUInt32LE(4 + 4 * k);
+          req.done(null, { kind: "bytes", bytes: kept.subarray(4 + 4 * n), sha256, lines });
+        }
       } else if (kind === KIND_LARGE) req.done(null, { kind: "large" });
       else req.done(readError(records.readInt32LE(at + L.SR_ERRNO), req.path), null);
     }

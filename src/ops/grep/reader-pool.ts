@@ -34,7 +34,11 @@ export type ReadOutcome =
   /** a text file holding no match: none of the required literals, or nothing found by the scan */
   | { kind: "skip"; sha256?: string }
   /** the file's bytes, not scanned here */
-  | { kind: "bytes"; bytes: Uint8Array; sha256?: string }
+  /**
+   * the file's bytes; with `lines`, only its lines that may hold a match (a reader asked for them:
+   * NativeReader), back to back, and their 1-based numbers in the file
+   */
+  | { kind: "bytes"; bytes: Uint8Array; sha256?: string; lines?: Uint32Array }
   /** the file's bytes and its matches (offsets past a UTF-8 BOM, as the main thread's window) */
   | { kind: "scanned"; bytes: Uint8Array; scan: RegionScan; sha256?: string }
   /** larger than the limit and not ruled out by the literals: read it some other way */
