@@ -152,13 +152,17 @@ static int needles(napi_env env, napi_value array, needle_t **out, size_t *count
 }
 
 /*
- * scanStart(paths, count, flags, known, limit, sniff, racyMs, literals | null, required, needleBytes, keep, root)
+ * scanStart(paths, count, flags, known, limit, sniff, racyMs, literals | null, required, needleBytes, keep, root, folded)
+ * folded: how many of the first literals are compared ASCII case-insensitively (given in lowercase); 0 when omitted.
  * flags: a Uint8Array (bit 0: hash), or a number for every file; known: a Float64Array of 5 stamps a file (NaN:
  * none), or null.
  */
 static napi_value scan_start(napi_env env, napi_callback_info info) {
-  napi_value argv[12];
-  if (!args_of(env, info, 12, argv)) return NULL;
+  napi_value argv[13];
+  size_t argc = 13;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 12) return fail(env, "worksnap native: missing arguments");
+  double folded = argc > 12 ? num(env, argv[12]) : 0;
+  if (!(folded >= 0)) folded = 0;
   void *paths, *flags = NULL, *known = NULL;
   size_t paths_len, flags_len = 0, known_len = 0;
   napi_valuetype flags_type, known_type;
@@ -207,6 +211,7 @@ static napi_value scan_start(napi_env env, napi_callback_info info) {
   int ok = job->needle_bytes != NULL;
   job->has_literals = t != napi_null && t != napi_undefined;
   if (ok && job->has_literals) ok = needles(env, argv[7], &job->literals, &job->literal_count, &job->needle_bytes, &used, cap);
+  for (size_t i = 0; ok && job->has_literals && i < job->literal_count && i < (size_t)folded; i++) job->literals[i].fold = 1;
   uint32_t sets = 0;
   if (ok) ok = napi_get_array_length(env, argv[8], &sets) == napi_ok;
   if (ok) {

@@ -32,9 +32,11 @@
 #include "search.h"
 #include "sha256.h"
 
-static int found(const uint8_t *hay, size_t len, const needle_t *n) {
-  return contains(hay, len, n->bytes, n->len);
+static long long find_needle(const uint8_t *hay, size_t len, const needle_t *n) {
+  return n->fold ? find_fold(hay, len, n->bytes, n->len) : find(hay, len, n->bytes, n->len);
 }
+
+static int found(const uint8_t *hay, size_t len, const needle_t *n) { return find_needle(hay, len, n) >= 0; }
 
 static int holds_any(const uint8_t *hay, size_t len, const needle_t *set, size_t count) {
   for (size_t i = 0; i < count; i++)
@@ -49,7 +51,7 @@ static long long first_of(const uint8_t *hay, size_t len, size_t from, const nee
     size_t limit = best >= 0 ? (size_t)best + set[i].len : len;
     if (limit > len) limit = len;
     if (limit <= from) continue;
-    long long at = find(hay + from, limit - from, set[i].bytes, set[i].len);
+    long long at = find_needle(hay + from, limit - from, &set[i]);
     if (at >= 0 && (best < 0 || (long long)from + at < best)) best = (long long)from + at;
   }
   return best;

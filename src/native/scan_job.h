@@ -32,6 +32,8 @@ enum {
 typedef struct {
   const uint8_t *bytes;
   size_t len;
+  /* compared ASCII case-insensitively (the bytes are lowercase) */
+  int fold;
 } needle_t;
 
 typedef struct {

@@ -63,6 +63,79 @@ static long long find_sse2(const uint8_t *hay, size_t len, const uint8_t *needle
 }
 #endif
 
+/*
+ * ASCII case-insensitive search for a lowercase needle: a letter matches
+ * either case, every other byte only itself (non-ASCII bytes included).
+ * Candidates are found as above, with `byte | 0x20` compared where the
+ * needle's byte is a letter (of all bytes, only the letter's two cases map to
+ * it), and checked through a lowercase table.
+ */
+static uint8_t lower[256];
+
+static int is_lower_letter(uint8_t c) { return c >= 'a' && c <= 'z'; }
+
+static int fold_equal(const uint8_t *a, const uint8_t *lower_needle, size_t n) {
+  for (size_t k = 0; k < n; k++)
+    if (lower[a[k]] != lower_needle[k]) return 0;
+  return 1;
+}
+
+static long long find_fold_plain(const uint8_t *hay, size_t len, size_t from, const uint8_t *needle, size_t nlen) {
+  for (size_t i = from; i + nlen <= len; i++)
+    if (lower[hay[i]] == needle[0] && fold_equal(hay + i, needle, nlen)) return (long long)i;
+  return -1;
+}
+
+#ifdef HAVE_X86
+__attribute__((target("avx2"))) static long long find_fold_avx2(const uint8_t *hay, size_t len, const uint8_t *needle, size_t nlen) {
+  const __m256i first = _mm256_set1_epi8((char)needle[0]);
+  const __m256i last = _mm256_set1_epi8((char)needle[nlen - 1]);
+  const __m256i first_or = _mm256_set1_epi8(is_lower_letter(needle[0]) ? 0x20 : 0);
+  const __m256i last_or = _mm256_set1_epi8(is_lower_letter(needle[nlen - 1]) ? 0x20 : 0);
+  size_t i = 0;
+  for (; i + nlen - 1 + 32 <= len; i += 32) {
+    __m256i a = _mm256_or_si256(_mm256_loadu_si256((const __m256i *)(hay + i)), first_or);
+    __m256i b = _mm256_or_si256(_mm256_loadu_si256((const __m256i *)(hay + i + nlen - 1)), last_or);
+    uint32_t mask = (uint32_t)_mm256_movemask_epi8(_mm256_and_si256(_mm256_cmpeq_epi8(a, first), _mm256_cmpeq_epi8(b, last)));
+    while (mask) {
+      unsigned bit = (unsigned)__builtin_ctz(mask);
+      if (fold_equal(hay + i + bit, needle, nlen)) return (long long)(i + bit);
+      mask &= mask - 1;
+    }
+  }
+  return find_fold_plain(hay, len, i, needle, nlen);
+}
+
+static long long find_fold_sse2(const uint8_t *hay, size_t len, const uint8_t *needle, size_t nlen) {
+  const __m128i first = _mm_set1_epi8((char)needle[0]);
+  const __m128i last = _mm_set1_epi8((char)needle[nlen - 1]);
+  const __m128i first_or = _mm_set1_epi8(is_lower_letter(needle[0]) ? 0x20 : 0);
+  const __m128i last_or = _mm_set1_epi8(is_lower_letter(needle[nlen - 1]) ? 0x20 : 0);
+  size_t i = 0;
+  for (; i + nlen - 1 + 16 <= len; i += 16) {
+    __m128i a = _mm_or_si128(_mm_loadu_si128((const __m128i *)(hay + i)), first_or);
+    __m128i b = _mm_or_si128(_mm_loadu_si128((const __m128i *)(hay + i + nlen - 1)), last_or);
+    uint32_t mask = (uint32_t)_mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(a, first), _mm_cmpeq_epi8(b, last)));
+    while (mask) {
+      unsigned bit = (unsigned)__builtin_ctz(mask);
+      if (fold_equal(hay + i + bit, needle, nlen)) return (long long)(i + bit);
+      mask &= mask - 1;
+    }
+  }
+  return find_fold_plain(hay, len, i, needle, nlen);
+}
+#endif
+
+static long long find_fold_any(const uint8_t *hay, size_t len, const uint8_t *needle, size_t nlen) { return find_fold_plain(hay, len, 0, needle, nlen); }
+
+static long long (*fold_simd)(const uint8_t *, size_t, const uint8_t *, size_t) = find_fold_any;
+
+long long find_fold(const uint8_t *hay, size_t len, const uint8_t *needle, size_t nlen) {
+  if (nlen == 0) return 0;
+  if (nlen > len) return -1;
+  return fold_simd(hay, len, needle, nlen);
+}
+
 #ifdef HAVE_X86
 __attribute__((target("avx2"))) static size_t count_avx2(const uint8_t *hay, size_t len, uint8_t byte) {
   const __m256i b = _mm256_set1_epi8((char)byte);
@@ -98,9 +171,11 @@ size_t longest_run(const uint8_t *hay, size_t len, uint8_t byte) {
 static long long (*simd)(const uint8_t *, size_t, const uint8_t *, size_t) = find_memmem;
 
 void search_select(void) {
+  for (int c = 0; c < 256; c++) lower[c] = (uint8_t)(c >= 'A' && c <= 'Z' ? c + 32 : c);
 #ifdef HAVE_X86
   __builtin_cpu_init();
   simd = __builtin_cpu_supports("avx2") ? find_avx2 : find_sse2;
+  fold_simd = __builtin_cpu_supports("avx2") ? find_fold_avx2 : find_fold_sse2;
   if (__builtin_cpu_supports("avx2")) counter = count_avx2;
 #endif
 }

@@ -9,6 +9,8 @@
 void search_select(void);
 /* Offset of the first occurrence of `needle` (of `nlen` bytes; empty occurs at 0) in `hay`, or -1. */
 long long find(const uint8_t *hay, size_t len, const uint8_t *needle, size_t nlen);
+/* The same, ASCII case-insensitively: `needle` is lowercase; a letter matches either case, other bytes themselves. */
+long long find_fold(const uint8_t *hay, size_t len, const uint8_t *needle, size_t nlen);
 /* How many times `byte` occurs in `hay`. */
 size_t count_byte(const uint8_t *hay, size_t len, uint8_t byte);
 /* The longest stretch of `hay` without `byte` (a line's length, for `\n`). */

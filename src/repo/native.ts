@@ -68,6 +68,8 @@ export interface NativeModule {
     keep: boolean | 2,
     /** directory the paths are relative to; "" for absolute paths */
     root: string,
+    /** how many of the first literals are found ASCII case-insensitively (given in lowercase) */
+    folded?: number,
   ): NativeJob;
   /** Raises a hash job's trust cutoff while it runs (files read before are verified with git's hash). */
   setTrust(job: NativeJob, trustBeforeMs: number): void;

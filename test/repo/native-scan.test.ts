@@ -31,7 +31,7 @@ async function scan(
   mod: NativeModule,
   root: string,
   paths: string[],
-  opts: { literals?: string[] | null; required?: string[][]; limit?: number; hash?: boolean; keep?: boolean | 2; known?: Float64Array } = {},
+  opts: { literals?: string[] | null; required?: string[][]; limit?: number; hash?: boolean; keep?: boolean | 2; known?: Float64Array; folded?: number } = {},
 ): Promise<Scan[]> {
   const n = paths.length;
   const enc = (s: string) => new Uint8Array(Buffer.from(s));
@@ -39,7 +39,7 @@ async function scan(
   const required = (opts.required ?? []).map((set) => set.map(enc));
   const needleBytes = [...(literals ?? []), ...required.flat()].reduce((s, l) => s + l.length, 0);
   const known = opts.known ?? new Float64Array(5 * n).fill(Number.NaN);
-  const job = mod.scanStart(joinPaths(paths), n, new Uint8Array(n).fill(opts.hash ? 1 : 0), known, opts.limit ?? 1 << 20, 8000, 2000, literals, required, needleBytes, opts.keep ?? true, root);
+  const job = mod.scanStart(joinPaths(paths), n, new Uint8Array(n).fill(opts.hash ? 1 : 0), known, opts.limit ?? 1 << 20, 8000, 2000, literals, required, needleBytes, opts.keep ?? true, root, opts.folded ?? 0);
   try {
     await waitReady(mod, job, n);
     const [records, files] = mod.scanCollect(job, 0, n);
@@ -179,5 +179,36 @@ describe.skipIf(m === null)("native scan job", () => {
     expect(decode(plain[0]!.bytes!)).toEqual({ numbers: [3, 5, 7], text: "fetchUser(user)\r\n(user then fetch\nlast fetch (user" });
     const alone = await scan(mod, root, ["lines.txt"], { literals: ["user("], keep: 2 });
     expect(decode(alone[0]!.bytes!)).toEqual({ numbers: [4], text: "user( alone\n" });
+  });
+
+  test("folded literals: ASCII letters match in either case at every offset around the SIMD blocks, other bytes only themselves", async () => {
+    const flip = (t: string, k: number) => [...t].map((ch, i) => ((i + k) % 3 === 0 ? ch.toUpperCase() : ch)).join("");
+    for (const needle of ["q", "qz", "a_b", "handlerequest", "k-needle-of-thirty-three-bytes-x", "a forty byte needle, longer than a block"]) {
+      const paths: string[] = [];
+      const expected: number[] = [];
+      const add = (text: string, kind: number) => {
+        const name = `f${paths.length}.txt`;
+        writeFileSync(join(root, name), text);
+        paths.push(name);
+        expected.push(kind);
+      };
+      for (const size of [needle.length, 31, 32, 33, 63, 64, 65, 100]) {
+        if (size < needle.length) continue;
+        for (let at = 0; at + needle.length <= size; at++) add("#".repeat(at) + flip(needle, at) + "#".repeat(size - at - needle.length), BYTES);
+        // a byte that only ORs to the needle's (not a letter's other case) does not match: "_" | 0x20 is DEL
+        if (needle.includes("_")) add("#".repeat(size - needle.length) + needle.replace("_", "\x7f"), SKIP);
+        if (needle.length >= 3) add("#".repeat(size - needle.length) + needle.slice(0, 1) + "@" + needle.slice(2), SKIP);
+      }
+      // the guard (here the Kelvin sign, given as a second literal, matched exactly) also makes a file a candidate
+      add("\u212a alone", needle.startsWith("k") ? BYTES : SKIP);
+      const literals = needle.startsWith("k") ? [needle, "\u212a"] : [needle];
+      const found = await scan(mod, root, paths, { literals, folded: 1 });
+      for (let i = 0; i < paths.length; i++) expect({ needle, path: paths[i], kind: found[i]!.kind }).toEqual({ needle, path: paths[i], kind: expected[i] });
+    }
+    // kept lines under folding: the lines holding the string in any case
+    writeFileSync(join(root, "fold-lines.txt"), "x\nHandleRequest()\nnone\nHANDLEREQUEST\n");
+    const [r] = await scan(mod, root, ["fold-lines.txt"], { literals: ["handlerequest"], folded: 1, keep: 2 });
+    const b = r!.bytes!;
+    expect([b.readUInt32LE(0), b.readUInt32LE(4), b.readUInt32LE(8), b.subarray(12).toString()]).toEqual([2, 2, 4, "HandleRequest()\nHANDLEREQUEST\n"]);
   });
 });

@@ -48,7 +48,7 @@ import { nativeModule, type NativeModule } from "../../repo/native";
 import { sharedHashMemory } from "./hash-memory";
 import { NativeReader } from "./native-reader";
 import type { GrepPrefetch } from "./prefetch";
-import { NOT_REGULAR, sharedReaderPool, type FileReader, type ReadFilter, type ReadOutcome } from "./reader-pool";
+import { NOT_REGULAR, nativeLiterals, sharedReaderPool, type FileReader, type ReadFilter, type ReadOutcome } from "./reader-pool";
 import { RegexSandbox } from "./regex-sandbox";
 import { regexScan, type RegexScanJob, type RegionScan } from "./regex-scan";
 import { searchFile, type ByteSource, type FileSearch, type RegionSearch } from "./scan";
@@ -522,7 +522,7 @@ export class Speculation {
     this.search = regionSearch(q, this.sandbox);
     this.filter = readFilterOf(q);
     // Only the lines that may match are kept when no context is asked for: a file's matches need nothing else.
-    const needles = [...(this.filter.literals ?? []), ...this.filter.required.flat()];
+    const needles = [...(nativeLiterals(this.filter).literals ?? []), ...this.filter.required.flat()];
     const linesOnly = q.contextLines === 0 && needles.length > 0 && needles.every((n) => !n.includes(10));
     this.reader = new NativeReader(m, BINARY_SNIFF_BYTES, sharedHashMemory(), linesOnly);
   }
@@ -608,6 +608,10 @@ export function readFilterOf(q: CompiledQuery): ReadFilter {
           }
         : null,
     limit: q.chunkBytes,
+    folded:
+      m.plan.literals === null && m.plan.fold
+        ? { lower: new Uint8Array(Buffer.from(m.plan.fold.lower, "latin1")), guards: m.plan.fold.guards.map((g) => new Uint8Array(g)) }
+        : null,
   };
 }
 
@@ -621,7 +625,7 @@ export function readFilterOf(q: CompiledQuery): ReadFilter {
  */
 function fileReader(filter: ReadFilter, prefetched: boolean): FileReader {
   const m = nativeModule();
-  const literal = filter.literals !== null || filter.required.length > 0;
+  const literal = nativeLiterals(filter).literals !== null || filter.required.length > 0;
   if (m && literal && (filter.scan === null || prefetched)) return new NativeReader(m, BINARY_SNIFF_BYTES, sharedHashMemory());
   return sharedReaderPool(BINARY_SNIFF_BYTES);
 }

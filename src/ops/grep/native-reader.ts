@@ -15,7 +15,7 @@
 import { errnoError, joinPaths, type NativeJob, type NativeModule } from "../../repo/native";
 import type { HashMemory, Remembered } from "./hash-memory";
 import { RACY_MARGIN_MS } from "./hash-memory";
-import { NOT_REGULAR, type FileReader, type ReadDone, type ReadFilter } from "./reader-pool";
+import { NOT_REGULAR, nativeLiterals, type FileReader, type ReadDone, type ReadFilter } from "./reader-pool";
 
 interface Request {
   path: string;
@@ -77,11 +77,11 @@ export class NativeReader implements FileReader {
       if (r.hash) flags[i] = 1;
       if (r.known) known.set(r.known.fields, 5 * i);
     }
-    const literals = filter.literals;
+    const { literals, folded } = nativeLiterals(filter);
     const needleBytes = [...(literals ?? []), ...filter.required.flat()].reduce((sum, l) => sum + l.length, 0);
     let job: NativeJob;
     try {
-      job = this.m.scanStart(joinPaths(requests.map((r) => r.path)), n, flags, known, filter.limit, this.sniff, RACY_MARGIN_MS, literals, filter.required, needleBytes, this.candidateLines ? 2 : true, "");
+      job = this.m.scanStart(joinPaths(requests.map((r) => r.path)), n, flags, known, filter.limit, this.sniff, RACY_MARGIN_MS, literals, filter.required, needleBytes, this.candidateLines ? 2 : true, "", folded);
     } catch (err) {
       for (const r of requests) r.done(err, null);
       return;

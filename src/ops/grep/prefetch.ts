@@ -15,7 +15,7 @@
  */
 import { compareUtf8 } from "../../core/byte-order";
 import { joinPaths, type NativeJob, type NativeModule } from "../../repo/native";
-import type { ReadFilter } from "./reader-pool";
+import { nativeLiterals, type ReadFilter } from "./reader-pool";
 import { RACY_MARGIN_MS } from "./hash-memory";
 
 /** A file the read ahead settled, as the engine records it: binary, or searched without a match. */
@@ -67,10 +67,11 @@ export class GrepPrefetch {
    * `hash`; null when the filter has no literal to try.
    */
   static start(m: NativeModule, root: string, paths: readonly string[], hash: boolean, filter: ReadFilter, sniff: number): GrepPrefetch | null {
-    if (paths.length === 0 || (filter.literals === null && filter.required.length === 0)) return null;
+    const { literals, folded } = nativeLiterals(filter);
+    if (paths.length === 0 || (literals === null && filter.required.length === 0)) return null;
     const n = paths.length;
-    const needleBytes = [...(filter.literals ?? []), ...filter.required.flat()].reduce((sum, l) => sum + l.length, 0);
-    const job = m.scanStart(joinPaths(paths), n, hash ? 1 : 0, null, filter.limit, sniff, RACY_MARGIN_MS, filter.literals, filter.required, needleBytes, false, root);
+    const needleBytes = [...(literals ?? []), ...filter.required.flat()].reduce((sum, l) => sum + l.length, 0);
+    const job = m.scanStart(joinPaths(paths), n, hash ? 1 : 0, null, filter.limit, sniff, RACY_MARGIN_MS, literals, filter.required, needleBytes, false, root, folded);
     return new GrepPrefetch(m, paths, job, hash);
   }
 

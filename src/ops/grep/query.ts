@@ -131,7 +131,7 @@ function compileMatcher(pattern: string, fixedStrings: boolean, caseInsensitive:
   if (fixedStrings && !caseInsensitive) return { kind: "literal", needle: new Uint8Array(Buffer.from(pattern, "utf8")) };
   const source = fixedStrings ? escapeRegex(pattern) : pattern;
   const plan = planRegex(source, caseInsensitive);
-  if (fixedStrings && /^[\x00-\x7f]*$/.test(pattern)) plan.fold = { source, guards: foldGuards(pattern) };
+  if (fixedStrings && /^[\x00-\x7f]*$/.test(pattern)) plan.fold = { source, guards: foldGuards(pattern), lower: pattern.toLowerCase() };
   return { kind: "regex", plan };
 }
 

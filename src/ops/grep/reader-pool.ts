@@ -60,6 +60,21 @@ export interface ReadFilter {
   scan: { source: string; flags: string; perLine: boolean; quadraticWays: number | null; fold: AsciiFold | null } | null;
   /** files larger than this are not read whole: streamed through the literals, or left to the caller */
   limit: number;
+  /**
+   * For an ASCII fixed string searched case-insensitively (which has no
+   * `literals`): the string in lowercase, to be found ASCII
+   * case-insensitively, and the UTF-8 of the characters `iu` also folds its
+   * letters to (AsciiFold guards), to be found exactly. A file or a line
+   * holding none of them cannot match. Only the native reads use it
+   * (nativeLiterals); reader threads read such files whole, as before.
+   */
+  folded?: { lower: Uint8Array; guards: Uint8Array[] } | null;
+}
+
+/** The literals a native read filters with: `literals`, or the folded string and its guards (the first `folded`). */
+export function nativeLiterals(filter: ReadFilter): { literals: Uint8Array[] | null; folded: number } {
+  if (filter.literals !== null || !filter.folded) return { literals: filter.literals, folded: 0 };
+  return { literals: [filter.folded.lower, ...filter.folded.guards], folded: 1 };
 }
 
 /** A ReadFilter as posted: literals as plain arrays, which clone several times faster than typed arrays. */

@@ -4,7 +4,7 @@
  * self-contained: no imports, no module-level references.
  */
 import { BINARY_SNIFF_BYTES } from "../../core/binary";
-import { regexScan } from "./regex-scan";
+import { regexScan, type AsciiFold } from "./regex-scan";
 
 /** The child's entry point; stringified, so self-contained like regexScan. */
 function childMain(scan: typeof regexScan, fs: typeof import("node:fs"), sniff: number): void {
@@ -15,7 +15,7 @@ function childMain(scan: typeof regexScan, fs: typeof import("node:fs"), sniff: 
     perLine: boolean;
     literals: number[][] | null;
     required: number[][][];
-    fold: { source: string; guards: number[][] } | null;
+    fold: AsciiFold | null;
   } | null = null;
   let literals: Uint8Array[] | null = null;
   let required: Uint8Array[][] = [];

@@ -47,6 +47,8 @@ export interface RegexScanJob {
 export interface AsciiFold {
   source: string;
   guards: number[][];
+  /** the fixed string itself, lowercase: every match is it in some mix of cases, or holds a guard */
+  lower: string;
 }
 
 export function regexScan(job: RegexScanJob, cache: Map<string, RegExp>): RegionScan {
