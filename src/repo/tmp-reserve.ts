@@ -11,7 +11,7 @@
  * beforehand takes 7-10 ms; freeing 500 replaced files takes about 50 ms.
  *
  * So a server (a long-lived workspace) keeps a reserve of empty files, its
- * spares, in `.mcp/tmp/{pid}-spares/`, and the write path stages new
+ * spares, in `.mcp/tmp/{pid}-{id}-spares/`, and the write path stages new
  * contents in them; it publishes a staged file over an existing one by
  * exchanging their names (exchange.ts), which leaves the old file under the
  * staged name; the reserve removes those old files after the call has
@@ -25,6 +25,7 @@
 import { mkdirSync, rmSync } from "node:fs";
 import { chmod, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { randomId128 } from "../core/hash";
 
 /** Spares kept once the workspace has written: at least this many, at most this many. */
 export const RESERVE_MIN = 32;
@@ -46,7 +47,13 @@ export class TmpReserve {
   private failed = false;
 
   constructor(tmpDir: string) {
-    this.dir = join(tmpDir, `${process.pid}-spares`);
+    // Named after the process (the temp cleanup of a later one removes it), unique within it.
+    this.dir = join(tmpDir, `${process.pid}-${randomId128().slice(0, 8)}-spares`);
+  }
+
+  /** Where the spares are made. */
+  get sparesDir(): string {
+    return this.dir;
   }
 
   /** An empty spare file, permission bits SPARE_PERM, or null when none is ready. */

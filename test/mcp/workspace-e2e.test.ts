@@ -5,7 +5,7 @@
  * rejects, errors, the edit history, and huge inputs.
  */
 import { describe, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cli, mcpSession } from "../helpers/binary";
 import { tmpRepo } from "../helpers/tmp-repo";
@@ -52,6 +52,42 @@ describe("workspace tools end to end", () => {
     const text = hist.stdout;
     expect(text).toContain(conv);
     expect((text.match(new RegExp(conv, "g")) ?? []).length).toBeGreaterThanOrEqual(4);
+  });
+
+  test("a server stages later writes in spare files it made between calls; on exit it leaves nothing in .mcp/tmp", async () => {
+    await using repo = await tmpRepo();
+    const N = 60;
+    for (let i = 0; i < N; i++) repo.write(`src/f${i}.txt`, `one ${i}\ntwo\n`);
+    repo.commit();
+    const patch = (from: string, to: string) =>
+      Array.from({ length: N }, (_, i) => `--- a/src/f${i}.txt\n+++ b/src/f${i}.txt\n@@ -1,2 +1,2 @@\n-${from} ${i}\n+${to} ${i}\n two\n`).join("");
+    const tmp = join(repo.root, ".mcp", "tmp");
+    const sparesDir = () => readdirSync(tmp).find((n) => n.endsWith("-spares"));
+    {
+      await using s = await mcpSession(repo.root);
+      const first = await s.call("workspace_apply_patch", { mode: "worktree", patch: patch("one", "ONE"), mcp_conversation_id: "spares" });
+      expect(first.changed_total).toBe(N);
+      // between calls: the replaced files go and N spares are made
+      for (let k = 0; k < 200; k++) {
+        const dir = sparesDir();
+        if (dir && readdirSync(join(tmp, dir)).length >= N && readdirSync(tmp).length === 1) break;
+        await Bun.sleep(25);
+      }
+      const dir = sparesDir()!;
+      expect(readdirSync(tmp)).toEqual([dir]);
+      const spareInodes = new Set(readdirSync(join(tmp, dir)).map((n) => statSync(join(tmp, dir, n)).ino));
+      const second = await s.call("workspace_apply_patch", { mode: "worktree", patch: patch("ONE", "uno"), mcp_conversation_id: "spares", lease_id: first.lease_id });
+      expect(second.changed_total).toBe(N);
+      for (let i = 0; i < N; i++) {
+        expect(readFileSync(join(repo.root, `src/f${i}.txt`), "utf8")).toBe(`uno ${i}\ntwo\n`);
+        expect(spareInodes.has(statSync(join(repo.root, `src/f${i}.txt`)).ino)).toBe(true);
+      }
+      // both calls are in the history, and reviewable
+      const hist = cli(["history", "status", "--json", "--root", repo.root]);
+      expect(hist.code).toBe(0);
+      expect((hist.stdout.match(/"spares"/g) ?? []).length).toBeGreaterThanOrEqual(1);
+    }
+    expect(readdirSync(tmp)).toEqual([]);
   });
 
   test("errors come back structured: STALE_LEASE with the fingerprint, PERMISSION_DENIED, INVALID_ARGUMENT, REPO_CHANGED", async () => {

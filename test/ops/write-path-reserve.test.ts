@@ -6,7 +6,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { closeSync, existsSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { nativeModule } from "../../src/repo/native";
 import { RESERVE_MIN, SPARE_PERM, TmpReserve } from "../../src/repo/tmp-reserve";
 import { cleanStaleTemps } from "../../src/repo/state-dir";
@@ -21,10 +21,10 @@ function serverOf(root: string): Workspace & Disposable {
   return Object.assign(ws, { [Symbol.dispose]: () => closeWorkspace(ws) });
 }
 
-const sparesDir = (root: string) => join(root, ".mcp", "tmp", `${process.pid}-spares`);
+const sparesDir = (ws: Workspace) => ws.reserve!.sparesDir;
 
-function spareInodes(root: string): Map<number, string> {
-  const dir = sparesDir(root);
+function spareInodes(ws: Workspace): Map<number, string> {
+  const dir = sparesDir(ws);
   const out = new Map<number, string>();
   if (!existsSync(dir)) return out;
   for (const name of readdirSync(dir)) out.set(statSync(join(dir, name)).ino, name);
@@ -40,10 +40,10 @@ describe("write path in a server: spares, exchanges, removals between calls", ()
     await applyChanges(ws, [{ kind: "write", path: rp("a.txt"), bytes: enc("A1\n") }]);
     await ws.reserve!.idle();
     expect(ws.reserve!.ready).toBe(RESERVE_MIN);
-    const spares = spareInodes(repo.root);
+    const spares = spareInodes(ws);
     expect(spares.size).toBe(RESERVE_MIN);
-    for (const name of readdirSync(sparesDir(repo.root))) {
-      const st = statSync(join(sparesDir(repo.root), name));
+    for (const name of readdirSync(sparesDir(ws))) {
+      const st = statSync(join(sparesDir(ws), name));
       expect([st.size, st.mode & 0o7777]).toEqual([0, SPARE_PERM]);
     }
     await applyChanges(ws, [
@@ -103,8 +103,8 @@ describe("write path in a server: spares, exchanges, removals between calls", ()
       const r = await applyPatchOp(ws, { mode: "worktree", patch: round === 0 ? patch : patch.replace(/-line/g, "-XX").replace(/\+LINE/g, "+line").replace(/-XX/g, "-LINE") });
       expect(r.applied).toBe(true);
       await ws.reserve!.idle();
-      expect(temps(repo.root)).toEqual([`${process.pid}-spares`]);
-      for (const name of readdirSync(sparesDir(repo.root))) expect(statSync(join(sparesDir(repo.root), name)).size).toBe(0);
+      expect(temps(repo.root)).toEqual([basename(sparesDir(ws))]);
+      for (const name of readdirSync(sparesDir(ws))) expect(statSync(join(sparesDir(ws), name)).size).toBe(0);
       expect(ws.reserve!.ready).toBe(40);
     }
     expect(read(repo.root, "src/f7.txt")).toBe("line 7\n");
@@ -162,7 +162,7 @@ describe("TmpReserve", () => {
     const taken = reserve.take()!;
     writeFileSync(taken, "used");
     // the next spare's name is taken by something else: making it fails, and the reserve stops making spares
-    const inTheWay = join(tmp, `${process.pid}-spares`, String(RESERVE_MIN));
+    const inTheWay = join(reserve.sparesDir, String(RESERVE_MIN));
     writeFileSync(inTheWay, "not ours");
     reserve.discard(taken);
     await reserve.idle();
@@ -173,7 +173,7 @@ describe("TmpReserve", () => {
     expect(reserve.ready).toBe(RESERVE_MIN - 1);
     expect(readFileSync(inTheWay, "utf8")).toBe("not ours");
     reserve.close();
-    expect(existsSync(join(tmp, `${process.pid}-spares`))).toBe(false);
+    expect(existsSync(reserve.sparesDir)).toBe(false);
     writeFileSync(join(tmp, "late"), "x");
     reserve.discard(join(tmp, "late"));
     expect(existsSync(join(tmp, "late"))).toBe(false);

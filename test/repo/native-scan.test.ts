@@ -203,7 +203,7 @@ describe.skipIf(m === null)("native scan job", () => {
       add("\u212a alone", needle.startsWith("k") ? BYTES : SKIP);
       const literals = needle.startsWith("k") ? [needle, "\u212a"] : [needle];
       const found = await scan(mod, root, paths, { literals, folded: 1 });
-      for (let i = 0; i < paths.length; i++) expect({ needle, path: paths[i], kind: found[i]!.kind }).toEqual({ needle, path: paths[i], kind: expected[i] });
+      for (let i = 0; i < paths.length; i++) expect({ needle, path: paths[i], kind: found[i]!.kind }).toEqual({ needle, path: paths[i], kind: expected[i]! });
     }
     // kept lines under folding: the lines holding the string in any case
     writeFileSync(join(root, "fold-lines.txt"), "x\nHandleRequest()\nnone\nHANDLEREQUEST\n");
