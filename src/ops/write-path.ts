@@ -1,4 +1,4 @@
-import { closeSync, fchmodSync, fsyncSync, mkdirSync, readdirSync, openSync, renameSync, rmdirSync, rmSync, statSync, symlinkSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, constants, fchmodSync, fsyncSync, mkdirSync, readdirSync, openSync, renameSync, rmdirSync, rmSync, statSync, symlinkSync, unlinkSync, writeSync } from "node:fs";
 import { chmod, rename, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { type WorksnapError, asWorksnapError, internal, invalidArgument, notFound, repoChanged } from "../core/errors";
@@ -486,10 +486,14 @@ async function stageAll(ws: Workspace, steps: Step[], area: StagingArea): Promis
   }
 }
 
+/** Opening a spare: never through a symlink put in its place; made again if it went missing. */
+const SPARE_OPEN = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW;
+
 /** A spare (empty, permission bits SPARE_PERM) filled with `bytes`, by the I/O threads. */
 async function fillSpare(path: string, bytes: Uint8Array, perm: number): Promise<void> {
-  await writeFile(path, bytes, { flag: "w" });
-  if (perm !== SPARE_PERM) await chmod(path, perm);
+  await writeFile(path, bytes, { flag: SPARE_OPEN, mode: SPARE_PERM });
+  // (a spare made again passed its mode through the umask)
+  if (perm !== SPARE_PERM || (SPARE_PERM & process.umask()) !== 0) await chmod(path, perm);
 }
 
 /** A new file (it must not exist) with exactly `perm` as its permission bits, written by the I/O threads. */

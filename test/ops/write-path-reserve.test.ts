@@ -5,7 +5,7 @@
  * What a reader sees must be what a rename gives.
  */
 import { describe, expect, test } from "bun:test";
-import { closeSync, existsSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { nativeModule } from "../../src/repo/native";
 import { RESERVE_MIN, SPARE_PERM, TmpReserve } from "../../src/repo/tmp-reserve";
@@ -13,7 +13,7 @@ import { cleanStaleTemps } from "../../src/repo/state-dir";
 import { closeWorkspace, openWorkspace, type Workspace } from "../../src/ops/workspace";
 import { applyChanges } from "../../src/ops/write-path";
 import { applyPatchOp } from "../../src/ops/workspace-patch";
-import { tmpRepo } from "../helpers/tmp-repo";
+import { tmpDir, tmpRepo } from "../helpers/tmp-repo";
 import { enc, permOf, read, rp, temps } from "./workspace-helpers";
 
 function serverOf(root: string): Workspace & Disposable {
@@ -108,6 +108,23 @@ describe("write path in a server: spares, exchanges, removals between calls", ()
       expect(ws.reserve!.ready).toBe(40);
     }
     expect(read(repo.root, "src/f7.txt")).toBe("line 7\n");
+  });
+
+  test("a spare replaced by a symlink is not written through: the write fails whole, the link's target is untouched", async () => {
+    await using repo = await tmpRepo();
+    await using outside = tmpDir("ws-outside-");
+    writeFileSync(join(outside.path, "victim.txt"), "keep me\n");
+    repo.write("a.txt", "a\n");
+    using ws = serverOf(repo.root);
+    await applyChanges(ws, [{ kind: "write", path: rp("seed.txt"), bytes: enc("s\n") }]);
+    await ws.reserve!.idle();
+    for (const name of readdirSync(sparesDir(ws))) {
+      rmSync(join(sparesDir(ws), name));
+      symlinkSync(join(outside.path, "victim.txt"), join(sparesDir(ws), name));
+    }
+    await expect(applyChanges(ws, [{ kind: "write", path: rp("a.txt"), bytes: enc("A\n") }])).rejects.toThrow();
+    expect(readFileSync(join(outside.path, "victim.txt"), "utf8")).toBe("keep me\n");
+    expect(read(repo.root, "a.txt")).toBe("a\n");
   });
 
   test("closing the workspace removes the spares and anything still to be removed", async () => {
