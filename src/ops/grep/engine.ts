@@ -38,7 +38,7 @@
  *    Worker would not do: JavaScriptCore does not stop a running regex on
  *    terminate; measured with Bun 1.4, the thread keeps running.)
  */
-import { BINARY_SNIFF_BYTES } from "../../core/binary";
+import { BINARY_SNIFF_BYTES, isBinary } from "../../core/binary";
 import { compareUtf8 } from "../../core/byte-order";
 import { asWorksnapError, internal } from "../../core/errors";
 import { encodeCursor, type CursorPosition } from "./cursor";
@@ -556,6 +556,10 @@ export class Speculation {
         if (read.kind === "binary") return resolve(BINARY);
         if (read.kind === "skip") return resolve(noMatch(read.sha256));
         if (read.kind !== "bytes") return resolve(null);
+        // Candidate lines are searched as a file would be: its first bytes are sniffed for NUL and a BOM is
+        // dropped. Lines that would trip either (a NUL past the file's sniff, U+FEFF starting a later line) go
+        // the usual way.
+        if (read.lines && !searchableAlone(read.bytes, read.lines)) return resolve(null);
         const { q } = this;
         const options = { search: this.search, skip: 0, need: q.maxMatches, contextLines: q.contextLines, chunkBytes: q.chunkBytes, signal: this.stop.signal, hash: false };
         searchFile(path, read.bytes, options).then(
@@ -720,6 +724,12 @@ const HIGH = /[\ud800-\uffff]/;
  * whole: the file fits in one window (it is at most chunkBytes), and that
  * window is exactly what was scanned, the bytes after any UTF-8 BOM.
  */
+/** Whether a file's candidate lines, searched on their own, give what the file would (see Speculation.run). */
+function searchableAlone(bytes: Uint8Array, lines: Uint32Array): boolean {
+  if (isBinary(bytes)) return false;
+  return lines[0] === 1 || !(bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf);
+}
+
 function scannedAlready(path: string, bytes: Uint8Array, scan: RegionScan): RegionSearch {
   const scanned = bytes.length - (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0);
   return (region) => {

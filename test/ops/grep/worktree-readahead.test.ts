@@ -111,3 +111,37 @@ describe.skipIf(!RG)("worktree grep with the read ahead: ripgrep's lines, true b
   });
 
 });
+
+describe("worktree grep with the read ahead: files searched as their candidate lines", () => {
+  const tmp = tempDir("grep-candidate-lines");
+  afterAll(() => tmp[Symbol.dispose]());
+  const root = tmp.dir;
+  // A NUL past git's 8000-byte sniff, on a line that may match: the file is text, though its candidate lines
+  // alone would look binary. A line other than the first that starts with U+FEFF: only a file's first bytes are a BOM.
+  writeFileSync(join(root, "late-nul.txt"), `${"filler line\n".repeat(800)}needle \0 here\nneedle again\n`);
+  writeFileSync(join(root, "bom-inside.txt"), "first line\n\ufeffneedle after U+FEFF\nneedle\n");
+  writeFileSync(join(root, "bom-first.txt"), "\ufeffneedle at the BOM\nno\nneedle\n");
+  runGit(root, ["init", "-q", "-b", "main"]);
+  runGit(root, ["add", "-A"]);
+  runGit(root, ["commit", "-q", "-m", "tree"]);
+
+  test("regression: a NUL past the sniff on a candidate line, and U+FEFF starting a later line, are searched as in the whole file", async () => {
+    const ws = openWorkspace(root);
+    const snap = await createSnapshot(ws, { paths: ["."] });
+    for (const [pattern, fixed] of [["needle", true], ["^needle", false]] as const) {
+      const live = await snapshotGrep(ws, { mode: "worktree", pattern, fixed_strings: fixed, max_matches: 1000 });
+      const stored = await snapshotGrep(ws, { mode: "snapshot", snapshot_id: snap.snapshot_id, pattern, fixed_strings: fixed, max_matches: 1000 });
+      expect({ pattern, matches: live.matches, binary: live.binary_skipped }).toEqual({ pattern, matches: stored.matches, binary: stored.binary_skipped });
+    }
+    const all = await snapshotGrep(ws, { mode: "worktree", pattern: "needle", fixed_strings: true, max_matches: 1000 });
+    expect(all.matches.map((m) => `${m.path}:${m.line}:${m.col}`)).toEqual([
+      "bom-first.txt:1:1",
+      "bom-first.txt:3:1",
+      "bom-inside.txt:2:4",
+      "bom-inside.txt:3:1",
+      "late-nul.txt:801:1",
+      "late-nul.txt:802:1",
+    ]);
+  });
+});
+
