@@ -5,6 +5,7 @@ import { VERSION } from "../version";
 import type { Workspace } from "../ops/workspace";
 import { type SessionState, type ToolDef, checkBranch, parseArgs } from "./define-tool";
 import { TOOLS, servedSchemas } from "./registry";
+import { IdleCollector } from "./idle-collect";
 import { errorResult, successResult } from "./result";
 import { LargeMessageStdioTransport } from "./stdio-transport";
 
@@ -19,6 +20,7 @@ export function createServer(ws: Workspace, naming: ToolNaming = "underscore"): 
   const server = new Server({ name: "worksnap", version: VERSION }, { capabilities: { tools: {} } });
   const session: SessionState = { values: new Map() };
   const byName = new Map<string, ToolDef<unknown>>();
+  const idle = new IdleCollector();
   for (const t of TOOLS) byName.set(servedName(t.name, naming), t as ToolDef<unknown>);
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
@@ -44,6 +46,7 @@ export function createServer(ws: Workspace, naming: ToolNaming = "underscore"): 
         .sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: done, total, ...(message ? { message } : {}) } })
         .catch(() => undefined);
     };
+    idle.begin();
     try {
       const args = parseArgs(def, req.params.arguments);
       const out = await def.run(args, { ws, signal: extra.signal, progress, session });
@@ -51,6 +54,8 @@ export function createServer(ws: Workspace, naming: ToolNaming = "underscore"): 
       return successResult(out);
     } catch (err) {
       return errorResult(err);
+    } finally {
+      idle.end();
     }
   });
   return server;

@@ -77,8 +77,14 @@ export class TouchedPaths {
 
 const LEASE_ID = /^lease_[0-9a-f]{32}$/;
 
-/** Limits on what a server keeps: leases, and touched paths over all of them (a whole-tree grep touches every file). */
-export const LEASE_LIMITS = { leases: 10_000, touched: 1_000_000 };
+/**
+ * Limits on what a server keeps: leases, and touched paths over all of them.
+ * A whole-tree grep touches every file, and each touched path costs about
+ * 150 bytes: 250,000 keeps the last two whole-tree leases of a 100k-file
+ * repository (a server that kept ten grew by about 17 MB a grep, to 390 MB).
+ * A lease alone over the limit is kept, whatever its size.
+ */
+export const LEASE_LIMITS = { leases: 10_000, touched: 250_000 };
 
 /**
  * Leases live in memory, oldest first. When a new lease pushes the count or

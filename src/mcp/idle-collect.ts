@@ -1,0 +1,46 @@
+/**
+ * A server's memory between calls. A whole-tree call (a grep over 100k files)
+ * leaves tens of MB of garbage, and the collector, left to itself, grows the
+ * heap before it collects: a server answering such greps one after another
+ * went from 220 to 330-390 MB resident. Once no call has run for a short
+ * while, one full collection (about 20 ms on the bench tree) brings the heap
+ * back to what is live, so the next call starts from there (the same server
+ * then stayed at 198 MB between calls and peaked at 275 MB).
+ *
+ * The timer never keeps the process alive, and a call that starts cancels it.
+ */
+export const IDLE_COLLECT_MS = 250;
+
+export class IdleCollector {
+  private running = 0;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  /** a call ended since the last collection */
+  private dirty = false;
+
+  constructor(
+    private readonly idleMs = IDLE_COLLECT_MS,
+    private readonly collect: () => void = () => Bun.gc(true),
+  ) {}
+
+  /** A call starts: no collection while it runs. */
+  begin(): void {
+    this.running++;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  /** A call ended: collect once the server has been idle for idleMs. */
+  end(): void {
+    this.running = Math.max(0, this.running - 1);
+    this.dirty = true;
+    if (this.running > 0) return;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      if (this.running > 0 || !this.dirty) return;
+      this.dirty = false;
+      this.collect();
+    }, this.idleMs);
+    this.timer.unref?.();
+  }
+}
