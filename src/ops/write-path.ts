@@ -1,18 +1,17 @@
-import { closeSync, constants, fchmodSync, fsyncSync, mkdirSync, readdirSync, openSync, renameSync, rmdirSync, rmSync, statSync, symlinkSync, unlinkSync, writeSync } from "node:fs";
-import { chmod, rename, writeFile } from "node:fs/promises";
+import { closeSync, fchmodSync, fsyncSync, mkdirSync, readdirSync, openSync, renameSync, rmdirSync, rmSync, statSync, symlinkSync, unlinkSync, writeSync } from "node:fs";
+import { rename } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { type WorksnapError, asWorksnapError, internal, invalidArgument, notFound, repoChanged } from "../core/errors";
 import { randomId128, type BlobId } from "../core/hash";
 import { ancestorsOf, type RepoPath } from "../core/repo-path";
 import { DurableBatch, syncDirsEach } from "../repo/durable";
 import type { Fingerprint } from "../repo/fingerprint";
-import { ensureStateDir, tempPath } from "../repo/state-dir";
 import { exchangePaths } from "../repo/exchange";
-import { SPARE_PERM, type TmpReserve } from "../repo/tmp-reserve";
 import { blobIdOfState } from "./content-hash";
 import type { LineChange } from "./diff/line-diff";
 import type { EditChange, EditOperation, EditRecorder, FileMode, PathState, PreparedEdit } from "./edit-recorder";
 import { type Lease, staleLease } from "./leases";
+import { settled, stageAll, StagingArea, throwFirstFailure } from "./write-stage";
 import { assertLockIntact, withWorktreeLock } from "./worktree-lock";
 import { type ParentCache, type WorktreeTarget, blockingAncestor, permFor, readTargetState, resolveWorktreeTarget, statStamp } from "./write-target";
 import type { Workspace } from "./workspace";
@@ -26,14 +25,17 @@ import type { Workspace } from "./workspace";
  * path resolved inside the root, every precondition (compare-and-swap,
  * no-overwrite, file-in-the-way) checked, every "before" state read (or taken
  * from the caller's reads of the same files, when their stat is unchanged).
- * Then all new contents are staged as temp files in `.mcp/tmp/` and made
+ * Then all new contents are staged in `.mcp/tmp/` (write-stage.ts: a
+ * server's spare files, or a staging directory of the call's own) and made
  * durable together (one flush for the whole set: src/repo/durable.ts), and
- * only then published, by renames, in the order deletes, moves, writes (the
+ * only then published, in the order deletes, moves, writes: a write over an
+ * existing file exchanges names with it (src/repo/exchange.ts; the old file
+ * is removed with the staging area), any other is renamed into place (the
  * writes' renames issued together, done by the I/O threads); finally the
  * touched directories are flushed.
  *
- * Crash safety: each file is replaced by a rename, so it holds its old or its
- * new bytes, never a mix. Across files the set is not atomic: a crash in the
+ * Crash safety: each file is replaced by a rename or an exchange, so it holds
+ * its old or its new bytes, never a mix. Across files the set is not atomic: a crash in the
  * publish phase (renames, no data copying) can leave some files of the set
  * changed and the rest not. Temp files of a crashed writer sit in
  * `.mcp/tmp/` (ignored by git) and are removed when the next worksnap process
@@ -385,124 +387,6 @@ function checkLeaseBlobs(l: { lease: Lease; fingerprint: Fingerprint }, befores:
 
 // ---------------------------------------------------------------------------
 
-/**
- * Where one call stages its files: the reserve's spares when it has them
- * (tmp-reserve.ts), otherwise new files in a directory of the call's own,
- * `.mcp/tmp/{pid}-{id}-stage/`, made on first use (creating files costs more
- * the larger a directory has ever grown, and `.mcp/tmp` is shared). After
- * the call, the staged files hold what was not published and the old files
- * that exchanges left under their names; all of it is removed, by the
- * reserve in the background when there is one, otherwise before returning.
- */
-class StagingArea {
-  private dir: string | null = null;
-  private count = 0;
-  private readonly spares: string[] = [];
-
-  constructor(
-    private readonly stateDir: string,
-    private readonly reserve: TmpReserve | null,
-  ) {}
-
-  /** Files staged. */
-  get files(): number {
-    return this.count + this.spares.length;
-  }
-
-  /** A place for a regular file: a spare (empty, SPARE_PERM) when the reserve has one, else a new path. */
-  nextFile(): { path: string; spare: boolean } {
-    const spare = this.reserve?.take();
-    if (spare) {
-      this.spares.push(spare);
-      return { path: spare, spare: true };
-    }
-    return { path: this.next(), spare: false };
-  }
-
-  /** A new path (nothing there yet). */
-  next(): string {
-    if (this.dir === null) {
-      const dir = tempPath(this.stateDir, "stage");
-      mkdirSync(dir);
-      this.dir = dir;
-    }
-    return join(this.dir, String(this.count++));
-  }
-
-  /** Removes every staged file (and the directory). */
-  remove(): void {
-    const paths = this.dir === null ? this.spares : [...this.spares, this.dir];
-    for (const p of paths) {
-      if (this.reserve) this.reserve.discard(p);
-      else rmSync(p, { recursive: true, force: true });
-    }
-    this.spares.length = 0;
-    this.dir = null;
-  }
-}
-
-/**
- * Writes every new content to a file of the staging area (when it is on the
- * same file system as the target; others are written beside the target at
- * publish time) and makes all of them durable with one flush. The files are
- * written by asynchronous writes (the I/O threads), all started before the
- * first await, so the caller's work meanwhile overlaps them; the promise
- * settles only after every write has finished, failed or not.
- */
-async function stageAll(ws: Workspace, steps: Step[], area: StagingArea): Promise<void> {
-  ensureStateDir(ws.repo.stateDir);
-  const tmpDir = join(ws.repo.stateDir, "tmp");
-  const tmpDev = statSync(tmpDir).dev;
-  // Opened before the first write: a syncfs reports write-back errors since then.
-  const batch = new DurableBatch(tmpDir);
-  const devices = new Map<string, number>();
-  const writes: Promise<void>[] = [];
-  try {
-    try {
-      for (const s of steps) {
-        if (s.after === null || s.plainRename) continue;
-        if (deviceOf(ws.repo.root, s.dest.target.path, devices) !== tmpDev) continue; // staged beside the target at publish time
-        const bytes = s.after.bytes;
-        if (s.after.mode === "120000") {
-          // A symlink cannot be opened to fsync it (open follows it): a syncfs covers it; per-file flushing leaves
-          // it, as before, to the flush of the directory it is renamed into.
-          const tmp = area.next();
-          s.staged = tmp;
-          symlinkSync(Buffer.from(s.after.bytes.buffer, s.after.bytes.byteOffset, s.after.bytes.byteLength), tmp);
-          continue;
-        }
-        const { path: tmp, spare } = area.nextFile();
-        s.staged = tmp;
-        writes.push((spare ? fillSpare(tmp, bytes, s.perm) : writeNewFile(tmp, bytes, s.perm)).then(() => batch.add(tmp, bytes.length)));
-      }
-    } finally {
-      await settled(writes);
-    }
-    throwFirstFailure(await Promise.allSettled(writes));
-    // All data reaches the disk before the first rename publishes any of it.
-    await batch.flush();
-  } finally {
-    batch.close();
-  }
-}
-
-/** Opening a spare: never through a symlink put in its place; made again if it went missing. */
-const SPARE_OPEN = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW;
-
-/** A spare (empty, permission bits SPARE_PERM) filled with `bytes`, by the I/O threads. */
-async function fillSpare(path: string, bytes: Uint8Array, perm: number): Promise<void> {
-  await writeFile(path, bytes, { flag: SPARE_OPEN, mode: SPARE_PERM });
-  // (a spare made again passed its mode through the umask)
-  if (perm !== SPARE_PERM || (SPARE_PERM & process.umask()) !== 0) await chmod(path, perm);
-}
-
-/** A new file (it must not exist) with exactly `perm` as its permission bits, written by the I/O threads. */
-async function writeNewFile(path: string, bytes: Uint8Array, perm: number): Promise<void> {
-  // open()'s mode passes through the umask: when the umask would clear bits of `perm`, they are set afterwards.
-  await writeFile(path, bytes, { flag: "wx", mode: perm });
-  if ((perm & process.umask()) !== 0) await chmod(path, perm);
-}
-
 function writeStaged(tmp: string, state: NonNullable<PathState>, perm: number): void {
   if (state.mode === "120000") {
     symlinkSync(Buffer.from(state.bytes.buffer, state.bytes.byteOffset, state.bytes.byteLength), tmp);
@@ -528,29 +412,6 @@ function fsyncPath(path: string): void {
   }
 }
 
-function deviceOf(root: string, path: string, cache: Map<string, number>): number {
-  const dir = dirname(join(root, path));
-  let dev = cache.get(dir);
-  if (dev === undefined) {
-    dev = deviceOfDir(dir);
-    cache.set(dir, dev);
-  }
-  return dev;
-}
-
-function deviceOfDir(dir: string): number {
-  let cur = dir;
-  for (;;) {
-    try {
-      return statSync(cur).dev;
-    } catch {
-      const up = dirname(cur);
-      if (up === cur) return -1;
-      cur = up;
-    }
-  }
-}
-
 async function publish(ws: Workspace, plan: Plan, done: Step[]): Promise<void> {
   const dirs = new Set<string>();
   const made = new Set<string>();
@@ -566,15 +427,6 @@ async function publish(ws: Workspace, plan: Plan, done: Step[]): Promise<void> {
   throwFirstFailure(await Promise.allSettled(renames));
   for (const p of removedPaths) pruneEmptyParents(ws.repo.root, p, dirs);
   await syncDirs(ws, dirs);
-}
-
-async function settled(promises: Promise<unknown>[]): Promise<void> {
-  await Promise.allSettled(promises);
-}
-
-function throwFirstFailure(results: PromiseSettledResult<unknown>[]): void {
-  const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
-  if (failed) throw failed.reason;
 }
 
 /** The synchronous part of publishing: removals, moves, and the writes' renames started (pushed on `renames`). */
