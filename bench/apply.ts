@@ -30,7 +30,7 @@ import { applyPatchOp } from "../src/ops/workspace-patch";
 import { closeWorkspace, openWorkspace, type Workspace } from "../src/ops/workspace";
 import { Rng, renderFile } from "./gen-repo.ts";
 import { configureDurability } from "../src/repo/durable";
-import { argValue, fmtMs, fmtRatio, loadLine, machineLine, markdownTable, median, table, timeCommand } from "./lib.ts";
+import { argValue, fmtMs, fmtRatio, loadLine, machineLine, markdownTable, median, table, timeCommand, runMain } from "./lib.ts";
 
 const GIT_ENV = {
   GIT_CONFIG_GLOBAL: "/dev/null",
@@ -285,11 +285,4 @@ async function main(): Promise<number> {
   return 0;
 }
 
-if (import.meta.main) {
-  try {
-    process.exitCode = await main();
-  } catch (e) {
-    console.error(e instanceof Error ? e.message : String(e));
-    process.exitCode = 1;
-  }
-}
+if (import.meta.main) await runMain(main);

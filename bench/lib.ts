@@ -198,3 +198,13 @@ export function argValue(args: string[], name: string): string | undefined {
   const i = args.indexOf(name);
   return i >= 0 ? args[i + 1] : undefined;
 }
+
+/** Runs a benchmark's main when the file is the entry point: its result is the exit code; an error prints its message and exits 1. */
+export async function runMain(main: () => Promise<number>): Promise<void> {
+  try {
+    process.exitCode = await main();
+  } catch (e) {
+    console.error(e instanceof Error ? e.message : String(e));
+    process.exitCode = 1;
+  }
+}

@@ -19,7 +19,7 @@ import type { RepoPath } from "../src/core/repo-path";
 import { planPatch, type PatchPlan, type PatchTarget } from "../src/ops/patch/plan";
 import type { FileMode } from "../src/ops/patch/types";
 import { Rng, renderFile } from "./gen-repo.ts";
-import { argValue, fmtMs, fmtRatio as fmtRatioCoarse, machineLine, markdownTable, median, table, timeCommand, timeFn } from "./lib.ts";
+import { argValue, fmtMs, fmtRatio as fmtRatioCoarse, machineLine, markdownTable, median, table, timeCommand, timeFn, runMain } from "./lib.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
 
@@ -328,11 +328,4 @@ async function main(): Promise<number> {
   return 0;
 }
 
-if (import.meta.main) {
-  try {
-    process.exitCode = await main();
-  } catch (e) {
-    console.error(e instanceof Error ? e.message : String(e));
-    process.exitCode = 1;
-  }
-}
+if (import.meta.main) await runMain(main);

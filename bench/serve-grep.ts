@@ -12,7 +12,7 @@ import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { argValue, fmtMs, fmtRatio, loadLine, machineLine, median, table, timeCommand } from "./lib.ts";
+import { argValue, fmtMs, fmtRatio, loadLine, machineLine, median, table, timeCommand, runMain } from "./lib.ts";
 
 const args = process.argv.slice(2);
 const dir = resolve(argValue(args, "--dir") ?? "/tmp/wsbench-large");
@@ -65,11 +65,4 @@ async function main(): Promise<number> {
   return 0;
 }
 
-if (import.meta.main) {
-  try {
-    process.exitCode = await main();
-  } catch (e) {
-    console.error(e instanceof Error ? e.message : String(e));
-    process.exitCode = 1;
-  }
-}
+if (import.meta.main) await runMain(main);

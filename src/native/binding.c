@@ -431,13 +431,20 @@ static napi_value release(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+/* The one argument of a call taking bytes; 0 (with an exception pending) when it is not a typed array. */
+static int bytes_arg(napi_env env, napi_callback_info info, void **data, size_t *len) {
+  napi_value argv[1];
+  if (!args_of(env, info, 1, argv)) return 0;
+  if (bytes_of(env, argv[0], data, len)) return 1;
+  fail(env, "worksnap native: expected a Uint8Array");
+  return 0;
+}
+
 /* sha256(bytes) and gitBlobId(bytes): one-shot digests, for tests of the implementations */
 static napi_value sha256_once(napi_env env, napi_callback_info info) {
-  napi_value argv[1];
-  if (!args_of(env, info, 1, argv)) return NULL;
   void *data;
   size_t len;
-  if (!bytes_of(env, argv[0], &data, &len)) return fail(env, "worksnap native: expected a Uint8Array");
+  if (!bytes_arg(env, info, &data, &len)) return NULL;
   sha256_ctx c;
   sha256_init(&c);
   sha256_update(&c, data, len);
@@ -449,11 +456,9 @@ static napi_value sha256_once(napi_env env, napi_callback_info info) {
 }
 
 static napi_value git_blob_id(napi_env env, napi_callback_info info) {
-  napi_value argv[1];
-  if (!args_of(env, info, 1, argv)) return NULL;
   void *data;
   size_t len;
-  if (!bytes_of(env, argv[0], &data, &len)) return fail(env, "worksnap native: expected a Uint8Array");
+  if (!bytes_arg(env, info, &data, &len)) return NULL;
   sha1_ctx c;
   git_blob_init(&c, len);
   sha1_update(&c, data, len);

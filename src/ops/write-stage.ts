@@ -7,6 +7,7 @@ import { constants, mkdirSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { chmod, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { RepoPath } from "../core/repo-path";
+import { writeNewFile } from "../repo/atomic-write";
 import { DurableBatch } from "../repo/durable";
 import { ensureStateDir, tempPath } from "../repo/state-dir";
 import { SPARE_PERM, type TmpReserve } from "../repo/tmp-reserve";
@@ -133,13 +134,6 @@ async function fillSpare(path: string, bytes: Uint8Array, perm: number): Promise
   await writeFile(path, bytes, { flag: SPARE_OPEN, mode: SPARE_PERM });
   // (a spare made again passed its mode through the umask)
   if (perm !== SPARE_PERM || (SPARE_PERM & process.umask()) !== 0) await chmod(path, perm);
-}
-
-/** A new file (it must not exist) with exactly `perm` as its permission bits, written by the I/O threads. */
-async function writeNewFile(path: string, bytes: Uint8Array, perm: number): Promise<void> {
-  // open()'s mode passes through the umask: when the umask would clear bits of `perm`, they are set afterwards.
-  await writeFile(path, bytes, { flag: "wx", mode: perm });
-  if ((perm & process.umask()) !== 0) await chmod(path, perm);
 }
 
 function deviceOf(root: string, path: string, cache: Map<string, number>): number {

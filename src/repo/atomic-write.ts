@@ -1,4 +1,5 @@
 import { chmodSync, closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { chmod, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { randomId128 } from "../core/hash";
 import { tempPath } from "./state-dir";
@@ -54,5 +55,22 @@ export function fsyncDir(dir: string): void {
     // Some file systems refuse fsync on directories; the rename is still atomic.
   } finally {
     if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/**
+ * A new file (it must not exist) with exactly `perm` as its permission bits,
+ * written by the I/O threads, not flushed (the caller's batch is: durable.ts).
+ * If its mode cannot be set, nothing of it is left.
+ */
+export async function writeNewFile(path: string, bytes: Uint8Array, perm: number): Promise<void> {
+  await writeFile(path, bytes, { flag: "wx", mode: perm });
+  // open()'s mode passes through the umask: when the umask would clear bits of `perm`, they are set afterwards.
+  if ((perm & process.umask()) === 0) return;
+  try {
+    await chmod(path, perm);
+  } catch (err) {
+    rmSync(path, { force: true });
+    throw err;
   }
 }

@@ -23,9 +23,10 @@
  * behind is removed by the temp cleanup of the next one (state-dir.ts).
  */
 import { mkdirSync, rmSync } from "node:fs";
-import { chmod, rm, writeFile } from "node:fs/promises";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { randomId128 } from "../core/hash";
+import { writeNewFile } from "./atomic-write";
 
 /** Spares kept once the workspace has written: at least this many, at most this many. */
 export const RESERVE_MIN = 32;
@@ -112,7 +113,7 @@ export class TmpReserve {
       const path = join(this.dir, String(this.next++));
       try {
         if (this.next === 1) mkdirSync(this.dir, { recursive: true });
-        await makeSpare(path);
+        await writeNewFile(path, EMPTY, SPARE_PERM);
       } catch {
         this.failed = true;
         return;
@@ -120,18 +121,5 @@ export class TmpReserve {
       if (this.closed) rmSync(path, { force: true });
       else this.spares.push(path);
     }
-  }
-}
-
-/** A new empty file with exactly SPARE_PERM; on failure nothing of it is left (and nothing else is touched). */
-async function makeSpare(path: string): Promise<void> {
-  await writeFile(path, EMPTY, { flag: "wx", mode: SPARE_PERM });
-  // open()'s mode passes through the umask.
-  if ((SPARE_PERM & process.umask()) === 0) return;
-  try {
-    await chmod(path, SPARE_PERM);
-  } catch (err) {
-    rmSync(path, { force: true });
-    throw err;
   }
 }

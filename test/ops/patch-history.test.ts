@@ -18,6 +18,7 @@ import { createSnapshot } from "../../src/ops/snapshot-create";
 import { applyPatchOp } from "../../src/ops/workspace-patch";
 import { closeWorkspace, openWorkspace } from "../../src/ops/workspace";
 import { tmpDir, tmpRepo } from "../helpers/tmp-repo";
+import { rng } from "./patch/fixtures";
 
 const PROJECT = join(import.meta.dir, "..", "..");
 const ENV = { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1", LC_ALL: "C", GIT_AUTHOR_NAME: "T", GIT_AUTHOR_EMAIL: "t@e", GIT_COMMITTER_NAME: "T", GIT_COMMITTER_EMAIL: "t@e" };
@@ -101,18 +102,6 @@ describe("real history through workspace_apply_patch", () => {
 });
 
 // --- a deterministic history generator --------------------------------------
-
-function rng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return { next, int: (n: number) => Math.floor(next() * n), pick: <T>(xs: readonly T[]) => xs[Math.floor(next() * xs.length)] as T };
-}
 
 /** Real text files from node_modules, as seeds for the generated tree. */
 function realSources(limit: number): { name: string; text: string }[] {

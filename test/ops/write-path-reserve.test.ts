@@ -7,7 +7,6 @@
 import { describe, expect, test } from "bun:test";
 import { closeSync, existsSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
-import { nativeModule } from "../../src/repo/native";
 import { RESERVE_MIN, SPARE_PERM, TmpReserve } from "../../src/repo/tmp-reserve";
 import { cleanStaleTemps } from "../../src/repo/state-dir";
 import { closeWorkspace, openWorkspace, type Workspace } from "../../src/ops/workspace";
@@ -195,9 +194,4 @@ describe("TmpReserve", () => {
     reserve.discard(join(tmp, "late"));
     expect(existsSync(join(tmp, "late"))).toBe(false);
   });
-});
-
-test("the native exchange is what publishes over existing files here (or the module is off on purpose)", () => {
-  const off = process.env.WORKSNAP_BUILD_NATIVE === "0" || process.env.WORKSNAP_NATIVE === "0";
-  expect(nativeModule() !== null || off).toBe(true);
 });

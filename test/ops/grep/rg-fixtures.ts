@@ -5,6 +5,7 @@
 import { expect } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { rng } from "../patch/fixtures";
 
 export const RG = Bun.which("rg");
 
@@ -12,13 +13,7 @@ export const CHUNK = 64 * 1024;
 
 /** A deterministic pseudo-random tree of awkward text files (and two binaries). */
 export function buildTree(root: string): string[] {
-  let seed = 7;
-  const rnd = () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const rnd = rng(7).next;
   const pick = <T>(xs: T[]): T => xs[Math.floor(rnd() * xs.length)]!;
   const words = ["foo", "bar", "baz", "foo42", "TODO:", "FIXME", "import", "x", "abc", "aXc", "handle(", "ABCD", "k", "K", "s", "é", "😀", "日本", "\u212a", "ſ", "ab", "cde", "a.c", "  ", "\t"];
   const line = () => Array.from({ length: Math.floor(rnd() * 9) }, () => pick(words)).join(pick([" ", " ", "", "\t"]));

@@ -5,6 +5,7 @@ import { unifiedDiff, type DiffSide } from "../../../src/ops/diff/unified";
 import { changesFit, diffReplays, islandDiff, recordDiff } from "../../../src/ops/history/record-diff";
 import { applyHunks } from "../../../src/ops/patch/apply";
 import { parsePatch } from "../../../src/ops/patch/parse";
+import { rng } from "../patch/fixtures";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const side = (text: string, path = "f.txt"): DiffSide => ({ path, bytes: enc(text), mode: "100644" });
@@ -25,16 +26,7 @@ function fileOf(rand: () => number, lines: number): string[] {
   return Array.from({ length: lines }, (_, i) => (i % 17 === 5 ? "}\n" : i % 23 === 0 ? "\n" : `line ${i} ${Math.floor(rand() * 1e6).toString(36)}\n`));
 }
 
-function mulberry(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const mulberry = (seed: number): (() => number) => rng(seed).next;
 
 describe("islandDiff", () => {
   test("scattered edits in a large file: the joined diff replays exactly and equals the whole-file diff", () => {
