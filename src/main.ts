@@ -3,7 +3,8 @@ import { basename } from "node:path";
 import { UsageError } from "./cli/args";
 import { reportError } from "./cli/output";
 import { nativeSummary } from "./repo/native";
-import { VERSION } from "./version";
+import { STATE_FORMAT } from "./repo/state-format";
+import { BUILD, VERSION } from "./version";
 
 const HELP = `worksnap ${VERSION}: deterministic snapshots, leased work-tree access, byte-exact
 patching and reviewable edit history for coding agents.
@@ -14,6 +15,7 @@ Usage:
                                        diff, export, import
   worksnap history <command> ...       review agent edits: status, show, accept,
                                        reject, recover, cleanup (also: mcpdiff)
+  worksnap migrate [--check]           bring .mcp/ to this version's state format
   worksnap --version | --help
 
 Run "worksnap <command> --help" for details.
@@ -41,7 +43,16 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
     const m = await import("./cli/commands/history");
     return { run: m.cmdHistory, help: m.HISTORY_HELP };
   },
+  migrate: async () => {
+    const m = await import("./cli/commands/migrate");
+    return { run: m.cmdMigrate, help: m.MIGRATE_HELP };
+  },
 };
+
+/** `--version`: what a bug report needs, one fact a line, the version alone on the first. */
+function versionText(): string {
+  return `worksnap ${VERSION}\ncommit: ${BUILD.commit}\ntarget: ${BUILD.target}\n${nativeSummary()}\nstate format: ${STATE_FORMAT}\n`;
+}
 
 function wantsJson(argv: string[]): boolean {
   return argv.includes("--json");
@@ -51,7 +62,7 @@ export async function main(argv: string[], invokedAs: string): Promise<number> {
   if (invokedAs === "mcpdiff") argv = ["history", ...argv];
   const [name, ...rest] = argv;
   if (name === "--version" || name === "-V") {
-    process.stdout.write(`worksnap ${VERSION}\n${nativeSummary()}\n`);
+    process.stdout.write(versionText());
     return 0;
   }
   if (name === "--help" || name === "-h" || name === "help") {

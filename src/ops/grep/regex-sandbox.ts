@@ -251,7 +251,10 @@ export class RegexSandbox {
     let best: Child | undefined;
     for (const c of this.children) if (!best || c.pending.length < best.pending.length) best = c;
     if (best && (best.pending.length === 0 || this.children.length >= this.size)) return best;
-    const proc = Bun.spawn([process.execPath, "-e", CHILD_SOURCE], {
+    // As bun, the child would load bunfig.toml (its preload scripts) and .env from its working directory, which
+    // is often the repository: it starts in / without .env files, so nothing of the repository runs in it.
+    const proc = Bun.spawn([process.execPath, "--no-env-file", "-e", CHILD_SOURCE], {
+      cwd: "/",
       env: { ...process.env, BUN_BE_BUN: "1" },
       stdin: "pipe",
       stdout: "pipe",
