@@ -79,6 +79,25 @@ function verifySignature(bytes: Uint8Array, off: number, size: number): MachORep
   throw new Error("the code signature has no code directory");
 }
 
+/** The identifier of a Mach-O file's CodeDirectory ("a.out" for what Bun signs). */
+export function codeDirectoryIdentifier(bytes: Uint8Array): string {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let at = 32;
+  for (let i = 0, n = view.getUint32(16, true); i < n; i++) {
+    if (view.getUint32(at, true) === LC_CODE_SIGNATURE) {
+      const off = view.getUint32(at + 8, true);
+      for (let k = 0, count = view.getUint32(off + 8); k < count; k++) {
+        const blob = off + view.getUint32(off + 12 + k * 8 + 4);
+        if (view.getUint32(blob) !== CSMAGIC_CODEDIRECTORY) continue;
+        const start = blob + view.getUint32(blob + 20);
+        return new TextDecoder().decode(bytes.subarray(start, bytes.indexOf(0, start)));
+      }
+    }
+    at += view.getUint32(at + 4, true);
+  }
+  throw new Error("no code directory");
+}
+
 /** The ELF machine and class of an executable (62 x86-64, 183 AArch64). */
 export function checkElf(bytes: Uint8Array, wantMachine: number): { machine: number; size: number } {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);

@@ -9,7 +9,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { ReleaseManifest } from "../release.ts";
 import { HOST_TARGET, TARGETS, TARGET_NAMES, type Target } from "../targets.ts";
-import { checkMachO, readBinary } from "./binary-format.ts";
+import { checkMachO, codeDirectoryIdentifier, readBinary } from "./binary-format.ts";
+import { signAdHoc } from "./macho-sign.ts";
 import { npmEndToEnd } from "./npm-e2e.ts";
 import { expect, mcpHandshake, run, runnerFor, smallRepo, versionFields, type Check } from "./smoke-lib.ts";
 
@@ -115,6 +116,13 @@ export async function runSmoke(releaseDir: string): Promise<void> {
         }
       });
     }
+
+    await check("the ad-hoc signer reproduces Bun's own darwin-arm64 signature byte for byte", () => {
+      const bytes = readBinary(join(releaseDir, manifest.targets["darwin-arm64"].file));
+      expect(manifest.targets["darwin-arm64"].signature === "ad hoc, as Bun wrote it", `darwin-arm64 was ${manifest.targets["darwin-arm64"].signature}`);
+      const again = signAdHoc(bytes, codeDirectoryIdentifier(bytes));
+      expect(Buffer.from(again).equals(Buffer.from(bytes)), "macho-sign.ts writes another signature than Bun does");
+    });
 
     await npmEndToEnd(releaseDir, manifest, check, work);
   } finally {
