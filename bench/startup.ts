@@ -3,14 +3,15 @@
 // and bytecode options) are compiled into a temp dir from the same source and measured in the same rounds, so
 // the choice in scripts/compile.ts (STARTUP_OPTIONS) rests on figures; each executable's size is printed.
 // Anchors, in the same rounds: the floor, a compiled Bun program that answers `initialize` by hand (Bun's own
-// start); a compiled minimal MCP server on the SDK's Server and stdio transport; the npm launcher
+// start); a compiled minimal MCP server on the SDK's Server and stdio transport (both built with the current
+// options); the npm launcher
 // (node npm/worksnap/bin/worksnap.js) in front of worksnap, which `npx worksnap` adds to.
 //
-//   node_modules/.bin/bun bench/startup.ts [--runs N] [--only current]
+//   node_modules/.bin/bun bench/startup.ts [--runs N] [--only current]   (npm run bench:startup)
 import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { NATIVE_OUTPUT, buildNative } from "../scripts/build-native.ts";
+import { buildNative } from "../scripts/build-native.ts";
 import { STARTUP_OPTIONS, compileWorksnap } from "../scripts/compile.ts";
 import { HOST_TARGET } from "../scripts/targets.ts";
 import { argValue, fmtBytes, fmtMs, fmtRatio, loadLine, machineLine, median, runMain, table } from "./lib.ts";
@@ -18,6 +19,7 @@ import { argValue, fmtBytes, fmtMs, fmtRatio, loadLine, machineLine, median, run
 const args = process.argv.slice(2);
 const runs = Number(argValue(args, "--runs") ?? 40);
 const only = argValue(args, "--only");
+const keep = (v: Variant) => !only || (only === "current" ? v.name.endsWith("(current)") : v.name === only);
 const ROOT = join(import.meta.dir, "..");
 const INITIALIZE = `${JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bench", version: "0" } } })}\n`;
 
@@ -27,13 +29,13 @@ interface Variant {
   minifyIdentifiers: boolean;
 }
 
-const VARIANTS: Variant[] = [
-  { name: "current", ...STARTUP_OPTIONS },
-  { name: "no bytecode, whitespace+syntax minified", bytecode: false, minifyIdentifiers: false },
-  { name: "no bytecode, identifiers minified too", bytecode: false, minifyIdentifiers: true },
-  { name: "bytecode", bytecode: true, minifyIdentifiers: false },
-  { name: "bytecode, identifiers minified too", bytecode: true, minifyIdentifiers: true },
-];
+const VARIANTS: Variant[] = [false, true].flatMap((bytecode) =>
+  [false, true].map((minifyIdentifiers) => ({
+    name: `${bytecode ? "bytecode" : "no bytecode"}, identifiers ${minifyIdentifiers ? "minified" : "kept"}${bytecode === STARTUP_OPTIONS.bytecode && minifyIdentifiers === STARTUP_OPTIONS.minifyIdentifiers ? " (current)" : ""}`,
+    bytecode,
+    minifyIdentifiers,
+  })),
+);
 
 const FLOOR = `
 const reader = Bun.stdin.stream().getReader();
@@ -94,19 +96,24 @@ async function main(): Promise<number> {
     if (!native.ok) console.log(`note: native module not built (${native.reason}); variants run their TypeScript paths`);
     const nativeNote = native.ok ? "" : `not built: ${native.reason}`;
     const contenders: { name: string; cmd: string[]; env?: Record<string, string>; size?: number; version?: string[] }[] = [];
-    for (const v of VARIANTS.filter((x) => !only || x.name === only)) {
+    for (const v of VARIANTS.filter(keep)) {
       const outfile = join(work, v.name.replace(/\W+/g, "-"));
       await compileWorksnap({ target: HOST_TARGET, outfile, nativeNote, bytecode: v.bytecode, minifyIdentifiers: v.minifyIdentifiers });
-      contenders.push({ name: `worksnap (${v.name})`, cmd: [outfile, "serve", "--root", repo], size: statSync(outfile).size, version: [outfile, "--version"] });
+      contenders.push({ name: `worksnap, ${v.name}`, cmd: [outfile, "serve", "--root", repo], size: statSync(outfile).size, version: [outfile, "--version"] });
     }
-    const current = contenders[0]!;
+    const current = contenders.find((c) => c.name.endsWith("(current)")) ?? contenders[0]!;
     contenders.push({ name: "npm launcher + worksnap (current)", cmd: ["node", join(ROOT, "npm/worksnap/bin/worksnap.js"), "serve", "--root", repo], env: { WORKSNAP_BINARY: current.cmd[0]! }, version: ["node", join(ROOT, "npm/worksnap/bin/worksnap.js"), "--version"] });
     for (const [name, source] of [["anchor: SDK-only MCP server (compiled)", SDK_SERVER], ["floor: Bun answering by hand (compiled)", FLOOR]] as const) {
       const src = join(ROOT, "bench", `.startup-${name.includes("SDK") ? "sdk" : "floor"}.ts`);
       writeFileSync(src, source);
       const outfile = join(work, name.includes("SDK") ? "sdk-server" : "floor");
       try {
-        const r = await Bun.build({ entrypoints: [src], compile: { outfile, autoloadDotenv: false, autoloadBunfig: false }, minify: { syntax: true, whitespace: true } });
+        const r = await Bun.build({
+          entrypoints: [src],
+          compile: { outfile, autoloadDotenv: false, autoloadBunfig: false },
+          minify: { syntax: true, whitespace: true },
+          ...(STARTUP_OPTIONS.bytecode ? { bytecode: true, format: "esm" as const } : {}),
+        });
         if (!r.success) throw new AggregateError(r.logs, `building ${name} failed`);
       } finally {
         rmSync(src, { force: true });
@@ -136,8 +143,6 @@ async function main(): Promise<number> {
     return 0;
   } finally {
     rmSync(work, { recursive: true, force: true });
-    // the variants were built from this machine's module; leave it as npm run build would
-    void NATIVE_OUTPUT;
   }
 }
 
