@@ -25,8 +25,8 @@
 
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { createSnapshot } from "../src/ops/snapshot-create";
-import { applyPatchOp } from "../src/ops/workspace-patch";
+import { createSnapshot } from "../src/ops/snapshot/create";
+import { applyPatchOp } from "../src/ops/mutate/apply-patch";
 import { closeWorkspace, openWorkspace, type Workspace } from "../src/ops/workspace";
 import { Rng, renderFile } from "./gen-repo.ts";
 import { configureDurability } from "../src/repo/durable";

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { applyPatchOp } from "../../ops/workspace-patch";
+import { applyPatchOp } from "../../ops/mutate/apply-patch";
 import { defineTool } from "../define-tool";
 import { hybridOutput } from "../output-schema";
 import { leaseIdArg, modeBranch, mutating, snapshotIdArg } from "./common";

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { deleteOp } from "../../ops/workspace-delete";
+import { deleteOp } from "../../ops/mutate/delete";
 import { defineTool } from "../define-tool";
 import { hybridOutput } from "../output-schema";
 import { leaseIdArg, modeBranch, mutating, pathArg, snapshotIdArg } from "./common";

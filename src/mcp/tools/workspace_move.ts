@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { moveOp } from "../../ops/workspace-move";
+import { moveOp } from "../../ops/mutate/move";
 import { defineTool } from "../define-tool";
 import { hybridOutput } from "../output-schema";
 import { leaseIdArg, modeBranch, mutating, pathArg, snapshotIdArg } from "./common";

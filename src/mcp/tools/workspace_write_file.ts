@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { writeFileOp } from "../../ops/workspace-write";
+import { writeFileOp } from "../../ops/mutate/write-file";
 import { defineTool } from "../define-tool";
 import { hybridOutput } from "../output-schema";
 import { leaseIdArg, modeBranch, mutating, pathArg, snapshotIdArg } from "./common";

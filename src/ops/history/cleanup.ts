@@ -13,7 +13,7 @@
 import { compareUtf8 } from "../../core/byte-order";
 import { repoChanged } from "../../core/errors";
 import type { Workspace } from "../workspace";
-import { withWorktreeLock } from "../worktree-lock";
+import { withWorktreeLock } from "../write/worktree-lock";
 import { parseMicros } from "./clock";
 import type { HistoryStore } from "./store";
 import { loadHistory, PathGroups, pathsOf } from "./timeline";

@@ -7,7 +7,7 @@
  */
 import { internal } from "../../core/errors";
 import { sha256Hex } from "../../core/hash";
-import type { FileMode } from "../edit-recorder";
+import type { FileMode } from "../write/edit-recorder";
 import { parsePatch } from "../patch/parse";
 import type { PatchHunk } from "../patch/types";
 import { ObjectPresence } from "./batch-store";

@@ -32,7 +32,7 @@
  */
 import { internal } from "../../core/errors";
 import { sha256Hex } from "../../core/hash";
-import type { FileMode } from "../edit-recorder";
+import type { FileMode } from "../write/edit-recorder";
 import { unifiedDiff } from "../diff/unified";
 import { applyHunks } from "../patch/apply";
 import { parsePatch } from "../patch/parse";
