@@ -17,7 +17,7 @@ import { chmod, mkdir, unlink } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import type { RepoPath } from "../src/core/repo-path";
 import { planPatch, type PatchPlan, type PatchTarget } from "../src/ops/patch/plan";
-import type { FileMode } from "../src/ops/patch/types";
+import type { FileMode } from "../src/core/file-mode";
 import { Rng, renderFile } from "./gen-repo.ts";
 import { argValue, fmtMs, fmtRatio as fmtRatioCoarse, machineLine, markdownTable, median, table, timeCommand, timeFn, runMain } from "./lib.ts";
 

@@ -30,9 +30,9 @@
  * An outside change that cannot be carried over is a conflict no cascade can
  * resolve.
  */
+import type { FileMode } from "../../core/file-mode";
 import { internal } from "../../core/errors";
 import { sha256Hex } from "../../core/hash";
-import type { FileMode } from "../write/edit-recorder";
 import { unifiedDiff } from "../diff/unified";
 import { applyHunks } from "../patch/apply";
 import { parsePatch } from "../patch/parse";

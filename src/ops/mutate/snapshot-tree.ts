@@ -1,3 +1,4 @@
+import type { FileMode } from "../../core/file-mode";
 import { posix } from "node:path";
 import { compareUtf8 } from "../../core/byte-order";
 import { invalidArgument, notFound, permissionDenied, repoChanged } from "../../core/errors";
@@ -5,7 +6,7 @@ import { blobIdOf, type BlobId } from "../../core/hash";
 import { ROOT, ancestorsOf, isReservedPath, isWithin, type RepoPath } from "../../core/repo-path";
 import { type ManifestEntry, type SnapshotId, manifestJson, snapshotIdOf } from "../../repo/manifest";
 import type { SnapshotMeta, StoredSnapshot } from "../../repo/snapshot-store";
-import type { FileMode, PathState } from "../write/edit-recorder";
+import type { PathState } from "../write/edit-recorder";
 import type { AppliedChange, ChangeStatus, WriteChange } from "../write/write-path";
 import type { Workspace } from "../workspace";
 

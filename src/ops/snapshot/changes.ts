@@ -1,6 +1,6 @@
 import { compareUtf8 } from "../../core/byte-order";
 import { invalidArgument } from "../../core/errors";
-import type { EntryMode } from "../../repo/capture";
+import type { FileMode } from "../../core/file-mode";
 import type { Fingerprint } from "../../repo/fingerprint";
 import { touch } from "../live/leases";
 import { decodeCursor, encodeCursor } from "./page-cursor";
@@ -13,8 +13,8 @@ export interface Change {
   path: string;
   status: ChangeStatus;
   /** Present when the mode differs (mode_changed, or modified with a mode change too). */
-  old_mode?: EntryMode;
-  new_mode?: EntryMode;
+  old_mode?: FileMode;
+  new_mode?: FileMode;
 }
 
 /** A change with both sides' entries, for callers that go on to read the content. */

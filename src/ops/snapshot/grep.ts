@@ -1,18 +1,13 @@
 import { join, sep } from "node:path";
-import { BINARY_SNIFF_BYTES } from "../../core/binary";
 import { canonicalJson } from "../../core/canonical-json";
 import { invalidArgument, notFound } from "../../core/errors";
 import { blobIdFromHex, sha256File, type BlobId } from "../../core/hash";
 import { ROOT, trustedRepoPath, type RepoPath } from "../../core/repo-path";
 import type { GitResult } from "../../repo/git";
 import type { GitBlobMap } from "../../repo/git-blob-map";
-import { nativeModule } from "../../repo/native";
 import { plainIndexPaths, startIndexListing } from "../../repo/tree-scan";
 import type { TreeEntry } from "../../repo/tree-scan";
-import { type GrepCandidate, type GrepMatch, fileCandidate, grep } from "../grep";
-import { readFilterOf, Speculation } from "../grep/engine";
-import { GrepPrefetch } from "../grep/prefetch";
-import { compileQuery, DEFAULT_CHUNK_BYTES } from "../grep/query";
+import { DEFAULT_CHUNK_BYTES, type GrepCandidate, type GrepResult, type ReadAhead, fileCandidate, grep, startReadAhead } from "../grep";
 import { touch, type Lease } from "../live/leases";
 import { type BranchFields, type ModeArgs, branchFields, openReadContext } from "../live/read-context";
 import { inScope, parseScopeArg } from "./tree-side";
@@ -35,19 +30,11 @@ export interface GrepArgs extends ModeArgs {
   maxBytes?: number;
 }
 
-export type GrepAnswer = BranchFields & {
-  matches: GrepMatch[];
-  /** Text files under paths that passed include/exclude (binary files among them are skipped, not searched). */
-  candidates: number;
-  files_searched: number;
-  files_matched: number;
-  binary_skipped: number;
-  matches_omitted: number;
-  truncated: boolean;
-  cursor?: string;
-  timed_out?: boolean;
-  note?: string;
-};
+export type GrepAnswer = BranchFields &
+  Omit<GrepResult, "searched_paths"> & {
+    /** Text files under paths that passed include/exclude (binary files among them are skipped, not searched). */
+    candidates: number;
+  };
 
 /**
  * snapshot_grep: the candidate walk for the grep engine. Candidates are the
@@ -60,7 +47,7 @@ export async function snapshotGrep(ws: Workspace, args: GrepArgs): Promise<GrepA
   if (typeof args.pattern !== "string" || args.pattern === "") throw invalidArgument("pattern must not be empty", { arg: "pattern" });
   const scope = parseScopeArg(args.paths);
   const filter = globFilter(args.include, args.exclude);
-  const early = args.mode === "worktree" ? startReadAhead(ws, args, scope, filter) : null;
+  const early = args.mode === "worktree" ? startWorktreeReadAhead(ws, args, scope, filter) : null;
   try {
     return await search(ws, args, scope, filter, early);
   } finally {
@@ -74,7 +61,7 @@ async function search(
   args: GrepArgs,
   scope: RepoPath[],
   filter: (path: string) => boolean,
-  early: ReadAhead | null,
+  early: WorktreeReadAhead | null,
 ): Promise<GrepAnswer> {
   const ctx = await openReadContext(ws, args, scope, early?.listing);
   const files: { path: string; mode: string; blob?: BlobId; gitOid?: string }[] = [];
@@ -121,50 +108,29 @@ function fileQueryOf(args: GrepArgs) {
   };
 }
 
-interface ReadAhead {
+interface WorktreeReadAhead extends ReadAhead {
   listing: Promise<GitResult>;
-  prefetch: Promise<GrepPrefetch | null>;
-  /** the files that may match, searched while the walk goes on */
-  speculation: Speculation | null;
 }
 
 /**
- * A worktree grep in a git repository starts the index listing at once and,
- * as soon as it is in, reads its clean tracked files through the query's
- * literals on the native module (prefetch.ts), while `git status` runs. Not
- * for a page after the first (a cursor resumes mid-walk) nor without the
- * module or literals; at most `max_files` files are read ahead.
+ * A worktree grep in a git repository starts the index listing at once and
+ * hands it to the grep module's read ahead (read-ahead.ts), which reads the
+ * clean tracked files while `git status` runs. Not for a page after the
+ * first: a cursor resumes mid-walk.
  */
-function startReadAhead(ws: Workspace, args: GrepArgs, scope: RepoPath[], filter: (path: string) => boolean): ReadAhead | null {
-  const m = nativeModule();
-  if (!m || !ws.repo.gitDir || args.cursor !== undefined) return null;
-  // everything that decides one file's answer, as grep() compiles it (not the cursor: there is none here)
-  const q = compileQuery({ ...fileQueryOf(args), queryKey: "" });
-  const readFilter = readFilterOf(q);
-  const listing = startIndexListing(ws.repo, scope);
-  // A store that knows no index blob (cold) needs every file hashed for the lease; one that does, none: the
-  // engine reads again the few files whose blob it lacks. Either way no lookup per file holds up the start.
-  const hashAll = ws.blobs.gitMap.isEmpty();
-  const speculation = new Speculation(q, m, hashAll);
-  const prefix = ws.repo.root.endsWith(sep) ? ws.repo.root : ws.repo.root + sep;
-  const prefetch = listing.then((l) => {
-    const listed = plainIndexPaths(l.stdout);
-    // the listing's own array when nothing narrows it (its joined bytes are then made once per listing too)
-    let paths = listed;
-    if (args.include !== undefined || args.exclude !== undefined || listed.length > q.maxFiles) {
-      const narrowed: string[] = [];
-      for (const path of listed) {
-        if (narrowed.length >= q.maxFiles) break;
-        if (filter(path)) narrowed.push(path);
-      }
-      paths = narrowed;
-    }
-    const started = GrepPrefetch.start(m, ws.repo.root, paths, hashAll, readFilter, BINARY_SNIFF_BYTES);
-    started?.follow((path, size) => speculation.add(path, prefix + path, size));
-    return started;
+function startWorktreeReadAhead(ws: Workspace, args: GrepArgs, scope: RepoPath[], filter: (path: string) => boolean): WorktreeReadAhead | null {
+  if (!ws.repo.gitDir || args.cursor !== undefined) return null;
+  let listing: Promise<GitResult> | null = null;
+  const started = startReadAhead({
+    root: ws.repo.root,
+    listing: () => (listing = startIndexListing(ws.repo, scope)).then((l) => plainIndexPaths(l.stdout)),
+    query: fileQueryOf(args),
+    filter: args.include !== undefined || args.exclude !== undefined ? filter : null,
+    // A store that knows no index blob (cold) needs every file hashed for the lease; one that does, none: the
+    // engine reads again the few files whose blob it lacks. Either way no lookup per file holds up the start.
+    hashAll: ws.blobs.gitMap.isEmpty(),
   });
-  prefetch.catch(() => {}); // a failed read ahead surfaces where it is awaited
-  return { listing, prefetch, speculation };
+  return started && listing ? { ...started, listing } : null;
 }
 
 /**

@@ -1,7 +1,8 @@
 import { invalidArgument, permissionDenied } from "../../core/errors";
 import type { BlobId } from "../../core/hash";
 import { ROOT, isReservedPath, isWithin, parseRepoPath, type RepoPath } from "../../core/repo-path";
-import { captureEntries, type EntryMode } from "../../repo/capture";
+import type { FileMode } from "../../core/file-mode";
+import { captureEntries } from "../../repo/capture";
 import type { Fingerprint } from "../../repo/fingerprint";
 import type { ManifestEntry, SnapshotId } from "../../repo/manifest";
 import type { Lease } from "../live/leases";
@@ -12,7 +13,7 @@ import type { Workspace } from "../workspace";
 export interface SideEntry {
   path: string;
   blob: BlobId;
-  mode: EntryMode;
+  mode: FileMode;
 }
 
 export type TreeSide =

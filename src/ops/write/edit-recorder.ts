@@ -1,3 +1,4 @@
+import type { FileMode } from "../../core/file-mode";
 import type { RepoPath } from "../../core/repo-path";
 import type { LineChange } from "../diff/line-diff";
 
@@ -8,7 +9,6 @@ import type { LineChange } from "../diff/line-diff";
  * states are known already, so the diffs can start there), then `commit`
  * after every write succeeded (diffs, log entries).
  */
-export type FileMode = "100644" | "100755" | "120000";
 
 /** The state of one path: null when it does not exist. */
 export type PathState = { bytes: Uint8Array; mode: FileMode } | null;

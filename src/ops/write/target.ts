@@ -1,9 +1,10 @@
+import { modeOfPermissions, modeOfStat, type FileMode } from "../../core/file-mode";
 import { lstatSync, readFileSync, readlinkSync, realpathSync, type Stats } from "node:fs";
 import { join } from "node:path";
 import { invalidArgument, permissionDenied } from "../../core/errors";
 import { ROOT, ancestorsOf, baseName, isReservedPath, parentOf, type RepoPath } from "../../core/repo-path";
 import type { RepoRoot } from "../../repo/root";
-import type { FileMode, PathState } from "./edit-recorder";
+import type { PathState } from "./edit-recorder";
 import { resolveInRoot } from "../live/path-guard";
 
 /**
@@ -114,7 +115,7 @@ export function readTargetState(t: WorktreeTarget): PathState {
   if (t.kind === "file") {
     // A view, not a copy: on a 50 MB file the copy costs as much as the read.
     const buf = readFileSync(t.abs);
-    return { bytes: new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength), mode: modeOfStat(t.stat as Stats) };
+    return { bytes: new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength), mode: targetMode(t.stat as Stats) };
   }
   if (t.kind === "dir") throw invalidArgument(`${t.requested} is a directory, not a file`, { path: t.requested });
   throw invalidArgument(`${t.requested} is not a regular file or symlink`, { path: t.requested });
@@ -132,9 +133,9 @@ export function statStamp(st: Stats | null): string | null {
   return `${st.dev}:${st.ino}:${st.mode}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
 }
 
-export function modeOfStat(st: Stats): FileMode {
-  if (st.isSymbolicLink()) return "120000";
-  return st.mode & 0o111 ? "100755" : "100644";
+/** A target's mode: it is a file or a symbolic link (readTargetState refuses anything else). */
+function targetMode(st: Stats): FileMode {
+  return modeOfStat(st) ?? modeOfPermissions(st.mode);
 }
 
 /**

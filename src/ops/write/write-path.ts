@@ -1,3 +1,4 @@
+import type { FileMode } from "../../core/file-mode";
 import { closeSync, fchmodSync, fsyncSync, mkdirSync, readdirSync, openSync, renameSync, rmdirSync, rmSync, statSync, symlinkSync, unlinkSync, writeSync } from "node:fs";
 import { rename } from "node:fs/promises";
 import { dirname, join } from "node:path";
@@ -9,7 +10,7 @@ import type { Fingerprint } from "../../repo/fingerprint";
 import { exchangePaths } from "../../repo/exchange";
 import { blobIdOfState } from "../content-hash";
 import type { LineChange } from "../diff/line-diff";
-import type { EditChange, EditOperation, EditRecorder, FileMode, PathState, PreparedEdit } from "./edit-recorder";
+import type { EditChange, EditOperation, EditRecorder, PathState, PreparedEdit } from "./edit-recorder";
 import { type Lease, staleLease } from "../live/leases";
 import { settled, stageAll, StagingArea, throwFirstFailure } from "./stage";
 import { assertLockIntact, withWorktreeLock } from "./worktree-lock";
