@@ -1,5 +1,5 @@
+import { acquireFileLock, withQueue } from "../../repo/file-lock";
 import { processAlive, tempPath } from "../../repo/state-dir";
-import { properLockfile } from "../lazy-lockfile";
 import { AsyncLocalStorage } from "node:async_hooks";
 import { mkdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
@@ -10,16 +10,15 @@ import type { Workspace } from "../workspace";
 
 /**
  * The work-tree lock: one writer at a time per repository, across every
- * worksnap process (several `serve` processes, the CLI). It is a
- * proper-lockfile lock on `.mcp/locks/worktree` (an atomic `mkdir` of
- * `worktree.lock`, whose mtime the holder refreshes every UPDATE_MS). A holder
- * that crashed stops refreshing it; after STALE_MS another process removes it
- * and takes over, so a kill -9 never wedges the repository.
+ * worksnap process (several `serve` processes, the CLI). It is a file lock
+ * (repo/file-lock.ts) on `.mcp/locks/worktree`, refreshed every UPDATE_MS and
+ * taken over after STALE_MS; a dead holder on this host is recognised sooner
+ * by its owner file (RECOVER_MS).
  *
- * Inside one process, waiters queue on a promise chain instead of polling the
- * directory, and a call made while the current async context already holds
- * the lock runs directly (re-entrant), so the edit history can take the lock
- * and call the write path's `...Locked` functions inside it.
+ * Inside one process, waiters queue instead of polling the directory, and a
+ * call made while the current async context already holds the lock runs
+ * directly (re-entrant), so the edit history can take the lock and call the
+ * write path's `...Locked` functions inside it.
  */
 export const STALE_MS = 10_000;
 const UPDATE_MS = 2_000;
@@ -35,7 +34,6 @@ interface Held {
 }
 
 const held = new AsyncLocalStorage<Held>();
-const queues = new Map<string, Promise<unknown>>();
 
 export function lockDirOf(ws: Workspace): string {
   return join(ws.repo.stateDir, "locks");
@@ -59,18 +57,7 @@ export function assertLockIntact(ws: Workspace): void {
 export async function withWorktreeLock<T>(ws: Workspace, fn: () => Promise<T>): Promise<T> {
   const lockDir = lockDirOf(ws);
   if (held.getStore()?.lockDir === lockDir) return fn();
-  const previous = queues.get(lockDir) ?? Promise.resolve();
-  let release!: () => void;
-  const mine = new Promise<void>((r) => (release = r));
-  const tail = previous.then(() => mine);
-  queues.set(lockDir, tail);
-  await previous;
-  try {
-    return await withProcessLock(lockDir, fn);
-  } finally {
-    release();
-    if (queues.get(lockDir) === tail) queues.delete(lockDir);
-  }
+  return withQueue(lockDir, () => withProcessLock(lockDir, fn));
 }
 
 interface Owner {
@@ -160,30 +147,16 @@ function recoverFromDeadOwner(file: string): void {
   }
 }
 
-async function acquire(file: string, state: Held): Promise<() => Promise<void>> {
-  const deadline = Date.now() + LOCK_WAIT_MS;
-  let delay = 5;
-  for (;;) {
-    try {
-      return await (await properLockfile()).lock(file, {
-        realpath: false,
-        stale: STALE_MS,
-        update: UPDATE_MS,
-        retries: 0,
-        onCompromised: (err: Error) => {
-          state.compromised = err;
-        },
-      });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "ELOCKED") {
-        throw err instanceof WorksnapError ? err : internal(`cannot take the work-tree lock: ${(err as Error).message}`, { lock: file });
-      }
-      if (Date.now() > deadline) {
-        throw internal(`another worksnap process has held the work-tree lock for over ${LOCK_WAIT_MS / 1000}s; try again`, { lock: `${file}.lock` });
-      }
-      recoverFromDeadOwner(file);
-      await Bun.sleep(delay);
-      delay = Math.min(delay * 2, 250);
-    }
-  }
+function acquire(file: string, state: Held): Promise<() => Promise<void>> {
+  return acquireFileLock(file, {
+    staleMs: STALE_MS,
+    updateMs: UPDATE_MS,
+    waitMs: LOCK_WAIT_MS,
+    onCompromised: (err) => {
+      state.compromised = err;
+    },
+    betweenAttempts: () => recoverFromDeadOwner(file),
+    failed: (err) => (err instanceof WorksnapError ? err : internal(`cannot take the work-tree lock: ${err.message}`, { lock: file })),
+    timedOut: () => internal(`another worksnap process has held the work-tree lock for over ${LOCK_WAIT_MS / 1000}s; try again`, { lock: `${file}.lock` }),
+  });
 }

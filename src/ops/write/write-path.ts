@@ -8,7 +8,7 @@ import { ancestorsOf, type RepoPath } from "../../core/repo-path";
 import { DurableBatch, syncDirsEach } from "../../repo/durable";
 import type { Fingerprint } from "../../repo/fingerprint";
 import { exchangePaths } from "../../repo/exchange";
-import { blobIdOfState } from "../content-hash";
+import { blobIdOfState } from "../../core/content-hash";
 import type { LineChange } from "../diff/line-diff";
 import type { EditChange, EditOperation, EditRecorder, PathState, PreparedEdit } from "./edit-recorder";
 import { type Lease, staleLease } from "../live/leases";

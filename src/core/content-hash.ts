@@ -8,7 +8,7 @@
  * file states (read from disk, produced by the patch engine, decoded from a
  * tool argument) are never modified once created.
  */
-import { sha256Hex, type BlobId } from "../core/hash";
+import { sha256Hex, type BlobId } from "./hash";
 
 const memo = new WeakMap<Uint8Array, string>();
 
