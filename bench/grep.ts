@@ -17,7 +17,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { openWorkspace } from "../src/ops/workspace";
-import { snapshotGrep } from "../src/ops/snapshot-grep";
+import { snapshotGrep } from "../src/ops/snapshot/grep";
 
 interface Case {
   name: string;

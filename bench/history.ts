@@ -22,7 +22,7 @@ import { historyStatus } from "../src/ops/history/query";
 import { reviewEdits } from "../src/ops/history/review";
 import type { LogEntry } from "../src/ops/history/types";
 import { closeWorkspace, openWorkspace } from "../src/ops/workspace";
-import { applyChanges } from "../src/ops/write-path";
+import { applyChanges } from "../src/ops/write/write-path";
 import { Rng, renderFile } from "./gen-repo.ts";
 import { argValue, fmtMs, fmtRatio, machineLine, markdownTable, median, table, timeCommand, timeFn } from "./lib.ts";
 

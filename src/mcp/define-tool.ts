@@ -1,8 +1,9 @@
 import { toJsonSchema } from "@valibot/to-json-schema";
 import * as v from "valibot";
-import { WorksnapError, internal, invalidArgument } from "../core/errors";
+import { internal, invalidArgument } from "../core/errors";
 import type { Workspace } from "../ops/workspace";
 import type { JsonSchema } from "./output-schema";
+import type { McpSession } from "./session";
 
 export interface ToolAnnotations {
   title: string;
@@ -17,12 +18,8 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Sends notifications/progress when the request carried a progressToken. */
   progress: (done: number, total: number, message?: string) => void;
-  session: SessionState;
-}
-
-/** Per-server state shared by tools (e.g. conversation ids minted this session). */
-export interface SessionState {
-  values: Map<string, unknown>;
+  /** What the server remembers for the calling MCP session. */
+  session: McpSession;
 }
 
 export type Branch = "immutable" | "worktree" | "none";
@@ -71,8 +68,4 @@ export function checkBranch(def: ToolDef<unknown>, branch: Branch, out: Record<s
     if (typeof out.lease_id !== "string" || typeof out.fingerprint !== "object") throw fail("worktree answer without lease_id and fingerprint");
   }
   if (branch === "none" && "cache_hint" in out) throw fail("unexpected cache_hint");
-}
-
-export function isWorksnapError(e: unknown): e is WorksnapError {
-  return e instanceof WorksnapError;
 }

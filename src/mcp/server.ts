@@ -3,10 +3,11 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprot
 import { invalidArgument } from "../core/errors";
 import { VERSION } from "../version";
 import type { Workspace } from "../ops/workspace";
-import { type SessionState, type ToolDef, checkBranch, parseArgs } from "./define-tool";
+import { type ToolDef, checkBranch, parseArgs } from "./define-tool";
 import { TOOLS, servedSchemas } from "./registry";
 import { IdleCollector } from "./idle-collect";
 import { errorResult, successResult } from "./result";
+import { McpSession } from "./session";
 import { LargeMessageStdioTransport } from "./stdio-transport";
 
 export type ToolNaming = "underscore" | "dotted";
@@ -18,7 +19,7 @@ export function servedName(name: string, naming: ToolNaming): string {
 
 export function createServer(ws: Workspace, naming: ToolNaming = "underscore"): Server {
   const server = new Server({ name: "worksnap", version: VERSION }, { capabilities: { tools: {} } });
-  const session: SessionState = { values: new Map() };
+  const session = new McpSession();
   const byName = new Map<string, ToolDef<unknown>>();
   const idle = new IdleCollector();
   for (const t of TOOLS) byName.set(servedName(t.name, naming), t as ToolDef<unknown>);

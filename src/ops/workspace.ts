@@ -4,11 +4,11 @@ import { RepoBlobStore } from "../repo/repo-blob-store";
 import { SnapshotStore } from "../repo/snapshot-store";
 import { TmpReserve } from "../repo/tmp-reserve";
 import { keepIndexListings } from "../repo/tree-scan";
-import type { EditRecorder } from "./edit-recorder";
+import type { EditRecorder } from "./write/edit-recorder";
 import { historyRecorderFor } from "./history/recorder";
 import { join } from "node:path";
 import { blobIdFromHex } from "../core/hash";
-import { LEASE_LIMITS, LeaseStore } from "./leases";
+import { LEASE_LIMITS, LeaseStore } from "./live/leases";
 
 /** Everything an operation needs about one repository root. */
 export interface Workspace {

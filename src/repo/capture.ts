@@ -1,6 +1,7 @@
 import { lstatSync, type Stats } from "node:fs";
 import { join } from "node:path";
 import { permissionDenied } from "../core/errors";
+import { modeOfStat, type FileMode } from "../core/file-mode";
 import { blobIdFromHex, type BlobId } from "../core/hash";
 import { settleAll } from "../core/settle";
 import type { HashItem, HashOutcome } from "./hash-files";
@@ -12,12 +13,10 @@ import { contentConversionPossible, dirOf } from "./content-conversion";
 import { RACY_MARGIN_MS, StatCache } from "./stat-cache";
 import type { TreeEntry } from "./tree-scan";
 
-export type EntryMode = "100644" | "100755" | "120000";
-
 export interface CapturedEntry {
   path: string;
   blob: BlobId;
-  mode: EntryMode;
+  mode: FileMode;
   size: number;
 }
 
@@ -65,7 +64,7 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
     if (cand.gitOid) {
       const known = store.gitMap.get(cand.gitOid);
       if (known) {
-        slots[i] = { path: cand.path, blob: blobIdFromHex(known.sha256), mode: cand.mode as EntryMode, size: known.size };
+        slots[i] = { path: cand.path, blob: blobIdFromHex(known.sha256), mode: cand.mode as FileMode, size: known.size };
         continue;
       }
       const k = readAhead?.byPath.get(cand.path);
@@ -132,7 +131,7 @@ function cachedEntry(repo: RepoRoot, store: RepoBlobStore, statCache: StatCache,
     if (code === "EACCES" || code === "EPERM") throw permissionDenied(`cannot read ${path}: permission denied`, { path });
     throw err;
   }
-  const mode: EntryMode | null = st.isSymbolicLink() ? "120000" : st.isFile() ? (st.mode & 0o111 ? "100755" : "100644") : null;
+  const mode = modeOfStat(st);
   if (mode === null) return "vanished";
   const hex = statCache.lookup(path, st);
   if (!hex || !existsLoose(store, hex)) return null;

@@ -1,5 +1,6 @@
 import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readSync, readlinkSync, renameSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
+import { modeOfStat, type FileMode, type RegularMode } from "../core/file-mode";
 import { blobIdFromHex } from "../core/hash";
 import { fileChunks } from "./file-chunks";
 import { FsBlobStore } from "./fs-blob-store";
@@ -15,7 +16,7 @@ export interface HashItem {
 }
 
 export type HashOutcome =
-  | { index: number; kind: "ok"; sha256: string; gitOid: string; mode: "100644" | "100755" | "120000"; size: number; mtimeMs: number; ctimeMs: number; ino: number; hashedAt: number }
+  | { index: number; kind: "ok"; sha256: string; gitOid: string; mode: FileMode; size: number; mtimeMs: number; ctimeMs: number; ino: number; hashedAt: number }
   | { index: number; kind: "vanished" }
   | { index: number; kind: "denied" };
 
@@ -70,7 +71,7 @@ export class FileHasher {
   }
 
   /** A clean tracked file: git vouches for its type and mode, so it is opened without an lstat. */
-  private hashClean(item: HashItem, abs: string, mode: "100644" | "100755"): HashOutcome {
+  private hashClean(item: HashItem, abs: string, mode: RegularMode): HashOutcome {
     const fd = openSync(abs, constants.O_RDONLY | constants.O_NOFOLLOW);
     try {
       const len = this.readUpTo(fd, STREAM_THRESHOLD + 1);
@@ -90,7 +91,7 @@ export class FileHasher {
   /** Anything git does not vouch for: type and mode come from an lstat. */
   private hashOther(item: HashItem, abs: string): HashOutcome {
     const st = lstatSync(abs);
-    const mode = st.isSymbolicLink() ? "120000" : st.isFile() ? (st.mode & 0o111 ? "100755" : "100644") : null;
+    const mode = modeOfStat(st);
     if (mode === null) return { index: item.index, kind: "vanished" };
     const hashedAt = Date.now();
     let bytes: Uint8Array;
@@ -117,7 +118,7 @@ export class FileHasher {
    * pass. Content git does not vouch for is copied into the loose store by a
    * second pass that checks it still hashes the same.
    */
-  private hashLarge(item: HashItem, abs: string, fd: number, have: number, mode: "100644" | "100755"): HashOutcome {
+  private hashLarge(item: HashItem, abs: string, fd: number, have: number, mode: RegularMode): HashOutcome {
     const before = fstatSync(fd);
     const hashedAt = Date.now();
     const sha = new Bun.CryptoHasher("sha256");

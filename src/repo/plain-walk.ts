@@ -2,6 +2,7 @@ import { lstatSync, readdirSync, readFileSync, type Stats } from "node:fs";
 import { join } from "node:path";
 import ignore, { type Ignore } from "ignore";
 import { compareUtf8 } from "../core/byte-order";
+import { modeOfPermissions } from "../core/file-mode";
 import { isReservedPath, isWithin, type RepoPath } from "../core/repo-path";
 import type { ScanSkips, TreeEntry } from "./tree-scan";
 
@@ -56,7 +57,7 @@ export function walkPlainTree(root: string, scope: RepoPath[]): { entries: Plain
         continue; // vanished mid-walk
       }
       if (st.isSymbolicLink()) entries.push({ path: rel, mode: "120000", stat: st });
-      else if (st.isFile()) entries.push({ path: rel, mode: st.mode & 0o111 ? "100755" : "100644", stat: st });
+      else if (st.isFile()) entries.push({ path: rel, mode: modeOfPermissions(st.mode), stat: st });
     }
   };
   visit("", []);

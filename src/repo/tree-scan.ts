@@ -1,3 +1,4 @@
+import type { FileMode } from "../core/file-mode";
 import { compareUtf8 } from "../core/byte-order";
 import { isReservedPath, isWithin, type RepoPath } from "../core/repo-path";
 import { isAscii } from "node:buffer";
@@ -10,7 +11,7 @@ import type { RepoRoot } from "./root";
 export interface TreeEntry {
   path: string;
   /** git mode: "100644", "100755" or "120000"; "" when not known until the file is looked at. */
-  mode: string;
+  mode: FileMode | "";
   /** The index blob id when the work tree file is known to equal the index (clean tracked file). */
   gitOid?: string;
   /**
@@ -299,7 +300,8 @@ function trackedEntries(listing: Uint8Array, inputs: GitTreeInputs): { tracked: 
     const clean = stage === "0" && tag === "H" && !st.dirty.has(path);
     if (sorted && lastPath !== "" && compareUtf8(lastPath, path) > 0) sorted = false;
     lastPath = path;
-    tracked.push(clean ? { path, mode, gitOid: m.slice(sp1 + 1, sp2) } : { path, mode });
+    // the index's other modes are 100644, 100755 and 120000
+    tracked.push(clean ? { path, mode: mode as FileMode, gitOid: m.slice(sp1 + 1, sp2) } : { path, mode: mode as FileMode });
   }
   if (!sorted) tracked.sort((a, b) => compareUtf8(a.path, b.path));
   if (keepListings) lastTracked = { listing, status: inputs.status.slice(), tracked, skipped: own };

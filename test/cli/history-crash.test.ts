@@ -4,11 +4,19 @@
  * steps, and the locks of the dead process recovered.
  */
 import { describe, expect, test } from "bun:test";
+import { join } from "node:path";
 import type { RepoPath } from "../../src/core/repo-path";
 import { cli, requireBinary } from "../helpers/binary";
 import { historyFixture, numbered, text, type HistoryFixture } from "../ops/history/helpers";
 
 const C = "conv_1_crash";
+const BUN = join(import.meta.dir, "..", "..", "node_modules", ".bin", "bun");
+const CRASH_WORKER = join(import.meta.dir, "..", "fixtures", "review-crash-worker.ts");
+
+/** A reject of C killed (SIGKILL) right after the review's durable step `step`. */
+function rejectKilledAfter(root: string, step: string) {
+  return Bun.spawnSync([BUN, CRASH_WORKER, root, C, step], { stdout: "pipe", stderr: "pipe" });
+}
 const FILES = 20;
 
 async function bigHistory(h: HistoryFixture): Promise<Record<string, string>> {
@@ -35,11 +43,7 @@ describe("kill -9 in the middle of a reject", () => {
     test(`killed right after ${step}: status shows the interrupted review, agent writes to its files wait for it, and reject runs again to completion`, async () => {
       await using h = await historyFixture();
       const original = await bigHistory(h);
-      const killed = Bun.spawnSync([requireBinary(), "history", "reject", "--conv", C, "--root", h.repo.root], {
-        env: { ...process.env, WORKSNAP_TEST_CRASH_AT: step },
-        stdout: "pipe",
-        stderr: "pipe",
-      });
+      const killed = rejectKilledAfter(h.repo.root, step);
       expect(killed.signalCode).toBe("SIGKILL");
       const status = cli(["history", "status", "--json", "--root", h.repo.root]).json();
       expect(status.interrupted).toHaveLength(1);
@@ -82,7 +86,7 @@ describe("kill -9 in the middle of a reject", () => {
   test("recover finishes an interrupted review on its own", async () => {
     await using h = await historyFixture();
     const original = await bigHistory(h);
-    Bun.spawnSync([requireBinary(), "history", "reject", "--conv", C, "--root", h.repo.root], { env: { ...process.env, WORKSNAP_TEST_CRASH_AT: "logs-updated" } });
+    rejectKilledAfter(h.repo.root, "logs-updated");
     const r = cli(["history", "recover", "--root", h.repo.root, "--json"]).json();
     expect(r.recovered).toHaveLength(1);
     expect(r.files.length).toBeGreaterThan(FILES - 1);

@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { readLiveTree } from "../../src/ops/live-tree";
-import { createSnapshot } from "../../src/ops/snapshot-create";
-import { readFile } from "../../src/ops/snapshot-file";
+import { readLiveTree } from "../../src/ops/live/live-tree";
+import { createSnapshot } from "../../src/ops/snapshot/create";
+import { readFile } from "../../src/ops/snapshot/file";
 import { openWorkspace, type Workspace } from "../../src/ops/workspace";
 import { captureEntries } from "../../src/repo/capture";
 import { contentConversionPossible } from "../../src/repo/content-conversion";

@@ -4,9 +4,9 @@ import { join } from "node:path";
 import { sha256Hex } from "../../src/core/hash";
 import { readGitState, STATUS_ARGS } from "../../src/repo/fingerprint";
 import { openRoot } from "../../src/repo/root";
-import { liveFingerprint } from "../../src/ops/live-tree";
+import { liveFingerprint } from "../../src/ops/live/live-tree";
 import { openWorkspace } from "../../src/ops/workspace";
-import { createSnapshot } from "../../src/ops/snapshot-create";
+import { createSnapshot } from "../../src/ops/snapshot/create";
 import { runGit, tmpRepo } from "../helpers/tmp-repo";
 
 describe("fingerprint (spec 2.2)", () => {

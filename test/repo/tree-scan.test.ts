@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT, type RepoPath } from "../../src/core/repo-path";
-import { readLiveTree } from "../../src/ops/live-tree";
+import { readLiveTree } from "../../src/ops/live/live-tree";
 import { openWorkspace } from "../../src/ops/workspace";
 import { runGit, tmpRepo } from "../helpers/tmp-repo";
 

@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createSnapshot } from "../../src/ops/snapshot-create";
-import { listEntries } from "../../src/ops/snapshot-list";
+import { createSnapshot } from "../../src/ops/snapshot/create";
+import { listEntries } from "../../src/ops/snapshot/list";
 import { openWorkspace } from "../../src/ops/workspace";
 import { tmpRepo } from "../helpers/tmp-repo";
 

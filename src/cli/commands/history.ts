@@ -4,7 +4,7 @@ import type { ExternalChange } from "../../ops/history/external";
 import { FsHistoryStore } from "../../ops/history/fs-history-store";
 import { historyShow, historyStatus } from "../../ops/history/query";
 import type { Conflict } from "../../ops/history/reapply";
-import { recoverReviews, reviewEdits, type DiscardPolicy, type ReviewStep } from "../../ops/history/review";
+import { recoverReviews, reviewEdits, type DiscardPolicy } from "../../ops/history/review";
 import { closeWorkspace, openWorkspace, type Workspace } from "../../ops/workspace";
 import { UsageError, parseArgv, type FlagSpec } from "../args";
 import { printJson } from "../output";
@@ -77,7 +77,8 @@ const SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> = {
     flags: { force: { kind: "bool" } },
     run: async (ws, store, pos, flags) => {
       if (pos.length > 0) throw new UsageError("recover takes no arguments");
-      const r = await withExplainedErrors(flags, () => recoverReviews(ws, store, discardPolicy(flags)));
+      const shown: Shown = { external: false };
+      const r = await withExplainedErrors(flags, shown, () => recoverReviews(ws, store, discardPolicy(flags, shown)));
       if (flags.json) printJson(r);
       else out(r.recovered.length === 0 ? "no interrupted review\n" : `completed ${r.recovered.join(", ")}\n${r.files.map((f) => `${f.action === "written" ? "wrote  " : "deleted"} ${f.path}\n`).join("")}`);
       return 0;
@@ -106,12 +107,13 @@ async function review(action: "accept" | "reject", ws: Workspace, store: FsHisto
   const conv = str(flags.conv);
   if (conv !== undefined && pos.length > 0) throw new UsageError(`${action} takes EDIT_IDs or --conv ID, not both`);
   if (conv === undefined && pos.length === 0) throw new UsageError(`${action} needs EDIT_ID... or --conv ID`);
-  const r = await withExplainedErrors(flags, () =>
+  const shown: Shown = { external: false };
+  const r = await withExplainedErrors(flags, shown, () =>
     reviewEdits(ws, store, {
       action,
       ...(conv !== undefined ? { conversationId: conv } : { editIds: pos }),
       cascade: flags.cascade === true,
-      ...discardPolicy(flags),
+      ...discardPolicy(flags, shown),
     }),
   );
   if (flags.json) printJson(r);
@@ -119,36 +121,46 @@ async function review(action: "accept" | "reject", ws: Workspace, store: FsHisto
   return 0;
 }
 
-/** Set once the outside changes were shown at the prompt, so a refusal does not show them twice. */
-let externalShown = false;
+/** What one command has shown a person already: the outside changes shown at the prompt are not shown again. */
+interface Shown {
+  external: boolean;
+}
 
-function discardPolicy(flags: Flags): DiscardPolicy {
+function discardPolicy(flags: Flags, shown: Shown): DiscardPolicy {
   const policy: DiscardPolicy = { force: flags.force === true };
   if (!flags.json && !policy.force && interactive()) {
     policy.confirmDiscard = async (changes: ExternalChange[]) => {
       process.stderr.write(renderExternal(changes, painter(process.stderr)));
-      externalShown = true;
+      shown.external = true;
       return askYesNo(`Discard the outside changes to ${changes.map((c) => c.path).join(", ")} and continue? [y/N] `);
     };
   }
-  // For crash tests: stop dead (as kill -9 would) right after a durable step of a review.
-  const crashAt = process.env.WORKSNAP_TEST_CRASH_AT as ReviewStep | undefined;
-  if (crashAt) policy.onStep = (step) => void (step === crashAt && process.kill(process.pid, "SIGKILL"));
   return policy;
 }
 
-/** On a refusal, people see the diff or the dependent edits before the one-line error. */
-async function withExplainedErrors<T>(flags: Flags, fn: () => Promise<T>): Promise<T> {
+/** How a person resolves a refusal from the command line, by the resolution the review offers. */
+const RESOLUTION_WORDS: Record<string, string> = {
+  discard_outside_changes: "Review the diff, then re-run with --force to discard those changes",
+  cascade: "Re-run with --cascade to reject them too",
+};
+
+/**
+ * On a refusal, people see the diff or the dependent edits before the
+ * one-line error, and the error names the flag that resolves it.
+ */
+async function withExplainedErrors<T>(flags: Flags, shown: Shown, fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {
-    if (!flags.json && err instanceof WorksnapError) {
+    if (!(err instanceof WorksnapError)) throw err;
+    if (!flags.json) {
       const p = painter(process.stderr);
       if (err.details.reason === "external_modification") {
-        if (!externalShown) process.stderr.write(renderExternal(err.details.changes as ExternalChange[], p));
+        if (!shown.external) process.stderr.write(renderExternal(err.details.changes as ExternalChange[], p));
       } else if (Array.isArray(err.details.conflicts)) process.stderr.write(renderConflicts(err.details.conflicts as Conflict[], p));
     }
-    throw err;
+    const words = RESOLUTION_WORDS[String(err.details.resolution)];
+    throw words ? new WorksnapError(err.code, `${err.message}. ${words}`, err.details) : err;
   }
 }
 

@@ -1,10 +1,10 @@
 import { resolve } from "node:path";
 import type { GrepMatch } from "../../ops/grep";
-import { snapshotChanges } from "../../ops/snapshot-changes";
-import { snapshotDiff } from "../../ops/snapshot-diff";
-import { exportSnapshot } from "../../ops/snapshot-export";
-import { snapshotGrep, type GrepArgs } from "../../ops/snapshot-grep";
-import { importBundle } from "../../ops/snapshot-import";
+import { snapshotChanges } from "../../ops/snapshot/changes";
+import { snapshotDiff } from "../../ops/snapshot/diff";
+import { exportSnapshot } from "../../ops/snapshot/export";
+import { snapshotGrep, type GrepArgs } from "../../ops/snapshot/grep";
+import { importBundle } from "../../ops/snapshot/import";
 import type { Workspace } from "../../ops/workspace";
 import { UsageError, intFlag, type FlagSpec } from "../args";
 import { printJson, progressBar } from "../output";

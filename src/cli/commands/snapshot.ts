@@ -1,8 +1,8 @@
 import { decodeContent } from "../../core/binary";
-import { createSnapshot } from "../../ops/snapshot-create";
-import { readFile } from "../../ops/snapshot-file";
-import { listSnapshots, snapshotInfo } from "../../ops/snapshot-info";
-import { listEntries } from "../../ops/snapshot-list";
+import { createSnapshot } from "../../ops/snapshot/create";
+import { readFile } from "../../ops/snapshot/file";
+import { listSnapshots, snapshotInfo } from "../../ops/snapshot/info";
+import { listEntries } from "../../ops/snapshot/list";
 import { closeWorkspace, openWorkspace, type Workspace } from "../../ops/workspace";
 import { COMPARE_HELP, COMPARE_SUBCOMMANDS } from "./snapshot-compare";
 import { UsageError, intFlag, parseArgv, type FlagSpec } from "../args";

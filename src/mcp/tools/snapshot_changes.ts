@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { CHANGES_MAX_LIMIT, snapshotChanges } from "../../ops/snapshot-changes";
+import { CHANGES_MAX_LIMIT, snapshotChanges } from "../../ops/snapshot/changes";
 import { defineTool } from "../define-tool";
 import { leaseIdArg, readOnly } from "./common";
 import { countsSchema, scopeArg, sideArg, sidesBranch, sidesOutput, statusSchema } from "./sides-common";

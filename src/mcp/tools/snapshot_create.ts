@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { createSnapshot } from "../../ops/snapshot-create";
+import { createSnapshot } from "../../ops/snapshot/create";
 import { defineTool } from "../define-tool";
 import { fingerprintSchema, immutableOutput } from "../output-schema";
 import { leaseIdArg, mutating } from "./common";

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { DIFF_CONTEXT_MAX, snapshotDiff } from "../../ops/snapshot-diff";
+import { DIFF_CONTEXT_MAX, snapshotDiff } from "../../ops/snapshot/diff";
 import { defineTool } from "../define-tool";
 import { leaseIdArg, readOnly } from "./common";
 import { countsSchema, scopeArg, sideArg, sidesBranch, sidesOutput, statusSchema } from "./sides-common";

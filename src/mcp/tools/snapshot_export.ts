@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { exportSnapshot } from "../../ops/snapshot-export";
+import { exportSnapshot } from "../../ops/snapshot/export";
 import { defineTool } from "../define-tool";
 import { hybridOutput } from "../output-schema";
 import { leaseIdArg, mutating, snapshotIdArg } from "./common";

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { snapshotGrep } from "../../ops/snapshot-grep";
+import { snapshotGrep } from "../../ops/snapshot/grep";
 import { defineTool } from "../define-tool";
 import { hybridOutput } from "../output-schema";
 import { leaseIdArg, modeArg, modeBranch, readOnly, snapshotIdArg } from "./common";

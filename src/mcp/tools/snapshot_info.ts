@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { snapshotInfo } from "../../ops/snapshot-info";
+import { snapshotInfo } from "../../ops/snapshot/info";
 import { defineTool } from "../define-tool";
 import { fingerprintSchema, immutableOutput } from "../output-schema";
 import { readOnly, snapshotIdArg } from "./common";

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { listEntries } from "../../ops/snapshot-list";
+import { listEntries } from "../../ops/snapshot/list";
 import { defineTool } from "../define-tool";
 import { hybridOutput } from "../output-schema";
 import { leaseIdArg, modeArg, modeBranch, pathArg, readOnly, snapshotIdArg } from "./common";

@@ -1,4 +1,6 @@
 import * as v from "valibot";
+import type { Workspace } from "../../ops/workspace";
+import type { ToolContext } from "../define-tool";
 import type { Props } from "../output-schema";
 
 /** Arguments and answer fields the four workspace mutation tools share. */
@@ -38,3 +40,23 @@ export const mutationProps: Props = {
 };
 
 export const mutationRequired = ["changed", "changed_total", "truncated"];
+
+interface MutationCall {
+  mcp_conversation_id?: string;
+  signal?: AbortSignal;
+  onProgress?: (done: number, total: number, message?: string) => void;
+}
+
+/**
+ * Runs a mutation op with the call's cancellation and progress, and remembers
+ * on the session a conversation the server started for it (the call named none).
+ */
+export async function runMutationTool<A extends { mcp_conversation_id?: string }>(
+  args: A,
+  ctx: ToolContext,
+  op: (ws: Workspace, call: A & MutationCall) => Promise<object & { mcp_conversation_id?: string }>,
+): Promise<Record<string, unknown>> {
+  const out = await op(ctx.ws, { ...args, signal: ctx.signal, onProgress: ctx.progress });
+  if (args.mcp_conversation_id === undefined && out.mcp_conversation_id !== undefined) ctx.session.conversationStarted(out.mcp_conversation_id);
+  return { ...out };
+}

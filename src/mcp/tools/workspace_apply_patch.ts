@@ -1,9 +1,9 @@
 import * as v from "valibot";
-import { applyPatchOp } from "../../ops/workspace-patch";
+import { applyPatchOp } from "../../ops/mutate/apply-patch";
 import { defineTool } from "../define-tool";
 import { hybridOutput } from "../output-schema";
 import { leaseIdArg, modeBranch, mutating, snapshotIdArg } from "./common";
-import { conversationArg, mutationProps, mutationRequired, writeModeArg } from "./workspace-common";
+import { conversationArg, mutationProps, mutationRequired, runMutationTool, writeModeArg } from "./workspace-common";
 import description from "./workspace_apply_patch.txt" with { type: "text" };
 
 const excerpt = { type: "object", properties: { line: { type: "integer" }, text: { type: "array", items: { type: "string" } } }, required: ["line", "text"] };
@@ -64,5 +64,5 @@ export const workspaceApplyPatch = defineTool({
   ),
   annotations: mutating("Apply patch", true),
   branch: modeBranch,
-  run: async (args, ctx) => ({ ...(await applyPatchOp(ctx.ws, { ...args, signal: ctx.signal, onProgress: ctx.progress })) }),
+  run: (args, ctx) => runMutationTool(args, ctx, applyPatchOp),
 });

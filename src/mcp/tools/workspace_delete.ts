@@ -1,9 +1,9 @@
 import * as v from "valibot";
-import { deleteOp } from "../../ops/workspace-delete";
+import { deleteOp } from "../../ops/mutate/delete";
 import { defineTool } from "../define-tool";
 import { hybridOutput } from "../output-schema";
 import { leaseIdArg, modeBranch, mutating, pathArg, snapshotIdArg } from "./common";
-import { conversationArg, mutationProps, mutationRequired, writeModeArg } from "./workspace-common";
+import { conversationArg, mutationProps, mutationRequired, runMutationTool, writeModeArg } from "./workspace-common";
 import description from "./workspace_delete.txt" with { type: "text" };
 
 export const workspaceDelete = defineTool({
@@ -20,5 +20,5 @@ export const workspaceDelete = defineTool({
   output: hybridOutput({ ...mutationProps, path: { type: "string" }, ignored_kept: { type: "integer" } }, [...mutationRequired, "path"]),
   annotations: mutating("Delete file", true),
   branch: modeBranch,
-  run: async (args, ctx) => ({ ...(await deleteOp(ctx.ws, { ...args, signal: ctx.signal, onProgress: ctx.progress })) }),
+  run: (args, ctx) => runMutationTool(args, ctx, deleteOp),
 });

@@ -1,9 +1,9 @@
 import * as v from "valibot";
-import { moveOp } from "../../ops/workspace-move";
+import { moveOp } from "../../ops/mutate/move";
 import { defineTool } from "../define-tool";
 import { hybridOutput } from "../output-schema";
 import { leaseIdArg, modeBranch, mutating, pathArg, snapshotIdArg } from "./common";
-import { conversationArg, mutationProps, mutationRequired, writeModeArg } from "./workspace-common";
+import { conversationArg, mutationProps, mutationRequired, runMutationTool, writeModeArg } from "./workspace-common";
 import description from "./workspace_move.txt" with { type: "text" };
 
 export const workspaceMove = defineTool({
@@ -21,5 +21,5 @@ export const workspaceMove = defineTool({
   output: hybridOutput({ ...mutationProps, from: { type: "string" }, to: { type: "string" }, ignored_kept: { type: "integer" } }, [...mutationRequired, "from", "to"]),
   annotations: mutating("Move file", true),
   branch: modeBranch,
-  run: async (args, ctx) => ({ ...(await moveOp(ctx.ws, { ...args, signal: ctx.signal, onProgress: ctx.progress })) }),
+  run: (args, ctx) => runMutationTool(args, ctx, moveOp),
 });

@@ -1,9 +1,9 @@
 import * as v from "valibot";
-import { writeFileOp } from "../../ops/workspace-write";
+import { writeFileOp } from "../../ops/mutate/write-file";
 import { defineTool } from "../define-tool";
 import { hybridOutput } from "../output-schema";
 import { leaseIdArg, modeBranch, mutating, pathArg, snapshotIdArg } from "./common";
-import { conversationArg, mutationProps, mutationRequired, writeModeArg } from "./workspace-common";
+import { conversationArg, mutationProps, mutationRequired, runMutationTool, writeModeArg } from "./workspace-common";
 import description from "./workspace_write_file.txt" with { type: "text" };
 
 export const workspaceWriteFile = defineTool({
@@ -34,5 +34,5 @@ export const workspaceWriteFile = defineTool({
   ),
   annotations: mutating("Write file", true),
   branch: modeBranch,
-  run: async (args, ctx) => ({ ...(await writeFileOp(ctx.ws, { ...args, signal: ctx.signal, onProgress: ctx.progress })) }),
+  run: (args, ctx) => runMutationTool(args, ctx, writeFileOp),
 });

@@ -15,13 +15,14 @@
  * git apply reads unchanged. No `index` or `similarity index` lines are written:
  * git apply needs neither for text patches.
  */
+import type { FileMode } from "../../core/file-mode";
 import { isBinary } from "../../core/binary";
 import { invalidArgument } from "../../core/errors";
 import { byteStringToText, bytesToByteString, isValidUtf8 } from "../patch/byte-string";
 import { quoteCStyle } from "../patch/git-quote";
 import { FileLines } from "../patch/lines";
-import type { FileMode } from "../patch/types";
-import { lineChanges, splitLines, type LineChange } from "./line-diff";
+import type { LineChange } from "../../core/line-change";
+import { lineChanges, splitLines } from "./line-diff";
 
 export interface DiffSide {
   path: string;

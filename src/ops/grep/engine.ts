@@ -38,19 +38,20 @@
  *    Worker would not do: JavaScriptCore does not stop a running regex on
  *    terminate; measured with Bun 1.4, the thread keeps running.)
  */
-import { BINARY_SNIFF_BYTES, isBinary } from "../../core/binary";
+import { BINARY_SNIFF_BYTES } from "../../core/binary";
 import { compareUtf8 } from "../../core/byte-order";
 import { asWorksnapError, internal } from "../../core/errors";
 import { encodeCursor, type CursorPosition } from "./cursor";
-import { asBuffer, literalScan, longestLine } from "./literal";
 import { compileQuery, type CompiledQuery, type GrepOptions } from "./query";
-import { nativeModule, type NativeModule } from "../../repo/native";
+import { nativeModule } from "../../repo/native";
 import { sharedHashMemory } from "./hash-memory";
 import { NativeReader } from "./native-reader";
 import type { GrepPrefetch } from "./prefetch";
+import type { Speculation } from "./read-ahead";
 import { NOT_REGULAR, nativeLiterals, sharedReaderPool, type FileReader, type ReadFilter, type ReadOutcome } from "./reader-pool";
+import { BINARY, NO_MATCH, noMatch, readFilterOf, regionSearch } from "./region-search";
 import { RegexSandbox } from "./regex-sandbox";
-import { regexScan, type RegexScanJob, type RegionScan } from "./regex-scan";
+import type { RegionScan } from "./regex-scan";
 import { searchFile, type ByteSource, type FileSearch, type RegionSearch } from "./scan";
 import type { GrepCandidate, GrepMatch, GrepResult } from "./types";
 
@@ -93,17 +94,21 @@ const MAX_LOOKAHEAD_BYTES = 64 * 1024 * 1024;
 const MAX_WINDOWS = 2;
 /** Read errors that mean the path no longer holds a regular file (deleted, replaced, not followed). */
 const GONE = new Set(["ENOENT", "ENOTDIR", "ELOOP", NOT_REGULAR]);
-/** Worst-case backtracking tries the main thread spends on one region (RegexPlan.quadraticWays): milliseconds. */
-const MAIN_TRIES = 2e7;
-const BINARY: FileSearch = { binary: true, matches: [], total: 0 };
-const NO_MATCH: FileSearch = { binary: false, matches: [], total: 0 };
 
 /** Thrown inside the run when the time budget ends it; never escapes grep(). */
 const TIME_UP = Symbol("grep time budget");
 
+/** A grep call: the query, and what was read ahead of the walk for it (read-ahead.ts). */
+export interface GrepRunOptions extends GrepOptions {
+  /** files already being read ahead (a worktree grep's clean tracked files); see prefetch.ts */
+  prefetch?: GrepPrefetch;
+  /** files that may match, searched ahead of the walk; see Speculation in read-ahead.ts */
+  speculation?: Speculation;
+}
+
 export async function grep(
   candidates: AsyncIterable<GrepCandidate> | Iterable<GrepCandidate>,
-  opts: GrepOptions,
+  opts: GrepRunOptions,
 ): Promise<GrepResult> {
   const q = compileQuery(opts);
   opts.signal?.throwIfAborted();
@@ -494,132 +499,6 @@ class GrepRun {
 }
 
 /**
- * Searches ahead of the walk: while `git status` runs, the files a read ahead
- * found may match (most text files are ruled out by then) are read and
- * searched as a first page would search them (no resume point, the query's
- * maxMatches and context), with their SHA-256 when `hash`. The engine takes
- * such a result for a candidate that needs nothing else (see GrepRun.start):
- * the main thread's search moves into the time it would spend waiting.
- */
-export class Speculation {
-  private readonly results = new Map<string, Promise<FileSearch | null>>();
-  /** files waiting for their turn, and the bytes of those being read and searched (at most SPECULATION_BYTES) */
-  private readonly waiting: { path: string; absPath: string; size: number; resolve: (f: FileSearch | null) => void }[] = [];
-  private inFlight = 0;
-  private readonly stop = new AbortController();
-  private readonly sandbox: RegexSandbox | null;
-  private readonly search: RegionSearch;
-  private readonly filter: ReadFilter;
-  private readonly reader: FileReader;
-
-  constructor(
-    private readonly q: CompiledQuery,
-    m: NativeModule,
-    private readonly hash: boolean,
-  ) {
-    const matcher = q.matcher;
-    this.sandbox = matcher.kind === "regex" && !matcher.plan.inline ? new RegexSandbox(matcher.plan) : null;
-    this.search = regionSearch(q, this.sandbox);
-    this.filter = readFilterOf(q);
-    // Only the lines that may match are kept when no context is asked for: a file's matches need nothing else.
-    const needles = [...(nativeLiterals(this.filter).literals ?? []), ...this.filter.required.flat()];
-    const linesOnly = q.contextLines === 0 && needles.length > 0 && needles.every((n) => !n.includes(10));
-    this.reader = new NativeReader(m, BINARY_SNIFF_BYTES, sharedHashMemory(), linesOnly);
-  }
-
-  /** Reads and searches a file the walk may offer as `path` (of about `size` bytes), when memory allows. */
-  add(path: string, absPath: string, size: number): void {
-    if (this.stop.signal.aborted || this.results.has(path)) return;
-    this.results.set(path, new Promise<FileSearch | null>((resolve) => this.waiting.push({ path, absPath, size, resolve })));
-    this.admit();
-  }
-
-  /** Starts waiting files while the bytes in flight stay under SPECULATION_BYTES (one at least). */
-  private admit(): void {
-    while (this.waiting.length > 0 && !this.stop.signal.aborted) {
-      const next = this.waiting[0]!;
-      if (this.inFlight > 0 && this.inFlight + next.size > SPECULATION_BYTES) return;
-      this.waiting.shift();
-      this.inFlight += next.size;
-      this.run(next.path, next.absPath).then((found) => {
-        this.inFlight -= next.size;
-        next.resolve(found);
-        this.admit();
-      });
-    }
-  }
-
-  private run(path: string, absPath: string): Promise<FileSearch | null> {
-    return new Promise<FileSearch | null>((resolve) => {
-      this.reader.read(absPath, this.filter, this.q.maxMatches, this.hash, (err, read) => {
-        if (err !== null || read === null) return resolve(null);
-        if (read.kind === "binary") return resolve(BINARY);
-        if (read.kind === "skip") return resolve(noMatch(read.sha256));
-        if (read.kind !== "bytes") return resolve(null);
-        // Candidate lines are searched as a file would be: its first bytes are sniffed for NUL and a BOM is
-        // dropped. Lines that would trip either (a NUL past the file's sniff, U+FEFF starting a later line) go
-        // the usual way.
-        if (read.lines && !searchableAlone(read.bytes, read.lines)) return resolve(null);
-        const { q } = this;
-        const options = { search: this.search, skip: 0, need: q.maxMatches, contextLines: q.contextLines, chunkBytes: q.chunkBytes, signal: this.stop.signal, hash: false };
-        searchFile(path, read.bytes, options).then(
-          (f) => {
-            if (read.sha256 !== undefined) f.sha256 = read.sha256;
-            // the lines searched were the file's candidate lines: their numbers in the file
-            if (read.lines) for (const match of f.matches) match.line = read.lines[match.line - 1]!;
-            resolve(f);
-          },
-          () => resolve(null),
-        );
-      });
-    });
-  }
-
-  /** The result for `path`, once (null: search it the usual way); a result without a hash does not do when `hash`. */
-  take(path: string, hash: boolean): Promise<FileSearch | null> | undefined {
-    const found = this.results.get(path);
-    if (found === undefined) return undefined;
-    this.results.delete(path);
-    return hash ? found.then((f) => (f && (f.binary || f.sha256 !== undefined) ? f : null)) : found;
-  }
-
-  dispose(): void {
-    this.stop.abort(internal("grep finished"));
-    this.sandbox?.close(internal("grep finished"));
-    for (const w of this.waiting.splice(0)) w.resolve(null);
-    this.results.clear();
-  }
-}
-
-/** Bytes of files read and being searched ahead of the walk at once. */
-const SPECULATION_BYTES = 16 * 1024 * 1024;
-
-/** What readers check before handing a file over: the query's literals, its regex plan, the size limit. */
-export function readFilterOf(q: CompiledQuery): ReadFilter {
-  const m = q.matcher;
-  if (m.kind === "literal") return { literals: [m.needle], required: [], scan: null, limit: q.chunkBytes };
-  return {
-    literals: m.plan.literals,
-    required: m.plan.required,
-    scan:
-      m.plan.inline || m.plan.quadraticWays !== null
-        ? {
-            source: m.plan.source,
-            flags: m.plan.flags,
-            perLine: m.plan.perLine,
-            quadraticWays: m.plan.inline ? null : m.plan.quadraticWays,
-            fold: m.plan.fold,
-          }
-        : null,
-    limit: q.chunkBytes,
-    folded:
-      m.plan.literals === null && m.plan.fold
-        ? { lower: new Uint8Array(Buffer.from(m.plan.fold.lower, "latin1")), guards: m.plan.fold.guards.map((g) => new Uint8Array(g)) }
-        : null,
-  };
-}
-
-/**
  * Native reads where the main thread has little left to scan: a fixed-string
  * search (it only finds the matches in the few files that hold the literal),
  * or any search behind a read ahead, which has ruled out nearly every file
@@ -632,83 +511,6 @@ function fileReader(filter: ReadFilter, prefetched: boolean): FileReader {
   const literal = nativeLiterals(filter).literals !== null || filter.required.length > 0;
   if (m && literal && (filter.scan === null || prefetched)) return new NativeReader(m, BINARY_SNIFF_BYTES, sharedHashMemory());
   return sharedReaderPool(BINARY_SNIFF_BYTES);
-}
-
-function regionSearch(q: CompiledQuery, sandbox: RegexSandbox | null): RegionSearch {
-  const m = q.matcher;
-  if (m.kind === "literal") return (region, max) => literalScan(region, m.needle, max);
-  const { plan } = m;
-  const job = (region: Uint8Array, maxRecords: number): RegexScanJob => ({
-    source: plan.source,
-    flags: plan.flags,
-    perLine: plan.perLine,
-    literals: plan.literals,
-    required: plan.required,
-    fold: plan.fold,
-    region,
-    maxRecords,
-  });
-  if (!sandbox) {
-    const cache = new Map<string, RegExp>();
-    return (region, max) => regexScan(job(region, max), cache);
-  }
-  const cache = new Map<string, RegExp>();
-  const ways = plan.quadraticWays;
-  const scan = (region: Uint8Array, max: number) => regexScan(job(region, max), cache);
-  return (region, max): RegionScan | Promise<RegionScan> => {
-    // the prefilter runs here, so only regions that can match cross the pipe
-    const buf = asBuffer(region);
-    if (!mayMatch(buf, plan.literals, plan.required)) return { starts: [], ends: [], count: 0 };
-    if (ways !== null) {
-      const longest = longestLine(buf);
-      if (ways * longest * buf.length <= MAIN_TRIES) return scan(region, max);
-      // short lines in a big region (a log): bounded slices, yielding between them
-      const slice = Math.floor(MAIN_TRIES / (ways * Math.max(1, longest)));
-      if (slice >= MIN_SLICE_BYTES) return scanInSlices(buf, slice, max, scan);
-    }
-    return sandbox.runRegion(region, max);
-  };
-}
-
-/** The bytes hold one of `literals` (when known) and one string of each required set. */
-function mayMatch(buf: Buffer, literals: Uint8Array[] | null, required: Uint8Array[][]): boolean {
-  if (literals && !literals.some((lit) => buf.indexOf(lit) >= 0)) return false;
-  return required.every((set) => set.some((lit) => buf.indexOf(lit) >= 0));
-}
-
-/** Quadratic-worst-case text below this many bytes per bounded slice goes to the regex child instead. */
-const MIN_SLICE_BYTES = 16 * 1024;
-
-/**
- * Scans a region in line-aligned slices of about `slice` bytes, letting the
- * event loop run between them, so the time budget and aborts stay prompt.
- * Matches never span lines, so the slices' matches are the region's.
- */
-async function scanInSlices(
-  buf: Buffer,
-  slice: number,
-  max: number,
-  scan: (region: Uint8Array, max: number) => RegionScan,
-): Promise<RegionScan> {
-  const out: RegionScan = { starts: [], ends: [], count: 0 };
-  for (let from = 0; from < buf.length; ) {
-    let to = from + slice >= buf.length ? buf.length : buf.lastIndexOf(10, from + slice - 1) + 1;
-    if (to <= from) to = buf.indexOf(10, from) + 1 || buf.length; // a line longer than the slice: take it whole
-    const r = scan(buf.subarray(from, to), Math.max(0, max - out.starts.length));
-    for (let k = 0; k < r.starts.length; k++) {
-      out.starts.push(from + r.starts[k]!);
-      out.ends.push(from + r.ends[k]!);
-    }
-    out.count += r.count;
-    from = to;
-    if (from < buf.length) await new Promise((resolve) => setImmediate(resolve));
-  }
-  return out;
-}
-
-/** A text file without a match, with the hash of its bytes when one was made. */
-function noMatch(sha256: string | undefined): FileSearch {
-  return sha256 === undefined ? NO_MATCH : { ...NO_MATCH, sha256 };
 }
 
 /** The caller asked for the SHA-256 of what is searched (GrepCandidate.onRead without hashKnown). */
@@ -724,12 +526,6 @@ const HIGH = /[\ud800-\uffff]/;
  * whole: the file fits in one window (it is at most chunkBytes), and that
  * window is exactly what was scanned, the bytes after any UTF-8 BOM.
  */
-/** Whether a file's candidate lines, searched on their own, give what the file would (see Speculation.run). */
-function searchableAlone(bytes: Uint8Array, lines: Uint32Array): boolean {
-  if (isBinary(bytes)) return false;
-  return lines[0] === 1 || !(bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf);
-}
-
 function scannedAlready(path: string, bytes: Uint8Array, scan: RegionScan): RegionSearch {
   const scanned = bytes.length - (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0);
   return (region) => {

@@ -1,5 +1,9 @@
-/** The search engine behind `snapshot_grep`: see engine.ts for the pipeline, query.ts for matching rules. */
-export { grep } from "./engine";
-export { compileQuery, escapeRegex, type CompiledQuery, type GrepOptions } from "./query";
+/**
+ * The search engine behind `snapshot_grep`, the one entry the walk uses: see engine.ts for the pipeline,
+ * query.ts for matching rules, read-ahead.ts for what a worktree grep reads before its walk is ready.
+ */
+export { grep, type GrepRunOptions } from "./engine";
+export { compileQuery, DEFAULT_CHUNK_BYTES, escapeRegex, type CompiledQuery, type GrepOptions } from "./query";
+export { startReadAhead, type ReadAhead } from "./read-ahead";
 export { fileCandidate, fileStream } from "./source";
 export type { GrepCandidate, GrepMatch, GrepResult } from "./types";

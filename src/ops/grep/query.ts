@@ -24,8 +24,6 @@
  */
 import { invalidArgument } from "../../core/errors";
 import { decodeCursor, queryIdentity, type CursorPosition } from "./cursor";
-import type { Speculation } from "./engine";
-import type { GrepPrefetch } from "./prefetch";
 import { planRegex, type RegexPlan } from "./regex-analysis";
 
 export interface GrepOptions {
@@ -54,10 +52,6 @@ export interface GrepOptions {
   timeBudgetMs?: number;
   /** read size for large files and streams (default 4 MiB); small values exercise chunk boundaries in tests */
   chunkBytes?: number;
-  /** files already being read ahead (a worktree grep's clean tracked files); see prefetch.ts */
-  prefetch?: GrepPrefetch;
-  /** files that may match, searched ahead of the walk; see Speculation in engine.ts */
-  speculation?: Speculation;
 }
 
 export type Matcher = { kind: "literal"; needle: Uint8Array } | { kind: "regex"; plan: RegexPlan };

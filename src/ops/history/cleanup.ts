@@ -13,7 +13,7 @@
 import { compareUtf8 } from "../../core/byte-order";
 import { repoChanged } from "../../core/errors";
 import type { Workspace } from "../workspace";
-import { withWorktreeLock } from "../worktree-lock";
+import { withWorktreeLock } from "../write/worktree-lock";
 import { parseMicros } from "./clock";
 import type { HistoryStore } from "./store";
 import { loadHistory, PathGroups, pathsOf } from "./timeline";
@@ -65,7 +65,7 @@ export async function cleanupLocked(store: HistoryStore, req: CleanupRequest): P
     if (pending > 0) why.set(conv, `${pending} pending edit${pending === 1 ? "" : "s"}`);
     else if (req.olderThanMs !== undefined) {
       const last = Math.max(...entries.map((e) => (parseMicros(e.timestamp) ?? 0) / 1000));
-      if (now - last < req.olderThanMs) why.set(conv, "newer than --older-than");
+      if (now - last < req.olderThanMs) why.set(conv, "newer than the age cutoff");
     }
   }
   const blockedGroups = new Map<string, string>();

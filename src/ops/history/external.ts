@@ -8,7 +8,7 @@ import { sha256Hex } from "../../core/hash";
 import type { RepoPath } from "../../core/repo-path";
 import type { RepoRoot } from "../../repo/root";
 import { unifiedDiff } from "../diff/unified";
-import { readTargetState, resolveWorktreeTarget } from "../write-target";
+import { readTargetState, resolveWorktreeTarget } from "../write/target";
 import type { Content } from "./objects";
 
 export interface DiskState {

@@ -5,7 +5,7 @@
  */
 import { compareUtf8 } from "../../core/byte-order";
 import { notFound } from "../../core/errors";
-import { withQueue } from "./locks";
+import { withQueue } from "../../repo/file-lock";
 import { byTimestamp, checkConversationId, checkObjectRel, checkReviewId, logRel, parseLog, parseReview, serializeLog, type HistoryStore } from "./store";
 import type { LogEntry, ReviewRecord } from "./types";
 

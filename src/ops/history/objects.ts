@@ -5,9 +5,9 @@
  * Used under the work-tree lock (reviews), so which `.after` objects exist is
  * listed once per conversation instead of asked per entry.
  */
+import type { FileMode } from "../../core/file-mode";
 import { internal } from "../../core/errors";
 import { sha256Hex } from "../../core/hash";
-import type { FileMode } from "../edit-recorder";
 import { parsePatch } from "../patch/parse";
 import type { PatchHunk } from "../patch/types";
 import { ObjectPresence } from "./batch-store";

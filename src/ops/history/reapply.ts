@@ -26,13 +26,13 @@
  *
  * A kept edit that cannot be applied in N (its file is gone, its destination
  * is taken, its context no longer matches) is a dependency conflict: N goes on
- * as if it were rejected too, which is exactly the state `--cascade` produces.
+ * as if it were rejected too, which is exactly the state a cascading reject produces.
  * An outside change that cannot be carried over is a conflict no cascade can
  * resolve.
  */
+import type { FileMode } from "../../core/file-mode";
 import { internal } from "../../core/errors";
 import { sha256Hex } from "../../core/hash";
-import type { FileMode } from "../edit-recorder";
 import { unifiedDiff } from "../diff/unified";
 import { applyHunks } from "../patch/apply";
 import { parsePatch } from "../patch/parse";
@@ -50,7 +50,7 @@ export interface Conflict {
   path: string;
   reason: ConflictReason;
   message: string;
-  /** Rejecting this edit too (`--cascade`) resolves the conflict. */
+  /** Rejecting this edit too (a cascading reject) resolves the conflict. */
   cascadable: boolean;
   hunks?: HunkReject[];
 }

@@ -21,8 +21,8 @@
  * replaying the entries one by one is always possible.
  */
 import { internal, repoChanged } from "../../core/errors";
-import type { EditChange, EditContext, EditRecorder, PathState, PreparedEdit } from "../edit-recorder";
-import { sha256Of } from "../content-hash";
+import type { EditChange, EditContext, EditRecorder, PathState, PreparedEdit } from "../write/edit-recorder";
+import { sha256Of } from "../../core/content-hash";
 import { ObjectPresence, deleteObjects, putObjects, type ObjectWrite } from "./batch-store";
 import { nextTimestamps } from "./clock";
 import { FsHistoryStore } from "./fs-history-store";

@@ -5,9 +5,10 @@
  *
  * A review sets statuses and brings the work tree to the replayed state of
  * every component it touches (reapply.ts). Nothing is written when a kept edit
- * would no longer apply (a dependency: named, with `--cascade` offered) or when
- * a file was changed outside the history (rule 9.2: shown as a diff; written
- * over only when the caller confirms or forces).
+ * would no longer apply (a dependency: named, with the resolution "cascade"
+ * offered) or when a file was changed outside the history (rule 9.2: shown as
+ * a diff; written over only when the caller confirms or forces). Errors carry
+ * a `resolution` that each adapter words for its users.
  *
  * Crash safety: the review is first stored as an intent (new statuses, and the
  * bytes of every path it will write), then the logs are rewritten, then the
@@ -19,8 +20,8 @@ import { compareUtf8 } from "../../core/byte-order";
 import { invalidArgument, notFound, repoChanged } from "../../core/errors";
 import type { RepoPath } from "../../core/repo-path";
 import type { Workspace } from "../workspace";
-import { withWorktreeLock } from "../worktree-lock";
-import { writeChangesLocked, type WriteChange } from "../write-path";
+import { withWorktreeLock } from "../write/worktree-lock";
+import { writeChangesLocked, type WriteChange } from "../write/write-path";
 import { nextTimestamps } from "./clock";
 import { describeExternal, matchesDisk, readDisk, type DiskState, type ExternalChange } from "./external";
 import { HistoryObjects, type Content } from "./objects";
@@ -32,7 +33,7 @@ import { kept, type EditStatus, type LogEntry, type ReviewFinal, type ReviewReco
 export type ReviewStep = "intent-written" | "logs-updated" | "files-written";
 
 export interface DiscardPolicy {
-  /** Discard outside changes without asking (non-interactive `--force`). */
+  /** Discard outside changes without asking. */
   force?: boolean;
   /** Asked when files differ from the recorded state; true discards the outside changes and goes on. */
   confirmDiscard?: (changes: ExternalChange[]) => Promise<boolean>;
@@ -71,7 +72,7 @@ export interface ReviewResult {
   action: "accept" | "reject";
   review_id: string | null;
   changed: StatusChange[];
-  /** Edits rejected because they depended on a rejected one (`--cascade`). */
+  /** Edits rejected because they depended on a rejected one (the request's `cascade`). */
   cascaded: string[];
   /** Edits that already had the requested status. */
   unchanged: string[];
@@ -242,8 +243,8 @@ async function confirmOrRefuse(outside: ExternalChange[], policy: DiscardPolicy)
   if (policy.confirmDiscard && (await policy.confirmDiscard(outside))) return;
   const names = outside.map((c) => c.path).join(", ");
   throw repoChanged(
-    `${names} ${outside.length === 1 ? "was" : "were"} changed outside the edit history since the last recorded edit; nothing was written. Review the diff, then re-run with --force to discard those changes`,
-    { reason: "external_modification", changes: outside },
+    `${names} ${outside.length === 1 ? "was" : "were"} changed outside the edit history since the last recorded edit; nothing was written`,
+    { reason: "external_modification", changes: outside, resolution: "discard_outside_changes" },
   );
 }
 
@@ -263,8 +264,8 @@ function refuseConflicts(conflicts: Conflict[], req: ReviewRequest, overrides: M
   if (req.cascade) return;
   const ids = [...new Set(conflicts.map((c) => c.edit_id))];
   throw invalidArgument(
-    `later kept edits depend on the rejected one${overrides.size === 1 ? "" : "s"} and would no longer apply: ${ids.join(", ")}; nothing was written. Re-run with --cascade to reject them too`,
-    { reason: "dependent_edits", dependent_edit_ids: ids, conflicts, hint: "--cascade" },
+    `later kept edits depend on the rejected one${overrides.size === 1 ? "" : "s"} and would no longer apply: ${ids.join(", ")}; nothing was written`,
+    { reason: "dependent_edits", dependent_edit_ids: ids, conflicts, resolution: "cascade" },
   );
 }
 

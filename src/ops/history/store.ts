@@ -17,7 +17,7 @@
  */
 import { invalidArgument, internal } from "../../core/errors";
 import { sha256Hex } from "../../core/hash";
-import { CONVERSATION_ID } from "../conversation";
+import { CONVERSATION_ID } from "./conversation-id";
 import { EDIT_STATUSES, LOG_ENTRY_FIELDS, OPERATIONS, type LogEntry, type ReviewRecord } from "./types";
 
 export interface HistoryStore {

@@ -4,7 +4,8 @@
  * rather than the spec's absolute paths, and hashes are lowercase SHA-256 hex
  * of the raw bytes.
  */
-import type { FileMode } from "../edit-recorder";
+
+import type { FileMode } from "../../core/file-mode";
 
 export type EditStatus = "pending" | "accepted" | "rejected";
 export type Operation = "create" | "replace" | "edit" | "delete" | "move";

@@ -79,7 +79,7 @@ export class HunkMatcher {
 
   /** Places the hunk at or after `minStart`. `sealed`: an earlier hunk already ended the file without newline. */
   place(minStart: number, sealed: boolean): Placement {
-    const { file, sides } = this;
+    const { sides } = this;
     const m = sides.old.length;
     const p0 = statedStart(this.hunk, m);
     if (sealed && (m > 0 || sides.newText !== "")) {

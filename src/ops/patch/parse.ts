@@ -8,12 +8,13 @@
  * The text is encoded to UTF-8 and viewed as a byte string, so hunk lines
  * carry the exact bytes the file must contain.
  */
+import { type FileMode, isFileMode, modeOfPermissions } from "../../core/file-mode";
 import { compareUtf8 } from "../../core/byte-order";
 import type { RepoPath } from "../../core/repo-path";
 import { byteStringToText, textToByteString } from "./byte-string";
 import { checkName, DEV_NULL, gitHeaderNames, headerName, plainName, stripPrefix } from "./parse-names";
 import { headerLine, isFileStart, isHeaderPair, isHunkHeader, parseHunkAt } from "./parse-hunk";
-import { isFileMode, type FileMode, type FilePatch, type FileReject, type HunkReject, type PatchHunk } from "./types";
+import { type FilePatch, type FileReject, type HunkReject, type PatchHunk } from "./types";
 
 export interface ParsedPatch {
   files: FilePatch[];
@@ -246,7 +247,7 @@ class PatchParser {
 /** git's canon_mode: any regular-file mode becomes 100644 or 100755. */
 function canonicalMode(value: string): FileMode | undefined {
   if (isFileMode(value)) return value;
-  if (/^100[0-7]{3}$/.test(value)) return parseInt(value.slice(3), 8) & 0o111 ? "100755" : "100644";
+  if (/^100[0-7]{3}$/.test(value)) return modeOfPermissions(parseInt(value.slice(3), 8));
   return undefined;
 }
 

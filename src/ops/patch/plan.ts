@@ -20,12 +20,13 @@
  * again is no change, a rename followed by edits is one `rename` with the
  * final bytes. A `rename` change means: write `path`, remove `from`.
  */
+import type { FileMode } from "../../core/file-mode";
 import { compareUtf8 } from "../../core/byte-order";
 import type { RepoPath } from "../../core/repo-path";
-import type { LineChange } from "../diff/line-diff";
+import type { LineChange } from "../../core/line-change";
 import { applyHunks } from "./apply";
 import { parsePatch } from "./parse";
-import type { FileMode, FilePatch, FileReject, HunkReject } from "./types";
+import type { FilePatch, FileReject, HunkReject } from "./types";
 
 export interface PatchTarget {
   read(path: RepoPath): Promise<{ bytes: Uint8Array; mode: FileMode } | null>;

@@ -4,10 +4,9 @@
  * so every comparison is byte-exact and CRLF, invalid UTF-8 and NUL survive.
  * See byte-string.ts for the conversions.
  */
+import type { FileMode } from "../../core/file-mode";
 import type { RepoPath } from "../../core/repo-path";
-import type { LineChange } from "../diff/line-diff";
-
-export type FileMode = "100644" | "100755" | "120000";
+import type { LineChange } from "../../core/line-change";
 
 export interface HunkLine {
   kind: " " | "-" | "+";
@@ -92,8 +91,3 @@ export type ApplyResult =
     }
   | { ok: false; rejects: HunkReject[] };
 
-const MODES: readonly FileMode[] = ["100644", "100755", "120000"];
-
-export function isFileMode(value: string): value is FileMode {
-  return (MODES as readonly string[]).includes(value);
-}

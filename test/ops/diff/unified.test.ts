@@ -3,7 +3,7 @@ import { unifiedDiff, type DiffSide } from "../../../src/ops/diff/unified";
 import { WorksnapError } from "../../../src/core/errors";
 import { applyHunks } from "../../../src/ops/patch/apply";
 import { parsePatch } from "../../../src/ops/patch/parse";
-import type { FileMode } from "../../../src/ops/patch/types";
+import type { FileMode } from "../../../src/core/file-mode";
 import { enc } from "../patch/fixtures";
 
 const side = (path: string, text: string | Uint8Array, mode: FileMode = "100644"): DiffSide => ({

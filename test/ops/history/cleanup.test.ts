@@ -14,7 +14,7 @@ describe("cleanup --resolved", () => {
     expect(await h.store.listReviews()).toHaveLength(2);
     const recent = await cleanupHistory(h.ws, h.store, { olderThanMs: 3_600_000 });
     expect(recent.removed).toEqual([]);
-    expect(recent.kept).toEqual([{ conversation_id: C, reason: "newer than --older-than" }]);
+    expect(recent.kept).toEqual([{ conversation_id: C, reason: "newer than the age cutoff" }]);
     const later = await cleanupHistory(h.ws, h.store, { olderThanMs: 3_600_000, now: Date.now() + 2 * 3_600_000 });
     expect(later.removed).toEqual([{ conversation_id: C, edits: 1 }]);
     expect(later.reviews_removed).toBe(2);

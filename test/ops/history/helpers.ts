@@ -7,7 +7,7 @@ import { historyStatus } from "../../../src/ops/history/query";
 import { reviewEdits, type ReviewRequest, type ReviewResult } from "../../../src/ops/history/review";
 import type { LogEntry } from "../../../src/ops/history/types";
 import { closeWorkspace, openWorkspace, type Workspace } from "../../../src/ops/workspace";
-import { applyChanges, type WriteChange } from "../../../src/ops/write-path";
+import { applyChanges, type WriteChange } from "../../../src/ops/write/write-path";
 import { tmpRepo, type TmpRepo } from "../../helpers/tmp-repo";
 
 const enc = (s: string | Uint8Array) => (typeof s === "string" ? new TextEncoder().encode(s) : s);

@@ -15,7 +15,7 @@
 import { expect, test } from "bun:test";
 import fc from "fast-check";
 import type { RepoPath } from "../../../src/core/repo-path";
-import type { WriteChange } from "../../../src/ops/write-path";
+import type { WriteChange } from "../../../src/ops/write/write-path";
 import { historyFixture, type HistoryFixture } from "./helpers";
 
 type Op =

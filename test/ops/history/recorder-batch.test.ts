@@ -9,12 +9,12 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from "node:path";
 import { sha256Hex } from "../../../src/core/hash";
 import type { RepoPath } from "../../../src/core/repo-path";
-import type { WriteChange } from "../../../src/ops/write-path";
+import type { WriteChange } from "../../../src/ops/write/write-path";
 import { unifiedDiff } from "../../../src/ops/diff/unified";
 import { FsHistoryStore, PACK_MIN_OBJECTS } from "../../../src/ops/history/fs-history-store";
 import { ISLAND_MIN_BYTES } from "../../../src/ops/history/record-diff";
 import { HistoryRecorder } from "../../../src/ops/history/recorder";
-import { applyChanges } from "../../../src/ops/write-path";
+import { applyChanges } from "../../../src/ops/write/write-path";
 import { configureDurability } from "../../../src/repo/durable";
 import { historyFixture } from "./helpers";
 

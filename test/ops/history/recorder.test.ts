@@ -4,14 +4,14 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { sha256Hex } from "../../../src/core/hash";
 import type { RepoPath } from "../../../src/core/repo-path";
-import type { EditChange } from "../../../src/ops/edit-recorder";
+import type { EditChange } from "../../../src/ops/write/edit-recorder";
 import { FsHistoryStore } from "../../../src/ops/history/fs-history-store";
 import { MemHistoryStore } from "../../../src/ops/history/mem-history-store";
 import { HistoryRecorder } from "../../../src/ops/history/recorder";
 import { afterRel } from "../../../src/ops/history/store";
-import { createSnapshot } from "../../../src/ops/snapshot-create";
-import { writeFileOp } from "../../../src/ops/workspace-write";
-import { applyChanges } from "../../../src/ops/write-path";
+import { createSnapshot } from "../../../src/ops/snapshot/create";
+import { writeFileOp } from "../../../src/ops/mutate/write-file";
+import { applyChanges } from "../../../src/ops/write/write-path";
 import { historyFixture } from "./helpers";
 
 const C = "conv_1_aaaa";

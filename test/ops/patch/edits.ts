@@ -3,7 +3,7 @@
  * seeded random edits. Each case is a list of (from, to) file pairs.
  */
 import type { DiffSide } from "../../../src/ops/diff/unified";
-import type { FileMode } from "../../../src/ops/patch/types";
+import type { FileMode } from "../../../src/core/file-mode";
 import { enc, rng, type Tree } from "./fixtures";
 
 export interface FilePair {

@@ -7,7 +7,7 @@ import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSyn
 import { dirname, join } from "node:path";
 import type { RepoPath } from "../../../src/core/repo-path";
 import type { PatchPlan, PatchTarget } from "../../../src/ops/patch/plan";
-import type { FileMode } from "../../../src/ops/patch/types";
+import type { FileMode } from "../../../src/core/file-mode";
 
 export interface TreeFile {
   bytes: Uint8Array;

@@ -9,7 +9,7 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { planPatch } from "../../../src/ops/patch/plan";
-import type { FileMode } from "../../../src/ops/patch/types";
+import type { FileMode } from "../../../src/core/file-mode";
 import { tmpRepo } from "../../helpers/tmp-repo";
 import { applyPlan, commitTree, enc, git, memoryTarget, rng, treeRows, type Tree } from "./fixtures";
 

@@ -1,0 +1,158 @@
+import { WorksnapError, internal, invalidArgument } from "../../core/errors";
+import { randomId128 } from "../../core/hash";
+import { type Fingerprint, sameFingerprint } from "../../repo/fingerprint";
+
+/**
+ * A lease (spec 2.3): optimistic concurrency on the fingerprint a client saw.
+ * Ids are 128 random bits, never counters. For every touched path the lease
+ * keeps the blob it observed (null for directories and deleted paths), the
+ * base for per-file staleness.
+ */
+export interface Lease {
+  id: string;
+  fingerprint: Fingerprint;
+  created_at: string;
+  touched: TouchedPaths;
+}
+
+/** The sha256 blob id of a git blob the store knows (GitBlobMap), if it does. */
+export type IndexBlobResolver = (gitOid: string) => string | undefined;
+
+/**
+ * The paths a lease touched, each with the blob observed: a Map of path to
+ * blob id (or null), except that a clean tracked file may be recorded by its
+ * git blob id (setIndexBlob), which is turned into the sha256 blob id only
+ * when someone reads it. A whole-tree grep touches every file, and making
+ * 100k blob ids nobody may ever look at cost more than the search. The two
+ * kinds of value tell themselves apart: a blob id starts with "sha256:", a
+ * git id is hex.
+ */
+export class TouchedPaths {
+  private readonly map = new Map<string, string | null>();
+
+  constructor(private readonly resolve: IndexBlobResolver) {}
+
+  get size(): number {
+    return this.map.size;
+  }
+
+  has(path: string): boolean {
+    return this.map.has(path);
+  }
+
+  get(path: string): string | null | undefined {
+    const v = this.map.get(path);
+    return v === undefined || v === null || isBlobId(v) ? v : this.resolved(path, v);
+  }
+
+  set(path: string, blob: string | null): this {
+    this.map.set(path, blob);
+    return this;
+  }
+
+  /** Records a clean tracked file's observed blob by its index blob id (git's, hex), which the resolver must know. */
+  setIndexBlob(path: string, gitOid: string): void {
+    this.map.set(path, gitOid);
+  }
+
+  keys(): IterableIterator<string> {
+    return this.map.keys();
+  }
+
+  *entries(): IterableIterator<[string, string | null]> {
+    for (const [path, v] of this.map) yield [path, v === null || isBlobId(v) ? v : this.resolved(path, v)];
+  }
+
+  [Symbol.iterator](): IterableIterator<[string, string | null]> {
+    return this.entries();
+  }
+
+  private resolved(path: string, gitOid: string): string {
+    const blob = this.resolve(gitOid);
+    if (blob === undefined) throw internal(`the blob store no longer knows git blob ${gitOid}, read at ${path}`, { path });
+    this.map.set(path, blob);
+    return blob;
+  }
+}
+
+const LEASE_ID = /^lease_[0-9a-f]{32}$/;
+
+/**
+ * Limits on what a server keeps: leases, and touched paths over all of them.
+ * A whole-tree grep touches every file, and each touched path costs about
+ * 150 bytes: 250,000 keeps the last two whole-tree leases of a 100k-file
+ * repository (a server that kept ten grew by about 17 MB a grep, to 390 MB).
+ * A lease alone over the limit is kept, whatever its size.
+ */
+export const LEASE_LIMITS = { leases: 10_000, touched: 250_000 };
+
+/**
+ * Leases live in memory, oldest first. When a new lease pushes the count or
+ * the touched paths over LEASE_LIMITS, the oldest go; using one afterwards is
+ * STALE_LEASE ("unknown"), as after a restart.
+ */
+/** "sha256:..." (a blob id), not a git object id (hex only). */
+function isBlobId(v: string): boolean {
+  return v.charCodeAt(0) === 115; // "s"
+}
+
+export class LeaseStore {
+  private readonly leases = new Map<string, Lease>();
+
+  constructor(
+    private readonly limits = LEASE_LIMITS,
+    private readonly resolve: IndexBlobResolver = () => undefined,
+  ) {}
+
+  issue(fingerprint: Fingerprint): Lease {
+    const lease: Lease = {
+      id: `lease_${randomId128()}`,
+      fingerprint,
+      created_at: new Date().toISOString(),
+      touched: new TouchedPaths(this.resolve),
+    };
+    this.leases.set(lease.id, lease);
+    let touched = 0;
+    for (const l of this.leases.values()) touched += l.touched.size;
+    for (const [id, oldest] of this.leases) {
+      if (id === lease.id || (this.leases.size <= this.limits.leases && touched <= this.limits.touched)) break;
+      touched -= oldest.touched.size;
+      this.leases.delete(id);
+    }
+    return lease;
+  }
+
+  /**
+   * The lease for a request: validated against the live fingerprint when an
+   * id is given (no auto-refresh), a new one otherwise.
+   */
+  acquire(leaseId: string | undefined, live: Fingerprint): Lease {
+    if (leaseId === undefined) return this.issue(live);
+    const lease = this.get(leaseId);
+    if (!sameFingerprint(lease.fingerprint, live)) throw staleLease(leaseId, live, "the repository changed since the lease was issued");
+    return lease;
+  }
+
+  /** Looks a lease up without validating it; unknown ids are STALE_LEASE (the server may have restarted). */
+  get(leaseId: string): Lease {
+    if (typeof leaseId !== "string" || !LEASE_ID.test(leaseId)) {
+      throw invalidArgument(`lease_id ${JSON.stringify(leaseId)} is malformed; pass a lease_id returned by a worktree call, or omit it`, {
+        arg: "lease_id",
+      });
+    }
+    const lease = this.leases.get(leaseId);
+    if (!lease) throw staleLease(leaseId, null, "the lease is unknown (expired, or issued by a server that has restarted)");
+    return lease;
+  }
+}
+
+export function staleLease(leaseId: string, live: Fingerprint | null, why: string): WorksnapError {
+  return new WorksnapError("STALE_LEASE", `lease ${leaseId} is stale: ${why}. Re-read what you need without lease_id to get a fresh lease.`, {
+    lease_id: leaseId,
+    fingerprint: live,
+  });
+}
+
+export function touch(lease: Lease, path: string, blob: string | null): void {
+  lease.touched.set(path, blob);
+}

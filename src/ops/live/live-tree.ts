@@ -1,0 +1,74 @@
+import { sha256Hex } from "../../core/hash";
+import { ROOT, type RepoPath } from "../../core/repo-path";
+import { type Fingerprint, readGitState } from "../../repo/fingerprint";
+import type { GitResult } from "../../repo/git";
+import { walkPlainTree } from "../../repo/plain-walk";
+import { type GitTreeInputs, type ScanSkips, type TreeEntry, gitTreeEntries, readGitTreeInputs, startIndexListing } from "../../repo/tree-scan";
+import type { Workspace } from "../workspace";
+
+export interface LiveTree {
+  fingerprint: Fingerprint;
+  entries: TreeEntry[];
+  skipped: ScanSkips;
+  /** When git compared the work tree with the index for this state (see captureEntries); git only. */
+  gitComparedAt?: number;
+}
+
+/** The live fingerprint alone (lease validation before a write). */
+export async function liveFingerprint(ws: Workspace): Promise<Fingerprint> {
+  if (ws.repo.gitDir) return (await readGitState(ws.repo)).fingerprint;
+  return plainFingerprint(ws.repo.root);
+}
+
+/** The live state before it is turned into entries: a git tree scan's inputs, or a plain walk. */
+export interface LiveInputs {
+  fingerprint: Fingerprint;
+  /** null outside git. */
+  git: GitTreeInputs | null;
+  plain: TreeEntry[];
+  skipped: ScanSkips;
+  gitComparedAt?: number;
+}
+
+/**
+ * The live fingerprint and what the candidates under `scope` are made of,
+ * read together so the listing matches the state the fingerprint names.
+ */
+export async function readLiveInputs(
+  ws: Workspace,
+  scope: RepoPath[] = [ROOT],
+  opts: { lazyListing?: boolean; listing?: Promise<GitResult> } = {},
+): Promise<LiveInputs> {
+  if (ws.repo.gitDir) {
+    // The git reads start together (the index listing on first use when asked to be lazy).
+    const statePromise = readGitState(ws.repo);
+    const listing = opts.listing ?? (opts.lazyListing ? undefined : startIndexListing(ws.repo, scope));
+    const state = await statePromise;
+    const git = await readGitTreeInputs(ws.repo, state.status, scope, listing);
+    return { fingerprint: state.fingerprint, git, plain: [], skipped: git.skipped, gitComparedAt: state.statusStartedAt };
+  }
+  const all = walkPlainTree(ws.repo.root, [ROOT]);
+  const inScope = scope.length === 1 && scope[0] === ROOT ? all.entries : walkPlainTree(ws.repo.root, scope).entries;
+  return { fingerprint: { head_oid: "", index_oid: "", status_hash: listingHash(all.entries) }, git: null, plain: inScope, skipped: all.skipped };
+}
+
+export async function liveTreeOf(inputs: LiveInputs): Promise<LiveTree> {
+  if (!inputs.git) return { fingerprint: inputs.fingerprint, entries: inputs.plain, skipped: inputs.skipped };
+  const scan = await gitTreeEntries(inputs.git);
+  return { fingerprint: inputs.fingerprint, entries: scan.entries, skipped: scan.skipped, gitComparedAt: inputs.gitComparedAt };
+}
+
+/** The live fingerprint and the candidate files under `scope` (`listing`: the index listing for it, started already). */
+export async function readLiveTree(ws: Workspace, scope: RepoPath[] = [ROOT], listing?: Promise<GitResult>): Promise<LiveTree> {
+  return liveTreeOf(await readLiveInputs(ws, scope, { listing }));
+}
+
+function plainFingerprint(root: string): Fingerprint {
+  return { head_oid: "", index_oid: "", status_hash: listingHash(walkPlainTree(root, [ROOT]).entries) };
+}
+
+/** Outside git: sha256 of the sorted (mode, size, mtime, path) listing (DESIGN "Outside a git work tree"). */
+function listingHash(entries: ReturnType<typeof walkPlainTree>["entries"]): string {
+  const lines = entries.map((e) => `${e.mode} ${e.stat.size} ${Math.round(e.stat.mtimeMs * 1e6)} ${e.path}\0`);
+  return sha256Hex(lines.join(""));
+}

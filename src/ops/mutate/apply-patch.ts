@@ -1,0 +1,131 @@
+import { invalidArgument, tooLarge } from "../../core/errors";
+import { type PatchPlan, type PlannedChange, type PlannedOffset, planPatch } from "../patch/plan";
+import type { FileReject, HunkReject } from "../patch/types";
+import type { WriteChange } from "../write/write-path";
+import { type MutationArgs, type MutationResult, type TreeView, runMutation } from "./mutation";
+import type { Workspace } from "../workspace";
+
+export interface ApplyPatchArgs extends MutationArgs {
+  /** A unified diff, plain or git style, any number of files. */
+  patch: string;
+}
+
+export type ApplyPatchResult = MutationResult<{
+  applied: boolean;
+  rejects?: FileReject[];
+  /** Files and hunks rejected in all (the list may be shortened to keep the answer small). */
+  reject_counts?: { files: number; hunks: number };
+  rejects_truncated?: boolean;
+  offsets: PlannedOffset[];
+  offsets_total: number;
+  warnings: string[];
+  warnings_total: number;
+}>;
+
+/** Largest patch text accepted (characters). */
+export const PATCH_MAX_CHARS = 512 * 1024 * 1024;
+const OFFSETS_CAP = 200;
+const WARNINGS_CAP = 50;
+/** JSON bytes of reject detail (excerpts of current text) an answer carries before it keeps only reasons. */
+const REJECT_DETAIL_BUDGET = 40_000;
+/** JSON bytes of rejects in all before the list is cut. */
+const REJECT_LIST_BUDGET = 60_000;
+
+/**
+ * workspace_apply_patch: all or nothing (DESIGN decision 10). The plan is made
+ * against the current tree (under the work-tree lock in worktree mode) by the
+ * patch engine, which writes nothing; a plan with any reject writes nothing
+ * and the answer lists every reject, sorted by path then hunk index, each
+ * context mismatch with the current text at the stated place and at the
+ * closest partial match. A clean plan goes through the one write path (or
+ * becomes a new snapshot). Symlinks are patched as links (their text, mode
+ * 120000), the way git stores them.
+ */
+export async function applyPatchOp(ws: Workspace, args: ApplyPatchArgs): Promise<ApplyPatchResult> {
+  if (typeof args.patch !== "string") throw invalidArgument("patch must be a string", { arg: "patch" });
+  if (args.patch.length > PATCH_MAX_CHARS) {
+    throw tooLarge(`the patch is ${args.patch.length} characters; at most ${PATCH_MAX_CHARS} are accepted in one call`, {
+      arg: "patch",
+      size: args.patch.length,
+      limit: PATCH_MAX_CHARS,
+    });
+  }
+  const r = await runMutation(ws, args, "edit_file_diff", async (view) => {
+    const plan = await planPatch(args.patch, { read: (p) => readForPatch(view, p) });
+    return { changes: plan.ok ? plan.changes.map(toWriteChange) : null, extra: shapeAnswer(plan), fromReads: true };
+  });
+  return r.result;
+}
+
+async function readForPatch(view: TreeView, path: Parameters<TreeView["resolve"]>[0]) {
+  const t = await view.resolve(path, false);
+  if (t.kind === "dir") throw invalidArgument(`the patch names ${path}, which is a directory, not a file`, { path });
+  if (t.kind === "missing") return null;
+  return view.read(t.path);
+}
+
+function toWriteChange(c: PlannedChange): WriteChange {
+  switch (c.kind) {
+    case "create":
+      return { kind: "write", path: c.path, bytes: c.bytes!, mode: c.mode, expect: null };
+    case "modify":
+      return { kind: "write", path: c.path, bytes: c.bytes!, mode: c.mode, operation: "edit", lines: c.lines };
+    case "delete":
+      return { kind: "delete", path: c.path };
+    case "rename":
+      return { kind: "move", from: c.from!, path: c.path, bytes: c.bytes!, mode: c.mode };
+  }
+}
+
+function shapeAnswer(plan: PatchPlan) {
+  const warnings = plan.warnings.slice(0, WARNINGS_CAP).map((w) => (w.length > 400 ? `${w.slice(0, 400)}…` : w));
+  if (!plan.ok) {
+    const limited = limitRejects(plan.rejects);
+    return {
+      applied: false,
+      rejects: limited.rejects,
+      reject_counts: { files: plan.rejects.length, hunks: plan.rejects.reduce((n, f) => n + f.hunks.length, 0) },
+      rejects_truncated: limited.truncated,
+      offsets: [] as PlannedOffset[],
+      offsets_total: 0,
+      warnings,
+      warnings_total: plan.warnings.length,
+    };
+  }
+  return {
+    applied: true,
+    offsets: plan.offsets.slice(0, OFFSETS_CAP),
+    offsets_total: plan.offsets.length,
+    warnings,
+    warnings_total: plan.warnings.length,
+  };
+}
+
+/**
+ * Keeps an answer with thousands of rejects small: hunks carry their excerpts
+ * while the detail budget lasts, then only index, reason and message; past the
+ * list budget the list stops (sorted order kept) and `rejects_truncated` says so.
+ */
+export function limitRejects(all: FileReject[]): { rejects: FileReject[]; truncated: boolean } {
+  let detail = 0;
+  let total = 0;
+  const out: FileReject[] = [];
+  for (const f of all) {
+    const hunks: HunkReject[] = [];
+    for (const h of f.hunks) {
+      let kept: HunkReject = h;
+      const full = JSON.stringify(h).length;
+      if (detail + full > REJECT_DETAIL_BUDGET) kept = { index: h.index, reason: h.reason, message: h.message.slice(0, 300) };
+      else detail += full;
+      const size = JSON.stringify(kept).length + 1;
+      if (total + size > REJECT_LIST_BUDGET) {
+        if (hunks.length > 0) out.push({ path: f.path, hunks });
+        return { rejects: out, truncated: true };
+      }
+      total += size;
+      hunks.push(kept);
+    }
+    out.push({ path: f.path, hunks });
+  }
+  return { rejects: out, truncated: false };
+}

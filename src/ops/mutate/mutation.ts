@@ -1,0 +1,271 @@
+import { compareUtf8 } from "../../core/byte-order";
+import { internal, invalidArgument } from "../../core/errors";
+import type { BlobId } from "../../core/hash";
+import type { RepoPath } from "../../core/repo-path";
+import type { Fingerprint } from "../../repo/fingerprint";
+import type { SnapshotId } from "../../repo/manifest";
+import { CONVERSATION_ID, newConversationId } from "../history/conversation-id";
+import type { PathState } from "../write/edit-recorder";
+import { touch } from "../live/leases";
+import { liveFingerprint, readLiveTree } from "../live/live-tree";
+import { SnapshotTree, applyToSnapshot } from "./snapshot-tree";
+import { type AppliedChange, type ChangeStatus, type KnownState, type WriteChange, applyChangesLocked } from "../write/write-path";
+import { withWorktreeLock } from "../write/worktree-lock";
+import { type ParentCache, type WorktreeTarget, readTargetState, resolveWorktreeTarget, statStamp } from "../write/target";
+import type { Workspace } from "../workspace";
+
+/**
+ * What the four workspace mutations share: the mode switch, the lease rules
+ * and the answer's common fields.
+ *
+ * Worktree mode runs under the work-tree lock: the lease (when given) is
+ * validated against the live fingerprint (STALE_LEASE if it moved, or if a
+ * file the lease read has changed since), the change set is built from the
+ * current files and goes through the one write path, and the answer carries
+ * the fingerprint after the write and a new lease. The new lease inherits the
+ * touched set of the lease it replaces, plus every affected path with its new
+ * blob (null for removed paths); the lease that was used learns the new blobs
+ * too. A write without lease_id is allowed (spec 2.3 issues a lease then):
+ * the patch context, expected_blob and create_only are what protect it.
+ *
+ * Snapshot mode builds the same change set against a stored snapshot and
+ * stores the result as a new snapshot (snapshot-tree.ts); nothing is
+ * recorded in the edit history because no file changes.
+ */
+export interface MutationArgs {
+  mode: "worktree" | "snapshot";
+  lease_id?: string;
+  snapshot_id?: string;
+  mcp_conversation_id?: string;
+  /** Cancellation: honoured until the first byte is published; after that the change set completes. */
+  signal?: AbortSignal;
+  onProgress?: (done: number, total: number, message: string) => void;
+}
+
+export interface TreeTarget {
+  requested: RepoPath;
+  path: RepoPath;
+  kind: "missing" | "file" | "symlink" | "dir" | "other";
+}
+
+/** Read access to the tree a mutation is built against (live files or a snapshot). */
+export interface TreeView {
+  mode: "worktree" | "snapshot";
+  resolve(path: RepoPath, follow: boolean): Promise<TreeTarget>;
+  /** Content of a resolved file path (symlinks as their text); null when absent. */
+  read(path: RepoPath): Promise<PathState>;
+  /** Files below a resolved directory, sorted by bytes (the work tree: tracked and untracked, not ignored). */
+  filesUnder(dir: RepoPath): Promise<RepoPath[]>;
+}
+
+export interface Built<T> {
+  /** null: write nothing (a rejected patch). */
+  changes: WriteChange[] | null;
+  extra: T;
+  /**
+   * The changes were computed from the bytes the view read (a patch): the
+   * write path takes those reads as the before states (no second read), and
+   * refuses when a file changed in between.
+   */
+  fromReads?: boolean;
+}
+
+export interface ChangedEntry {
+  path: string;
+  status: ChangeStatus;
+  from?: string;
+  blob?: BlobId;
+  mode?: "100755" | "120000";
+  /** The path as asked for, when a symlink made the write land elsewhere. */
+  requested_path?: string;
+}
+
+export type MutationBranch =
+  | { cache_hint: "until_dirty"; lease_id: string; fingerprint: Fingerprint }
+  | { cache_hint: "immutable"; snapshot_id: SnapshotId; base_snapshot_id: SnapshotId };
+
+export type MutationResult<T> = MutationBranch &
+  T & {
+    changed: ChangedEntry[];
+    changed_total: number;
+    truncated: boolean;
+    mcp_conversation_id?: string;
+    note?: string;
+  };
+
+/** An answer, and every change in full for the op that builds on it. */
+export interface Mutated<T> {
+  result: MutationResult<T>;
+  applied: AppliedChange[];
+}
+
+/** Changed paths listed in an answer; past this, changed_total says how many there were. */
+export const CHANGED_CAP = 200;
+
+export async function runMutation<T extends object>(
+  ws: Workspace,
+  args: MutationArgs,
+  toolName: string,
+  build: (view: TreeView) => Promise<Built<T>>,
+): Promise<Mutated<T>> {
+  const conv = conversationOf(args);
+  const progress = (done: number, message: string) => args.onProgress?.(done, 3, message);
+  if (args.mode === "snapshot") {
+    if (args.snapshot_id === undefined) throw invalidArgument('mode "snapshot" needs snapshot_id', { arg: "snapshot_id" });
+    if (args.lease_id !== undefined) throw invalidArgument('lease_id applies to mode "worktree" only', { arg: "lease_id" });
+    const baseId = ws.snapshots.resolve(args.snapshot_id);
+    const tree = new SnapshotTree(ws, ws.snapshots.load(baseId));
+    progress(0, "reading the snapshot");
+    const built = await build(snapshotView(tree));
+    checkCancelled(args.signal);
+    if (built.changes === null) {
+      return finish({ cache_hint: "immutable", snapshot_id: baseId, base_snapshot_id: baseId }, built.extra, [], conv, false);
+    }
+    progress(1, "storing the new snapshot");
+    const derived = await applyToSnapshot(ws, tree, built.changes);
+    return finish({ cache_hint: "immutable", snapshot_id: derived.snapshotId, base_snapshot_id: baseId }, built.extra, derived.changes, conv, false);
+  }
+  if (args.mode !== "worktree") throw invalidArgument('mode must be "worktree" or "snapshot"', { arg: "mode" });
+  if (args.snapshot_id !== undefined) throw invalidArgument('snapshot_id applies to mode "snapshot" only', { arg: "snapshot_id" });
+  return withWorktreeLock(ws, async () => {
+    // git computes the fingerprint while the change set is built (both only read, under the lock); the lease is
+    // validated before anything is written, and a stale lease is reported before any error of the build.
+    const fingerprintRead = liveFingerprint(ws);
+    fingerprintRead.catch(() => undefined);
+    progress(0, "reading the work tree");
+    const reads = new Map<string, KnownState>();
+    let built: Built<T>;
+    try {
+      built = await build(worktreeView(ws, reads));
+    } catch (err) {
+      const fp = await fingerprintRead.catch(() => null);
+      if (fp && args.lease_id !== undefined) ws.leases.acquire(args.lease_id, fp);
+      throw err;
+    }
+    const fingerprint = await fingerprintRead;
+    const lease = args.lease_id !== undefined ? ws.leases.acquire(args.lease_id, fingerprint) : null;
+    checkCancelled(args.signal);
+    if (built.changes === null || built.changes.length === 0) {
+      const kept = lease ?? ws.leases.issue(fingerprint);
+      return finish({ cache_hint: "until_dirty", lease_id: kept.id, fingerprint }, built.extra, [], conv, true);
+    }
+    progress(1, "writing");
+    // The new fingerprint is read as soon as the files are published, while the history appends its log: the work
+    // tree no longer changes under the lock, and the history lives in .mcp, which git does not list.
+    let fingerprintAfter: Promise<Fingerprint> | null = null;
+    const outcome = await applyChangesLocked(ws, built.changes, {
+      recorder: ws.recorder,
+      conversationId: conv.id,
+      toolName,
+      lease: lease ? { lease, fingerprint } : undefined,
+      signal: args.signal,
+      known: built.fromReads ? reads : undefined,
+      onPublished: () => {
+        fingerprintAfter = liveFingerprint(ws);
+        fingerprintAfter.catch(() => undefined);
+      },
+    });
+    progress(2, "reading the new fingerprint");
+    const after = await (fingerprintAfter ?? liveFingerprint(ws));
+    const next = ws.leases.issue(after);
+    if (lease) for (const [p, b] of lease.touched) next.touched.set(p, b);
+    for (const c of outcome.changes) {
+      for (const l of lease ? [next, lease] : [next]) {
+        if (c.from) touch(l, c.from, null);
+        touch(l, c.path, c.blob);
+      }
+    }
+    return finish({ cache_hint: "until_dirty", lease_id: next.id, fingerprint: after }, built.extra, outcome.changes, conv, true);
+  });
+}
+
+function checkCancelled(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw internal("the request was cancelled; nothing was written", { cancelled: true });
+}
+
+interface Conversation {
+  id: string;
+  minted: boolean;
+}
+
+function conversationOf(args: MutationArgs): Conversation {
+  const given = args.mcp_conversation_id;
+  if (given === undefined) return { id: newConversationId(), minted: true };
+  if (typeof given !== "string" || !CONVERSATION_ID.test(given)) {
+    throw invalidArgument(
+      `mcp_conversation_id ${JSON.stringify(given)} is not valid: use 1-128 characters from A-Z a-z 0-9 . _ -, starting with a letter or digit (or omit it to get one)`,
+      { arg: "mcp_conversation_id" },
+    );
+  }
+  return { id: given, minted: false };
+}
+
+function finish<T extends object>(
+  branch: MutationBranch,
+  extra: T,
+  changes: AppliedChange[],
+  conv: Conversation,
+  recorded: boolean,
+): Mutated<T> {
+  const sorted = [...changes].sort((a, b) => compareUtf8(a.path, b.path));
+  const changed = sorted.slice(0, CHANGED_CAP).map(changedEntry);
+  const out = {
+    ...branch,
+    ...extra,
+    changed,
+    changed_total: sorted.length,
+    truncated: sorted.length > changed.length,
+  } as MutationResult<T>;
+  if (recorded) {
+    out.mcp_conversation_id = conv.id;
+    if (conv.minted) {
+      out.note = `Started edit conversation ${conv.id}: pass mcp_conversation_id "${conv.id}" on the next edits of this turn so they are reviewed together.`;
+    }
+  }
+  return { result: out, applied: sorted };
+}
+
+function changedEntry(c: AppliedChange): ChangedEntry {
+  const e: ChangedEntry = { path: c.path, status: c.status };
+  if (c.from) e.from = c.from;
+  if (c.blob) e.blob = c.blob;
+  const mode = c.after?.mode;
+  if (mode === "100755" || mode === "120000") e.mode = mode;
+  if (c.requested !== c.path && c.status !== "renamed") e.requested_path = c.requested;
+  return e;
+}
+
+/**
+ * The live files; every read is kept in `reads` with the stat stamp taken
+ * before it. Parent directories are resolved once per build, and a path just
+ * resolved is read without resolving it again.
+ */
+function worktreeView(ws: Workspace, reads: Map<string, KnownState>): TreeView {
+  const parents: ParentCache = new Map();
+  const resolved = new Map<string, WorktreeTarget>();
+  return {
+    mode: "worktree",
+    resolve: async (path, follow) => {
+      const t = resolveWorktreeTarget(ws.repo, path, follow, parents);
+      if (!follow) resolved.set(t.path, t);
+      return t;
+    },
+    read: async (path) => {
+      const t = resolved.get(path) ?? resolveWorktreeTarget(ws.repo, path, false, parents);
+      resolved.delete(path);
+      const state = readTargetState(t);
+      reads.set(t.path, { state, stamp: statStamp(t.stat) });
+      return state;
+    },
+    filesUnder: async (dir) => (await readLiveTree(ws, [dir])).entries.map((e) => e.path as RepoPath).filter((p) => p !== dir),
+  };
+}
+
+function snapshotView(tree: SnapshotTree): TreeView {
+  return {
+    mode: "snapshot",
+    resolve: (path, follow) => tree.resolve(path, follow),
+    read: (path) => tree.read(path),
+    filesUnder: async (dir) => tree.filesUnder(dir),
+  };
+}

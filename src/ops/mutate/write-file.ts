@@ -1,0 +1,87 @@
+import { invalidArgument, tooLarge } from "../../core/errors";
+import { isBlobId, type BlobId } from "../../core/hash";
+import { parseRepoPath } from "../../core/repo-path";
+import { type MutationArgs, type MutationResult, runMutation } from "./mutation";
+import type { Workspace } from "../workspace";
+
+export interface WriteFileArgs extends MutationArgs {
+  path: string;
+  /** UTF-8 text, or `base64:` followed by standard base64 for any bytes. */
+  content: string;
+  /** Compare-and-swap: write only if the file's current blob is this one. */
+  expected_blob?: string;
+  /** Refuse to replace an existing file. */
+  create_only?: boolean;
+}
+
+export type WriteFileResult = MutationResult<{
+  path: string;
+  resolved_path?: string;
+  blob: BlobId;
+  size: number;
+  created: boolean;
+}>;
+
+/** Largest content write_file accepts, after decoding (a file that size is written in one piece). */
+export const WRITE_MAX_BYTES = 256 * 1024 * 1024;
+
+/**
+ * workspace_write_file: a whole file's content, bytes exactly as given. An
+ * existing file keeps its mode; a new one gets 0644. A symlink inside the root
+ * is written through to its target, and the answer names the target in
+ * `resolved_path`.
+ */
+export async function writeFileOp(ws: Workspace, args: WriteFileArgs): Promise<WriteFileResult> {
+  const path = parseRepoPath(args.path, "path");
+  if (args.expected_blob !== undefined && !isBlobId(args.expected_blob)) {
+    throw invalidArgument(`expected_blob ${JSON.stringify(args.expected_blob)} is not a blob id (sha256:<64 hex>)`, { arg: "expected_blob" });
+  }
+  if (args.create_only === true && args.expected_blob !== undefined) {
+    throw invalidArgument("create_only and expected_blob contradict each other: create_only means the file must not exist", { arg: "create_only" });
+  }
+  const bytes = decodeWriteContent(args.content);
+  const expect = args.create_only === true ? null : (args.expected_blob as BlobId | undefined);
+  const r = await runMutation(ws, args, "write_file", async () => ({
+    changes: [{ kind: "write", path, bytes, follow: true, expect, operation: "replace" }],
+    extra: {},
+  }));
+  const c = r.applied[0]!;
+  const out: WriteFileResult = { ...r.result, path, blob: c.blob!, size: bytes.length, created: c.status === "created" };
+  if (c.path !== path) out.resolved_path = c.path;
+  return out;
+}
+
+/**
+ * Content as bytes, refusing oversized input before decoding it: a base64
+ * string's decoded size is known from its length, and a text's UTF-8 size is at
+ * least its length, so a 1 GB argument is refused without a 1 GB allocation.
+ */
+export function decodeWriteContent(content: string): Uint8Array {
+  if (typeof content !== "string") throw invalidArgument("content must be a string", { arg: "content" });
+  if (content.startsWith("base64:")) {
+    let body = content.slice(7);
+    const decodedMax = Math.floor((body.length * 3) / 4);
+    if (decodedMax - 2 > WRITE_MAX_BYTES) throw contentTooLarge(decodedMax);
+    if (/\s/.test(body)) body = body.replace(/\s+/g, "");
+    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(body) || body.length % 4 === 1) {
+      throw invalidArgument("content starts with base64: but the rest is not valid base64 (A-Z a-z 0-9 + /, = padding)", { arg: "content" });
+    }
+    const bytes = new Uint8Array(Buffer.from(body, "base64"));
+    if (bytes.length > WRITE_MAX_BYTES) throw contentTooLarge(bytes.length);
+    return bytes;
+  }
+  if (content.length > WRITE_MAX_BYTES) throw contentTooLarge(content.length);
+  if (content.length * 3 > WRITE_MAX_BYTES) {
+    const n = Buffer.byteLength(content, "utf8");
+    if (n > WRITE_MAX_BYTES) throw contentTooLarge(n);
+  }
+  return new TextEncoder().encode(content);
+}
+
+function contentTooLarge(size: number) {
+  return tooLarge(`content is about ${size} bytes; write_file takes at most ${WRITE_MAX_BYTES} bytes (256 MiB) per file`, {
+    arg: "content",
+    size,
+    limit: WRITE_MAX_BYTES,
+  });
+}

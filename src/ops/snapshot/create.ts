@@ -1,0 +1,134 @@
+import { invalidArgument, notFound, permissionDenied } from "../../core/errors";
+import { ROOT, isReservedPath, isWithin, parseRepoPath, type RepoPath } from "../../core/repo-path";
+import { captureEntries } from "../../repo/capture";
+import type { Fingerprint } from "../../repo/fingerprint";
+import { manifestJson, snapshotIdOf, toManifestEntry, type SnapshotId } from "../../repo/manifest";
+import type { ScanSkips } from "../../repo/tree-scan";
+import { fingerprintJson } from "../../repo/fingerprint";
+import type { GitResult } from "../../repo/git";
+import { Prehash } from "../../repo/prehash";
+import { startIndexListing } from "../../repo/tree-scan";
+import { WarmCache, warmKey } from "../../repo/warm-cache";
+import { liveTreeOf, readLiveInputs } from "../live/live-tree";
+import type { Workspace } from "../workspace";
+
+export interface CreateSnapshotArgs {
+  paths?: string[];
+  lease_id?: string;
+  signal?: AbortSignal;
+  onProgress?: (done: number, total: number) => void;
+}
+
+export interface CreateSnapshotResult {
+  snapshot_id: SnapshotId;
+  cache_hint: "immutable";
+  fingerprint: Fingerprint;
+  created_at: string;
+  manifest_stats: { files: number; bytes: number };
+  skipped: ScanSkips & { vanished: number };
+}
+
+/**
+ * snapshot_create: captures the named paths (`.` = the whole tree) or, with
+ * only a lease, the files that lease touched. The id is content-addressed, so
+ * capturing an unchanged state again returns the same snapshot.
+ */
+export async function createSnapshot(ws: Workspace, args: CreateSnapshotArgs): Promise<CreateSnapshotResult> {
+  if (args.paths === undefined && args.lease_id === undefined) {
+    throw invalidArgument("pass paths (\".\" for the whole tree) or a lease_id whose touched files to capture", { arg: "paths" });
+  }
+  const named = args.paths === undefined ? null : parseScope(args.paths);
+  const scope = named ?? [ROOT];
+  // On a cold store, clean tracked files are read while git status runs (see Prehash).
+  const comparedBefore = Date.now();
+  const early = named && ws.repo.gitDir && Prehash.worthwhile(ws.blobs) ? startIndexListing(ws.repo, scope) : undefined;
+  const prehash = early ? new Prehash(ws.repo, ws.blobs, early, comparedBefore, args.onProgress) : undefined;
+  try {
+    return await create(ws, args, named, scope, prehash, early);
+  } finally {
+    // Settled already when the capture used it; stopped here when the state was captured before or on error.
+    await prehash?.cancel();
+  }
+}
+
+async function create(
+  ws: Workspace,
+  args: CreateSnapshotArgs,
+  named: RepoPath[] | null,
+  scope: RepoPath[],
+  prehash: Prehash | undefined,
+  early: Promise<GitResult> | undefined,
+): Promise<CreateSnapshotResult> {
+  const inputs = await readLiveInputs(ws, scope, { lazyListing: true, listing: early });
+  const fingerprint = inputs.fingerprint;
+  let wanted: RepoPath[];
+  if (args.lease_id !== undefined) {
+    const lease = ws.leases.acquire(args.lease_id, fingerprint);
+    wanted = named ?? [...lease.touched.entries()].filter(([, blob]) => blob !== null).map(([p]) => p as RepoPath);
+    if (wanted.length === 0) throw invalidArgument("the lease has touched no files yet; pass paths to capture", { arg: "lease_id" });
+  } else {
+    wanted = named as RepoPath[];
+  }
+  const warm = named && inputs.git ? new WarmCache(ws.repo.stateDir) : null;
+  // With a tree-able index, index_oid already names every tracked path, mode and blob; only an unmerged
+  // index needs the listing itself in the key.
+  const listing = inputs.git && fingerprint.index_oid === "" ? await inputs.git.listing() : new Uint8Array();
+  const key = warm && inputs.git ? warmKey(fingerprintJson(fingerprint), scope, listing, inputs.git.untracked.map((u) => u.path)) : "";
+  const hit = warm?.lookup(key, ws.repo.root);
+  if (hit && ws.snapshots.has(hit.snapshot_id)) {
+    const meta = ws.snapshots.loadMeta(hit.snapshot_id.slice(7));
+    return { snapshot_id: meta.snapshot_id, cache_hint: "immutable", fingerprint, created_at: meta.created_at, manifest_stats: meta.manifest_stats, skipped: hit.skipped };
+  }
+  const live = await liveTreeOf(inputs);
+  const touchedSet = named ? null : new Set<string>(wanted);
+  const candidates = touchedSet ? live.entries.filter((e) => touchedSet.has(e.path)) : live.entries;
+  for (const p of wanted) {
+    if (p !== ROOT && !candidates.some((e) => isWithin(e.path, p))) {
+      throw notFound(`${p} does not exist in the work tree (or is ignored)`, { path: p });
+    }
+  }
+  const captured = await captureEntries(ws.repo, ws.blobs, candidates, {
+    signal: args.signal,
+    onProgress: args.onProgress,
+    gitComparedAt: live.gitComparedAt,
+    prehash,
+  });
+  const manifest = manifestJson(captured.entries.map(toManifestEntry));
+  const snapshotId = snapshotIdOf(fingerprint, manifest);
+  const bytes = captured.entries.reduce((n, e) => n + e.size, 0);
+  const meta = ws.snapshots.save(
+    {
+      snapshot_id: snapshotId,
+      fingerprint,
+      created_at: new Date().toISOString(),
+      manifest_stats: { files: captured.entries.length, bytes },
+      paths: wanted,
+    },
+    manifest,
+  );
+  const skipped = { ...live.skipped, vanished: captured.vanished.length };
+  if (warm && captured.vanished.length === 0) {
+    const fromGit = new Set(candidates.filter((c) => c.gitOid).map((c) => c.path));
+    const loose = captured.entries.filter((e) => !fromGit.has(e.path)).map((e) => [e.path, e.blob.slice(7)] as [string, string]);
+    warm.put(key, { snapshot_id: snapshotId, loose, skipped });
+  }
+  return {
+    snapshot_id: snapshotId,
+    cache_hint: "immutable",
+    fingerprint,
+    created_at: meta.created_at,
+    manifest_stats: meta.manifest_stats,
+    skipped,
+  };
+}
+
+function parseScope(paths: string[]): RepoPath[] {
+  if (!Array.isArray(paths) || paths.length === 0) throw invalidArgument("paths must be a non-empty array", { arg: "paths" });
+  const out: RepoPath[] = [];
+  for (const raw of paths) {
+    const p = parseRepoPath(raw, "paths");
+    if (isReservedPath(p)) throw permissionDenied(`${p} is reserved for git and worksnap state`, { path: p });
+    if (!out.includes(p)) out.push(p);
+  }
+  return out.includes(ROOT) ? [ROOT] : out;
+}

@@ -1,0 +1,279 @@
+import { mkdirSync } from "node:fs";
+import { dirname, join, relative, sep } from "node:path";
+import { internal, invalidArgument, notFound, WorksnapError } from "../../core/errors";
+import { hexOfBlobId, type BlobId } from "../../core/hash";
+import { ROOT, type RepoPath } from "../../core/repo-path";
+import { AtomicFileWriter } from "../../repo/atomic-stream";
+import { bundleEntryName, bundleManifestJson, BUNDLE_MANIFEST } from "../../repo/bundle";
+import { captureEntries } from "../../repo/capture";
+import type { Fingerprint } from "../../repo/fingerprint";
+import { manifestJson, snapshotIdOf, toManifestEntry, type SnapshotId } from "../../repo/manifest";
+import { tarHeader, tarPadding, tarTrailer } from "../../repo/tar";
+import { touch } from "../live/leases";
+import { readLiveTree } from "../live/live-tree";
+import type { BranchFields } from "../live/read-context";
+import { inScope, parseScopeArg, sideEntries, type SideEntry } from "./tree-side";
+import type { Workspace } from "../workspace";
+
+export interface ExportArgs {
+  mode?: "snapshot" | "worktree";
+  snapshot_id?: string;
+  lease_id?: string;
+  paths?: string[];
+  /** Absolute file to write; default `.mcp/exports/<snapshot hex>.tar`. */
+  output?: string;
+  signal?: AbortSignal;
+  onProgress?: (done: number, total: number) => void;
+}
+
+export type ExportResult = BranchFields & {
+  /** The snapshot the bundle holds (a sub-snapshot's own id when `paths` narrowed a stored snapshot). */
+  snapshot_id: SnapshotId;
+  /** Set when `paths` narrowed a stored snapshot: the snapshot the files came from. */
+  source_snapshot_id?: SnapshotId;
+  /** Where the bundle was written: repo-relative when inside the root. */
+  path: string;
+  bytes: number;
+  sha256: string;
+  files: number;
+};
+
+/** Blobs up to this size are read whole; larger ones are streamed. */
+const WHOLE_READ_MAX = 8 * 1024 * 1024;
+
+/**
+ * snapshot_export: a deterministic tar bundle of a stored snapshot, or of the
+ * live tree (captured as a snapshot first, under a lease). The same snapshot
+ * gives the same bytes on any machine. The file appears only when complete;
+ * a missing blob is NOT_FOUND naming it, and nothing is left behind.
+ */
+export async function exportSnapshot(ws: Workspace, args: ExportArgs): Promise<ExportResult> {
+  const scope = parseScopeArg(args.paths);
+  const src = args.mode === "worktree" ? await captureLive(ws, args, scope) : openStored(ws, args, scope);
+  const hex = src.snapshotId.slice(7);
+  const target = args.output ?? join(ws.repo.stateDir, "exports", `${hex}.tar`);
+  mkdirSync(dirname(target), { recursive: true });
+  const sizes = await blobSizes(ws, src.entries, src.snapshotId);
+  const written = await writeBundle(ws, src, sizes, target, args);
+  const rel = relative(ws.repo.root, target);
+  const result: ExportResult = {
+    ...src.branch,
+    snapshot_id: src.snapshotId,
+    path: rel.startsWith("..") || rel === "" ? target : rel.split(sep).join("/"),
+    bytes: written.bytes,
+    sha256: written.sha256,
+    files: src.entries.length,
+  };
+  if (src.sourceId && src.sourceId !== src.snapshotId) result.source_snapshot_id = src.sourceId;
+  return result;
+}
+
+interface BundleSource {
+  snapshotId: SnapshotId;
+  sourceId?: SnapshotId;
+  fingerprint: Fingerprint;
+  manifest: string;
+  entries: SideEntry[];
+  branch: BranchFields;
+}
+
+function openStored(ws: Workspace, args: ExportArgs, scope: RepoPath[]): BundleSource {
+  if (args.mode !== undefined && args.mode !== "snapshot") throw invalidArgument('mode must be "snapshot" or "worktree"', { arg: "mode" });
+  if (args.snapshot_id === undefined) throw invalidArgument('pass snapshot_id, or mode "worktree" to export the live tree', { arg: "snapshot_id" });
+  if (args.lease_id !== undefined) throw invalidArgument('lease_id applies to mode "worktree" only', { arg: "lease_id" });
+  const id = ws.snapshots.resolve(args.snapshot_id);
+  const snap = ws.snapshots.load(id);
+  const entries = sideEntries(snap.entries, scope);
+  requireEach(scope, entries, `snapshot ${id}`);
+  const whole = entries.length === snap.entries.length;
+  const manifest = whole ? snap.manifest : manifestJson(entries.map(toManifestEntry));
+  const snapshotId = whole ? id : snapshotIdOf(snap.meta.fingerprint, manifest);
+  return { snapshotId, sourceId: id, fingerprint: snap.meta.fingerprint, manifest, entries, branch: { cache_hint: "immutable", snapshot_id: snapshotId } };
+}
+
+/** The live tree under `scope`, captured and saved as a snapshot (the id the bundle carries), every exported file touched. */
+async function captureLive(ws: Workspace, args: ExportArgs, scope: RepoPath[]): Promise<BundleSource> {
+  if (args.snapshot_id !== undefined) throw invalidArgument('snapshot_id applies to mode "snapshot" only', { arg: "snapshot_id" });
+  const live = await readLiveTree(ws, scope);
+  const lease = ws.leases.acquire(args.lease_id, live.fingerprint);
+  requireEach(scope, live.entries, "the work tree (or it is ignored)");
+  const captured = await captureEntries(ws.repo, ws.blobs, live.entries, { signal: args.signal, onProgress: args.onProgress });
+  const manifest = manifestJson(captured.entries.map(toManifestEntry));
+  const snapshotId = snapshotIdOf(live.fingerprint, manifest);
+  ws.snapshots.save(
+    {
+      snapshot_id: snapshotId,
+      fingerprint: live.fingerprint,
+      created_at: new Date().toISOString(),
+      manifest_stats: { files: captured.entries.length, bytes: captured.entries.reduce((n, e) => n + e.size, 0) },
+      paths: scope,
+    },
+    manifest,
+  );
+  for (const e of captured.entries) touch(lease, e.path, e.blob);
+  return {
+    snapshotId,
+    fingerprint: live.fingerprint,
+    manifest,
+    entries: captured.entries.map((e) => ({ path: e.path, blob: e.blob, mode: e.mode })),
+    branch: { cache_hint: "until_dirty", lease_id: lease.id, fingerprint: live.fingerprint },
+  };
+}
+
+function requireEach(scope: RepoPath[], entries: { path: string }[], where: string): void {
+  if (scope.length === 1 && scope[0] === ROOT) return;
+  for (const p of scope) {
+    if (!entries.some((e) => inScope(e.path, [p]))) throw notFound(`${p} is not in ${where}`, { path: p });
+  }
+}
+
+/** Every blob must be present before a byte is written, so a missing one fails fast and by name. */
+async function blobSizes(ws: Workspace, entries: SideEntry[], snapshotId: SnapshotId): Promise<number[]> {
+  const sizes: number[] = new Array(entries.length);
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i] as SideEntry;
+    const size = await ws.blobs.size(e.blob);
+    if (size === null) throw missingBlob(e, snapshotId);
+    sizes[i] = size;
+  }
+  return sizes;
+}
+
+function missingBlob(e: SideEntry, snapshotId: SnapshotId): WorksnapError {
+  return notFound(`blob ${e.blob} of ${e.path} is missing from the blob store; snapshot ${snapshotId} cannot be exported`, {
+    blob: e.blob,
+    path: e.path,
+    snapshot_id: snapshotId,
+  });
+}
+
+async function writeBundle(ws: Workspace, src: BundleSource, sizes: number[], target: string, args: ExportArgs): Promise<{ bytes: number; sha256: string }> {
+  const out = new AtomicFileWriter(ws.repo.stateDir, target);
+  const tarHash = new Bun.CryptoHasher("sha256");
+  const emit = (bytes: Uint8Array) => {
+    if (bytes.length === 0) return;
+    tarHash.update(bytes);
+    out.write(bytes);
+  };
+  try {
+    const manifestBytes = new TextEncoder().encode(bundleManifestJson(src.manifest, src.fingerprint, src.snapshotId));
+    emit(tarHeader({ path: BUNDLE_MANIFEST, type: "file", mode: 0o644, size: manifestBytes.length }));
+    emit(manifestBytes);
+    emit(tarPadding(manifestBytes.length));
+    const total = src.entries.length;
+    const ahead = new ReadAhead(ws, src, sizes);
+    for (let i = 0; i < total; i++) {
+      if (args.signal?.aborted) throw args.signal.reason ?? new Error("aborted");
+      if (args.onProgress && i % 2000 === 0) args.onProgress(i, total);
+      const e = src.entries[i] as SideEntry;
+      const size = sizes[i] as number;
+      if (e.mode === "120000") {
+        const link = await ahead.take(i);
+        emit(tarHeader({ path: bundleEntryName(e.path), type: "symlink", mode: 0o777, size: 0, linkTarget: link }));
+        continue;
+      }
+      emit(tarHeader({ path: bundleEntryName(e.path), type: "file", mode: e.mode === "100755" ? 0o755 : 0o644, size }));
+      if (size <= WHOLE_READ_MAX) emit(await ahead.take(i));
+      else await streamVerified(ws, e, size, src.snapshotId, emit);
+      emit(tarPadding(size));
+    }
+    emit(tarTrailer());
+    out.commit();
+    args.onProgress?.(total, total);
+    return { bytes: out.written, sha256: tarHash.digest("hex") };
+  } catch (err) {
+    out.abort();
+    throw err;
+  }
+}
+
+/** Bytes of small blobs read ahead of the writer at once: the store answers many requests in one round trip. */
+const READ_AHEAD_BYTES = 32 * 1024 * 1024;
+const READ_AHEAD_FILES = 4096;
+
+/**
+ * Reads the small blobs (and symlink texts) of a bundle ahead of the writer,
+ * in order, at most READ_AHEAD_BYTES / READ_AHEAD_FILES at once, so a store
+ * that serves reads through one process (git cat-file --batch) is never
+ * waited on one blob at a time. Large blobs are streamed by the writer itself.
+ */
+class ReadAhead {
+  private readonly pending = new Map<number, Promise<Uint8Array>>();
+  private next = 0;
+  private bytes = 0;
+
+  constructor(
+    private readonly ws: Workspace,
+    private readonly src: BundleSource,
+    private readonly sizes: number[],
+  ) {}
+
+  /** Entry i's verified bytes; entries must be taken in order. */
+  async take(i: number): Promise<Uint8Array> {
+    this.fill(i);
+    const p = this.pending.get(i) as Promise<Uint8Array>;
+    this.pending.delete(i);
+    try {
+      return await p;
+    } finally {
+      this.bytes -= this.sizes[i] as number;
+    }
+  }
+
+  private fill(from: number): void {
+    if (this.next < from) this.next = from;
+    const { entries } = this.src;
+    while (this.next < entries.length && (this.pending.size === 0 || (this.bytes < READ_AHEAD_BYTES && this.pending.size < READ_AHEAD_FILES))) {
+      const k = this.next++;
+      const e = entries[k] as SideEntry;
+      const size = this.sizes[k] as number;
+      if (e.mode !== "120000" && size > WHOLE_READ_MAX) {
+        if (k === from) throw internal("a large blob was read ahead");
+        this.next--; // the writer streams it; reading ahead resumes after it
+        return;
+      }
+      const p = readVerified(this.ws, e, size, this.src.snapshotId);
+      p.catch(() => undefined); // reported when taken
+      this.pending.set(k, p);
+      this.bytes += size;
+    }
+  }
+}
+
+async function readVerified(ws: Workspace, e: SideEntry, size: number, snapshotId: SnapshotId): Promise<Uint8Array> {
+  let bytes: Uint8Array;
+  try {
+    bytes = await ws.blobs.read(e.blob);
+  } catch (err) {
+    throw asMissing(err, e, snapshotId);
+  }
+  const hex = new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
+  if (hex !== hexOfBlobId(e.blob) || bytes.length !== size) throw corruptBlob(e.blob, e.path);
+  return bytes;
+}
+
+async function streamVerified(ws: Workspace, e: SideEntry, size: number, snapshotId: SnapshotId, emit: (b: Uint8Array) => void): Promise<void> {
+  const hasher = new Bun.CryptoHasher("sha256");
+  let seen = 0;
+  try {
+    for await (const chunk of await ws.blobs.stream(e.blob)) {
+      seen += chunk.length;
+      if (seen > size) break;
+      hasher.update(chunk);
+      emit(chunk);
+    }
+  } catch (err) {
+    throw asMissing(err, e, snapshotId);
+  }
+  // A blob missing from the private git store streams as nothing at all.
+  if (seen === 0 && size > 0) throw missingBlob(e, snapshotId);
+  if (seen !== size || hasher.digest("hex") !== hexOfBlobId(e.blob)) throw corruptBlob(e.blob, e.path);
+}
+
+function asMissing(err: unknown, e: SideEntry, snapshotId: SnapshotId): unknown {
+  return err instanceof WorksnapError && err.code === "NOT_FOUND" ? missingBlob(e, snapshotId) : err;
+}
+
+function corruptBlob(blob: BlobId, path: string): WorksnapError {
+  return internal(`blob ${blob} of ${path} does not match its id in the store; the export was abandoned`, { blob, path });
+}

@@ -1,0 +1,255 @@
+import { join, sep } from "node:path";
+import { canonicalJson } from "../../core/canonical-json";
+import { invalidArgument, notFound } from "../../core/errors";
+import { blobIdFromHex, sha256File, type BlobId } from "../../core/hash";
+import { ROOT, trustedRepoPath, type RepoPath } from "../../core/repo-path";
+import type { GitResult } from "../../repo/git";
+import type { GitBlobMap } from "../../repo/git-blob-map";
+import { plainIndexPaths, startIndexListing } from "../../repo/tree-scan";
+import type { TreeEntry } from "../../repo/tree-scan";
+import { DEFAULT_CHUNK_BYTES, type GrepCandidate, type GrepResult, type ReadAhead, fileCandidate, grep, startReadAhead } from "../grep";
+import { touch, type Lease } from "../live/leases";
+import { type BranchFields, type ModeArgs, branchFields, openReadContext } from "../live/read-context";
+import { inScope, parseScopeArg } from "./tree-side";
+import type { Workspace } from "../workspace";
+
+export interface GrepArgs extends ModeArgs {
+  pattern: string;
+  fixed_strings?: boolean;
+  case_insensitive?: boolean;
+  paths?: string[];
+  include?: string[];
+  exclude?: string[];
+  max_files?: number;
+  max_matches?: number;
+  context_lines?: number;
+  cursor?: string;
+  signal?: AbortSignal;
+  /** Engine knobs for tests and the CLI (not tool arguments). */
+  timeBudgetMs?: number;
+  maxBytes?: number;
+}
+
+export type GrepAnswer = BranchFields &
+  Omit<GrepResult, "searched_paths"> & {
+    /** Text files under paths that passed include/exclude (binary files among them are skipped, not searched). */
+    candidates: number;
+  };
+
+/**
+ * snapshot_grep: the candidate walk for the grep engine. Candidates are the
+ * files under `paths` (ignore rules applied by the live scan; a snapshot holds
+ * only what it captured) that pass include/exclude, in UTF-8 byte order;
+ * symlinks are never followed nor searched. In worktree mode every file the
+ * engine searched is touched on the lease with the blob it read.
+ */
+export async function snapshotGrep(ws: Workspace, args: GrepArgs): Promise<GrepAnswer> {
+  if (typeof args.pattern !== "string" || args.pattern === "") throw invalidArgument("pattern must not be empty", { arg: "pattern" });
+  const scope = parseScopeArg(args.paths);
+  const filter = globFilter(args.include, args.exclude);
+  const early = args.mode === "worktree" ? startWorktreeReadAhead(ws, args, scope, filter) : null;
+  try {
+    return await search(ws, args, scope, filter, early);
+  } finally {
+    (await early?.prefetch.catch(() => null))?.release();
+    early?.speculation?.dispose();
+  }
+}
+
+async function search(
+  ws: Workspace,
+  args: GrepArgs,
+  scope: RepoPath[],
+  filter: (path: string) => boolean,
+  early: WorktreeReadAhead | null,
+): Promise<GrepAnswer> {
+  const ctx = await openReadContext(ws, args, scope, early?.listing);
+  const files: { path: string; mode: string; blob?: BlobId; gitOid?: string }[] = [];
+  const listed = ctx.mode === "snapshot" ? ctx.snapshot.entries.map((e) => ({ path: e.path, mode: e.mode ?? "100644", blob: e.blob })) : ctx.live.entries;
+  const all = scope.length === 1 && scope[0] === ROOT;
+  let inPaths = 0;
+  for (const e of listed) {
+    if (!all && !inScope(e.path, scope)) continue;
+    inPaths++;
+    if (e.mode === "120000" || !filter(e.path)) continue;
+    files.push(e);
+  }
+  if (ctx.mode === "worktree" && inPaths === 0 && !all) {
+    throw notFound(`${scope.join(", ")}: nothing to search in the work tree (missing or ignored)`, { paths: scope });
+  }
+  const tree = ctx.mode === "snapshot" ? ctx.snapshotId : { worktree: ctx.live.fingerprint };
+  const queryKey = canonicalJson({ exclude: args.exclude ?? [], include: args.include ?? [], paths: scope, tree });
+  const touches = ctx.mode === "worktree" ? new LeaseTouches(ws, ctx.lease) : null;
+  const candidates = touches ? liveCandidates(ws, files as TreeEntry[], touches) : snapshotCandidates(ws, files);
+  const found = await grep(candidates, {
+    ...fileQueryOf(args),
+    maxBytes: args.maxBytes,
+    cursor: args.cursor,
+    queryKey,
+    signal: args.signal,
+    timeBudgetMs: args.timeBudgetMs,
+    prefetch: (await early?.prefetch) ?? undefined,
+    speculation: early?.speculation ?? undefined,
+  });
+  await touches?.finish();
+  const { searched_paths: _searched, ...rest } = found;
+  return { ...branchFields(ctx), ...rest, candidates: files.length };
+}
+
+/** The grep options that decide what one file's search answers, from the tool's arguments. */
+function fileQueryOf(args: GrepArgs) {
+  return {
+    pattern: args.pattern,
+    fixedStrings: args.fixed_strings,
+    caseInsensitive: args.case_insensitive,
+    contextLines: args.context_lines,
+    maxMatches: args.max_matches,
+    maxFiles: args.max_files,
+  };
+}
+
+interface WorktreeReadAhead extends ReadAhead {
+  listing: Promise<GitResult>;
+}
+
+/**
+ * A worktree grep in a git repository starts the index listing at once and
+ * hands it to the grep module's read ahead (read-ahead.ts), which reads the
+ * clean tracked files while `git status` runs. Not for a page after the
+ * first: a cursor resumes mid-walk.
+ */
+function startWorktreeReadAhead(ws: Workspace, args: GrepArgs, scope: RepoPath[], filter: (path: string) => boolean): WorktreeReadAhead | null {
+  if (!ws.repo.gitDir || args.cursor !== undefined) return null;
+  let listing: Promise<GitResult> | null = null;
+  const started = startReadAhead({
+    root: ws.repo.root,
+    listing: () => (listing = startIndexListing(ws.repo, scope)).then((l) => plainIndexPaths(l.stdout)),
+    query: fileQueryOf(args),
+    filter: args.include !== undefined || args.exclude !== undefined ? filter : null,
+    // A store that knows no index blob (cold) needs every file hashed for the lease; one that does, none: the
+    // engine reads again the few files whose blob it lacks. Either way no lookup per file holds up the start.
+    hashAll: ws.blobs.gitMap.isEmpty(),
+  });
+  return started && listing ? { ...started, listing } : null;
+}
+
+/**
+ * include/exclude as Bun globs. Like ripgrep's -g, a glob without "/" matches
+ * the file name at any depth ("*.ts"); one with "/" matches the whole
+ * repo-relative path ("src/**\/*.ts"). Exclude wins over include.
+ */
+export function globFilter(include: string[] | undefined, exclude: string[] | undefined): (path: string) => boolean {
+  const compile = (globs: string[] | undefined, arg: string) => {
+    if (globs === undefined) return null;
+    if (!Array.isArray(globs)) throw invalidArgument(`${arg} must be an array of globs`, { arg });
+    return globs.map((g) => {
+      if (typeof g !== "string" || g === "") throw invalidArgument(`${arg} globs must be non-empty strings`, { arg });
+      const glob = new Bun.Glob(g.startsWith("./") ? g.slice(2) : g);
+      const whole = g.includes("/");
+      return (path: string) => glob.match(whole ? path : path.slice(path.lastIndexOf("/") + 1));
+    });
+  };
+  const inc = compile(include, "include");
+  const exc = compile(exclude, "exclude");
+  return (path) => (inc === null || inc.some((m) => m(path))) && !(exc ?? []).some((m) => m(path));
+}
+
+async function* snapshotCandidates(ws: Workspace, files: { path: string; blob?: BlobId }[]): AsyncGenerator<GrepCandidate> {
+  for (const f of files) {
+    const blob = f.blob as BlobId;
+    const size = await ws.blobs.size(blob);
+    if (size === null) throw notFound(`blob ${blob} of ${f.path} is missing from the blob store`, { blob, path: f.path });
+    yield {
+      path: trustedRepoPath(f.path),
+      size,
+      open: async () => (size <= DEFAULT_CHUNK_BYTES ? ws.blobs.read(blob) : ws.blobs.stream(blob)),
+    };
+  }
+}
+
+/**
+ * Touches the lease with each file the engine searched, in walk order, as it
+ * takes it: with the blob of the bytes it searched, the index blob's known
+ * sha256 for a clean file it was not asked to hash, null for a path that was
+ * gone. A file whose hash was wanted but not made whole (a search cut short
+ * inside a large file) is hashed at the end.
+ */
+class LeaseTouches {
+  private readonly gitMap: GitBlobMap | null;
+  private readonly unhashed: string[] = [];
+
+  constructor(
+    private readonly ws: Workspace,
+    private readonly lease: Lease,
+  ) {
+    this.gitMap = ws.blobs.gitMap.isEmpty() ? null : ws.blobs.gitMap;
+  }
+
+  knows(entry: TreeEntry): boolean {
+    if (entry.storedBlob) return true;
+    if (entry.gitOid === undefined || this.gitMap === null || !this.gitMap.has(entry.gitOid)) return false;
+    entry.storedBlob = true;
+    return true;
+  }
+
+  record(file: LiveFile, hex: string | null | undefined): void {
+    if (hex === null) touch(this.lease, file.path, null);
+    else if (hex !== undefined) touch(this.lease, file.path, blobIdFromHex(hex));
+    else if (file.hashKnown) this.lease.touched.setIndexBlob(file.path, file.entry.gitOid as string);
+    else this.unhashed.push(file.path);
+  }
+
+  async finish(): Promise<void> {
+    for (const path of this.unhashed) {
+      let blob: BlobId | null;
+      try {
+        blob = blobIdFromHex(await sha256File(join(this.ws.repo.root, path)));
+      } catch {
+        blob = null;
+      }
+      touch(this.lease, path, blob);
+    }
+  }
+}
+
+/**
+ * A live file as the walk listed it. The engine opens and stats it itself
+ * and hashes what it read, so the lease records the blob the search actually
+ * saw; a clean tracked file whose sha256 the store knows is not hashed. A
+ * path that no longer holds a regular file when it is read (deleted, replaced
+ * by a directory or a symlink) is searched as empty and touched as absent.
+ * One small object per file, its methods shared: a whole-tree grep makes 100k.
+ */
+class LiveFile implements GrepCandidate {
+  readonly size = null;
+  readonly hashKnown: boolean;
+
+  constructor(
+    readonly path: RepoPath,
+    /** the root with a trailing separator */
+    private readonly root: string,
+    /** the walk's entry: its index blob id, when clean, names what the lease observed */
+    readonly entry: TreeEntry,
+    private readonly touches: LeaseTouches,
+  ) {
+    this.hashKnown = touches.knows(entry);
+  }
+
+  /** Made when asked for: the read ahead settles most files without it. */
+  get absPath(): string {
+    return this.root + this.path;
+  }
+
+  open(): Promise<Uint8Array | ReadableStream<Uint8Array>> {
+    return fileCandidate(this.path, this.absPath, null).open();
+  }
+
+  onRead(hex: string | null | undefined): void {
+    this.touches.record(this, hex);
+  }
+}
+
+function* liveCandidates(ws: Workspace, files: TreeEntry[], touches: LeaseTouches): Generator<GrepCandidate> {
+  const prefix = ws.repo.root.endsWith(sep) ? ws.repo.root : ws.repo.root + sep;
+  for (const f of files) yield new LiveFile(trustedRepoPath(f.path), prefix, f, touches);
+}

@@ -1,0 +1,244 @@
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { compareUtf8 } from "../../core/byte-order";
+import { invalidArgument, notFound, type WorksnapError } from "../../core/errors";
+import { hexOfBlobId, isBlobId, type BlobId } from "../../core/hash";
+import { ROOT, ancestorsOf, isReservedPath, parseRepoPath } from "../../core/repo-path";
+import { bundleEntryName, bundleManifestJson, BUNDLE_MANIFEST } from "../../repo/bundle";
+import type { Fingerprint } from "../../repo/fingerprint";
+import { manifestJson, snapshotIdOf, type ManifestEntry, type SnapshotId } from "../../repo/manifest";
+import { tempPath } from "../../repo/state-dir";
+import { TarFormatError, TarReader, type TarEntryHeader } from "../../repo/tar";
+import type { Workspace } from "../workspace";
+
+export interface ImportArgs {
+  /** Absolute path of the bundle file. */
+  file: string;
+  signal?: AbortSignal;
+  onProgress?: (done: number, total: number) => void;
+}
+
+export interface ImportResult {
+  snapshot_id: SnapshotId;
+  cache_hint: "immutable";
+  fingerprint: Fingerprint;
+  files: number;
+  bytes: number;
+  /** False when this store already held the snapshot (it was verified all the same). */
+  created: boolean;
+}
+
+const MANIFEST_MAX = 512 * 1024 * 1024;
+
+/**
+ * `worksnap snapshot import`: reads an export bundle, verifies the snapshot id
+ * against the manifest and fingerprint it carries and every file against its
+ * blob id, and only then stores the blobs and the snapshot. Files are staged in
+ * `.mcp/tmp/` while reading; a bundle with any bad entry is refused, naming the
+ * first one, and leaves the stores exactly as they were.
+ */
+export async function importBundle(ws: Workspace, args: ImportArgs): Promise<ImportResult> {
+  try {
+    if (!statSync(args.file).isFile()) throw invalidArgument(`${args.file} is not a file`, { file: args.file });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") throw notFound(`bundle ${args.file} does not exist`, { file: args.file });
+    throw err;
+  }
+  const staging = tempPath(ws.repo.stateDir, "import");
+  mkdirSync(staging, { recursive: true });
+  const reader = new TarReader(Bun.file(args.file).stream());
+  try {
+    const bundle = await readManifest(reader);
+    const staged = await readFiles(ws, reader, bundle, staging, args);
+    const end = await reader.next();
+    if (end !== null) throw refuse(end.path, `unexpected entry after the last file of the manifest`);
+    if (!(await reader.trailingDataIsZero())) throw refuse("(end of archive)", "data follows the end-of-archive marker");
+    const created = !ws.snapshots.has(bundle.id);
+    publish(ws, staged);
+    ws.snapshots.save(
+      {
+        snapshot_id: bundle.id,
+        fingerprint: bundle.fingerprint,
+        created_at: new Date().toISOString(),
+        manifest_stats: { files: bundle.entries.length, bytes: staged.bytes },
+        paths: [],
+      },
+      bundle.manifest,
+    );
+    return { snapshot_id: bundle.id, cache_hint: "immutable", fingerprint: bundle.fingerprint, files: bundle.entries.length, bytes: staged.bytes, created };
+  } catch (err) {
+    if (err instanceof TarFormatError) throw refuse(`entry #${err.entryIndex}`, err.message);
+    throw err;
+  } finally {
+    await reader.close();
+    rmSync(staging, { recursive: true, force: true });
+  }
+}
+
+interface Bundle {
+  id: SnapshotId;
+  fingerprint: Fingerprint;
+  manifest: string;
+  entries: ManifestEntry[];
+}
+
+function refuse(entry: string, reason: string): WorksnapError {
+  return invalidArgument(`bundle refused at ${entry}: ${reason}; nothing was imported`, { entry, reason });
+}
+
+async function readManifest(reader: TarReader): Promise<Bundle> {
+  const h = await reader.next();
+  if (!h) throw refuse(BUNDLE_MANIFEST, "the archive is empty");
+  if (h.path !== BUNDLE_MANIFEST || h.typeflag !== "0") throw refuse(h.path, `the first entry must be the file ${BUNDLE_MANIFEST}`);
+  if (h.size > MANIFEST_MAX) throw refuse(BUNDLE_MANIFEST, `${h.size} bytes is too large for a manifest`);
+  const chunks: Uint8Array[] = [];
+  for await (const c of reader.body(h.size)) chunks.push(c.slice());
+  let text: string;
+  let parsed: unknown;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(Buffer.concat(chunks));
+    parsed = JSON.parse(text);
+  } catch {
+    throw refuse(BUNDLE_MANIFEST, "not valid UTF-8 JSON");
+  }
+  const bad = (why: string) => refuse(BUNDLE_MANIFEST, why);
+  if (!isRecord(parsed)) throw bad("not a JSON object");
+  const { entries: rawEntries, fingerprint: rawFp, snapshot_id: rawId } = parsed;
+  if (!Array.isArray(rawEntries)) throw bad("entries is not an array");
+  if (!isFingerprint(rawFp)) throw bad("fingerprint is not {head_oid, index_oid, status_hash}");
+  if (typeof rawId !== "string" || !/^sha256:[0-9a-f]{64}$/.test(rawId)) throw bad("snapshot_id is not sha256:<64 hex>");
+  const entries = rawEntries.map((e, i) => checkEntry(e, i));
+  checkTree(entries);
+  const manifest = manifestJson(entries);
+  const fingerprint: Fingerprint = { head_oid: rawFp.head_oid, index_oid: rawFp.index_oid, status_hash: rawFp.status_hash };
+  if (bundleManifestJson(manifest, fingerprint, rawId as SnapshotId) !== text) throw bad("not in canonical form (it was edited after export)");
+  const id = snapshotIdOf(fingerprint, manifest);
+  if (id !== rawId) throw bad(`snapshot_id ${rawId} does not match its manifest and fingerprint (they hash to ${id})`);
+  return { id, fingerprint, manifest, entries };
+}
+
+function checkEntry(raw: unknown, i: number): ManifestEntry {
+  const bad = (why: string) => refuse(BUNDLE_MANIFEST, `entries[${i}] ${why}`);
+  if (!isRecord(raw)) throw bad("is not an object");
+  const { path, blob, mode } = raw;
+  if (Object.keys(raw).some((k) => k !== "path" && k !== "blob" && k !== "mode")) throw bad("has unknown keys");
+  if (typeof path !== "string") throw bad("has no path");
+  let norm: string;
+  try {
+    norm = parseRepoPath(path, "path");
+  } catch {
+    throw bad(`path ${JSON.stringify(path)} is not a valid repo-relative path`);
+  }
+  if (norm !== path || norm === ROOT || isReservedPath(norm)) throw bad(`path ${JSON.stringify(path)} is not a normalised file path`);
+  if (!isBlobId(blob)) throw bad("blob is not sha256:<64 hex>");
+  if (mode !== undefined && mode !== "100755" && mode !== "120000") throw bad(`mode ${JSON.stringify(mode)} is not 100755 or 120000`);
+  return mode === undefined ? { path, blob } : { path, blob, mode };
+}
+
+/** Strictly sorted, unique, and no file is also the directory of another. */
+function checkTree(entries: ManifestEntry[]): void {
+  const files = new Set<string>();
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i] as ManifestEntry;
+    if (i > 0 && compareUtf8((entries[i - 1] as ManifestEntry).path, e.path) >= 0) {
+      throw refuse(BUNDLE_MANIFEST, `entries are not strictly sorted by path at ${JSON.stringify(e.path)}`);
+    }
+    files.add(e.path);
+  }
+  for (const e of entries) {
+    for (const a of ancestorsOf(e.path)) if (files.has(a)) throw refuse(BUNDLE_MANIFEST, `${a} is both a file and the directory of ${e.path}`);
+  }
+}
+
+interface Staged {
+  /** Blobs that are new to this store, staged as files named by their hex. */
+  blobs: Map<BlobId, string>;
+  bytes: number;
+}
+
+async function readFiles(ws: Workspace, reader: TarReader, bundle: Bundle, staging: string, args: ImportArgs): Promise<Staged> {
+  const staged: Staged = { blobs: new Map(), bytes: 0 };
+  const total = bundle.entries.length;
+  for (let i = 0; i < total; i++) {
+    if (args.signal?.aborted) throw args.signal.reason ?? new Error("aborted");
+    if (args.onProgress && i % 2000 === 0) args.onProgress(i, total);
+    const e = bundle.entries[i] as ManifestEntry;
+    const want = bundleEntryName(e.path);
+    const h = await reader.next();
+    if (!h) throw refuse(want, "the archive ends before this file");
+    if (h.path !== want) throw refuse(h.path, `expected ${want} here (files must follow the manifest's order)`);
+    checkHeader(h, e);
+    const fresh = !staged.blobs.has(e.blob) && !(await ws.blobs.has(e.blob));
+    const stagedPath = join(staging, hexOfBlobId(e.blob));
+    const hasher = new Bun.CryptoHasher("sha256");
+    let size = 0;
+    if (h.typeflag === "2") {
+      hasher.update(h.linkTarget);
+      size = h.linkTarget.length;
+      if (fresh) writeAll(stagedPath, [h.linkTarget]);
+    } else {
+      const fd = fresh ? openSync(stagedPath, "w", 0o600) : null;
+      try {
+        for await (const chunk of reader.body(h.size)) {
+          hasher.update(chunk);
+          if (fd !== null) writeChunk(fd, chunk);
+        }
+      } finally {
+        if (fd !== null) closeSync(fd);
+      }
+      size = h.size;
+    }
+    const hex = hasher.digest("hex");
+    if (`sha256:${hex}` !== e.blob) throw refuse(want, `content hashes to sha256:${hex}, not the manifest's ${e.blob}`);
+    if (fresh) staged.blobs.set(e.blob, stagedPath);
+    staged.bytes += size;
+  }
+  args.onProgress?.(total, total);
+  return staged;
+}
+
+function checkHeader(h: TarEntryHeader, e: ManifestEntry): void {
+  const symlink = e.mode === "120000";
+  if (symlink ? h.typeflag !== "2" : h.typeflag !== "0") throw refuse(h.path, `entry type ${JSON.stringify(h.typeflag)} does not match the manifest's ${symlink ? "symlink" : "file"}`);
+  const mode = symlink ? 0o777 : e.mode === "100755" ? 0o755 : 0o644;
+  if ((h.mode & 0o7777) !== mode) throw refuse(h.path, `mode ${(h.mode & 0o7777).toString(8)} does not match the manifest's ${mode.toString(8)}`);
+}
+
+/** Moves verified blobs into the loose store under their hash names (write-temp -> rename-to-hash). */
+function publish(ws: Workspace, staged: Staged): void {
+  for (const [id, path] of staged.blobs) {
+    const dest = ws.blobs.loose.pathOf(id);
+    if (existsSync(dest)) continue;
+    mkdirSync(join(dest, ".."), { recursive: true });
+    chmodSync(path, 0o444);
+    renameSync(path, dest);
+  }
+}
+
+function writeAll(path: string, parts: Uint8Array[]): void {
+  const fd = openSync(path, "w", 0o600);
+  try {
+    for (const p of parts) writeChunk(fd, p);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function writeChunk(fd: number, bytes: Uint8Array): void {
+  let off = 0;
+  while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function isFingerprint(v: unknown): v is Fingerprint {
+  return (
+    isRecord(v) &&
+    Object.keys(v).length === 3 &&
+    typeof v.head_oid === "string" &&
+    typeof v.index_oid === "string" &&
+    typeof v.status_hash === "string"
+  );
+}

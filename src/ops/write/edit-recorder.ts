@@ -1,0 +1,51 @@
+import type { FileMode } from "../../core/file-mode";
+import type { RepoPath } from "../../core/repo-path";
+import type { LineChange } from "../../core/line-change";
+
+/**
+ * The hook between the one work-tree write path (src/ops/write/write-path.ts) and
+ * the edit history (src/ops/history/). The write path calls it with its lock
+ * held: `prepare` before any byte changes (checkpoints, hashes before; the new
+ * states are known already, so the diffs can start there), then `commit`
+ * after every write succeeded (diffs, log entries).
+ */
+
+/** The state of one path: null when it does not exist. */
+export type PathState = { bytes: Uint8Array; mode: FileMode } | null;
+
+export type EditOperation = "create" | "replace" | "edit" | "delete" | "move";
+
+/** One recorded change to one path (a move records its source too). */
+export interface EditChange {
+  operation: EditOperation;
+  path: RepoPath;
+  /** For "move": where the file came from. */
+  sourcePath?: RepoPath;
+  before: PathState;
+  /** The new state (null for a delete): the write path fills it in before `prepare` and writes exactly these bytes. */
+  after?: PathState;
+  /**
+   * For an edit made by a patch: the line changes that turned `before` into
+   * `after`, as the patch placed them. The recorded diff is rendered from
+   * them (and still verified) instead of diffing the whole file again.
+   */
+  lines?: LineChange[];
+}
+
+export interface EditContext {
+  conversationId: string;
+  /** The spec 002 tool name: write_file | edit_file_diff | delete_file | move_file | restore. */
+  toolName: string;
+}
+
+export interface PreparedEdit {
+  /** Opaque to the write path. */
+  readonly token: unknown;
+}
+
+export interface EditRecorder {
+  prepare(ctx: EditContext, changes: EditChange[]): Promise<PreparedEdit>;
+  commit(prepared: PreparedEdit, changes: EditChange[]): Promise<{ editIds: string[] }>;
+  /** Called when the writes failed after prepare; must leave the history as it was. */
+  abort(prepared: PreparedEdit): Promise<void>;
+}
