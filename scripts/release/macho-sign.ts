@@ -5,47 +5,21 @@
 // pages up to the signature, flagged ad hoc and linker-signed, the __TEXT segment as the executable segment.
 // Bytes before the signature are left as they are, but for the two sizes in the load commands; the file ends
 // where the new signature does.
+import { CSMAGIC_CODEDIRECTORY, CSMAGIC_EMBEDDED_SIGNATURE, parseMachO } from "./macho.ts";
 
-const MH_MAGIC_64 = 0xfeedfacf;
-const LC_SEGMENT_64 = 0x19;
-const LC_CODE_SIGNATURE = 0x1d;
 const PAGE = 4096;
 const CS_ADHOC = 0x2;
 const CS_LINKER_SIGNED = 0x20000;
 const CS_EXECSEG_MAIN_BINARY = 1n;
 
-interface Layout {
-  sigCmd: number;
-  sigOff: number;
-  linkedit: { cmd: number; fileoff: bigint };
-  text: { fileoff: bigint; filesize: bigint };
-}
-
-function layout(bytes: Uint8Array): Layout {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  if (view.getUint32(0, true) !== MH_MAGIC_64) throw new Error("not a 64-bit Mach-O file");
-  let at = 32;
-  let sig: { cmd: number; off: number } | null = null;
-  let linkedit: Layout["linkedit"] | null = null;
-  let text: Layout["text"] | null = null;
-  for (let i = 0, n = view.getUint32(16, true); i < n; i++) {
-    const cmd = view.getUint32(at, true);
-    if (cmd === LC_SEGMENT_64) {
-      const name = new TextDecoder().decode(bytes.subarray(at + 8, at + 24)).replace(/\0+$/, "");
-      if (name === "__LINKEDIT") linkedit = { cmd: at, fileoff: view.getBigUint64(at + 40, true) };
-      if (name === "__TEXT") text = { fileoff: view.getBigUint64(at + 40, true), filesize: view.getBigUint64(at + 48, true) };
-    } else if (cmd === LC_CODE_SIGNATURE) sig = { cmd: at, off: view.getUint32(at + 8, true) };
-    at += view.getUint32(at + 4, true);
-  }
-  if (!sig || !linkedit || !text) throw new Error("the executable has no LC_CODE_SIGNATURE, __LINKEDIT or __TEXT to sign");
-  if (sig.off % 16 !== 0 || BigInt(sig.off) < linkedit.fileoff) throw new Error("the signature is not at the end of __LINKEDIT");
-  return { sigCmd: sig.cmd, sigOff: sig.off, linkedit, text };
-}
-
 /** The executable with an ad-hoc signature over everything before its signature's offset. */
 export function signAdHoc(input: Uint8Array, identifier: string): Uint8Array {
-  const l = layout(input);
-  const codeLimit = l.sigOff;
+  const m = parseMachO(input);
+  const text = m.segments.get("__TEXT");
+  const linkedit = m.segments.get("__LINKEDIT");
+  if (!m.signature || !text || !linkedit) throw new Error("the executable has no LC_CODE_SIGNATURE, __TEXT or __LINKEDIT to sign");
+  if (m.signature.off % 16 !== 0 || BigInt(m.signature.off) < linkedit.fileoff) throw new Error("the signature is not at the end of __LINKEDIT");
+  const codeLimit = m.signature.off;
   const slots = Math.ceil(codeLimit / PAGE);
   const ident = new TextEncoder().encode(`${identifier}\0`);
   const headerSize = 88; // CodeDirectory version 0x20400: up to execSegFlags
@@ -57,17 +31,17 @@ export function signAdHoc(input: Uint8Array, identifier: string): Uint8Array {
   const view = new DataView(out.buffer);
   // load commands (little-endian, in page 0, so before hashing): the signature's new size, and __LINKEDIT
   // ending where it does
-  view.setUint32(l.sigCmd + 12, superLength, true);
-  view.setBigUint64(l.linkedit.cmd + 48, BigInt(out.length) - l.linkedit.fileoff, true);
+  view.setUint32(m.signature.cmd + 12, superLength, true);
+  view.setBigUint64(linkedit.cmd + 48, BigInt(out.length) - linkedit.fileoff, true);
   // SuperBlob (big-endian): magic, length, count, then {type, offset} per blob
-  let s = codeLimit;
-  view.setUint32(s, 0xfade0cc0);
+  const s = codeLimit;
+  view.setUint32(s, CSMAGIC_EMBEDDED_SIGNATURE);
   view.setUint32(s + 4, superLength);
   view.setUint32(s + 8, 1);
   view.setUint32(s + 12, 0); // CSSLOT_CODEDIRECTORY
   view.setUint32(s + 16, 20);
   const cd = s + 20;
-  view.setUint32(cd, 0xfade0c02);
+  view.setUint32(cd, CSMAGIC_CODEDIRECTORY);
   view.setUint32(cd + 4, cdLength);
   view.setUint32(cd + 8, 0x20400);
   view.setUint32(cd + 12, CS_ADHOC | CS_LINKER_SIGNED);
@@ -81,8 +55,8 @@ export function signAdHoc(input: Uint8Array, identifier: string): Uint8Array {
   out[cd + 38] = 0; // platform
   out[cd + 39] = 12; // log2(page size)
   // spare2, scatterOffset, teamOffset, spare3, codeLimit64 stay zero
-  view.setBigUint64(cd + 64, l.text.fileoff);
-  view.setBigUint64(cd + 72, l.text.filesize);
+  view.setBigUint64(cd + 64, text.fileoff);
+  view.setBigUint64(cd + 72, text.filesize);
   view.setBigUint64(cd + 80, CS_EXECSEG_MAIN_BINARY);
   out.set(ident, cd + headerSize);
   for (let p = 0; p < slots; p++) {
