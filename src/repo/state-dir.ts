@@ -18,8 +18,16 @@ export function ensureStateDir(stateDir: string): void {
   const found = existsSync(stateDir) ? checkStateFormat(stateDir) : null;
   mkdirSync(join(stateDir, "tmp"), { recursive: true });
   if (!existsSync(join(stateDir, ".gitignore"))) writeStateFile(stateDir, ".gitignore", "*\n");
-  // a new `.mcp/`, or one written before the number existed (format 1, the same layout): write it down
-  if (!found?.marked) writeStateFile(stateDir, FORMAT_FILE, `${STATE_FORMAT}\n`);
+  if (!found) writeStateFile(stateDir, FORMAT_FILE, `${STATE_FORMAT}\n`);
+  else if (!found.marked) {
+    // written before the number existed: format 1, the same layout, so write it down; a read-only `.mcp/` is
+    // still read as it is
+    try {
+      writeStateFile(stateDir, FORMAT_FILE, `${STATE_FORMAT}\n`);
+    } catch (err) {
+      if (!["EACCES", "EPERM", "EROFS"].includes((err as NodeJS.ErrnoException).code ?? "")) throw err;
+    }
+  }
   prepared.add(stateDir);
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -84,6 +84,23 @@ describe("upgrades keep data: a .mcp/ written by worksnap 0.1.0", () => {
     expect(after.filter((l) => !l.startsWith("format "))).toEqual(before);
     expect(readFileSync(join(root, ".mcp", "format"), "utf8")).toBe(`${STATE_FORMAT}\n`);
     expect(cli(["migrate", "--root", root]).stdout).toBe(`.mcp/ is at state format ${STATE_FORMAT}: nothing to do\n`);
+  });
+});
+
+describe("a .mcp/ of worksnap 0.1.0 that this user cannot write", () => {
+  test("is read as it is: the format number is written when it can be, not required", async () => {
+    await using dir = tmpDir("ws-readonly-");
+    const root = unpack(dir.path);
+    const asRoot = process.getuid?.() === 0;
+    // root writes anywhere: read as an unprivileged user then, with the tree readable to it; else drop write bits
+    Bun.spawnSync(["chmod", "-R", asRoot ? "a+rX" : "a-w", join(root, ".mcp")]);
+    Bun.spawnSync(["chmod", "a+rx", dir.path, root]);
+    const args = [BINARY, "snapshot", "file", "src/util.ts", "--snapshot", expected.snapshots.second, "--root", root];
+    const r = Bun.spawnSync(asRoot ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", ...args] : args, { env: { ...process.env, HOME: "/tmp" } });
+    Bun.spawnSync(["chmod", "-R", "u+w", join(root, ".mcp")]);
+    expect(r.stderr.toString()).toBe("");
+    expect(r.stdout.toString()).toBe(expected.files.second["src/util.ts"]);
+    expect(existsSync(join(root, ".mcp", "format"))).toBe(false);
   });
 });
 
