@@ -167,7 +167,7 @@ test("subtotal and tax", () => {
 async function main(): Promise<void> {
   const root = mkdtempSync(join(tmpdir(), "shop-"));
   const profile = mkdtempSync(join(tmpdir(), "review-shots-"));
-  let server: ReturnType<typeof Bun.spawn> | null = null;
+  let server: Bun.Subprocess<"ignore", "pipe", "ignore"> | null = null;
   try {
     await demoHistory(root);
     // One edit already reviewed, so every status shows.
@@ -176,7 +176,7 @@ async function main(): Promise<void> {
     const readme = entries.find((e) => e.file_path === "README.md")!;
     Bun.spawnSync([BINARY, "history", "accept", readme.edit_id, "--root", root]);
 
-    server = Bun.spawn([BINARY, "history", "review", "--port", "0", "--root", root], { stdout: "pipe", stderr: "ignore" });
+    server = Bun.spawn([BINARY, "history", "review", "--port", "0", "--root", root], { stdin: "ignore", stdout: "pipe", stderr: "ignore" });
     const reader = server.stdout.getReader();
     let out = "";
     while (!/http:\/\/\S+/.test(out)) {

@@ -39,21 +39,21 @@ describe("review page (headless Chromium)", () => {
     expect(page.url()).toBe(`${server.origin}/`);
     await page.waitForSelector(`section.conv[data-conv="${conv}"]`);
     // Newest first: the second edit's card comes before the first's.
-    expect(await page.$$eval(".card", (cards) => cards.map((c) => (c as HTMLElement).dataset.edit))).toEqual([e2, e1]);
+    expect(await page.$$eval(".card", (cards) => cards.map((c) => c.getAttribute("data-edit")))).toEqual([e2, e1]);
     await page.waitForSelector(`${card(e2!)} .diff`);
     const diffText = await page.textContent(`${card(e2!)} .diff`);
     expect(diffText).toContain('export const second = "SECOND";');
     // Syntax colouring and line numbers: the keyword and the string are coloured, the added line is numbered 21.
-    expect(await page.$$eval(`${card(e2!)} .d-add .t-kw`, (els) => els.map((e) => e.textContent))).toContain("export");
-    expect(await page.$$eval(`${card(e2!)} .d-add .t-str`, (els) => els.map((e) => e.textContent))).toContain('"SECOND"');
-    expect(await page.$eval(`${card(e2!)} .d-add .ln:nth-child(2)`, (e) => (e as HTMLElement).dataset.ln)).toBe("21");
+    expect(await page.$$eval(`${card(e2!)} .d-add .t-kw`, (els) => els.map((e) => e.textContent ?? ""))).toContain("export");
+    expect(await page.$$eval(`${card(e2!)} .d-add .t-str`, (els) => els.map((e) => e.textContent ?? ""))).toContain('"SECOND"');
+    expect(await page.$eval(`${card(e2!)} .d-add .ln:nth-child(2)`, (e) => e.getAttribute("data-ln"))).toBe("21");
 
     await page.click(`${card(e1!)} [data-act="reject"]`);
     await page.waitForSelector(`${card(e1!)}[data-status="rejected"]`);
     expect(readFileSync(join(repo.root, "src/app.ts"), "utf8")).toBe(text(edited(base, 20, 0, ['export const second = "SECOND";'])));
     expect(status(repo.root).map((e) => [e.edit_id, e.status])).toEqual([
-      [e1, "rejected"],
-      [e2, "pending"],
+      [e1!, "rejected"],
+      [e2!, "pending"],
     ]);
     await page.waitForSelector(".toast-ok");
     expect(await page.textContent(".toast-ok")).toContain("wrote src/app.ts");
@@ -147,7 +147,7 @@ describe("review page (headless Chromium)", () => {
     await page.waitForSelector("#dialog[open] .ext");
     writeFileSync(join(repo.root, "notes.txt"), "original\nagent line\nhand-written line\nand another\n");
     await page.click("#dlg-ok");
-    await page.waitForFunction(() => document.querySelector("#dialog[open] .ext")?.textContent?.includes("and another"));
+    await page.waitForFunction('document.querySelector("#dialog[open] .ext")?.textContent?.includes("and another")');
     expect(readFileSync(join(repo.root, "notes.txt"), "utf8")).toContain("and another");
     await page.click("#dlg-ok");
     await page.waitForSelector(`${card(e1!)}[data-status="rejected"]`);
@@ -197,12 +197,12 @@ describe("review page (headless Chromium)", () => {
     const { page } = b;
     await page.goto(server.url);
     await page.waitForSelector(".card .diff");
-    expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
+    expect(await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")).toBe(true);
     const reject = await page.$('.card [data-act="reject"]');
     const box = (await reject!.boundingBox())!;
     expect(box.x >= 0 && box.x + box.width <= 390).toBe(true);
     // Dark theme: light text on a dark background.
-    const [bg, fg] = await page.evaluate(() => [getComputedStyle(document.body).backgroundColor, getComputedStyle(document.body).color]);
+    const [bg, fg] = (await page.evaluate("[getComputedStyle(document.body).backgroundColor, getComputedStyle(document.body).color]")) as string[];
     const lum = (c: string) => c.match(/\d+/g)!.slice(0, 3).map(Number).reduce((a, v) => a + v, 0);
     expect(lum(bg!)).toBeLessThan(150);
     expect(lum(fg!)).toBeGreaterThan(500);
