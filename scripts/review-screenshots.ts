@@ -75,6 +75,35 @@ async function call(c: Client, name: string, args: Record<string, unknown>): Pro
 
 async function demoHistory(root: string): Promise<void> {
   for (const [p, t] of Object.entries(FILES)) write(root, p, t);
+  const b = await agent(root);
+  const second = await call(b, "workspace_apply_patch", {
+    mode: "worktree",
+    patch: `--- a/scripts/report.py
++++ b/scripts/report.py
+@@ -1,12 +1,16 @@
+ import json
+ import sys
+ 
+ 
+-def main(path):
++def main(path, currency="EUR"):
++    """Prints how many orders there are and what they add up to."""
+     with open(path) as f:
+         orders = json.load(f)
+-    total = sum(o["total"] for o in orders)
+-    print(f"{len(orders)} orders, {total:.2f} in total")
++    if not orders:
++        print("no orders")
++        return
++    total = sum(o["total"] for o in orders if not o.get("refunded", False))
++    print(f"{len(orders)} orders, {total:.2f} {currency} in total")
+ 
+ 
+ if __name__ == "__main__":
+`,
+  });
+  await call(b, "workspace_move", { mode: "worktree", from: "src/money.ts", to: "src/lib/money.ts", mcp_conversation_id: second.mcp_conversation_id });
+  await b.close();
   const a = await agent(root);
   const first = await call(a, "workspace_apply_patch", {
     mode: "worktree",
@@ -133,35 +162,6 @@ test("subtotal and tax", () => {
   });
   await a.close();
 
-  const b = await agent(root);
-  const second = await call(b, "workspace_apply_patch", {
-    mode: "worktree",
-    patch: `--- a/scripts/report.py
-+++ b/scripts/report.py
-@@ -1,12 +1,16 @@
- import json
- import sys
- 
- 
--def main(path):
-+def main(path, currency="EUR"):
-+    """Prints how many orders there are and what they add up to."""
-     with open(path) as f:
-         orders = json.load(f)
--    total = sum(o["total"] for o in orders)
--    print(f"{len(orders)} orders, {total:.2f} in total")
-+    if not orders:
-+        print("no orders")
-+        return
-+    total = sum(o["total"] for o in orders if not o.get("refunded", False))
-+    print(f"{len(orders)} orders, {total:.2f} {currency} in total")
- 
- 
- if __name__ == "__main__":
-`,
-  });
-  await call(b, "workspace_move", { mode: "worktree", from: "src/money.ts", to: "src/lib/money.ts", mcp_conversation_id: second.mcp_conversation_id });
-  await b.close();
 }
 
 async function main(): Promise<void> {
@@ -170,11 +170,13 @@ async function main(): Promise<void> {
   let server: Bun.Subprocess<"ignore", "pipe", "ignore"> | null = null;
   try {
     await demoHistory(root);
-    // One edit already reviewed, so every status shows.
+    // Some edits already reviewed, so every status shows.
     const status = Bun.spawnSync([BINARY, "history", "status", "--json", "--root", root]).stdout.toString();
     const entries = JSON.parse(status).entries as { edit_id: string; file_path: string }[];
-    const readme = entries.find((e) => e.file_path === "README.md")!;
-    Bun.spawnSync([BINARY, "history", "accept", readme.edit_id, "--root", root]);
+    for (const [path, action] of [["README.md", "accept"], ["src/lib/money.ts", "reject"], ["scripts/report.py", "accept"]]) {
+      const e = entries.find((x) => x.file_path === path)!;
+      Bun.spawnSync([BINARY, "history", action!, e.edit_id, "--root", root]);
+    }
 
     server = Bun.spawn([BINARY, "history", "review", "--port", "0", "--root", root], { stdin: "ignore", stdout: "pipe", stderr: "ignore" });
     const reader = server.stdout.getReader();
