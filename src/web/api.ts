@@ -17,6 +17,7 @@ import { previewReview, recoverReviews, reviewEdits, type DiscardPolicy, type Re
 import type { HistoryStore } from "../ops/history/store";
 import type { Workspace } from "../ops/workspace";
 import { DiffStats, pageState } from "./state";
+import type { Confirmation, PageState, ReviewPreview, ReviewResult } from "./wire";
 
 const STATUS_BY_CODE: Record<ErrorCode, number> = {
   INVALID_ARGUMENT: 400,
@@ -38,15 +39,8 @@ export function errorResponse(err: unknown): Response {
   return json({ error: { code: e.code, message: e.message, details } }, STATUS_BY_CODE[e.code]);
 }
 
-/** What a person confirmed in the page before a review. */
-interface Confirmed {
-  /** Dependent edits shown, which a reject may reject too. */
-  cascade_ids?: string[];
-  /** Files changed outside the history that were shown, with the hash they had then. */
-  discard?: { path: string; current_hash: string | null; current_kind: string }[];
-}
-
-interface ReviewBody extends Confirmed {
+/** A review request as the page sends it: the target and what the person confirmed. */
+interface ReviewBody extends Confirmation {
   action?: unknown;
   edit_ids?: unknown;
   conversation_id?: unknown;
@@ -61,11 +55,11 @@ export class ReviewApi {
   ) {}
 
   state(): Promise<Response> {
-    return this.run(async () => pageState(this.store, this.ws.repo.root, this.stats));
+    return this.run<PageState>(async () => pageState(this.store, this.ws.repo.root, this.stats));
   }
 
   edit(id: string): Promise<Response> {
-    return this.run(async () => {
+    return this.run<{ diff: string }>(async () => {
       const shown = await historyShow(this.store, id);
       if (shown.kind !== "edit") throw invalidArgument(`${id} is not an edit id`, { edit_id: id });
       return { entry: shown.edits[0]!.entry, diff: shown.edits[0]!.diff };
@@ -73,11 +67,11 @@ export class ReviewApi {
   }
 
   preview(body: unknown): Promise<Response> {
-    return this.run(async () => previewReview(this.ws, this.store, reviewRequest(body as ReviewBody)));
+    return this.run<ReviewPreview>(async () => previewReview(this.ws, this.store, reviewRequest(body as ReviewBody)));
   }
 
   review(body: unknown): Promise<Response> {
-    return this.run(async () => {
+    return this.run<ReviewResult>(async () => {
       const b = body as ReviewBody;
       const cascade = new Set(stringList(b.cascade_ids, "cascade_ids"));
       return reviewEdits(this.ws, this.store, {
@@ -89,10 +83,11 @@ export class ReviewApi {
   }
 
   recover(body: unknown): Promise<Response> {
-    return this.run(async () => recoverReviews(this.ws, this.store, discardPolicy(body as Confirmed)));
+    return this.run<{ recovered: string[] }>(async () => recoverReviews(this.ws, this.store, discardPolicy(body as Confirmation)));
   }
 
-  private async run(fn: () => Promise<unknown>): Promise<Response> {
+  /** Answers what `fn` returns; `T` is the page's type for it (wire.ts), which the op's result must fit. */
+  private async run<T>(fn: () => Promise<T>): Promise<Response> {
     try {
       return json(await fn());
     } catch (err) {
@@ -112,7 +107,7 @@ function reviewRequest(b: ReviewBody): ReviewRequest {
   return { action: b.action, editIds: stringList(b.edit_ids, "edit_ids") };
 }
 
-function discardPolicy(b: Confirmed): DiscardPolicy {
+function discardPolicy(b: Confirmation): DiscardPolicy {
   const shown = new Map<string, string>();
   const key = (hash: string | null, kind: string) => `${kind}:${hash ?? ""}`;
   if (b?.discard !== undefined) {

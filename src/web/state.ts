@@ -6,38 +6,10 @@
  */
 import { basename } from "node:path";
 import { diffStat, type DiffStat } from "../ops/diff/stat";
-import { historyStatus, type InterruptedReview } from "../ops/history/query";
+import { historyStatus } from "../ops/history/query";
 import type { HistoryStore } from "../ops/history/store";
-import type { EditStatus, LogEntry } from "../ops/history/types";
-
-export interface PageEdit {
-  edit_id: string;
-  conversation_id: string;
-  tool_call_index: number;
-  timestamp: string;
-  operation: LogEntry["operation"];
-  file_path: string;
-  source_path: string | null;
-  tool_name: string;
-  status: EditStatus;
-  added: number;
-  removed: number;
-}
-
-export interface PageConversation {
-  id: string;
-  first: string;
-  last: string;
-  counts: Record<EditStatus, number>;
-  edits: PageEdit[];
-}
-
-export interface PageState {
-  root: string;
-  stamp: string;
-  conversations: PageConversation[];
-  interrupted: InterruptedReview[];
-}
+import type { LogEntry } from "../ops/history/types";
+import type { PageConversation, PageState } from "./wire";
 
 const decoder = new TextDecoder();
 

@@ -147,7 +147,7 @@ describe("review page (headless Chromium)", () => {
     await page.waitForSelector("#dialog[open] .ext");
     writeFileSync(join(repo.root, "notes.txt"), "original\nagent line\nhand-written line\nand another\n");
     await page.click("#dlg-ok");
-    await page.waitForFunction('document.querySelector("#dialog[open] .ext")?.textContent?.includes("and another")');
+    await page.locator("#dialog[open] .ext", { hasText: "and another" }).waitFor();
     expect(readFileSync(join(repo.root, "notes.txt"), "utf8")).toContain("and another");
     await page.click("#dlg-ok");
     await page.waitForSelector(`${card(e1!)}[data-status="rejected"]`);

@@ -1,5 +1,5 @@
 /** Calls to the review server. The session cookie the page load set carries the token. */
-import type { ApiErrorBody, Confirmation, PageState, ReviewPreview, ReviewResult, Target } from "./types";
+import type { ApiErrorBody, Confirmation, PageState, ReviewPreview, ReviewResult, Target } from "../wire";
 
 export class ApiError extends Error {
   constructor(readonly body: ApiErrorBody) {

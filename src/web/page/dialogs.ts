@@ -7,7 +7,7 @@
 import { parseDiff, renderDiff } from "./diff-view";
 import { $ } from "./dom";
 import { esc, plural, shortConv, shortId } from "./text";
-import type { Conflict, ExternalChange, StatusChange } from "./types";
+import type { Conflict, ExternalChange, StatusChange } from "../wire";
 
 export interface ConfirmSpec {
   title: string;

@@ -13,7 +13,7 @@ import { $ } from "./dom";
 import { ago, esc, fullTime, plural, shortConv, shortId } from "./text";
 import { bindKeys } from "./keys";
 import { recoverInterrupted, reviewFlow, type Notice } from "./review-flow";
-import type { EditStatus, PageConversation, PageEdit, PageState } from "./types";
+import type { EditStatus, PageConversation, PageEdit, PageState } from "../wire";
 
 type StatusFilter = "all" | EditStatus;
 

@@ -8,7 +8,7 @@
 import { ApiError, api } from "./api";
 import { confirmReview, showRefusal } from "./dialogs";
 import { plural, shortId } from "./text";
-import type { Confirmation, ExternalChange, ReviewResult, Target } from "./types";
+import type { Confirmation, ExternalChange, ReviewResult, Target } from "../wire";
 
 export interface Notice {
   tone: "ok" | "info" | "error";

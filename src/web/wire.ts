@@ -1,4 +1,9 @@
-/** The page's side of the wire: the JSON the review server answers (src/web/api.ts, src/web/state.ts). */
+/**
+ * The JSON between the review server and its page, as types both sides
+ * import. No imports here, so the page's browser build takes it as it is;
+ * the server's answers are checked against these types where api.ts sends
+ * them (the ops' own types must fit them).
+ */
 export type EditStatus = "pending" | "accepted" | "rejected";
 export type Operation = "create" | "replace" | "edit" | "delete" | "move";
 
