@@ -42,20 +42,9 @@ export async function pageState(store: HistoryStore, rootDir: string, stats: Dif
     if (e.timestamp < c.first) c.first = e.timestamp;
     if (e.timestamp > c.last) c.last = e.timestamp;
     c.counts[e.status]++;
-    const { added, removed } = await stats.of(store, e);
-    c.edits.push({
-      edit_id: e.edit_id,
-      conversation_id: e.conversation_id,
-      tool_call_index: e.tool_call_index,
-      timestamp: e.timestamp,
-      operation: e.operation,
-      file_path: e.file_path,
-      source_path: e.source_path,
-      tool_name: e.tool_name,
-      status: e.status,
-      added,
-      removed,
-    });
+    // The page needs neither the stored objects' names nor the hashes.
+    const { diff_file: _d, checkpoint_file: _c, hash_before: _b, hash_after: _a, ...shown } = e;
+    c.edits.push({ ...shown, ...(await stats.of(store, e)) });
   }
   const conversations = [...byConv.values()];
   // Entries come oldest first (the timeline order): reversed, edits are newest first.

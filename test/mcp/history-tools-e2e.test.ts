@@ -8,15 +8,10 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { cli, mcpSession } from "../helpers/binary";
+import { cli, historyEntries as status, mcpSession } from "../helpers/binary";
 import { edited, numbered, patch, text } from "../helpers/line-patch";
 import { tmpRepo } from "../helpers/tmp-repo";
 
-function status(root: string): any[] {
-  const r = cli(["history", "status", "--json", "--root", root]);
-  if (r.code !== 0) throw new Error(r.stderr);
-  return r.json().entries;
-}
 
 describe("history tools for agents (own conversation only)", () => {
   test("an agent lists its edits newest first and undoes the middle one: the first and last stay, line shifts compensated; the CLI sees it rejected", async () => {
@@ -73,7 +68,7 @@ describe("history tools for agents (own conversation only)", () => {
     await using b = await mcpSession(repo.root);
     const w = await a.call("workspace_write_file", { mode: "worktree", path: "a.txt", content: "one\ntwo\n" });
     const conv = w.mcp_conversation_id as string;
-    const editId = status(repo.root)[0].edit_id as string;
+    const editId = status(repo.root)[0]!.edit_id as string;
 
     expect(await b.call("history_list", {})).toEqual({ conversations: [], edits: [], total: 0, truncated: false });
     const listOther = await b.callError("history_list", { mcp_conversation_id: conv });
@@ -84,7 +79,7 @@ describe("history tools for agents (own conversation only)", () => {
       expect(e.code).toBe("PERMISSION_DENIED");
     }
     expect(readFileSync(join(repo.root, "a.txt"), "utf8")).toBe("one\ntwo\n");
-    expect(status(repo.root)[0].status).toBe("pending");
+    expect(status(repo.root)[0]!.status).toBe("pending");
 
     // B's own write does not let it into A's conversation, even when it names it.
     await b.call("workspace_write_file", { mode: "worktree", path: "b.txt", content: "b\n", mcp_conversation_id: conv });
@@ -124,7 +119,7 @@ describe("history tools for agents (own conversation only)", () => {
     await using repo = await tmpRepo({ git: false });
     await using a = await mcpSession(repo.root);
     await a.call("workspace_write_file", { mode: "worktree", path: "a.txt", content: "a\n" });
-    const id = status(repo.root)[0].edit_id as string;
+    const id = status(repo.root)[0]!.edit_id as string;
     expect(cli(["history", "accept", id, "--root", repo.root]).code).toBe(0);
     const e = await a.callError("history_undo", { edit_ids: [id] });
     expect(e.code).toBe("PERMISSION_DENIED");
@@ -167,8 +162,8 @@ describe("history tools for agents (own conversation only)", () => {
     const v1 = edited(base, 8, 1, ["MINE"]);
     await b.call("workspace_apply_patch", { mode: "worktree", patch: patch("f.txt", v1, 8, 1, ["SECRET OF B"]), mcp_conversation_id: "b-conv" });
     const entries = status(repo.root);
-    const mine = entries.find((e) => e.conversation_id !== "b-conv").edit_id as string;
-    const theirs = entries.find((e) => e.conversation_id === "b-conv").edit_id as string;
+    const mine = entries.find((e) => e.conversation_id !== "b-conv")!.edit_id as string;
+    const theirs = entries.find((e) => e.conversation_id === "b-conv")!.edit_id as string;
     const before = readFileSync(join(repo.root, "f.txt"), "utf8");
 
     const refused = await a.callError("history_undo", { edit_ids: [mine] });
@@ -195,6 +190,6 @@ describe("history tools for agents (own conversation only)", () => {
     expect(e.details.changes[0].diff).toContain("+hand-written line");
     expect(e.message).toContain("ask the user");
     expect(readFileSync(join(repo.root, "notes.txt"), "utf8")).toBe("agent line\nhand-written line\n");
-    expect(status(repo.root)[0].status).toBe("pending");
+    expect(status(repo.root)[0]!.status).toBe("pending");
   }, 60_000);
 });

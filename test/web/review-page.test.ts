@@ -7,18 +7,13 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { cli, mcpSession } from "../helpers/binary";
+import { cli, historyEntries as status, mcpSession } from "../helpers/binary";
 import { edited, numbered, patch, text } from "../helpers/line-patch";
 import { launchBrowser, startReviewPage } from "../helpers/review-page";
 import { tmpRepo } from "../helpers/tmp-repo";
 
 const card = (id: string) => `.card[data-edit="${id}"]`;
 
-function status(root: string): { edit_id: string; status: string; conversation_id: string; file_path: string }[] {
-  const r = cli(["history", "status", "--json", "--root", root]);
-  if (r.code !== 0) throw new Error(r.stderr);
-  return r.json().entries;
-}
 
 describe("review page (headless Chromium)", () => {
   test("shows the conversation with its diffs; rejecting an edit in the page restores the file on disk, and the CLI sees it", async () => {
