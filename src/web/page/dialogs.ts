@@ -44,7 +44,7 @@ function open(html: string, focus: string): Promise<string> {
 
 function editRow(c: { edit_id: string; operation: string; file_path: string; source_path: string | null; conversation_id: string }, note?: string): string {
   const path = c.source_path ? `${c.source_path} → ${c.file_path}` : c.file_path;
-  return `<li class="dep"><span class="mono id">${esc(shortId(c.edit_id))}</span><span class="op op-${esc(c.operation)}">${esc(c.operation)}</span><span class="mono path">${esc(path)}</span><span class="conv mono" title="${esc(c.conversation_id)}">${esc(shortConv(c.conversation_id))}</span>${note ? `<div class="why">${esc(note)}</div>` : ""}</li>`;
+  return `<li class="dep"><span class="mono id">${esc(shortId(c.edit_id))}</span><span class="op op-${esc(c.operation)}">${esc(c.operation)}</span><span class="mono path">${esc(path)}</span><span class="dep-conv mono" title="${esc(c.conversation_id)}">${esc(shortConv(c.conversation_id))}</span>${note ? `<div class="why">${esc(note)}</div>` : ""}</li>`;
 }
 
 function externalBlock(c: ExternalChange): string {
