@@ -21,8 +21,9 @@ export interface ReviewPage extends AsyncDisposable {
   stderr(): string;
 }
 
-export async function startReviewPage(root: string, extra: string[] = []): Promise<ReviewPage> {
-  const proc = Bun.spawn([requireBinary(), "history", "review", "--root", root, ...extra], { stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" } });
+/** `worksnap history review --root ROOT`, or with `command` another way to say it (`["/path/to/mcpdiff", "review"]`). */
+export async function startReviewPage(root: string, command: string[] = [requireBinary(), "history", "review"]): Promise<ReviewPage> {
+  const proc = Bun.spawn([...command, "--root", root], { stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" } });
   let err = "";
   void (async () => {
     for await (const chunk of proc.stderr) err += new TextDecoder().decode(chunk);

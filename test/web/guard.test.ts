@@ -6,11 +6,11 @@
  */
 import { describe, expect, test } from "bun:test";
 import { connect } from "node:net";
-import { readFileSync } from "node:fs";
+import { readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
-import { cli, mcpSession } from "../helpers/binary";
+import { cli, mcpSession, requireBinary } from "../helpers/binary";
 import { startReviewPage } from "../helpers/review-page";
-import { tmpRepo } from "../helpers/tmp-repo";
+import { tmpDir, tmpRepo } from "../helpers/tmp-repo";
 
 interface RawResponse {
   status: number;
@@ -114,9 +114,11 @@ describe("review page guard (token, Host, Origin)", () => {
     expect(cli(["history", "status", "--json", "--root", repo.root]).json().entries[0].status).toBe("rejected");
   }, 60_000);
 
-  test("errors are the review's typed errors; --port takes a fixed port, and a taken one is a clear refusal", async () => {
+  test("errors are the review's typed errors; `mcpdiff review` is the same page; a taken --port is a clear refusal", async () => {
     await using repo = await tmpRepo({ git: false });
-    await using page = await startReviewPage(repo.root);
+    await using bin = tmpDir("ws-mcpdiff-");
+    symlinkSync(requireBinary(), join(bin.path, "mcpdiff"));
+    await using page = await startReviewPage(repo.root, [join(bin.path, "mcpdiff"), "review"]);
     const host = `Host: 127.0.0.1:${page.port}`;
     const token = `X-Worksnap-Token: ${page.token}`;
     const r = await raw(page.port, ["POST /api/review HTTP/1.1", host, token, "Content-Type: application/json"], JSON.stringify({ action: "reject", edit_ids: ["nope1234"] }));
