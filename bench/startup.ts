@@ -12,6 +12,7 @@ import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildNative } from "../scripts/build-native.ts";
+import { buildReviewPage } from "../scripts/build-page.ts";
 import { STARTUP_OPTIONS, compileWorksnap } from "../scripts/compile.ts";
 import { HOST_TARGET } from "../scripts/targets.ts";
 import { argValue, fmtBytes, fmtMs, fmtRatio, loadLine, machineLine, median, runMain, table } from "./lib.ts";
@@ -93,6 +94,7 @@ async function main(): Promise<number> {
     Bun.spawnSync(["git", "init", "-q", repo]);
     writeFileSync(join(repo, "a.txt"), "a\n");
     const native = buildNative();
+    await buildReviewPage();
     if (!native.ok) console.log(`note: native module not built (${native.reason}); variants run their TypeScript paths`);
     const nativeNote = native.ok ? "" : `not built: ${native.reason}`;
     const contenders: { name: string; cmd: string[]; env?: Record<string, string>; size?: number; version?: string[] }[] = [];

@@ -6,6 +6,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { buildNative, nativeOutputFor, stageNative } from "./build-native.ts";
+import { buildReviewPage } from "./build-page.ts";
 import { compileWorksnap, gitCommit } from "./compile.ts";
 import { checkElf, checkMachO, readBinary } from "./release/binary-format.ts";
 import { signAdHoc } from "./release/macho-sign.ts";
@@ -82,6 +83,7 @@ export async function release(opts: { smoke: boolean; install: boolean }): Promi
   rmSync(RELEASE_DIR, { recursive: true, force: true });
   mkdirSync(RELEASE_DIR, { recursive: true });
   console.log(`worksnap ${version} (commit ${commit}), Bun ${BUN_VERSION}`);
+  await buildReviewPage(); // the review page's script, the same in every target
   const targets = {} as ReleaseManifest["targets"];
   try {
     for (const target of TARGET_NAMES) {
