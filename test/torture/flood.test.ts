@@ -88,6 +88,11 @@ function sampler(pid: number): { stop(): { children: number; fds: number } } {
   };
 }
 
+/** A snapshot of the whole tree, for the requests that compare or read one. */
+async function snapshotOf(s: RawServer): Promise<string> {
+  return (await s.request("tools/call", { name: "snapshot_create", arguments: { paths: ["."] } })).result.structuredContent.snapshot_id;
+}
+
 /** Sends `count` requests in one write (ids 0..count-1) and waits for every answer. */
 async function flood(s: RawServer, count: number, snapshotId: string): Promise<void> {
   let lines = "";
@@ -123,7 +128,7 @@ describe("flood", () => {
     async () => {
       await using repo = await floodRepo();
       await using s = await rawServer(repo.root, { maxFiles: 1024, deadlineMs: budgetMs(240_000, 1_500_000) });
-      const snapshotId = (await s.request("tools/call", { name: "snapshot_create", arguments: { paths: ["."] } })).result.structuredContent.snapshot_id;
+      const snapshotId = await snapshotOf(s);
       const count = attempts(500, 5000);
       const peaks = sampler(s.proc.pid);
       const started = performance.now();
@@ -146,7 +151,7 @@ describe("flood", () => {
     async () => {
       await using repo = await floodRepo();
       await using s = await rawServer(repo.root, { maxFiles: 32, deadlineMs: budgetMs(240_000, 1_500_000) });
-      const snapshotId = (await s.request("tools/call", { name: "snapshot_create", arguments: { paths: ["."] } })).result.structuredContent.snapshot_id;
+      const snapshotId = await snapshotOf(s);
       const count = attempts(300, 2000);
       await flood(s, count, snapshotId);
       const { perId, kinds } = outcomes(s, count);
@@ -197,7 +202,7 @@ describe("flood", () => {
   test("a client that writes its requests and closes stdin gets every answer before the server exits (they were dropped)", async () => {
     await using repo = await floodRepo();
     await using s = await rawServer(repo.root);
-    const snapshotId = (await s.request("tools/call", { name: "snapshot_create", arguments: { paths: ["."] } })).result.structuredContent.snapshot_id;
+    const snapshotId = await snapshotOf(s);
     const count = 60;
     let lines = "";
     for (let i = 0; i < count; i++) lines += `${JSON.stringify({ jsonrpc: "2.0", id: i, ...mixed(i, snapshotId) })}\n`;
