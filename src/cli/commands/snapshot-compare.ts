@@ -66,7 +66,7 @@ export const COMPARE_SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> 
       let cursor = args.cursor;
       for (;;) {
         const r = await snapshotGrep(ws, { ...args, cursor, max_matches: args.max_matches ?? 2000 });
-        for (const m of r.matches) stdout(renderMatch(m));
+        stdout(r.matches.map(renderMatch).join("")); // a page per write
         if (!r.cursor) return;
         if (!paged || r.cursor === cursor) {
           stderr(`worksnap: ${r.note ?? "more matches remain"}\n(continue with --cursor ${r.cursor})\n`);
@@ -85,7 +85,7 @@ export const COMPARE_SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> 
       let cursor = args.cursor;
       do {
         const r = await snapshotChanges(ws, { ...args, cursor, onProgress: progressBar("hashing") });
-        for (const c of r.changes) stdout(`${c.status.padEnd(12)} ${c.path}${c.old_mode ? `  (${c.old_mode} -> ${c.new_mode})` : ""}\n`);
+        stdout(r.changes.map((c) => `${c.status.padEnd(12)} ${c.path}${c.old_mode ? `  (${c.old_mode} -> ${c.new_mode})` : ""}\n`).join(""));
         cursor = args.limit === undefined ? r.cursor : undefined;
         if (r.cursor && !cursor) stderr(`(more changes; continue with --cursor ${r.cursor})\n`);
       } while (cursor);

@@ -63,7 +63,7 @@ const SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> = {
       if (pos.length > 0) throw new UsageError("log takes no arguments");
       const result = listSnapshots(ws, intFlag(flags.limit, "limit") ?? 50);
       if (flags.json) return printJson(result);
-      for (const s of result.snapshots) stdout(`${s.snapshot_id.slice(0, 19)}  ${s.created_at}  ${String(s.files).padStart(7)} files  ${s.paths.join(" ")}\n`);
+      stdout(result.snapshots.map((s) => `${s.snapshot_id.slice(0, 19)}  ${s.created_at}  ${String(s.files).padStart(7)} files  ${s.paths.join(" ")}\n`).join(""));
     },
   },
   list: {
@@ -78,10 +78,11 @@ const SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> = {
         limit: intFlag(flags.limit, "limit"),
       });
       if (flags.json) return printJson(result);
-      for (const e of result.entries) {
+      const line = (e: (typeof result.entries)[number]) => {
         const size = e.type === "dir" ? "-" : String(e.size ?? "");
-        stdout(`${e.type.padEnd(7)} ${size.padStart(10)}  ${e.path}${e.type === "dir" ? "/" : ""}\n`);
-      }
+        return `${e.type.padEnd(7)} ${size.padStart(10)}  ${e.path}${e.type === "dir" ? "/" : ""}\n`;
+      };
+      stdout(result.entries.map(line).join(""));
       if (result.truncated) stderr(`(${result.total - result.entries.length} more; raise --limit)\n`);
     },
   },
