@@ -1,11 +1,38 @@
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { AnyObjectSchema, SchemaOutput } from "@modelcontextprotocol/sdk/server/zod-compat.js";
+import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { Transport, TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { JSONRPCMessage, MessageExtraInfo } from "@modelcontextprotocol/sdk/types.js";
+import type { JSONRPCMessage, MessageExtraInfo, Notification, Request, Result, ServerNotification, ServerRequest, ServerResult } from "@modelcontextprotocol/sdk/types.js";
 import { JSONRPC, errorReply } from "./jsonrpc-screen";
 
 /** A request schema of the SDK (zod): what `setRequestHandler` parses a request with. */
 export interface RequestSchema {
   shape: { method: { value: unknown } };
   safeParse(value: unknown): { success: true } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } };
+}
+
+/**
+ * The SDK's Server, with every request checked before dispatch: each
+ * handler's schema is recorded as it is registered (the SDK's own, such as
+ * initialize and ping, ours, and any added later), and `connect` puts a
+ * GuardedTransport in front of whichever transport it is given.
+ */
+export class GuardedServer extends Server {
+  // `declare`: no field initialiser, which would run after Server's constructor and drop what it registered
+  declare private requestSchemas: Map<string, RequestSchema> | undefined;
+
+  override setRequestHandler<T extends AnyObjectSchema>(
+    schema: T,
+    handler: (request: SchemaOutput<T>, extra: RequestHandlerExtra<ServerRequest | Request, ServerNotification | Notification>) => ServerResult | Result | Promise<ServerResult | Result>,
+  ): void {
+    const s = schema as unknown as RequestSchema;
+    (this.requestSchemas ??= new Map()).set(methodOf(s), s);
+    super.setRequestHandler(schema, handler);
+  }
+
+  override connect(transport: Transport): Promise<void> {
+    return super.connect(new GuardedTransport(transport, (this.requestSchemas ??= new Map())));
+  }
 }
 
 /**

@@ -1,6 +1,5 @@
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { CallToolRequestSchema, InitializeRequestSchema, ListToolsRequestSchema, PingRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { isDescriptorShortage, WorksnapError } from "../core/errors";
 import { Semaphore } from "../core/semaphore";
 import { VERSION } from "../version";
@@ -9,7 +8,8 @@ import { type ToolDef, checkBranch, parseArgs } from "./define-tool";
 import { TOOLS, servedSchemas } from "./registry";
 import { IdleCollector } from "./idle-collect";
 import { JSONRPC, JsonRpcError } from "./jsonrpc-screen";
-import { GuardedTransport, methodOf, type RequestSchema } from "./request-guard";
+import { GuardedServer } from "./request-guard";
+import { registerResources } from "./resources";
 import { errorResult, successResult } from "./result";
 import { McpSession } from "./session";
 import { LargeMessageStdioTransport } from "./stdio-transport";
@@ -34,7 +34,7 @@ export function servedName(name: string, naming: ToolNaming): string {
 
 /** One MCP server over a workspace: the SDK server, and what it does around every request. */
 export interface WorksnapServer {
-  sdk: Server;
+  sdk: GuardedServer;
   /** Connects a transport (stdio, HTTP) through the request guard. */
   connect(transport: Transport): Promise<void>;
   /** Resolves once every tool call received so far has its answer (none runs or waits). */
@@ -46,7 +46,7 @@ export type Log = (line: string) => void;
 const stderrLog: Log = (line) => void process.stderr.write(`worksnap: ${line}\n`);
 
 export function createServer(ws: Workspace, naming: ToolNaming = "underscore", log: Log = stderrLog): WorksnapServer {
-  const sdk = new Server({ name: "worksnap", version: VERSION }, { capabilities: { tools: {} } });
+  const sdk = new GuardedServer({ name: "worksnap", version: VERSION }, { capabilities: { tools: {}, resources: {} } });
   sdk.onerror = (err) => log(err.message);
   const session = new McpSession();
   const byName = new Map<string, ToolDef<unknown>>();
@@ -56,15 +56,12 @@ export function createServer(ws: Workspace, naming: ToolNaming = "underscore", l
   let settledWaiters: (() => void)[] = [];
   for (const t of TOOLS) byName.set(servedName(t.name, naming), t as ToolDef<unknown>);
 
-  /** Every method the server answers, with the schema its requests are checked against before dispatch. */
-  const schemas = new Map<string, RequestSchema>();
-  for (const s of [InitializeRequestSchema, PingRequestSchema] as unknown as RequestSchema[]) schemas.set(methodOf(s), s);
-  const handle = <S extends typeof ListToolsRequestSchema | typeof CallToolRequestSchema>(schema: S, handler: Parameters<typeof sdk.setRequestHandler<S>>[1]) => {
-    schemas.set(methodOf(schema as unknown as RequestSchema), schema as unknown as RequestSchema);
-    sdk.setRequestHandler(schema, handler);
-  };
+  /** Work that reads the repository on a client's behalf: in a slot of `calls`, run again while descriptors are short. */
+  const bounded = <T>(name: string, signal: AbortSignal, run: () => Promise<T>): Promise<T> =>
+    calls.run(() => retryOnDescriptorShortage(name, true, signal, run), signal);
+  registerResources(sdk, ws, bounded);
 
-  handle(ListToolsRequestSchema, async () => ({
+  sdk.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: TOOLS.map((t) => {
       const s = servedSchemas(t.name);
       return {
@@ -77,7 +74,7 @@ export function createServer(ws: Workspace, naming: ToolNaming = "underscore", l
     }),
   }));
 
-  handle(CallToolRequestSchema, async (req, extra) => {
+  sdk.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
     const def = byName.get(req.params.name);
     // MCP: an unknown tool is a protocol error (-32602), not a tool result
     if (!def) throw new JsonRpcError(JSONRPC.invalidParams, `Unknown tool: ${req.params.name}`, { tool: req.params.name });
@@ -94,7 +91,7 @@ export function createServer(ws: Workspace, naming: ToolNaming = "underscore", l
         idle.begin();
         try {
           const args = parseArgs(def, req.params.arguments);
-          const answer = await retryOnDescriptorShortage(def, extra.signal, () => def.run(args, { ws, signal: extra.signal, progress, session }));
+          const answer = await retryOnDescriptorShortage(def.name, def.annotations.readOnlyHint, extra.signal, () => def.run(args, { ws, signal: extra.signal, progress, session }));
           checkBranch(def, def.branch(args), answer);
           return answer;
         } finally {
@@ -119,14 +116,14 @@ export function createServer(ws: Workspace, naming: ToolNaming = "underscore", l
    * DESCRIPTOR_WAIT_MS pass; then, and for a write at once (it was undone),
    * the answer is BUSY (asWorksnapError), never INTERNAL.
    */
-  async function retryOnDescriptorShortage<T>(def: ToolDef<unknown>, signal: AbortSignal, run: () => Promise<T>): Promise<T> {
+  async function retryOnDescriptorShortage<T>(name: string, readOnly: boolean, signal: AbortSignal, run: () => Promise<T>): Promise<T> {
     const deadline = Date.now() + DESCRIPTOR_WAIT_MS;
     for (let backoff = 10; ; backoff = Math.min(backoff * 2, 500)) {
       try {
         return await run();
       } catch (err) {
-        if (!isDescriptorShortage(err) || !def.annotations.readOnlyHint || signal.aborted || Date.now() >= deadline) throw err;
-        log(`${def.name}: out of file descriptors; running it again once some are free`);
+        if (!isDescriptorShortage(err) || !readOnly || signal.aborted || Date.now() >= deadline) throw err;
+        log(`${name}: out of file descriptors; running it again once some are free`);
         await Promise.race([calls.nextRelease(), Bun.sleep(backoff)]);
       }
     }
@@ -140,7 +137,7 @@ export function createServer(ws: Workspace, naming: ToolNaming = "underscore", l
 
   return {
     sdk,
-    connect: (transport) => sdk.connect(new GuardedTransport(transport, schemas)),
+    connect: (transport) => sdk.connect(transport),
     settled: () => (unanswered === 0 ? Promise.resolve() : new Promise<void>((resolve) => settledWaiters.push(resolve))),
   };
 }
