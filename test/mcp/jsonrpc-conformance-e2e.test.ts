@@ -76,6 +76,7 @@ describe("JSON-RPC conformance of dist/worksnap serve", () => {
       ['{"jsonrpc":"2.0","id":15,"method":"initialize","params":{}}', "params.protocolVersion"],
       ['{"jsonrpc":"2.0","id":16,"method":"tools/list","params":{"cursor":5}}', "params.cursor"],
       ['{"jsonrpc":"2.0","id":17,"method":"ping","params":null}', "params"],
+      ['{"jsonrpc":"2.0","id":18,"method":"resources/read","params":{"uri":42}}', "params.uri"],
     ];
     for (const [line, names] of cases) {
       const id = JSON.parse(line).id;
@@ -91,7 +92,7 @@ describe("JSON-RPC conformance of dist/worksnap serve", () => {
     await using s = await rawServer(repo.root);
     const tool = await s.request("tools/call", { name: "snapshot_nothing", arguments: {} }, "t1");
     expect(tool).toEqual({ jsonrpc: "2.0", id: "t1", error: { code: -32602, message: "Unknown tool: snapshot_nothing", data: { tool: "snapshot_nothing" } } });
-    const method = await s.request("resources/list", {}, "m1");
+    const method = await s.request("prompts/list", {}, "m1");
     expect(method).toMatchObject({ jsonrpc: "2.0", id: "m1", error: { code: -32601 } });
     // the served names decide: the spec's dotted name is unknown when underscores are served
     expect((await s.request("tools/call", { name: "snapshot.list", arguments: { mode: "worktree" } }, "t2")).error.code).toBe(-32602);

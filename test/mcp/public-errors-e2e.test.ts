@@ -120,6 +120,14 @@ describe("no internals in answers", () => {
     await expectError("a corrupt git index", "snapshot_list", { mode: "worktree" });
     await expectError("a corrupt git index, grep", "snapshot_grep", { mode: "worktree", pattern: "a" });
 
+    // resources: a snapshot whose metadata is broken, an address that is not ours
+    for (const [what, uri] of [
+      ["a resource in a broken snapshot", `worksnap://snapshot/${hex}/a.txt`],
+      ["a resource outside the scheme", `file://${repo.root}/a.txt`],
+    ]) {
+      answers.push({ what: what!, answer: await s.request("resources/read", { uri }) });
+    }
+
     // hostile JSON-RPC
     await raw("not JSON", "{oops\n", null);
     await raw("params of the wrong type", `{"jsonrpc":"2.0","id":"p1","method":"tools/call","params":{"name":7}}\n`, "p1");
