@@ -2,7 +2,7 @@ import { openRoot } from "../../repo/root";
 import { migrateStateDir, type MigrateResult } from "../../repo/state-migrate";
 import { STATE_FORMAT } from "../../repo/state-format";
 import { UsageError, parseArgv } from "../args";
-import { EXIT, printJson } from "../output";
+import { EXIT, printJson, stdout } from "../output";
 
 export const MIGRATE_HELP = `worksnap migrate [--root DIR] [--check] [--json]
 
@@ -22,7 +22,7 @@ export async function cmdMigrate(argv: string[]): Promise<number> {
   const repo = openRoot((flags.root as string | undefined) ?? process.cwd());
   const r = migrateStateDir(repo.stateDir, { check });
   if (flags.json) printJson(r);
-  else process.stdout.write(render(r, check));
+  else stdout(render(r, check));
   return check && !r.current ? EXIT.user : EXIT.ok;
 }
 
