@@ -6,7 +6,7 @@ import type { Workspace } from "../ops/workspace";
 import { type ToolDef, checkBranch, parseArgs } from "./define-tool";
 import { TOOLS, servedSchemas } from "./registry";
 import { IdleCollector } from "./idle-collect";
-import { errorResult, successResult } from "./result";
+import { type TextMode, errorResult, successResult } from "./result";
 import { McpSession } from "./session";
 import { LargeMessageStdioTransport } from "./stdio-transport";
 
@@ -17,7 +17,15 @@ export function servedName(name: string, naming: ToolNaming): string {
   return naming === "dotted" ? name.replace("_", ".") : name;
 }
 
-export function createServer(ws: Workspace, naming: ToolNaming = "underscore"): Server {
+export interface ServeOptions {
+  naming?: ToolNaming;
+  /** content[0].text: each tool's compact rendering (default) or the JSON of structuredContent. */
+  text?: TextMode;
+}
+
+export function createServer(ws: Workspace, opts: ServeOptions = {}): Server {
+  const naming = opts.naming ?? "underscore";
+  const textMode = opts.text ?? "compact";
   const server = new Server({ name: "worksnap", version: VERSION }, { capabilities: { tools: {} } });
   const session = new McpSession();
   const byName = new Map<string, ToolDef<unknown>>();
@@ -39,7 +47,7 @@ export function createServer(ws: Workspace, naming: ToolNaming = "underscore"): 
 
   server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
     const def = byName.get(req.params.name);
-    if (!def) return errorResult(invalidArgument(`unknown tool ${req.params.name}`, { tool: req.params.name }));
+    if (!def) return errorResult(invalidArgument(`unknown tool ${req.params.name}`, { tool: req.params.name }), textMode);
     const token = req.params._meta?.progressToken;
     const progress = (done: number, total: number, message?: string) => {
       if (token === undefined) return;
@@ -50,11 +58,12 @@ export function createServer(ws: Workspace, naming: ToolNaming = "underscore"): 
     idle.begin();
     try {
       const args = parseArgs(def, req.params.arguments);
-      const out = await def.run(args, { ws, signal: extra.signal, progress, session });
+      const out = (await def.run(args, { ws, signal: extra.signal, progress, session })) as Record<string, unknown>;
       checkBranch(def, def.branch(args), out);
-      return successResult(out);
+      const text = def.text;
+      return successResult(out, text && ((o) => text(o, args)), textMode);
     } catch (err) {
-      return errorResult(err);
+      return errorResult(err, textMode);
     } finally {
       idle.end();
     }
@@ -63,10 +72,10 @@ export function createServer(ws: Workspace, naming: ToolNaming = "underscore"): 
 }
 
 /** Serves MCP over stdio until stdin ends. Logs go to stderr only. */
-export async function serveStdio(ws: Workspace, naming: ToolNaming): Promise<void> {
-  const server = createServer(ws, naming);
+export async function serveStdio(ws: Workspace, opts: ServeOptions): Promise<void> {
+  const server = createServer(ws, opts);
   // The SDK's stdio transport drops messages over 10 MB; patches and writes can be larger.
-  const transport = new LargeMessageStdioTransport();
+  const transport = new LargeMessageStdioTransport(process.stdin, process.stdout, undefined, opts.text);
   const done = new Promise<void>((resolve) => {
     process.stdin.on("end", resolve);
     process.stdin.on("close", resolve);

@@ -3,7 +3,7 @@ import { deserializeMessage, serializeMessage } from "@modelcontextprotocol/sdk/
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { tooLarge } from "../core/errors";
-import { errorResult } from "./result";
+import { type TextMode, errorResult } from "./result";
 
 /**
  * MCP over stdio for messages of any size. The SDK's StdioServerTransport
@@ -41,6 +41,8 @@ export class LargeMessageStdioTransport implements Transport {
     private readonly stdin: Readable = process.stdin,
     private readonly stdout: Writable = process.stdout,
     private readonly maxMessageBytes = MAX_MESSAGE_BYTES,
+    /** How the TOO_LARGE answer to an oversized call is written (the server's --text). */
+    private readonly textMode: TextMode = "compact",
   ) {}
 
   async start(): Promise<void> {
@@ -126,7 +128,7 @@ export class LargeMessageStdioTransport implements Transport {
     if (id === undefined) return; // a notification, or an id we cannot find: nothing to answer
     const response: JSONRPCMessage =
       method === "tools/call"
-        ? ({ jsonrpc: "2.0", id, result: errorResult(error) } as JSONRPCMessage)
+        ? ({ jsonrpc: "2.0", id, result: errorResult(error, this.textMode) } as JSONRPCMessage)
         : ({ jsonrpc: "2.0", id, error: { code: -32600, message: error.message, data: error.details } } as JSONRPCMessage);
     void this.send(response);
   }

@@ -3,17 +3,17 @@ import type { ToolAnnotations } from "../define-tool";
 
 export const modeArg = v.pipe(
   v.picklist(["worktree", "snapshot"]),
-  v.description('"worktree" reads the live files under a lease; "snapshot" reads an immutable snapshot named by snapshot_id.'),
+  v.description('"worktree": live files; "snapshot": snapshot_id.'),
 );
 export const snapshotIdArg = v.pipe(
   v.string(),
-  v.description("Snapshot id (sha256:<hex>) or a unique prefix of at least 8 hex digits. Required in snapshot mode."),
+  v.description("Snapshot id or a prefix of 8+ hex digits."),
 );
 export const leaseIdArg = v.pipe(
   v.string(),
-  v.description("Lease from an earlier worktree call. Omit to get a new lease; a stale or unknown lease fails with STALE_LEASE."),
+  v.description("From your last answer; STALE_LEASE if the tree changed since."),
 );
-export const pathArg = (what: string) => v.pipe(v.string(), v.description(`${what} Repo-relative, "/" separated; "." is the root.`));
+export const pathArg = (what: string) => v.pipe(v.string(), v.description(what));
 
 export function readOnly(title: string): ToolAnnotations {
   return { title, readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };

@@ -1,8 +1,9 @@
 import * as v from "valibot";
 import { readFile } from "../../ops/snapshot/file";
 import { defineTool } from "../define-tool";
+import { renderFile } from "../render/file";
 import { hybridOutput } from "../output-schema";
-import { leaseIdArg, modeArg, modeBranch, pathArg, readOnly, snapshotIdArg } from "./common";
+import { leaseIdArg, modeArg, modeBranch, readOnly, snapshotIdArg } from "./common";
 import description from "./snapshot_file.txt" with { type: "text" };
 
 const lineArg = (what: string) => v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.description(what)));
@@ -12,11 +13,11 @@ export const snapshotFile = defineTool({
   description,
   args: v.strictObject({
     mode: modeArg,
-    path: pathArg("File to read."),
+    path: v.string(),
     snapshot_id: v.optional(snapshotIdArg),
     lease_id: v.optional(leaseIdArg),
-    start_line: lineArg("First line to return (1-based)."),
-    end_line: lineArg("Last line to return (inclusive)."),
+    start_line: lineArg("1-based."),
+    end_line: lineArg("Inclusive."),
   }),
   output: hybridOutput(
     {
@@ -37,4 +38,5 @@ export const snapshotFile = defineTool({
   annotations: readOnly("Read file"),
   branch: modeBranch,
   run: async (args, ctx) => ({ ...(await readFile(ctx.ws, args)) }),
+  text: (out) => renderFile(out),
 });

@@ -6,12 +6,12 @@ import type { Props } from "../output-schema";
 /** Arguments and answer fields the four workspace mutation tools share. */
 export const writeModeArg = v.pipe(
   v.picklist(["worktree", "snapshot"]),
-  v.description('"worktree" changes the live files (under a lease); "snapshot" changes nothing on disk and returns a new snapshot derived from snapshot_id.'),
+  v.description('"worktree": live files; "snapshot": derive from snapshot_id.'),
 );
 
 export const conversationArg = v.pipe(
   v.string(),
-  v.description("Edit conversation these changes belong to (for review). Omit on the first edit of a turn; pass the id the answer returns on the next ones."),
+  v.description("Groups a turn's edits for review: omit on the first, then pass the id it returns."),
 );
 
 const changedSchema = {
@@ -35,6 +35,8 @@ export const mutationProps: Props = {
   changed: changedSchema,
   changed_total: { type: "integer" },
   truncated: { type: "boolean" },
+  diff: { type: "string" },
+  diff_omitted: { type: "integer" },
   mcp_conversation_id: { type: "string" },
   note: { type: "string" },
 };
@@ -51,11 +53,11 @@ interface MutationCall {
  * Runs a mutation op with the call's cancellation and progress, and remembers
  * on the session a conversation the server started for it (the call named none).
  */
-export async function runMutationTool<A extends { mcp_conversation_id?: string }>(
+export async function runMutationTool<A extends { mcp_conversation_id?: string }, R extends object & { mcp_conversation_id?: string } = { mcp_conversation_id?: string }>(
   args: A,
   ctx: ToolContext,
-  op: (ws: Workspace, call: A & MutationCall) => Promise<object & { mcp_conversation_id?: string }>,
-): Promise<Record<string, unknown>> {
+  op: (ws: Workspace, call: A & MutationCall) => Promise<R>,
+): Promise<R> {
   const out = await op(ctx.ws, { ...args, signal: ctx.signal, onProgress: ctx.progress });
   if (args.mcp_conversation_id === undefined && out.mcp_conversation_id !== undefined) ctx.session.conversationStarted(out.mcp_conversation_id);
   return { ...out };
