@@ -10,51 +10,51 @@ export interface ListView {
 
 /**
  * snapshot_list as names, the way `ls -F` shows them: `dir/`, `link@`,
- * `tool*` (executable). Direct children are names relative to the listed
- * directory; a recursive or glob listing groups files under a `dir/` line
- * per directory (relative to the listed one), so a deep tree does not repeat
- * its directory names on every line.
+ * `tool*` (executable). Direct children come one per line, relative to the
+ * listed directory. A recursive or glob listing puts each directory on one
+ * line, `dir/: name name …` (the directory's full path, its files'
+ * names separated by spaces; a name holding a space or a quote is quoted),
+ * so a deep tree repeats no directory name.
  */
 export function renderList(out: ListResult & { cursor?: string }, args: ListView): string {
   const base = out.path === "." ? "" : `${out.path}/`;
   const grouped = args.recursive === true || typeof args.glob === "string";
   const shown = grouped ? out.entries.filter((e) => e.type !== "dir") : out.entries;
+  const groups = grouped ? groupByDir(shown) : [];
   const head = line(
-    `${out.path === "." ? "." : out.path}${grouped ? (args.recursive ? " (recursive)" : "") : "/"}`,
+    grouped ? `${out.path}${args.recursive ? " (recursive)" : ""}` : `${out.path === "." ? "." : out.path}/`,
     typeof args.glob === "string" && `glob ${args.glob}`,
-    shown.length === 0 ? "empty" : count(shown.length, grouped ? "file" : "entry", grouped ? "files" : "entries"),
+    shown.length === 0
+      ? "empty"
+      : grouped
+        ? `${count(shown.length, "file")} in ${count(groups.length, "directory", "directories")}`
+        : out.truncated && count(shown.length, "entry", "entries"),
     leaseTag(out),
   );
   const single = out.entries.length === 1 && out.entries[0]!.path === out.path;
-  const body = single ? [name(out.entries[0]!, "")] : grouped ? groupByDir(shown, base) : shown.map((e) => name(e, base));
+  const body = single ? [pathText(out.entries[0]!.path)] : grouped ? groups : shown.map((e) => nameText(e, e.path.startsWith(base) ? e.path.slice(base.length) : e.path));
   return lines(head, ...body, tail(out));
 }
 
-function name(e: ListEntry, base: string): string {
-  const rel = pathText(e.path.startsWith(base) ? e.path.slice(base.length) : e.path);
-  if (e.type === "dir") return `${rel}/`;
-  if (e.type === "symlink") return `${rel}@`;
-  return e.mode === "100755" ? `${rel}*` : rel;
+/** A name as `ls -F` marks it; quoted when a space, a quote or a control character would make it ambiguous. */
+function nameText(e: ListEntry, name: string): string {
+  const n = /[\s"\\\x00-\x1f\x7f]/.test(name) ? JSON.stringify(name) : name;
+  if (e.type === "dir") return `${n}/`;
+  if (e.type === "symlink") return `${n}@`;
+  return e.mode === "100755" ? `${n}*` : n;
 }
 
-/** Files of the listed directory first, then one block per directory (byte order): `dir/` and its files' names. */
-function groupByDir(entries: ListEntry[], base: string): string[] {
+/** One line per directory (full path, byte order): `dir/: a.ts b.ts`. */
+function groupByDir(entries: ListEntry[]): string[] {
   const groups = new Map<string, string[]>();
   for (const e of entries) {
-    const rel = e.path.startsWith(base) ? e.path.slice(base.length) : e.path;
-    const slash = rel.lastIndexOf("/");
-    const dir = slash < 0 ? "" : rel.slice(0, slash);
-    const n = name(e, base);
-    const group = groups.get(dir) ?? [];
-    group.push(slash < 0 ? n : n.slice(slash + 1));
-    groups.set(dir, group);
+    const slash = e.path.lastIndexOf("/");
+    const dir = slash < 0 ? "" : e.path.slice(0, slash);
+    const names = groups.get(dir) ?? [];
+    names.push(nameText(e, e.path.slice(slash + 1)));
+    groups.set(dir, names);
   }
-  const out: string[] = [];
-  for (const dir of [...groups.keys()].sort(compareUtf8)) {
-    if (dir !== "") out.push(`${pathText(dir)}/`);
-    for (const n of groups.get(dir)!) out.push(dir === "" ? n : `  ${n}`);
-  }
-  return out;
+  return [...groups.keys()].sort(compareUtf8).map((dir) => `${dir === "" ? "." : pathText(dir)}/: ${groups.get(dir)!.join(" ")}`);
 }
 
 /** A cut listing says how much is missing and how to get it: the cursor when there is one, else limit or path. */

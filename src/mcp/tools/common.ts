@@ -3,7 +3,7 @@ import type { ToolAnnotations } from "../define-tool";
 
 export const modeArg = v.pipe(
   v.picklist(["worktree", "snapshot"]),
-  v.description('"worktree": live files; "snapshot": snapshot_id.'),
+  v.description('Default "snapshot" with snapshot_id, else "worktree" (the live files).'),
 );
 export const snapshotIdArg = v.pipe(
   v.string(),
@@ -23,4 +23,16 @@ export function mutating(title: string, destructive: boolean): ToolAnnotations {
   return { title, readOnlyHint: false, destructiveHint: destructive, idempotentHint: false, openWorldHint: false };
 }
 
-export const modeBranch = (a: { mode: string }) => (a.mode === "snapshot" ? "immutable" : "worktree") as "immutable" | "worktree";
+type Mode = "worktree" | "snapshot";
+
+/** The mode a call means: as given, else "snapshot" when it names a snapshot_id, else the live work tree. */
+export function modeOf(a: { mode?: Mode; snapshot_id?: string }): Mode {
+  return a.mode ?? (a.snapshot_id !== undefined ? "snapshot" : "worktree");
+}
+
+/** The arguments with their mode filled in, as the ops take them. */
+export function withMode<A extends { mode?: Mode; snapshot_id?: string }>(a: A): A & { mode: Mode } {
+  return { ...a, mode: modeOf(a) };
+}
+
+export const modeBranch = (a: { mode?: Mode; snapshot_id?: string }) => (modeOf(a) === "snapshot" ? "immutable" : "worktree") as "immutable" | "worktree";

@@ -3,7 +3,7 @@ import { readFile } from "../../ops/snapshot/file";
 import { defineTool } from "../define-tool";
 import { renderFile } from "../render/file";
 import { hybridOutput } from "../output-schema";
-import { leaseIdArg, modeArg, modeBranch, readOnly, snapshotIdArg } from "./common";
+import { leaseIdArg, modeArg, modeBranch, withMode, readOnly, snapshotIdArg } from "./common";
 import description from "./snapshot_file.txt" with { type: "text" };
 
 const lineArg = (what: string) => v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.description(what)));
@@ -12,7 +12,7 @@ export const snapshotFile = defineTool({
   name: "snapshot_file",
   description,
   args: v.strictObject({
-    mode: modeArg,
+    mode: v.optional(modeArg),
     path: v.string(),
     snapshot_id: v.optional(snapshotIdArg),
     lease_id: v.optional(leaseIdArg),
@@ -37,6 +37,6 @@ export const snapshotFile = defineTool({
   ),
   annotations: readOnly("Read file"),
   branch: modeBranch,
-  run: async (args, ctx) => ({ ...(await readFile(ctx.ws, args)) }),
+  run: async (args, ctx) => ({ ...(await readFile(ctx.ws, withMode(args))) }),
   text: (out) => renderFile(out),
 });

@@ -4,7 +4,7 @@ import { defineTool } from "../define-tool";
 import { renderGrep } from "../render/grep";
 import { hybridOutput } from "../output-schema";
 import { cursorArg } from "./sides-common";
-import { leaseIdArg, modeArg, modeBranch, readOnly, snapshotIdArg } from "./common";
+import { leaseIdArg, modeArg, modeBranch, withMode, readOnly, snapshotIdArg } from "./common";
 import description from "./snapshot_grep.txt" with { type: "text" };
 
 const globs = (what: string) => v.optional(v.pipe(v.array(v.string()), v.description(what)));
@@ -15,7 +15,7 @@ export const snapshotGrepTool = defineTool({
   name: "snapshot_grep",
   description,
   args: v.strictObject({
-    mode: modeArg,
+    mode: v.optional(modeArg),
     snapshot_id: v.optional(snapshotIdArg),
     lease_id: v.optional(leaseIdArg),
     pattern: v.pipe(v.string(), v.minLength(1), v.description("JavaScript regex (u flag, within a line), or text with fixed_strings.")),
@@ -61,6 +61,6 @@ export const snapshotGrepTool = defineTool({
   ),
   annotations: readOnly("Search files"),
   branch: modeBranch,
-  run: async (args, ctx) => ({ ...(await snapshotGrep(ctx.ws, { ...args, signal: ctx.signal })) }),
+  run: async (args, ctx) => ({ ...(await snapshotGrep(ctx.ws, { ...withMode(args), signal: ctx.signal })) }),
   text: (out) => renderGrep(out),
 });

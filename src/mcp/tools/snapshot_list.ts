@@ -3,14 +3,14 @@ import { listEntries } from "../../ops/snapshot/list";
 import { defineTool } from "../define-tool";
 import { renderList } from "../render/list";
 import { hybridOutput } from "../output-schema";
-import { leaseIdArg, modeArg, modeBranch, pathArg, readOnly, snapshotIdArg } from "./common";
+import { leaseIdArg, modeArg, modeBranch, withMode, pathArg, readOnly, snapshotIdArg } from "./common";
 import description from "./snapshot_list.txt" with { type: "text" };
 
 export const snapshotList = defineTool({
   name: "snapshot_list",
   description,
   args: v.strictObject({
-    mode: modeArg,
+    mode: v.optional(modeArg),
     snapshot_id: v.optional(snapshotIdArg),
     lease_id: v.optional(leaseIdArg),
     path: v.optional(pathArg('Default "." (the root).')),
@@ -41,6 +41,6 @@ export const snapshotList = defineTool({
   ),
   annotations: readOnly("List files"),
   branch: modeBranch,
-  run: async (args, ctx) => ({ ...(await listEntries(ctx.ws, args)) }),
+  run: async (args, ctx) => ({ ...(await listEntries(ctx.ws, withMode(args))) }),
   text: (out, args) => renderList(out, args),
 });

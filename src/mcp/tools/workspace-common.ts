@@ -2,11 +2,12 @@ import * as v from "valibot";
 import type { Workspace } from "../../ops/workspace";
 import type { ToolContext } from "../define-tool";
 import type { Props } from "../output-schema";
+import { modeOf } from "./common";
 
 /** Arguments and answer fields the four workspace mutation tools share. */
 export const writeModeArg = v.pipe(
   v.picklist(["worktree", "snapshot"]),
-  v.description('"worktree": live files; "snapshot": derive from snapshot_id.'),
+  v.description('Default "snapshot" (derive a new one) with snapshot_id, else "worktree" (the live files).'),
 );
 
 export const conversationArg = v.pipe(
@@ -53,12 +54,13 @@ interface MutationCall {
  * Runs a mutation op with the call's cancellation and progress, and remembers
  * on the session a conversation the server started for it (the call named none).
  */
-export async function runMutationTool<A extends { mcp_conversation_id?: string }, R extends object & { mcp_conversation_id?: string } = { mcp_conversation_id?: string }>(
-  args: A,
-  ctx: ToolContext,
-  op: (ws: Workspace, call: A & MutationCall) => Promise<R>,
-): Promise<R> {
-  const out = await op(ctx.ws, { ...args, signal: ctx.signal, onProgress: ctx.progress });
+type Mode = "worktree" | "snapshot";
+
+export async function runMutationTool<
+  A extends { mode?: Mode; snapshot_id?: string; mcp_conversation_id?: string },
+  R extends object & { mcp_conversation_id?: string } = { mcp_conversation_id?: string },
+>(args: A, ctx: ToolContext, op: (ws: Workspace, call: A & { mode: Mode } & MutationCall) => Promise<R>): Promise<R> {
+  const out = await op(ctx.ws, { ...args, mode: modeOf(args), signal: ctx.signal, onProgress: ctx.progress });
   if (args.mcp_conversation_id === undefined && out.mcp_conversation_id !== undefined) ctx.session.conversationStarted(out.mcp_conversation_id);
   return { ...out };
 }

@@ -13,7 +13,7 @@ export const workspaceApplyPatch = defineTool({
   name: "workspace_apply_patch",
   description,
   args: v.strictObject({
-    mode: writeModeArg,
+    mode: v.optional(writeModeArg),
     patch: v.pipe(v.string(), v.description("Unified diff.")),
     lease_id: v.optional(leaseIdArg),
     snapshot_id: v.optional(snapshotIdArg),

@@ -11,7 +11,7 @@ export const workspaceDelete = defineTool({
   name: "workspace_delete",
   description,
   args: v.strictObject({
-    mode: writeModeArg,
+    mode: v.optional(writeModeArg),
     path: v.string(),
     recursive: v.optional(v.boolean()),
     lease_id: v.optional(leaseIdArg),

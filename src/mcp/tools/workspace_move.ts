@@ -11,7 +11,7 @@ export const workspaceMove = defineTool({
   name: "workspace_move",
   description,
   args: v.strictObject({
-    mode: writeModeArg,
+    mode: v.optional(writeModeArg),
     from: v.string(),
     to: pathArg("The full new path."),
     overwrite: v.optional(v.boolean()),

@@ -11,7 +11,7 @@ export const workspaceWriteFile = defineTool({
   name: "workspace_write_file",
   description,
   args: v.strictObject({
-    mode: writeModeArg,
+    mode: v.optional(writeModeArg),
     path: v.string(),
     content: v.pipe(v.string(), v.description('Text, or "base64:" and base64 for bytes.')),
     lease_id: v.optional(leaseIdArg),
