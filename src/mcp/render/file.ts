@@ -11,8 +11,7 @@ import { leaseTag, line, lines, pathText, short, size } from "./text";
 export function renderFile(out: FileResult): string {
   const range = out.start_line !== undefined ? `:${out.start_line}-${out.end_line}${out.total_lines !== undefined ? ` of ${out.total_lines}` : ""}` : "";
   const head = line(
-    `${pathText(out.path)}${range}`,
-    out.resolved_path !== undefined && `→ ${pathText(out.resolved_path)}`,
+    `${pathText(out.path)}${out.resolved_path !== undefined ? ` → ${pathText(out.resolved_path)}` : ""}${range}`,
     out.type === "symlink" && "symlink",
     out.encoding === "base64" && `binary, ${size(out.size)}`,
     `blob ${short(out.blob)}`,

@@ -21,8 +21,9 @@ export function renderList(out: ListResult & { cursor?: string }, args: ListView
   const grouped = args.recursive === true || typeof args.glob === "string";
   const shown = grouped ? out.entries.filter((e) => e.type !== "dir") : out.entries;
   const groups = grouped ? groupByDir(shown) : [];
+  const single = out.entries.length === 1 && out.entries[0]!.path === out.path;
   const head = line(
-    grouped ? `${out.path}${args.recursive ? " (recursive)" : ""}` : `${out.path === "." ? "." : out.path}/`,
+    single ? pathText(out.path) : grouped ? `${pathText(out.path)}${args.recursive ? " (recursive)" : ""}` : `${out.path === "." ? "." : pathText(out.path)}/`,
     typeof args.glob === "string" && `glob ${args.glob}`,
     shown.length === 0
       ? "empty"
@@ -31,8 +32,7 @@ export function renderList(out: ListResult & { cursor?: string }, args: ListView
         : out.truncated && count(shown.length, "entry", "entries"),
     leaseTag(out),
   );
-  const single = out.entries.length === 1 && out.entries[0]!.path === out.path;
-  const body = single ? [pathText(out.entries[0]!.path)] : grouped ? groups : shown.map((e) => nameText(e, e.path.startsWith(base) ? e.path.slice(base.length) : e.path));
+  const body = single ? [nameText(out.entries[0]!, pathText(out.path))] : grouped ? groups : shown.map((e) => nameText(e, e.path.startsWith(base) ? e.path.slice(base.length) : e.path));
   return lines(head, ...body, tail(out));
 }
 
@@ -61,5 +61,5 @@ function groupByDir(entries: ListEntry[]): string[] {
 function tail(out: ListResult & { cursor?: string }): string | null {
   if (!out.truncated) return null;
   const missing = out.total - out.entries.length;
-  return line(missing > 0 ? `… ${missing} more` : "… more", out.cursor ? `cursor ${out.cursor}` : "raise limit or narrow path");
+  return line(missing > 0 ? `… ${count(missing, "more entry", "more entries")}` : "… more", out.cursor ? `cursor ${out.cursor}` : "raise limit or narrow path");
 }

@@ -78,7 +78,7 @@ function excerpt(label: string, e: LineExcerpt | undefined): string[] {
 /** workspace_write_file: created or modified, the size and blob written, and the diff. */
 export function renderWriteFile(out: WriteFileResult): string {
   const target = out.resolved_path !== undefined ? `${pathText(out.path)} → ${pathText(out.resolved_path)}` : pathText(out.path);
-  const what = out.changed_total === 0 ? "unchanged" : out.created ? "created" : "modified";
+  const what = out.created ? "created" : out.changed_total === 0 || out.diff === "" ? "unchanged (same content)" : "modified";
   return lines(line(`${what} ${target}`, size(out.size), `blob ${short(out.blob)}`, landed(out)), conversation(out), out.changed_total > 0 && out.diff ? raw(out.diff) : null);
 }
 
