@@ -78,7 +78,7 @@ function findLine(text: string, needle: string): { line: number; text: string } 
   return { line: i + 1, text: lines[i] as string };
 }
 
-const SYMBOL = { path: "src/ops/write/write-path.ts", pattern: "function applyChangesLocked\\b" };
+const SYMBOL = { path: "src/ops/write/write-path.ts", pattern: "function applyChangesLocked\\(" };
 const EDIT = { path: "src/ops/history/fs-history-store.ts", needle: "PACK_MIN_OBJECTS = ", from: "= 16;", to: "= 32;" };
 const STALE = { path: "src/repo/tree-scan.ts", needle: "MAX_LISTINGS = ", theirs: "= 6;", ours: "= 8;" };
 const CHANGED = [
