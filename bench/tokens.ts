@@ -3,7 +3,8 @@
 // same repository. Both servers are spoken to through the MCP SDK's own client over stdio. Tokens are counted with
 // an o200k tokenizer (gpt-tokenizer): for each task, the calls the model writes (tool name and arguments as JSON)
 // plus the answer text it reads (content[0].text); for each server, the visible tool list (name, description and
-// input schema of every tool). The tasks are in bench/token-tasks.ts.
+// input schema of every tool). The tasks are in bench/token-tasks.ts. A third column runs worksnap's scripts against
+// `serve --text json` (the text is the JSON of structuredContent), to show what the compact text saves.
 //
 //   npm run build && node_modules/.bin/bun bench/tokens.ts [--repo DIR] [--rev REV] [--runs N] [--write] [--show]
 //
@@ -90,8 +91,9 @@ async function main(): Promise<number> {
       return join(scratch, dir);
     };
     const ours = await connect("worksnap", BINARY, ["serve", "--root", clone("worksnap")], join(scratch, "worksnap"));
+    const json = await connect("worksnap --text json", BINARY, ["serve", "--root", clone("json"), "--text", "json"], join(scratch, "json"));
     const reference = await connect("reference", "node", [REFERENCE, join(scratch, "reference")], clone("reference"));
-    servers.push(ours, reference);
+    servers.push(ours, json, reference);
     const listGlob = Boolean((ours.tools.find((t) => t.name === "snapshot_list")?.inputSchema as any)?.properties?.glob);
 
     const listTokens = (s: Server) => s.tools.reduce((n, t) => n + visibleToolTokens(t), 0);
@@ -103,6 +105,7 @@ async function main(): Promise<number> {
     rows.push([
       `tool list (${ours.tools.length} vs ${reference.tools.length} tools)`,
       String(oursList),
+      String(listTokens(json)),
       String(refList),
       fmtRatio(oursList / refList),
       `≤ ${TOOL_LIST_TARGET} tokens`,
@@ -111,7 +114,7 @@ async function main(): Promise<number> {
 
     const shown: string[] = [];
     for (const task of TASKS) {
-      const per: Record<string, number[]> = { worksnap: [], reference: [] };
+      const per: Record<string, number[]> = Object.fromEntries(servers.map((s) => [s.name, []]));
       const calls: Record<string, number> = {};
       for (let run = 0; run < runs; run++) {
         for (const s of servers) {
@@ -120,7 +123,7 @@ async function main(): Promise<number> {
           task.setup?.(env);
           const log = show && run === 0 ? [`## ${task.name}: ${s.name}`] : null;
           const agent = countingAgent(s, log);
-          await (s === ours ? task.worksnap : task.reference)(agent, env);
+          await (s === reference ? task.reference : task.worksnap)(agent, env);
           task.check?.(env);
           per[s.name]!.push(agent.total());
           calls[s.name] = agent.calls();
@@ -128,12 +131,13 @@ async function main(): Promise<number> {
         }
       }
       const w = median(per.worksnap!);
+      const j = median(per[json.name]!);
       const r = median(per.reference!);
       const target = TARGETS[task.kind];
       const met = w / r <= target;
       verdicts.push(met);
       const note = task.name === "finding files by name" && !listGlob ? " (no glob yet: a recursive listing)" : "";
-      rows.push([`${task.name}${note} (${calls.worksnap} vs ${calls.reference} calls)`, String(w), String(r), fmtRatio(w / r), `≤ ${target}x`, met ? "met" : "missed"]);
+      rows.push([`${task.name}${note} (${calls.worksnap} vs ${calls.reference} calls)`, String(w), String(j), String(r), fmtRatio(w / r), `≤ ${target}x`, met ? "met" : "missed"]);
     }
 
     // The reference's other way to explore a tree, to show its script above is its cheaper one.
@@ -141,7 +145,7 @@ async function main(): Promise<number> {
     const tree = countingAgent(reference, null);
     await exploreWithDirectoryTree(tree);
 
-    const headers = ["task", "worksnap tokens", "reference tokens", "ratio", "target", "verdict"];
+    const headers = ["task", "worksnap", "worksnap --text json", "reference", "ratio", "target", "verdict"];
     console.log(`machine: ${before}`);
     console.log(`repository: ${source} at ${commit.slice(0, 12)}; median of ${runs} runs per task\n`);
     console.log(table(headers, rows));
