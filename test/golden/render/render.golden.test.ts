@@ -140,6 +140,17 @@ describe("text answers, pinned", () => {
     golden("diff-none", (await run("snapshot_diff", { from: "HEAD", to: "HEAD" })).text);
     repo.git("checkout", "--", ".");
     rmSync(join(repo.root, "src/added.ts"));
+    // One hunk too large for any answer (omitted), and a file whose hunks fill more than a page (cut inside it).
+    const wide = (i: number, tag: string) => `${String(i).padStart(5, "0")} ${tag.repeat(40)}\n`;
+    repo.write("data/block.txt", Array.from({ length: 3000 }, (_, i) => wide(i, "a")).join(""));
+    repo.write("data/spread.txt", Array.from({ length: 4000 }, (_, i) => wide(i, "b")).join(""));
+    repo.commit("data");
+    repo.write("data/block.txt", Array.from({ length: 3000 }, (_, i) => wide(i, "A")).join(""));
+    repo.write("data/spread.txt", Array.from({ length: 4000 }, (_, i) => wide(i, i % 10 === 0 ? "B" : "b")).join(""));
+    const paged = await run("snapshot_diff", { from: "HEAD", to: "worktree", paths: ["data"] });
+    expect(paged.out.truncated).toBe(true);
+    golden("diff-omitted-and-cut", paged.text.split("\n").filter((l) => !/^[-+ @]/.test(l) || l.startsWith("--- ") || l.startsWith("+++ ")).join("\n"));
+    repo.git("reset", "-q", "--hard", "HEAD~1");
   });
 
   test("workspace_apply_patch: applied (moved hunk, warning, new conversation), rejected with the current text, in a snapshot", async () => {
