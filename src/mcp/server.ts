@@ -7,6 +7,7 @@ import { type ToolDef, checkBranch, parseArgs } from "./define-tool";
 import { TOOLS, servedSchemas } from "./registry";
 import { IdleCollector } from "./idle-collect";
 import { type TextMode, errorResult, successResult } from "./result";
+import { registerResources } from "./resources";
 import { McpSession } from "./session";
 import { LargeMessageStdioTransport } from "./stdio-transport";
 
@@ -26,11 +27,12 @@ export interface ServeOptions {
 export function createServer(ws: Workspace, opts: ServeOptions = {}): Server {
   const naming = opts.naming ?? "underscore";
   const textMode = opts.text ?? "compact";
-  const server = new Server({ name: "worksnap", version: VERSION }, { capabilities: { tools: {} } });
+  const server = new Server({ name: "worksnap", version: VERSION }, { capabilities: { tools: {}, resources: {} } });
   const session = new McpSession();
   const byName = new Map<string, ToolDef<unknown>>();
   const idle = new IdleCollector();
   for (const t of TOOLS) byName.set(servedName(t.name, naming), t as ToolDef<unknown>);
+  registerResources(server, ws);
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: TOOLS.map((t) => {

@@ -43,6 +43,8 @@ async function everyTool(s: McpSession, json: boolean): Promise<Map<string, stri
   await call("snapshot_diff", { from: snap.snapshot_id.slice(7, 19), to: "worktree", paths: ["src"] });
   await call("workspace_delete", { path: "docs/notes.md", mcp_conversation_id: conv });
   await call("snapshot_export", { snapshot_id: snap.snapshot_id, paths: ["src"] });
+  await call("history_list", { include_diff: true, limit: 3 });
+  await call("history_undo", { last: 1 });
   return texts;
 }
 

@@ -22,11 +22,18 @@ import { tmpRepo, type TmpRepo } from "../../helpers/tmp-repo";
 const LEASE = `lease_${"0123456789abcdef".repeat(2)}`;
 const CONV = "conv_1700000000000_0123456789ab";
 
+/** Edit ids (random UUIDs) in the order they are first seen, as fixed ids. */
+const editIds = new Map<string, string>();
+const editId = (id: string) => {
+  if (!editIds.has(id)) editIds.set(id, `${String(editIds.size + 1).padStart(8, "0")}-0000-4000-8000-000000000000`);
+  return editIds.get(id) as string;
+};
+
 /** Ids that are random by design, fixed so the text can be pinned; everything else is the tool's answer as it is. */
 function stable(out: Record<string, unknown>): Record<string, unknown> {
-  const s = { ...out };
+  const s = JSON.parse(JSON.stringify(out, (k, v) => (k === "edit_id" ? editId(v) : k === "mcp_conversation_id" && typeof v === "string" ? CONV : v)));
+  if (Array.isArray(s.already_undone)) s.already_undone = s.already_undone.map(editId);
   if (typeof s.lease_id === "string") s.lease_id = LEASE;
-  if (typeof s.mcp_conversation_id === "string") s.mcp_conversation_id = CONV;
   if (typeof s.note === "string") s.note = s.note.replace(/conv_\d+_[0-9a-f]+/g, CONV);
   if (typeof s.created_at === "string") s.created_at = "2026-01-01T00:00:00.000Z";
   return s;
@@ -34,12 +41,14 @@ function stable(out: Record<string, unknown>): Record<string, unknown> {
 
 let repo: TmpRepo;
 let ws: Workspace;
+/** One MCP session for the file, as one connection would be: the history tools see the conversations it started. */
+const session = new McpSession();
 let snapshot: string;
 
-async function run(tool: string, raw: Record<string, unknown>): Promise<{ answer: Record<string, unknown>; out: Record<string, unknown>; text: string }> {
+async function run(tool: string, raw: Record<string, unknown>, own = session): Promise<{ answer: Record<string, unknown>; out: Record<string, unknown>; text: string }> {
   const def = TOOLS.find((t) => t.name === tool)!;
   const args = parseArgs(def, raw);
-  const ctx: ToolContext = { ws, session: new McpSession(), signal: new AbortController().signal, progress: () => undefined };
+  const ctx: ToolContext = { ws, session: own, signal: new AbortController().signal, progress: () => undefined };
   const answer = (await def.run(args, ctx)) as Record<string, unknown>;
   const out = stable(answer);
   return { answer, out, text: def.text!(out, args) };
@@ -47,7 +56,7 @@ async function run(tool: string, raw: Record<string, unknown>): Promise<{ answer
 
 async function failure(tool: string, raw: Record<string, unknown>): Promise<string> {
   const def = TOOLS.find((t) => t.name === tool)!;
-  const ctx: ToolContext = { ws, session: new McpSession(), signal: new AbortController().signal, progress: () => undefined };
+  const ctx: ToolContext = { ws, session, signal: new AbortController().signal, progress: () => undefined };
   try {
     await def.run(parseArgs(def, raw), ctx);
   } catch (err) {
@@ -201,5 +210,17 @@ describe("text answers, pinned", () => {
     golden("error-repo-changed", await failure("workspace_write_file", { path: "src/app.ts", content: "y\n", expected_blob: "0123456789ab" }));
     golden("error-unknown-side", await failure("snapshot_diff", { from: "no-such-branch", to: "worktree" }));
     repo.git("checkout", "--", ".");
+  });
+
+  test("history_list and history_undo: a session's own edits, newest first, then the last one undone", async () => {
+    repo.write("hist.txt", "one\n");
+    repo.commit("hist");
+    const own = new McpSession();
+    const first = await run("workspace_apply_patch", { patch: "--- a/hist.txt\n+++ b/hist.txt\n@@ -1 +1,2 @@\n one\n+two\n" }, own);
+    await run("workspace_write_file", { path: "hist-new.txt", content: "new\n", mcp_conversation_id: first.answer.mcp_conversation_id as string }, own);
+    const listed = await run("history_list", { include_diff: true, limit: 5 }, own);
+    golden("history-list", listed.text);
+    golden("history-undo", (await run("history_undo", { last: 1 }, own)).text);
+    repo.git("reset", "-q", "--hard", "HEAD~1");
   });
 });
