@@ -1,5 +1,6 @@
 import { canonicalJson } from "../core/canonical-json";
-import { asWorksnapError, tooLarge } from "../core/errors";
+import { tooLarge } from "../core/errors";
+import { publicError } from "../core/public-error";
 import { renderError } from "./render/error";
 
 /** Keeps every answer well under Claude Code's 25,000-token default cap. */
@@ -30,7 +31,7 @@ export function successResult(out: Record<string, unknown>, render: ((out: Recor
   const text = mode === "json" || render === undefined ? json : render(out);
   const bytes = Math.max(Buffer.byteLength(json), text === json ? 0 : Buffer.byteLength(text));
   if (bytes > MAX_RESPONSE_BYTES) {
-    return errorResult(tooLarge(`the answer would be ${bytes} bytes; narrow the request (paths, limit, line range)`, { bytes, limit: MAX_RESPONSE_BYTES }), mode);
+    return errorResult(tooLarge(`the answer would be ${bytes} bytes; narrow the request (paths, limit, line range)`, { bytes, limit: MAX_RESPONSE_BYTES }), null, mode);
   }
   return { content: [{ type: "text", text }], structuredContent: out };
 }
@@ -38,10 +39,14 @@ export function successResult(out: Record<string, unknown>, render: ((out: Recor
 /**
  * The one place MCP maps errors: isError plus {error:{code,message,details}}.
  * The text carries everything a model needs to recover (hosts drop
- * structuredContent on errors): the compact rendering, or the JSON.
+ * structuredContent on errors): the compact rendering, or the JSON. The
+ * client may be a model on another machine: paths under `root` are shown
+ * repo-relative, other absolute paths in system or git text only by their
+ * last name, and never a stack trace (publicError); the server logs the
+ * original on its stderr.
  */
-export function errorResult(err: unknown, mode: TextMode = "compact"): ToolResult {
-  const e = asWorksnapError(err);
+export function errorResult(err: unknown, root: string | null = null, mode: TextMode = "compact"): ToolResult {
+  const e = publicError(err, { root, foreignPaths: "redact" });
   const structured = { error: { code: e.code, message: e.message, details: e.details } };
   return { content: [{ type: "text", text: mode === "json" ? canonicalJson(structured) : renderError(e) }], structuredContent: structured, isError: true };
 }
