@@ -10,7 +10,7 @@
 // repository has many paths per distinct blob: with the defaults about 90k files and 900 MB, of which about 17k
 // distinct blobs and 420 MB. Everything is drawn from the seed, so the tree and the commit are deterministic.
 
-import { BINARY_EXTS, type FileSpec, type Plan, Rng, fillerLine, planRepo, renderFile } from "./gen-repo.ts";
+import { BINARY_EXTS, type FileSpec, type Plan, Rng, fillerLine, makeLexicon, planRepo, renderFile, useLexicon } from "./gen-repo.ts";
 
 /** Shares of a release's files deleted, edited and added on the way to the next release. */
 const DELETE_SHARE = 0.006;
@@ -20,6 +20,9 @@ const ADD_SHARE = 0.014;
 const SIZE_SCALE = 0.816;
 /** An edit picks a file with probability growing as size^EDIT_SIZE_POWER. */
 const EDIT_SIZE_POWER = 1.75;
+
+/** Made-up words the project's text draws on besides the base words, as a real project's identifiers do. */
+const LEXICON_WORDS = 12000;
 
 /** One file through the releases: its first spec (path inside a release) and how many edits it has had. */
 interface Lineage {
@@ -59,7 +62,17 @@ export function planReleases(files: number, releases: number, seed: number): Pla
   }
   const latest = `releases/${releaseName(releases - 1)}/`;
   const ignored = base.ignored.map((f) => ({ ...f, path: latest + f.path }));
-  return { files: out, ignored, symlinks, dirs: [...dirs], render: versionRenderer(lineages) };
+  const lexicon = makeLexicon(seed ^ 0x1e71c0, LEXICON_WORDS);
+  const render = versionRenderer(lineages);
+  const withLexicon = (f: FileSpec) => {
+    useLexicon(lexicon);
+    try {
+      return render(f);
+    } finally {
+      useLexicon(null);
+    }
+  };
+  return { files: out, ignored, symlinks, dirs: [...dirs], render: withLexicon };
 }
 
 /** The release after `live`: some files deleted, some edited, some added (new lineages appended to `all`). */

@@ -124,16 +124,60 @@ const TYPES_TS = ["string", "number", "boolean", "unknown", "Uint8Array", "Promi
 
 const cap = (w: string) => w[0]!.toUpperCase() + w.slice(1);
 const CAP_WORDS = WORDS.map(cap);
-const camel = (r: Rng) => r.pick(VERBS) + r.pick(CAP_WORDS) + (r.chance(0.3) ? r.pick(CAP_WORDS) : "");
-const pascal = (r: Rng) => r.pick(CAP_WORDS) + r.pick(CAP_WORDS);
-const snake = (r: Rng) => r.pick(VERBS) + "_" + r.pick(WORDS) + (r.chance(0.3) ? "_" + r.pick(WORDS) : "");
-const kebab = (r: Rng) => r.pick(WORDS) + (r.chance(0.6) ? "-" + r.pick(WORDS) : "");
-const ident = (r: Rng) => (r.chance(0.5) ? r.pick(WORDS) : r.pick(WORDS) + r.pick(CAP_WORDS));
+
+/**
+ * Words beyond the base vocabulary, drawn while a layout renders with one (useLexicon): a real project's
+ * identifiers come from thousands of words, which is what gives its text its spread of byte trigrams (a code
+ * search index's selectivity). Without one, text uses the base words alone, as generations always did.
+ */
+export interface Lexicon {
+  words: string[];
+  caps: string[];
+}
+let lexicon: Lexicon | null = null;
+export function useLexicon(l: Lexicon | null): void {
+  lexicon = l;
+}
+
+/** `n` made-up words from syllables, deterministic in `seed`. */
+export function makeLexicon(seed: number, n: number): Lexicon {
+  const r = new Rng(seed);
+  const onsets = "b c d f g h j k l m n p qu r s t v w x z br cr dr fl gr pl pr sk sl sn sp st str tr th sh ch wh kl zh".split(" ");
+  const vowels = "a e i o u y ai ea ie oo ou".split(" ");
+  const codas = ["", "", "", "n", "r", "s", "t", "x", "ck", "ng", "nk", "lt", "rd", "sk", "st", "m", "l"];
+  const suffixes = ["", "", "", "", "", "", "2", "32", "64", "8", "_v2", "16", "ng", "er", "ly"];
+  const taken = new Set(WORDS);
+  const words: string[] = [];
+  while (words.length < n) {
+    let w = "";
+    for (let k = r.range(1, 3); k > 0; k--) w += r.pick(onsets) + r.pick(vowels) + r.pick(codas);
+    w += r.pick(suffixes);
+    if (w.length < 3 || taken.has(w)) continue;
+    taken.add(w);
+    words.push(w);
+  }
+  return { words, caps: words.map(cap) };
+}
+
+/** A word: from the lexicon's long tail (its first words the most common) or the base words. */
+function lexiconWord(r: Rng, capital: boolean): string {
+  const l = lexicon!;
+  if (r.chance(0.5)) return capital ? r.pick(CAP_WORDS) : r.pick(WORDS);
+  const i = Math.floor(l.words.length * r.float() ** 2);
+  return capital ? l.caps[i]! : l.words[i]!;
+}
+const word = (r: Rng) => (lexicon === null ? r.pick(WORDS) : lexiconWord(r, false));
+const capWord = (r: Rng) => (lexicon === null ? r.pick(CAP_WORDS) : lexiconWord(r, true));
+const camel = (r: Rng) => r.pick(VERBS) + capWord(r) + (r.chance(0.3) ? capWord(r) : "");
+const pascal = (r: Rng) => capWord(r) + capWord(r);
+const snake = (r: Rng) => r.pick(VERBS) + "_" + word(r) + (r.chance(0.3) ? "_" + word(r) : "");
+const kebab = (r: Rng) => word(r) + (r.chance(0.6) ? "-" + word(r) : "");
+const ident = (r: Rng) => (r.chance(0.5) ? word(r) : word(r) + capWord(r));
 // Share of non-ASCII words in the file being rendered: most files are pure ASCII, some are sprinkled.
 let unicodeRate = 0;
 function words(r: Rng, n: number): string {
-  let out = r.pick(WORDS);
-  for (let i = 1; i < n; i++) out += " " + (r.float() < unicodeRate ? r.pick(UNICODE) : r.pick(WORDS));
+  let out = word(r);
+  for (let i = 1; i < n; i++) out += " " + (r.float() < unicodeRate ? r.pick(UNICODE) : word(r));
   return out;
 }
 
@@ -249,7 +293,7 @@ const GO: Syntax = {
   fnOpen: (t, n, ps) => `func ${cap(n)}(${ps.map((p) => `${p} ${t.r.pick(["string", "int", "[]byte", "error", "*Config"])}`).join(", ")}) error {`,
   fail: (m) => `return fmt.Errorf("${m}")`,
   head: (t) => {
-    t.line(`package ${t.r.pick(WORDS)}`);
+    t.line(`package ${word(t.r)}`);
     t.line("");
     t.line("import (");
     for (let i = t.r.range(1, 5); i > 0; i--) t.line(`\t"${t.r.pick(["fmt", "os", "io", "context", "sync", "strings", "errors", "time"])}"`);
@@ -269,7 +313,7 @@ const RS: Syntax = {
   fnOpen: (t, n, ps) => `pub fn ${n.replace(/[A-Z]/g, (c) => "_" + c.toLowerCase())}(${ps.map((p) => `${p}: ${t.r.pick(["&str", "u64", "&[u8]", "usize"])}`).join(", ")}) -> Result<()> {`,
   fail: (m) => `return Err(anyhow!("${m}"))`,
   head: (t) => {
-    for (let i = t.r.range(1, 4); i > 0; i--) t.line(`use crate::${t.r.pick(WORDS)}::${pascal(t.r)};`);
+    for (let i = t.r.range(1, 4); i > 0; i--) t.line(`use crate::${word(t.r)}::${pascal(t.r)};`);
   },
 };
 const C: Syntax = {
@@ -280,7 +324,7 @@ const C: Syntax = {
   fnOpen: (t, n, ps) => `static int ${n}(${ps.map((p) => `${t.r.pick(["int", "const char *", "void *"])} ${p}`).join(", ") || "void"}) {`,
   fail: (m) => `return -1; /* ${m} */`,
   head: (t) => {
-    for (let i = t.r.range(1, 6); i > 0; i--) t.line(`#include ${t.r.chance(0.5) ? `<${t.r.pick(["stdio", "stdlib", "string", "stdint"])}.h>` : `"${t.r.pick(WORDS)}.h"`}`);
+    for (let i = t.r.range(1, 6); i > 0; i--) t.line(`#include ${t.r.chance(0.5) ? `<${t.r.pick(["stdio", "stdlib", "string", "stdint"])}.h>` : `"${word(t.r)}.h"`}`);
   },
 };
 const PY: Syntax = {
@@ -292,7 +336,7 @@ const PY: Syntax = {
   fnOpen: (_t, n, ps) => `def ${n.replace(/[A-Z]/g, (c) => "_" + c.toLowerCase())}(${ps.join(", ")}):`,
   fail: (m) => `raise ValueError("${m}")`,
   head: (t) => {
-    for (let i = t.r.int(5); i > 0; i--) t.line(t.r.chance(0.5) ? `import ${t.r.pick(["os", "sys", "json", "re", "typing"])}` : `from .${t.r.pick(WORDS)} import ${pascal(t.r)}`);
+    for (let i = t.r.int(5); i > 0; i--) t.line(t.r.chance(0.5) ? `import ${t.r.pick(["os", "sys", "json", "re", "typing"])}` : `from .${word(t.r)} import ${pascal(t.r)}`);
   },
   top: (t) => {
     t.line(`class ${pascal(t.r)}:`);
@@ -348,11 +392,11 @@ function csv(t: Text): void {
   const r = t.r;
   const cols = Array.from({ length: r.range(3, 9) }, () => ident(r));
   t.line(cols.join(","));
-  while (!t.full) t.line(cols.map((_, i) => (i % 2 ? r.int(100000) : r.pick(WORDS))).join(","));
+  while (!t.full) t.line(cols.map((_, i) => (i % 2 ? r.int(100000) : word(r))).join(","));
 }
 function sql(t: Text): void {
   const r = t.r;
-  const table = r.pick(WORDS) + "s";
+  const table = word(r) + "s";
   t.line(`CREATE TABLE ${table} (id BIGINT PRIMARY KEY, ${ident(r)} TEXT, ${ident(r)} INTEGER);`);
   while (!t.full) t.line(`INSERT INTO ${table} VALUES (${r.int(1e9)}, '${words(r, r.range(1, 5))}', ${r.int(1e5)});`);
 }
@@ -444,9 +488,9 @@ function stretch(r: Rng, f: FileSpec, base: Buffer, eol: string): Uint8Array {
 export function fillerLine(r: Rng, ext: string): string {
   switch (ext) {
     case "json": return `    { "id": ${r.int(1e9)}, "${ident(r)}": "${words(r, 3)}" },`;
-    case "csv": return `${r.pick(WORDS)},${r.int(1e9)},${r.pick(WORDS)},${r.int(1e5)}`;
+    case "csv": return `${word(r)},${r.int(1e9)},${word(r)},${r.int(1e5)}`;
     case "sql": return `-- part ${r.int(1e9)}: ${words(r, 5)}`;
-    case "md": case "txt": case "yaml": case "toml": return `${r.pick(WORDS)}: ${words(r, 8)} ${r.int(1e9)}`;
+    case "md": case "txt": case "yaml": case "toml": return `${word(r)}: ${words(r, 8)} ${r.int(1e9)}`;
     case "py": case "sh": return `# part ${r.int(1e9)}: ${words(r, 6)}`;
     default: return `// part ${r.int(1e9)}: ${words(r, 6)}`;
   }

@@ -17,6 +17,7 @@ Usage:
   worksnap history <command> ...       review agent edits: review (a local page),
                                        status, show, accept, reject, recover,
                                        cleanup (also: mcpdiff)
+  worksnap index <command> ...         the grep index: build, status, clear
   worksnap migrate [--check]           bring .mcp/ to this version's state format
   worksnap --version | --help
 
@@ -44,6 +45,10 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   history: async () => {
     const m = await import("./cli/commands/history");
     return { run: m.cmdHistory, help: m.HISTORY_HELP };
+  },
+  index: async () => {
+    const m = await import("./cli/commands/grep-index");
+    return { run: m.cmdIndex, help: m.INDEX_HELP };
   },
   migrate: async () => {
     const m = await import("./cli/commands/migrate");

@@ -60,7 +60,11 @@ export function createServer(ws: Workspace, opts: ServeOptions = {}): WorksnapSe
   sdk.onerror = (err) => log(err.message);
   const session = new McpSession();
   const byName = new Map<string, ToolDef<unknown>>();
-  const idle = new IdleCollector();
+  // once idle: the heap collected, and the grep index brought up to date in the background
+  const idle = new IdleCollector(undefined, () => {
+    Bun.gc(true);
+    ws.indexer?.kick();
+  });
   const calls = new Semaphore(MAX_CALLS_IN_FLIGHT);
   let unanswered = 0;
   let settledWaiters: (() => void)[] = [];
@@ -169,6 +173,7 @@ export async function serveStdio(ws: Workspace, opts: ServeOptions = {}): Promis
   });
   await server.connect(transport);
   stderrLog(`${VERSION} serving ${ws.repo.root}`);
+  ws.indexer?.kick();
   await Promise.race([transport.inputEnded, closed]);
   await Promise.race([answered(server), closed]);
   await transport.drained();

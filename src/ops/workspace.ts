@@ -9,6 +9,8 @@ import { historyRecorderFor } from "./history/recorder";
 import { join } from "node:path";
 import { blobIdFromHex } from "../core/hash";
 import { LEASE_LIMITS, LeaseStore } from "./live/leases";
+import { TrigramIndex } from "../repo/trigram-index/store";
+import { DEFAULT_DISK_BUDGET, DEFAULT_MEMORY_BUDGET, TrigramIndexer } from "../repo/trigram-index/indexer";
 
 /** Everything an operation needs about one repository root. */
 export interface Workspace {
@@ -20,6 +22,10 @@ export interface Workspace {
   recorder: EditRecorder | null;
   /** A server's spare files and removals done between calls (tmp-reserve.ts); null for one-shot commands. */
   reserve: TmpReserve | null;
+  /** The trigram index of blobs (`.mcp/index/`), which grep asks before reading; read by every workspace. */
+  trigrams: TrigramIndex;
+  /** What keeps the index up with the repository in the background: a server's only (null otherwise, or when off). */
+  indexer: TrigramIndexer | null;
 }
 
 export interface WorkspaceOptions {
@@ -29,6 +35,11 @@ export interface WorkspaceOptions {
    * calls where it can be (spare files, removals: tmp-reserve.ts).
    */
   longLived?: boolean;
+  /**
+   * The trigram index a server builds in the background: bytes on disk at most (0 turns building off) and
+   * bytes held while building. Defaults: DEFAULT_DISK_BUDGET, DEFAULT_MEMORY_BUDGET.
+   */
+  index?: { diskBudget?: number; memoryBudget?: number };
 }
 
 export function openWorkspace(dir: string, opts: WorkspaceOptions = {}): Workspace {
@@ -41,6 +52,9 @@ export function openWorkspace(dir: string, opts: WorkspaceOptions = {}): Workspa
     const known = blobs.gitMap.get(gitOid);
     return known ? blobIdFromHex(known.sha256) : undefined;
   };
+  const trigrams = new TrigramIndex(repo.stateDir);
+  const diskBudget = opts.index?.diskBudget ?? DEFAULT_DISK_BUDGET;
+  const build = { diskBudget, memoryBudget: opts.index?.memoryBudget ?? DEFAULT_MEMORY_BUDGET, background: true };
   return {
     repo,
     blobs,
@@ -48,10 +62,13 @@ export function openWorkspace(dir: string, opts: WorkspaceOptions = {}): Workspa
     leases: new LeaseStore(LEASE_LIMITS, indexBlob),
     recorder: historyRecorderFor(repo.stateDir),
     reserve: opts.longLived ? new TmpReserve(join(repo.stateDir, "tmp")) : null,
+    trigrams,
+    indexer: opts.longLived && diskBudget > 0 && repo.gitDir ? new TrigramIndexer(repo, trigrams, build) : null,
   };
 }
 
 export function closeWorkspace(ws: Workspace): void {
+  ws.indexer?.close();
   ws.reserve?.close();
   ws.blobs.close();
 }

@@ -39,6 +39,12 @@ export interface NativeLayout {
   SR_STAMP: number;
   SR_SHA256: number;
   SR_OFFSET: number;
+  TRIGRAM_RECORD: number;
+  TR_STATUS: number;
+  TR_ERRNO: number;
+  TR_SIZE: number;
+  TR_COUNT: number;
+  TR_SHA256: number;
 }
 
 export interface NativeModule {
@@ -95,11 +101,22 @@ export interface NativeModule {
   /** Swaps the names of two paths atomically: 0, or the errno (ENOSYS where the platform cannot). */
   exchange(a: string, b: string): number;
   describe(): { sha256: "sha-ni" | "portable"; threads: number };
+  /**
+   * The trigram index's build of `files` files under `root` ("" for absolute paths): each checked against its
+   * expected blob (33 bytes a file in `expects`: the kind, 1 git SHA-1 id, 2 git SHA-256 id, 3 SHA-256 of the
+   * bytes, then the id zero padded to 32), then one segment of the blobs (src/native/trigram_job.c). Files after
+   * `pairCap` trigrams are deferred; `background` runs it on the low-priority threads. Item `files` is the segment.
+   */
+  trigramStart(root: string, paths: Uint8Array, files: number, expects: Uint8Array, fileLimit: number, pairCap: number, sniff: number, background: boolean): NativeJob;
+  /** Every file's record (TRIGRAM_RECORD bytes each), once the job is done. */
+  trigramRecords(job: NativeJob): Buffer;
+  /** The segment, once; null when it was not built (cancelled, out of memory). */
+  trigramSegment(job: NativeJob): Buffer | null;
   /** SHA extensions on or off (tests of both implementations); true when they are on. Only while no job runs. */
   accelerate(on: boolean): boolean;
 }
 
-const MODULE_VERSION = 2;
+const MODULE_VERSION = 3;
 let loaded: NativeModule | null | undefined;
 let loadError = "";
 

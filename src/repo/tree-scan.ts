@@ -175,21 +175,35 @@ function splitIndexRecords(raw: Uint8Array): IndexRecord[] {
 
 const NON_ASCII = /[^\x00-\x7f]/;
 
-/** Paths per listing: a server asks again for the same listing. */
-const plainPaths = new WeakMap<Uint8Array, readonly string[]>();
+/** Paths and blob ids per listing: a server asks again for the same listing. */
+const plainPaths = new WeakMap<Uint8Array, { paths: readonly string[]; oids: readonly string[] }>();
 
 /** The paths of plainIndexFiles, without an object per entry; the same array for the same listing (do not change it). */
 export function plainIndexPaths(listing: Uint8Array): readonly string[] {
+  return plainIndex(listing).paths;
+}
+
+/** The blob ids of plainIndexPaths' entries, in the same order; the same array for the same listing. */
+export function plainIndexOids(listing: Uint8Array): readonly string[] {
+  return plainIndex(listing).oids;
+}
+
+function plainIndex(listing: Uint8Array): { paths: readonly string[]; oids: readonly string[] } {
   const known = plainPaths.get(listing);
   if (known) return known;
-  const out: string[] = [];
+  const paths: string[] = [];
+  const oids: string[] = [];
   for (const rec of indexRecords(listing)) {
     const m = rec.meta;
     if (rec.path === null || !m.startsWith("H 100") || !m.endsWith(" 0") || isReservedPath(rec.path)) continue;
-    if (m.startsWith("H 100644") || m.startsWith("H 100755")) out.push(rec.path);
+    if (m.startsWith("H 100644") || m.startsWith("H 100755")) {
+      paths.push(rec.path);
+      oids.push(m.slice(9, m.length - 2));
+    }
   }
-  plainPaths.set(listing, out);
-  return out;
+  const both = { paths, oids };
+  plainPaths.set(listing, both);
+  return both;
 }
 
 /**
