@@ -17,7 +17,7 @@ const DELETE_SHARE = 0.006;
 const EDIT_SHARE = 0.135;
 const ADD_SHARE = 0.014;
 /** Sizes of the first release's files against planRepo's, so the whole lands near 10 KB a file. */
-const SIZE_SCALE = 0.816;
+const SIZE_SCALE = 0.78;
 /** An edit picks a file with probability growing as size^EDIT_SIZE_POWER. */
 const EDIT_SIZE_POWER = 1.75;
 
