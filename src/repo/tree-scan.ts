@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { indexIdentity } from "./fingerprint";
 import { decodePath, git, type GitResult, splitNul } from "./git";
 import type { RepoRoot } from "./root";
+import { listOthers, rememberUntracked, sameDirs, type UntrackedGuess } from "./untracked-guess";
 
 /** How a candidate's content is known without reading it. */
 export interface TreeEntry {
@@ -234,8 +235,17 @@ export interface GitTreeInputs {
   skipped: ScanSkips;
 }
 
-/** Reads the status-derived parts; the index listing starts now if given, on first use otherwise. */
-export async function readGitTreeInputs(repo: RepoRoot, status: Uint8Array, scope: RepoPath[], indexListing?: Promise<GitResult>): Promise<GitTreeInputs> {
+/**
+ * Reads the status-derived parts; the index listing starts now if given, on first use otherwise. `guess`: the
+ * untracked directories' listing started beside the status (untracked-guess.ts).
+ */
+export async function readGitTreeInputs(
+  repo: RepoRoot,
+  status: Uint8Array,
+  scope: RepoPath[],
+  indexListing?: Promise<GitResult>,
+  guess?: UntrackedGuess | null,
+): Promise<GitTreeInputs> {
   const info = parseStatus(status);
   const skipped: ScanSkips = { non_utf8: info.nonUtf8, submodules: 0 };
   let started = indexListing;
@@ -243,7 +253,7 @@ export async function readGitTreeInputs(repo: RepoRoot, status: Uint8Array, scop
     started ??= startIndexListing(repo, scope);
     return (await started).stdout;
   };
-  const untracked = await untrackedCandidates(repo, info, scope, skipped);
+  const untracked = await untrackedCandidates(repo, info, scope, skipped, guess ?? null);
   return { info, status, listing, untracked, skipped };
 }
 
@@ -324,12 +334,13 @@ function trackedEntries(listing: Uint8Array, inputs: GitTreeInputs): { tracked: 
   return { tracked, skipped };
 }
 
-async function untrackedCandidates(repo: RepoRoot, st: StatusInfo, scope: RepoPath[], skipped: ScanSkips): Promise<TreeEntry[]> {
+async function untrackedCandidates(repo: RepoRoot, st: StatusInfo, scope: RepoPath[], skipped: ScanSkips, guess: UntrackedGuess | null): Promise<TreeEntry[]> {
   const out: TreeEntry[] = [];
   for (const path of st.untrackedFiles) if (!isReservedPath(path) && inScope(path, scope)) out.push({ path, mode: "" });
   const dirs = st.untrackedDirs.filter((d) => !isReservedPath(d) && (inScope(d, scope) || scope.some((s) => isWithin(s, d as RepoPath))));
+  rememberUntracked(repo, scope, dirs);
   if (dirs.length > 0) {
-    const others = await git(["ls-files", "-z", "--others", "--exclude-standard", "--", ...literalPathspecs(dirs as RepoPath[])], { cwd: repo.root });
+    const others = await (guess && sameDirs(guess.dirs, dirs) ? guess.listing : listOthers(repo, literalPathspecs(dirs as RepoPath[])));
     for (const rec of splitNul(others.stdout)) {
       const path = decodePath(rec);
       if (path === null) skipped.non_utf8++;

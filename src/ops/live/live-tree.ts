@@ -3,7 +3,8 @@ import { ROOT, type RepoPath } from "../../core/repo-path";
 import { type Fingerprint, readGitState } from "../../repo/fingerprint";
 import type { GitResult } from "../../repo/git";
 import { walkPlainTree } from "../../repo/plain-walk";
-import { type GitTreeInputs, type ScanSkips, type TreeEntry, gitTreeEntries, readGitTreeInputs, startIndexListing } from "../../repo/tree-scan";
+import { type GitTreeInputs, type ScanSkips, type TreeEntry, gitTreeEntries, literalPathspecs, readGitTreeInputs, startIndexListing } from "../../repo/tree-scan";
+import { guessUntracked, listOthers } from "../../repo/untracked-guess";
 import type { Workspace } from "../workspace";
 
 export interface LiveTree {
@@ -40,11 +41,13 @@ export async function readLiveInputs(
   opts: { lazyListing?: boolean; listing?: Promise<GitResult> } = {},
 ): Promise<LiveInputs> {
   if (ws.repo.gitDir) {
-    // The git reads start together (the index listing on first use when asked to be lazy).
+    // The git reads start together (the index listing on first use when asked to be lazy), and the untracked
+    // directories of last time are listed beside them.
+    const guess = guessUntracked(ws.repo, scope, (dirs) => listOthers(ws.repo, literalPathspecs(dirs as RepoPath[])));
     const statePromise = readGitState(ws.repo);
     const listing = opts.listing ?? (opts.lazyListing ? undefined : startIndexListing(ws.repo, scope));
     const state = await statePromise;
-    const git = await readGitTreeInputs(ws.repo, state.status, scope, listing);
+    const git = await readGitTreeInputs(ws.repo, state.status, scope, listing, guess);
     return { fingerprint: state.fingerprint, git, plain: [], skipped: git.skipped, gitComparedAt: state.statusStartedAt };
   }
   const all = walkPlainTree(ws.repo.root, [ROOT]);

@@ -76,7 +76,7 @@ describe("segments", () => {
     expect(segment.blobs).toBe(201);
     const shas = Array.from({ length: 201 }, (_, o) => segment.sha256Hex(o));
     expect(shas).toEqual([...shas].sort());
-    const b = shas.indexOf(blobOf(binary).sha256.toString("hex"));
+    const b = shas.indexOf(Buffer.from(blobOf(binary).sha256).toString("hex"));
     expect(segment.binary(b)).toBe(true);
     expect(segment.gitOidHex(b)).toBe("11".repeat(20));
     expect(segment.gitOidHex(b === 0 ? 1 : 0)).toBe("");
