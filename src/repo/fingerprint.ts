@@ -42,11 +42,9 @@ export interface GitState {
 export async function readGitState(repo: RepoRoot): Promise<GitState> {
   if (!repo.gitDir) throw new Error("readGitState needs a git root");
   const statusStartedAt = Date.now();
-  const [head, indexOid, status] = await Promise.all([
-    readHead(repo),
-    readIndexTree(repo),
-    git(STATUS_ARGS, { cwd: repo.root }),
-  ]);
+  // the status first: the longest of the three, it should not wait for the others' spawns
+  const statusRead = git(STATUS_ARGS, { cwd: repo.root });
+  const [head, indexOid, status] = await Promise.all([readHead(repo), readIndexTree(repo), statusRead]);
   return {
     fingerprint: { head_oid: head, index_oid: indexOid, status_hash: sha256Hex(status.stdout) },
     status: status.stdout,

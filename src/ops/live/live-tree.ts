@@ -43,8 +43,8 @@ export async function readLiveInputs(
   if (ws.repo.gitDir) {
     // The git reads start together (the index listing on first use when asked to be lazy), and the untracked
     // directories of last time are listed beside them.
-    const guess = guessUntracked(ws.repo, scope, (dirs) => listOthers(ws.repo, literalPathspecs(dirs as RepoPath[])));
     const statePromise = readGitState(ws.repo);
+    const guess = guessUntracked(ws.repo, scope, (dirs) => listOthers(ws.repo, literalPathspecs(dirs as RepoPath[])));
     const listing = opts.listing ?? (opts.lazyListing ? undefined : startIndexListing(ws.repo, scope));
     const state = await statePromise;
     const git = await readGitTreeInputs(ws.repo, state.status, scope, listing, guess);
