@@ -1,5 +1,5 @@
-import { invalidArgument, notFound, permissionDenied } from "../../core/errors";
-import { ROOT, isReservedPath, isWithin, parseRepoPath, type RepoPath } from "../../core/repo-path";
+import { invalidArgument, notFound } from "../../core/errors";
+import { ROOT, isWithin, parseRepoPath, refuseReserved, type RepoPath } from "../../core/repo-path";
 import { captureEntries } from "../../repo/capture";
 import type { Fingerprint } from "../../repo/fingerprint";
 import { manifestJson, snapshotIdOf, toManifestEntry, type SnapshotId } from "../../repo/manifest";
@@ -127,7 +127,7 @@ function parseScope(paths: string[]): RepoPath[] {
   const out: RepoPath[] = [];
   for (const raw of paths) {
     const p = parseRepoPath(raw, "paths");
-    if (isReservedPath(p)) throw permissionDenied(`${p} is reserved for git and worksnap state`, { path: p });
+    refuseReserved(p);
     if (!out.includes(p)) out.push(p);
   }
   return out.includes(ROOT) ? [ROOT] : out;

@@ -2,7 +2,7 @@ import { lstatSync, statSync } from "node:fs";
 import { encodeContent, isBinary } from "../../core/binary";
 import { invalidArgument, notFound, tooLarge } from "../../core/errors";
 import { blobIdOf, type BlobId } from "../../core/hash";
-import { isWithin, parseRepoPath } from "../../core/repo-path";
+import { isWithin, parseRepoPath, refuseReserved } from "../../core/repo-path";
 import { fileStream } from "../../repo/file-chunks";
 import { touch } from "../live/leases";
 import { type LineSlice, sliceLines, sliceLinesFromStream } from "./line-slice";
@@ -39,6 +39,7 @@ const WHOLE_READ_MAX = 64 * 1024 * 1024;
 /** snapshot_file: a file's content, whole or as a line range. */
 export async function readFile(ws: Workspace, args: FileArgs): Promise<FileResult> {
   const path = parseRepoPath(args.path, "path");
+  refuseReserved(path);
   const range = parseRange(args.start_line, args.end_line);
   const ctx = await openReadContext(ws, args, [path]);
   let size: number;

@@ -1,7 +1,7 @@
 import { compareUtf8 } from "../../core/byte-order";
-import { invalidArgument, notFound, permissionDenied } from "../../core/errors";
+import { invalidArgument, notFound } from "../../core/errors";
 import type { BlobId } from "../../core/hash";
-import { ROOT, ancestorsOf, isReservedPath, isWithin, parseRepoPath, type RepoPath } from "../../core/repo-path";
+import { ROOT, ancestorsOf, isWithin, parseRepoPath, refuseReserved, type RepoPath } from "../../core/repo-path";
 import { captureEntries } from "../../repo/capture";
 import { touch } from "../live/leases";
 import { type BranchFields, type ModeArgs, branchFields, openReadContext } from "../live/read-context";
@@ -44,7 +44,7 @@ interface FileLike {
  */
 export async function listEntries(ws: Workspace, args: ListArgs): Promise<ListResult> {
   const path = parseRepoPath(args.path ?? ".", "path");
-  if (isReservedPath(path)) throw permissionDenied(`${path} is reserved for git and worksnap state`, { path });
+  refuseReserved(path);
   const limit = args.limit ?? LIST_DEFAULT_LIMIT;
   if (!Number.isInteger(limit) || limit < 1 || limit > LIST_MAX_LIMIT) {
     throw invalidArgument(`limit must be an integer from 1 to ${LIST_MAX_LIMIT}`, { arg: "limit" });

@@ -1,6 +1,6 @@
-import { invalidArgument, permissionDenied } from "../../core/errors";
+import { invalidArgument } from "../../core/errors";
 import type { BlobId } from "../../core/hash";
-import { ROOT, isReservedPath, isWithin, parseRepoPath, type RepoPath } from "../../core/repo-path";
+import { ROOT, isWithin, parseRepoPath, refuseReserved, type RepoPath } from "../../core/repo-path";
 import type { FileMode } from "../../core/file-mode";
 import { captureEntries } from "../../repo/capture";
 import type { Fingerprint } from "../../repo/fingerprint";
@@ -105,7 +105,7 @@ export function parseScopeArg(paths: string[] | undefined, argName = "paths"): R
   const out: RepoPath[] = [];
   for (const raw of paths) {
     const p = parseRepoPath(raw, argName);
-    if (isReservedPath(p)) throw permissionDenied(`${p} is reserved for git and worksnap state`, { path: p });
+    refuseReserved(p);
     if (!out.includes(p)) out.push(p);
   }
   return out.includes(ROOT) ? [ROOT] : out;
