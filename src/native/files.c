@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 int open_item(job_t *job, size_t index) {
-  return openat(job->dirfd, job->paths + job->offsets[index], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  return openat(job->dirfd, job->paths + job->offsets[index], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 }
 
 long long read_upto(int fd, worker_t *w, size_t limit, long long expect) {

@@ -24,7 +24,10 @@ static inline double stat_ms(struct timespec t) { return (double)t.tv_sec * 1e3 
 static inline void put_f64(uint8_t *rec, size_t at, double v) { memcpy(rec + at, &v, sizeof v); }
 static inline void put_i32(uint8_t *rec, size_t at, int32_t v) { memcpy(rec + at, &v, sizeof v); }
 
-/* Opens a path of the job without following a symlink or waiting on a FIFO; -1 with errno. */
+/*
+ * Opens a path of the job without following a symlink, waiting on a FIFO or
+ * taking a terminal; -1 with errno (ENXIO for a socket).
+ */
 int open_item(job_t *job, size_t index);
 /*
  * Reads until EOF or more than `limit` bytes are in w->buf; the count, or -1

@@ -211,13 +211,20 @@ static void scan_item(job_t *base, size_t index, worker_t *w) {
   int fd = open_item(base, index);
   if (fd < 0) {
     rec[SR_KIND] = SCAN_ERROR;
-    put_i32(rec, SR_ERRNO, errno);
+    put_i32(rec, SR_ERRNO, errno == ENXIO ? SCAN_NOT_REGULAR : errno); /* ENXIO: a socket */
     return;
   }
   struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (fstat(fd, &st) != 0) {
     rec[SR_KIND] = SCAN_ERROR;
-    put_i32(rec, SR_ERRNO, S_ISREG(st.st_mode) ? errno : SCAN_NOT_REGULAR);
+    put_i32(rec, SR_ERRNO, errno);
+    close(fd);
+    return;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    /* a directory that took the file's place is the file gone; a FIFO, socket or device is never read */
+    rec[SR_KIND] = SCAN_ERROR;
+    put_i32(rec, SR_ERRNO, S_ISDIR(st.st_mode) ? EISDIR : SCAN_NOT_REGULAR);
     close(fd);
     return;
   }

@@ -1,6 +1,7 @@
-import { readFileSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
+import { readRegularText } from "./file-chunks";
 import { git } from "./git";
 import type { RepoRoot } from "./root";
 
@@ -67,7 +68,9 @@ function hasContent(file: string): boolean {
     // No exception for the usual answer (no such file): this runs once per directory of the tree.
     const st = statSync(file, { throwIfNoEntry: false });
     if (st === undefined || st.size === 0) return false;
-    return readFileSync(file, "utf8").split("\n").some((line) => line.trim() !== "" && !line.trimStart().startsWith("#"));
+    const text = readRegularText(file);
+    if (text === null) return true; // there but unreadable: it may hold attributes
+    return text.split("\n").some((line) => line.trim() !== "" && !line.trimStart().startsWith("#"));
   } catch {
     return false;
   }

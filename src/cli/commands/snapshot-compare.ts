@@ -7,7 +7,7 @@ import { snapshotGrep, type GrepArgs } from "../../ops/snapshot/grep";
 import { importBundle } from "../../ops/snapshot/import";
 import type { Workspace } from "../../ops/workspace";
 import { UsageError, intFlag, type FlagSpec } from "../args";
-import { printJson, progressBar } from "../output";
+import { printJson, progressBar, warnUnreadable } from "../output";
 
 /**
  * `worksnap snapshot grep|changes|diff|export|import`. Human output by default
@@ -69,6 +69,7 @@ export const COMPARE_SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> 
       for (;;) {
         const r = await snapshotGrep(ws, { ...args, cursor, max_matches: args.max_matches ?? 2000 });
         for (const m of r.matches) out(renderMatch(m));
+        warnUnreadable(r);
         if (!r.cursor) return;
         if (!paged || r.cursor === cursor) {
           process.stderr.write(`worksnap: ${r.note ?? "more matches remain"}\n(continue with --cursor ${r.cursor})\n`);
@@ -88,6 +89,7 @@ export const COMPARE_SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> 
       do {
         const r = await snapshotChanges(ws, { ...args, cursor, onProgress: progressBar("hashing") });
         for (const c of r.changes) out(`${c.status.padEnd(12)} ${c.path}${c.old_mode ? `  (${c.old_mode} -> ${c.new_mode})` : ""}\n`);
+        if (!cursor) warnUnreadable(r);
         cursor = args.limit === undefined ? r.cursor : undefined;
         if (r.cursor && !cursor) process.stderr.write(`(more changes; continue with --cursor ${r.cursor})\n`);
       } while (cursor);
@@ -106,6 +108,7 @@ export const COMPARE_SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> 
         onProgress: progressBar("hashing"),
       });
       out(r.diff);
+      warnUnreadable(r);
       for (const o of r.omitted) process.stderr.write(`worksnap: ${o.path} left out of the diff (${o.reason}, ${o.bytes} bytes)\n`);
     },
   },
@@ -126,6 +129,7 @@ export const COMPARE_SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> 
       });
       if (flags.json) return printJson(r);
       out(`${r.sha256}  ${r.path}\n`);
+      warnUnreadable(r);
     },
   },
   import: {

@@ -6,15 +6,16 @@ import { listEntries } from "../../ops/snapshot/list";
 import { closeWorkspace, openWorkspace, type Workspace } from "../../ops/workspace";
 import { COMPARE_HELP, COMPARE_SUBCOMMANDS } from "./snapshot-compare";
 import { UsageError, intFlag, parseArgv, type FlagSpec } from "../args";
-import { printJson, progressBar } from "../output";
+import { printJson, progressBar, warnUnreadable } from "../output";
 
 export const SNAPSHOT_HELP = `worksnap snapshot <command> [--root DIR] [--json]
 
   create [PATH...]               capture PATHs (default: the whole tree); prints the snapshot id
   info ID                        fingerprint, creation time and stats of a snapshot
   log [--limit N]                stored snapshots, newest first
-  list [PATH] [--snapshot ID] [--recursive] [--limit N]
-                                 entries under PATH, from a snapshot or the live tree
+  list [PATH] [--snapshot ID] [--recursive] [--glob GLOB] [--limit N] [--cursor C]
+                                 entries under PATH, from a snapshot or the live tree;
+                                 --glob: files matching it at any depth ("*.test.ts")
   file PATH [--snapshot ID] [--start-line N] [--end-line N]
                                  a file's content (raw bytes on stdout)
 ${COMPARE_HELP}
@@ -32,8 +33,9 @@ const SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> = {
     flags: {},
     run: async (ws, pos, flags) => {
       const result = await createSnapshot(ws, { paths: pos.length > 0 ? pos : ["."], onProgress: flags.json ? undefined : progressBar("hashing") });
-      if (flags.json) printJson(result);
-      else process.stdout.write(`${result.snapshot_id}\n`);
+      if (flags.json) return printJson(result);
+      process.stdout.write(`${result.snapshot_id}\n`);
+      warnUnreadable(result);
     },
   },
   info: {
@@ -48,6 +50,7 @@ const SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> = {
           `created     ${result.created_at}`,
           `files       ${result.manifest_stats.files}`,
           `bytes       ${result.manifest_stats.bytes}`,
+          ...(result.manifest_stats.unreadable ? [`unreadable  ${result.manifest_stats.unreadable} (skipped: the snapshot is not a full capture)`] : []),
           `paths       ${result.paths.join(" ")}`,
           `head_oid    ${fp.head_oid || "(unborn or not git)"}`,
           `index_oid   ${fp.index_oid || "(none)"}`,
@@ -67,22 +70,37 @@ const SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> = {
     },
   },
   list: {
-    flags: { snapshot: { kind: "string" }, recursive: { kind: "bool", short: "r" }, limit: { kind: "string" } },
+    flags: {
+      snapshot: { kind: "string" },
+      recursive: { kind: "bool", short: "r" },
+      glob: { kind: "string" },
+      limit: { kind: "string" },
+      cursor: { kind: "string" },
+    },
     run: async (ws, pos, flags) => {
       if (pos.length > 1) throw new UsageError("list takes at most one PATH");
-      const result = await listEntries(ws, {
-        mode: flags.snapshot ? "snapshot" : "worktree",
+      const args = {
+        mode: (flags.snapshot ? "snapshot" : "worktree") as "snapshot" | "worktree",
         snapshot_id: flags.snapshot as string | undefined,
         path: pos[0] ?? ".",
         recursive: flags.recursive === true,
+        glob: flags.glob as string | undefined,
         limit: intFlag(flags.limit, "limit"),
-      });
-      if (flags.json) return printJson(result);
-      for (const e of result.entries) {
-        const size = e.type === "dir" ? "-" : String(e.size ?? "");
-        process.stdout.write(`${e.type.padEnd(7)} ${size.padStart(10)}  ${e.path}${e.type === "dir" ? "/" : ""}\n`);
-      }
-      if (result.truncated) process.stderr.write(`(${result.total - result.entries.length} more; raise --limit)\n`);
+        cursor: flags.cursor as string | undefined,
+      };
+      if (flags.json) return printJson(await listEntries(ws, args));
+      // every page, unless --limit asks for one
+      let cursor = args.cursor;
+      do {
+        const result = await listEntries(ws, { ...args, cursor });
+        for (const e of result.entries) {
+          const size = e.type === "dir" ? "-" : String(e.size ?? "");
+          process.stdout.write(`${e.type.padEnd(7)} ${size.padStart(10)}  ${e.path}${e.type === "dir" ? "/" : ""}\n`);
+        }
+        warnUnreadable(result);
+        cursor = args.limit === undefined ? result.cursor : undefined;
+        if (result.cursor && !cursor) process.stderr.write(`(more entries; continue with --cursor ${result.cursor})\n`);
+      } while (cursor);
     },
   },
   file: {

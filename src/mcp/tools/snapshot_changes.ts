@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import { CHANGES_MAX_LIMIT, snapshotChanges } from "../../ops/snapshot/changes";
 import { defineTool } from "../define-tool";
-import { leaseIdArg, readOnly } from "./common";
+import { leaseIdArg, readOnly, unreadableProps } from "./common";
 import { countsSchema, scopeArg, sideArg, sidesBranch, sidesOutput, statusSchema } from "./sides-common";
 import description from "./snapshot_changes.txt" with { type: "text" };
 
@@ -35,6 +35,7 @@ export const snapshotChangesTool = defineTool({
       counts: countsSchema,
       truncated: { type: "boolean" },
       cursor: { type: "string" },
+      ...unreadableProps,
     },
     ["from", "to", "changes", "counts", "truncated"],
   ),

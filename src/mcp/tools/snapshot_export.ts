@@ -2,7 +2,7 @@ import * as v from "valibot";
 import { exportSnapshot } from "../../ops/snapshot/export";
 import { defineTool } from "../define-tool";
 import { hybridOutput } from "../output-schema";
-import { leaseIdArg, mutating, snapshotIdArg } from "./common";
+import { leaseIdArg, mutating, snapshotIdArg, unreadableProps } from "./common";
 import description from "./snapshot_export.txt" with { type: "text" };
 
 export const snapshotExportTool = defineTool({
@@ -24,6 +24,7 @@ export const snapshotExportTool = defineTool({
       bytes: { type: "integer" },
       sha256: { type: "string" },
       files: { type: "integer" },
+      ...unreadableProps,
     },
     ["path", "bytes", "sha256", "files"],
   ),

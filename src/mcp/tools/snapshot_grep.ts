@@ -2,7 +2,7 @@ import * as v from "valibot";
 import { snapshotGrep } from "../../ops/snapshot/grep";
 import { defineTool } from "../define-tool";
 import { hybridOutput } from "../output-schema";
-import { leaseIdArg, modeArg, modeBranch, readOnly, snapshotIdArg } from "./common";
+import { leaseIdArg, modeArg, modeBranch, readOnly, snapshotIdArg, unreadableProps } from "./common";
 import description from "./snapshot_grep.txt" with { type: "text" };
 
 const globs = (what: string) => v.optional(v.pipe(v.array(v.string()), v.description(what)));
@@ -54,6 +54,7 @@ export const snapshotGrepTool = defineTool({
       cursor: { type: "string" },
       timed_out: { type: "boolean" },
       note: { type: "string" },
+      ...unreadableProps,
     },
     ["matches", "candidates", "files_searched", "files_matched", "binary_skipped", "matches_omitted", "truncated"],
   ),

@@ -5,7 +5,7 @@ import { invalidArgument, notFound, permissionDenied, repoChanged } from "../../
 import { blobIdOf, type BlobId } from "../../core/hash";
 import { ROOT, ancestorsOf, isReservedPath, isWithin, refuseReserved, type RepoPath } from "../../core/repo-path";
 import { type ManifestEntry, type SnapshotId, manifestJson, snapshotIdOf } from "../../repo/manifest";
-import type { SnapshotMeta, StoredSnapshot } from "../../repo/snapshot-store";
+import { manifestStats, type SnapshotMeta, type StoredSnapshot } from "../../repo/snapshot-store";
 import type { PathState } from "../write/edit-recorder";
 import type { AppliedChange, ChangeStatus, WriteChange } from "../write/write-path";
 import type { Workspace } from "../workspace";
@@ -236,7 +236,8 @@ async function store(ws: Workspace, tree: SnapshotTree, next: Map<string, Manife
     snapshot_id: snapshotId,
     fingerprint,
     created_at: new Date().toISOString(),
-    manifest_stats: { files: entries.length, bytes },
+    // a derived snapshot still lacks what its base could not read
+    manifest_stats: manifestStats(entries.length, bytes, tree.base.meta.manifest_stats.unreadable),
     paths,
   };
   ws.snapshots.save(meta, manifest);

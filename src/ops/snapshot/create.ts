@@ -10,6 +10,8 @@ import { Prehash } from "../../repo/prehash";
 import { startIndexListing } from "../../repo/tree-scan";
 import { WarmCache, warmKey } from "../../repo/warm-cache";
 import { liveTreeOf, readLiveInputs } from "../live/live-tree";
+import { manifestStats, type ManifestStats } from "../../repo/snapshot-store";
+import { refuseNamedUnreadable, unreadableFields, type UnreadableFields } from "./unreadable";
 import type { Workspace } from "../workspace";
 
 export interface CreateSnapshotArgs {
@@ -19,14 +21,14 @@ export interface CreateSnapshotArgs {
   onProgress?: (done: number, total: number) => void;
 }
 
-export interface CreateSnapshotResult {
+export type CreateSnapshotResult = UnreadableFields & {
   snapshot_id: SnapshotId;
   cache_hint: "immutable";
   fingerprint: Fingerprint;
   created_at: string;
-  manifest_stats: { files: number; bytes: number };
+  manifest_stats: ManifestStats;
   skipped: ScanSkips & { vanished: number };
-}
+};
 
 /**
  * snapshot_create: captures the named paths (`.` = the whole tree) or, with
@@ -82,6 +84,7 @@ async function create(
   const live = await liveTreeOf(inputs);
   const touchedSet = named ? null : new Set<string>(wanted);
   const candidates = touchedSet ? live.entries.filter((e) => touchedSet.has(e.path)) : live.entries;
+  if (named) refuseNamedUnreadable(ws.repo, named, live.unreadable);
   for (const p of wanted) {
     if (p !== ROOT && !candidates.some((e) => isWithin(e.path, p))) {
       throw notFound(`${p} does not exist in the work tree (or is ignored)`, { path: p });
@@ -93,6 +96,8 @@ async function create(
     gitComparedAt: live.gitComparedAt,
     prehash,
   });
+  if (named) refuseNamedUnreadable(ws.repo, named, captured.unreadable);
+  const unreadable = [...live.unreadable, ...captured.unreadable];
   const manifest = manifestJson(captured.entries.map(toManifestEntry));
   const snapshotId = snapshotIdOf(fingerprint, manifest);
   const bytes = captured.entries.reduce((n, e) => n + e.size, 0);
@@ -101,13 +106,14 @@ async function create(
       snapshot_id: snapshotId,
       fingerprint,
       created_at: new Date().toISOString(),
-      manifest_stats: { files: captured.entries.length, bytes },
+      manifest_stats: manifestStats(captured.entries.length, bytes, unreadable.length),
       paths: wanted,
     },
     manifest,
   );
   const skipped = { ...live.skipped, vanished: captured.vanished.length };
-  if (warm && captured.vanished.length === 0) {
+  // a capture that skipped files is not remembered: the same state, readable again, must be captured whole
+  if (warm && captured.vanished.length === 0 && unreadable.length === 0) {
     const fromGit = new Set(candidates.filter((c) => c.gitOid).map((c) => c.path));
     const loose = captured.entries.filter((e) => !fromGit.has(e.path)).map((e) => [e.path, e.blob.slice(7)] as [string, string]);
     warm.put(key, { snapshot_id: snapshotId, loose, skipped });
@@ -119,6 +125,7 @@ async function create(
     created_at: meta.created_at,
     manifest_stats: meta.manifest_stats,
     skipped,
+    ...unreadableFields(unreadable),
   };
 }
 

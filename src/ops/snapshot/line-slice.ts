@@ -55,39 +55,77 @@ export function sliceLines(bytes: Uint8Array, start: number, end: number, cap: n
   return { bytes: bytes.subarray(from, pos), startLine: start, endLine: Math.max(last, start - 1), totalLines: total, cut };
 }
 
-export async function sliceLinesFromStream(stream: ReadableStream<Uint8Array>, start: number, end: number, cap: number): Promise<LineSlice> {
+/** A streamed slice: how far the stream was read, and (when asked) the hash of what was read. */
+export interface StreamedSlice extends LineSlice {
+  /**
+   * Bytes of the input read to produce the slice: from the start up to the
+   * end of the slice, or the whole input when it was read to the end
+   * (totalLines is then known).
+   */
+  readBytes: number;
+  /** With `hash`: SHA-256 (hex) of the first readBytes bytes. */
+  readSha256?: string;
+}
+
+/**
+ * A line range from a stream, read only as far as the range needs: the
+ * stream is cancelled once the last line of the range (or the cap) is
+ * reached, so lines 1-2 of a 2 GB file cost one chunk. totalLines is known
+ * only when the input ended before that (a start past the end reads it all).
+ */
+export async function sliceLinesFromStream(stream: ReadableStream<Uint8Array>, start: number, end: number, cap: number, hash = false): Promise<StreamedSlice> {
   const parts: Uint8Array[] = [];
   let kept = 0;
   let line = 1;
   let cut = false;
   let lastComplete = start - 1;
+  let readBytes = 0;
+  let lastByte = -1;
+  let ended = false;
+  const hasher = hash ? new Bun.CryptoHasher("sha256") : null;
   const reader = stream.getReader();
   try {
     outer: for (;;) {
       const { value, done } = await reader.read();
-      if (done || !value) break;
+      if (done || !value) {
+        ended = true;
+        break;
+      }
       let pos = 0;
-      while (pos < value.length) {
-        const nl = value.indexOf(10, pos);
-        const stop = nl < 0 ? value.length : nl + 1;
-        if (line >= start && line <= end) {
-          if (kept + (stop - pos) > cap) {
-            cut = true;
-            if (lastComplete < start) {
-              // The first line alone is over the cap: return its start, cut on a UTF-8 boundary.
-              const part = value.subarray(pos, stop);
-              parts.push(part.slice(0, charBoundary(part, cap - kept)));
+      /** where in this chunk the slice stopped; the chunk's length when it did not */
+      let stoppedAt = value.length;
+      try {
+        while (pos < value.length) {
+          const nl = value.indexOf(10, pos);
+          const stop = nl < 0 ? value.length : nl + 1;
+          if (line >= start && line <= end) {
+            if (kept + (stop - pos) > cap) {
+              cut = true;
+              if (lastComplete < start) {
+                // The first line alone is over the cap: return its start, cut on a UTF-8 boundary.
+                const part = value.subarray(pos, stop);
+                const upTo = charBoundary(part, cap - kept);
+                parts.push(part.slice(0, upTo));
+                stoppedAt = pos + upTo;
+              } else stoppedAt = pos;
+              break outer;
             }
+            parts.push(value.slice(pos, stop));
+            kept += stop - pos;
+          }
+          if (nl < 0) break;
+          if (line >= start && line <= end) lastComplete = line;
+          line++;
+          pos = stop;
+          if (line > end) {
+            stoppedAt = stop;
             break outer;
           }
-          parts.push(value.slice(pos, stop));
-          kept += stop - pos;
         }
-        if (nl < 0) break;
-        if (line >= start && line <= end) lastComplete = line;
-        line++;
-        pos = stop;
-        if (line > end) break outer;
+      } finally {
+        hasher?.update(value.subarray(0, stoppedAt));
+        readBytes += stoppedAt;
+        if (stoppedAt > 0) lastByte = value[stoppedAt - 1] as number;
       }
     }
   } finally {
@@ -96,7 +134,11 @@ export async function sliceLinesFromStream(stream: ReadableStream<Uint8Array>, s
   const bytes = Buffer.concat(parts);
   const partialLine = bytes.length > 0 && bytes[bytes.length - 1] !== 10;
   const endLine = partialLine ? lastComplete + 1 : lastComplete;
-  return { bytes: new Uint8Array(bytes), startLine: start, endLine: Math.max(endLine, start - 1), cut };
+  const out: StreamedSlice = { bytes: new Uint8Array(bytes), startLine: start, endLine: Math.max(endLine, start - 1), cut, readBytes };
+  // `line` counts the newlines seen plus one: the lines of the whole input, once it ended
+  if (ended) out.totalLines = readBytes === 0 ? 0 : lastByte === 10 ? line - 1 : line;
+  if (hasher) out.readSha256 = hasher.digest("hex");
+  return out;
 }
 
 /** The largest offset <= `at` that does not split a UTF-8 sequence. */

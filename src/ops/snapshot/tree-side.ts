@@ -1,3 +1,4 @@
+import { compareUtf8 } from "../../core/byte-order";
 import { invalidArgument } from "../../core/errors";
 import type { BlobId } from "../../core/hash";
 import { ROOT, isWithin, parseRepoPath, refuseReserved, type RepoPath } from "../../core/repo-path";
@@ -7,6 +8,7 @@ import type { Fingerprint } from "../../repo/fingerprint";
 import type { ManifestEntry, SnapshotId } from "../../repo/manifest";
 import type { Lease } from "../live/leases";
 import { readLiveTree } from "../live/live-tree";
+import { refuseNamedUnreadable, withoutUnreadable } from "./unreadable";
 import type { Workspace } from "../workspace";
 
 /** One file of a side: its content is in the blob store under `blob`. */
@@ -25,6 +27,12 @@ export interface OpenedSides {
   to: TreeSide;
   /** Set when either side is the work tree. */
   lease: Lease | null;
+  /**
+   * What the work tree side could not read (files, and directories it could
+   * not open), sorted by bytes. These paths are left out of both sides, so a
+   * file that cannot be read is never reported as deleted.
+   */
+  unreadable: string[];
 }
 
 export interface SideArgs {
@@ -52,19 +60,26 @@ export async function openSides(ws: Workspace, args: SideArgs, scope: RepoPath[]
   }
   let live: { fingerprint: Fingerprint; entries: SideEntry[] } | null = null;
   let lease: Lease | null = null;
+  let unreadable: string[] = [];
   if (needsTree) {
     const tree = await readLiveTree(ws, scope);
     lease = ws.leases.acquire(args.lease_id, tree.fingerprint);
+    refuseNamedUnreadable(ws.repo, scope, tree.unreadable);
     const captured = await captureEntries(ws.repo, ws.blobs, tree.entries, {
       signal: args.signal,
       onProgress: args.onProgress,
       gitComparedAt: tree.gitComparedAt,
     });
+    refuseNamedUnreadable(ws.repo, scope, captured.unreadable);
+    unreadable = [...tree.unreadable, ...captured.unreadable].sort(compareUtf8);
     live = { fingerprint: tree.fingerprint, entries: captured.entries.map((e) => ({ path: e.path, blob: e.blob, mode: e.mode })) };
   }
-  const side = (ref: SnapshotId | typeof WORKTREE): TreeSide =>
-    ref === WORKTREE ? { kind: "worktree", ...(live as NonNullable<typeof live>) } : snapshotSide(ws, ref, scope);
-  return { from: side(fromRef), to: side(toRef), lease };
+  const side = (ref: SnapshotId | typeof WORKTREE): TreeSide => {
+    if (ref === WORKTREE) return { kind: "worktree", ...(live as NonNullable<typeof live>) };
+    const stored = snapshotSide(ws, ref, scope);
+    return unreadable.length === 0 ? stored : { ...stored, entries: withoutUnreadable(stored.entries, unreadable) };
+  };
+  return { from: side(fromRef), to: side(toRef), lease, unreadable };
 }
 
 export function parseSideRef(ws: Workspace, ref: unknown, argName: string): SnapshotId | typeof WORKTREE {
