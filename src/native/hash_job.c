@@ -26,8 +26,8 @@
 
 static void fail(uint8_t *rec, int err) {
   int gone = err == ENOENT || err == ENOTDIR || err == ELOOP || err == EISDIR;
-  /* ENXIO: a socket (or a FIFO opened for writing); EAGAIN: a FIFO or socket with nothing to read yet */
-  int special = err == ENXIO || err == EAGAIN || err == EWOULDBLOCK || err == ENODEV;
+  /* ENXIO: a socket; ESPIPE: pread on a FIFO or socket; EAGAIN: one with nothing to read yet */
+  int special = err == ENXIO || err == EAGAIN || err == EWOULDBLOCK || err == ENODEV || err == ESPIPE;
   rec[HR_STATUS] = gone ? HASH_GONE : (err == EACCES || err == EPERM) ? HASH_DENIED : special ? HASH_SPECIAL : HASH_ERROR;
   put_i32(rec, HR_ERRNO, err);
 }
@@ -63,7 +63,7 @@ static void hash_stream(hash_job_t *job, int fd, worker_t *w, size_t have, uint8
     if (!trustable) sha1_update(&git, w->buf, n);
     size += n;
     ssize_t got;
-    do got = read(fd, w->buf, w->cap);
+    do got = pread(fd, w->buf, w->cap, (off_t)size); /* read_upto left the offset at 0 */
     while (got < 0 && errno == EINTR);
     if (got < 0) return fail(rec, errno);
     n = (size_t)got;
@@ -100,15 +100,15 @@ void hash_job_run(job_t *base, size_t index, worker_t *w) {
   /*
    * No fstat before reading (one syscall per file saved): a directory fails
    * the read with EISDIR, and the fstat after the read rejects anything else
-   * that is not a regular file (a FIFO reads as empty or fails with EAGAIN
-   * with O_NONBLOCK; a device is cut off at the threshold, where hash_stream
-   * checks the type), and the record says HASH_SPECIAL.
+   * that is not a regular file (pread on a FIFO or socket fails with ESPIPE
+   * before taking a byte; a device is cut off at the threshold, where
+   * hash_stream checks the type), and the record says HASH_SPECIAL.
    */
   struct stat st;
   long long got = read_upto(fd, w, job->stream_threshold, -1);
   if (got < 0) {
     int err = errno;
-    /* a read error on something that is not a regular file (EAGAIN on a FIFO with a writer) says what it is */
+    /* a read error on something that is not a regular file (ESPIPE: a FIFO or socket) says what it is */
     if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) not_regular(rec, &st);
     else fail(rec, err);
   } else if ((size_t)got > job->stream_threshold) {

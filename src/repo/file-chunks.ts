@@ -44,7 +44,7 @@ export function openRegular(abs: string, flags = READ_FLAGS): { fd: number; stat
 /** Whether an error means the path holds something that is not read as a file: a FIFO, socket or device. */
 export function isSpecialFileError(err: unknown): boolean {
   const code = (err as NodeJS.ErrnoException | null)?.code;
-  return code === NOT_REGULAR_FILE || code === "ENXIO" || code === "EAGAIN" || code === "ENODEV";
+  return code === NOT_REGULAR_FILE || code === "ENXIO" || code === "ESPIPE" || code === "EAGAIN" || code === "ENODEV";
 }
 
 /**

@@ -69,8 +69,8 @@ export class FileHasher {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === "ENOENT" || code === "ENOTDIR" || code === "ELOOP" || code === "EISDIR") return { index: item.index, kind: "vanished" };
       if (code === "EACCES" || code === "EPERM") return { index: item.index, kind: "denied" };
-      // ENXIO: a socket; EAGAIN: a FIFO or socket with nothing to read (opened O_NONBLOCK)
-      if (code === "ENXIO" || code === "EAGAIN" || code === "ENODEV" || code === NOT_REGULAR_FILE) return { index: item.index, kind: "special" };
+      // ENXIO: a socket; ESPIPE: pread on a FIFO or socket (readUpTo); EAGAIN: one with nothing to read
+      if (code === "ENXIO" || code === "ESPIPE" || code === "EAGAIN" || code === "ENODEV" || code === NOT_REGULAR_FILE) return { index: item.index, kind: "special" };
       throw err;
     }
   }
@@ -139,7 +139,7 @@ export class FileHasher {
       sha.update(chunk);
       gh?.update(chunk);
       size += chunk.length;
-      chunk = this.buf.subarray(0, readSync(fd, this.buf, 0, this.buf.length, null));
+      chunk = this.buf.subarray(0, readSync(fd, this.buf, 0, this.buf.length, size)); // pread, as readUpTo
     }
     const after = fstatSync(fd);
     const sha256 = sha.digest("hex");
@@ -154,7 +154,12 @@ export class FileHasher {
     return { index: item.index, kind: "ok", sha256, gitOid, mode, size, mtimeMs: after.mtimeMs, ctimeMs: after.ctimeMs, ino: after.ino, hashedAt };
   }
 
-  /** Reads from `fd` into the reused buffer until EOF or `limit` bytes; returns the count. */
+  /**
+   * Reads from `fd` into the reused buffer, from offset 0, until EOF or
+   * `limit` bytes; returns the count. It reads with pread (an explicit
+   * position), so a FIFO or socket fails with ESPIPE before a byte is taken
+   * from it; the descriptor's offset does not move.
+   */
   private readUpTo(fd: number, limit: number): number {
     let len = 0;
     for (;;) {
@@ -164,7 +169,7 @@ export class FileHasher {
         this.buf.copy(bigger, 0, 0, len);
         this.buf = bigger;
       }
-      const n = readSync(fd, this.buf, len, this.buf.length - len, null);
+      const n = readSync(fd, this.buf, len, this.buf.length - len, len);
       if (n === 0) return len;
       len += n;
     }

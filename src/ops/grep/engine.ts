@@ -100,7 +100,7 @@ const GONE = new Set(["ENOENT", "ENOTDIR", "ELOOP", "EISDIR"]);
  * opened without waiting). Such a file is skipped and named, as ripgrep
  * does, and the search goes on.
  */
-const UNREADABLE = new Set(["EACCES", "EPERM", NOT_REGULAR, "ENXIO", "EAGAIN", "ENODEV"]);
+const UNREADABLE = new Set(["EACCES", "EPERM", NOT_REGULAR, "ENXIO", "ESPIPE", "EAGAIN", "ENODEV"]);
 
 /** Thrown inside the run when the time budget ends it; never escapes grep(). */
 const TIME_UP = Symbol("grep time budget");
