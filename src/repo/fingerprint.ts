@@ -53,7 +53,9 @@ export async function readGitState(repo: RepoRoot): Promise<GitState> {
     fingerprint: { head_oid: head, index_oid: indexOid, status_hash: sha256Hex(status.stdout) },
     status: status.stdout,
     statusStartedAt,
-    unreadableDirs: unopenedDirectories(status.stderr),
+    unreadableDirs: unopenedDirectories(status.stderr)
+      .filter((d) => d.startsWith(repo.gitPrefix))
+      .map((d) => d.slice(repo.gitPrefix.length)),
   };
 }
 
