@@ -14,6 +14,7 @@ Usage:
                                        diff, export, import
   worksnap history <command> ...       review agent edits: status, show, accept,
                                        reject, recover, cleanup (also: mcpdiff)
+  worksnap gc [--dry-run]              prune .mcp/: exports, unreferenced blobs
   worksnap --version | --help
 
 Run "worksnap <command> --help" for details.
@@ -22,6 +23,8 @@ Run "worksnap <command> --help" for details.
 interface CommandModule {
   run: (argv: string[]) => Promise<number>;
   help: string;
+  /** A command group that needs a subcommand: alone, it prints its help as a usage error. */
+  needsArgs?: boolean;
 }
 
 /**
@@ -35,11 +38,15 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   },
   snapshot: async () => {
     const m = await import("./cli/commands/snapshot");
-    return { run: m.cmdSnapshot, help: m.SNAPSHOT_HELP };
+    return { run: m.cmdSnapshot, help: m.SNAPSHOT_HELP, needsArgs: true };
   },
   history: async () => {
     const m = await import("./cli/commands/history");
-    return { run: m.cmdHistory, help: m.HISTORY_HELP };
+    return { run: m.cmdHistory, help: m.HISTORY_HELP, needsArgs: true };
+  },
+  gc: async () => {
+    const m = await import("./cli/commands/gc");
+    return { run: m.cmdGc, help: m.GC_HELP };
   },
 };
 
@@ -47,26 +54,38 @@ function wantsJson(argv: string[]): boolean {
   return argv.includes("--json");
 }
 
+/** The options before a `--` (after it, everything is a positional: `grep -- --help` searches for "--help"). */
+function options(argv: string[]): string[] {
+  const end = argv.indexOf("--");
+  return end < 0 ? argv : argv.slice(0, end);
+}
+
+/**
+ * `--version` and `--help` work on every command and subcommand, under either
+ * name (`worksnap history status --help`, `mcpdiff --version`): the version,
+ * or the help of the command named (the top help when none is).
+ */
 export async function main(argv: string[], invokedAs: string): Promise<number> {
   if (invokedAs === "mcpdiff") argv = ["history", ...argv];
   const [name, ...rest] = argv;
-  if (name === "--version" || name === "-V") {
+  const given = options(argv);
+  if (given.includes("--version") || given.includes("-V")) {
     process.stdout.write(`worksnap ${VERSION}\n${nativeSummary()}\n`);
     return 0;
   }
-  if (name === "--help" || name === "-h" || name === "help") {
-    process.stdout.write(HELP);
-    return 0;
-  }
-  if (!name) {
-    process.stderr.write(HELP);
-    return 2;
+  if (!name || name === "--help" || name === "-h" || name === "help") {
+    (name ? process.stdout : process.stderr).write(HELP);
+    return name ? 0 : 2;
   }
   const load = COMMANDS[name];
   try {
     if (!load) throw new UsageError(`unknown command ${name}`);
     const cmd = await load();
-    if (name !== "snapshot" && (rest.includes("--help") || rest.includes("-h"))) {
+    if (rest.length === 0 && cmd.needsArgs) {
+      process.stderr.write(cmd.help);
+      return 2;
+    }
+    if (given.includes("--help") || given.includes("-h") || rest[0] === "help") {
       process.stdout.write(cmd.help);
       return 0;
     }

@@ -82,4 +82,5 @@ const ROOM_ARROWS: Record<string, string[]> = {
   live: [],
   grep: [],
   patch: [],
+  gc: ["history"],
 };

@@ -7,6 +7,7 @@ import { settleAll } from "../core/settle";
 import type { HashItem, HashOutcome } from "./hash-files";
 import { hashInParallel } from "./hash-pool";
 import type { Prehash, PrehashList } from "./prehash";
+import { freshen } from "./fs-blob-store";
 import type { RepoBlobStore } from "./repo-blob-store";
 import type { RepoRoot } from "./root";
 import { contentConversionPossible, dirOf } from "./content-conversion";
@@ -151,10 +152,8 @@ function cachedEntry(repo: RepoRoot, store: RepoBlobStore, statCache: StatCache,
 }
 
 function existsLoose(store: RepoBlobStore, hex: string): boolean {
-  try {
-    lstatSync(store.loose.pathOf(blobIdFromHex(hex)));
-    return true;
-  } catch {
-    return false;
-  }
+  const p = store.loose.pathOf(blobIdFromHex(hex));
+  const st = lstatSync(p, { throwIfNoEntry: false });
+  if (st) freshen(p, st.mtimeMs); // the snapshot about to be saved relies on it: gc must spare it
+  return st !== undefined;
 }

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { modeOfStat, type FileMode, type RegularMode } from "../core/file-mode";
 import { blobIdFromHex } from "../core/hash";
 import { NOT_REGULAR_FILE, READ_FLAGS, assertRegular, fileChunks } from "./file-chunks";
-import { FsBlobStore } from "./fs-blob-store";
+import { FsBlobStore, freshen } from "./fs-blob-store";
 import { tempPath } from "./state-dir";
 
 /** A file the capture has to read: its path, and the index blob id it should equal if clean. */
@@ -187,11 +187,10 @@ function gitBlobHash(like: string, bytes: Uint8Array): string {
 function copyIntoLooseStore(stateDir: string, loose: FsBlobStore, abs: string, sha256: string): boolean {
   const id = blobIdFromHex(sha256);
   const dest = loose.pathOf(id);
-  try {
-    lstatSync(dest);
+  const stored = lstatSync(dest, { throwIfNoEntry: false });
+  if (stored) {
+    freshen(dest, stored.mtimeMs);
     return true;
-  } catch {
-    // not stored yet
   }
   const tmp = tempPath(stateDir, "blob");
   const fd = openSync(tmp, "w", 0o444);

@@ -81,6 +81,55 @@ describe("worksnap CLI", () => {
   });
 });
 
+describe("--help and --version on every subcommand", () => {
+  const VERSION = new RegExp(`^worksnap ${pkg.version.replaceAll(".", "\\.")}\n`);
+  const SUBCOMMANDS = [
+    ["serve"],
+    ["gc"],
+    ...["create", "info", "log", "list", "file", "grep", "changes", "diff", "export", "import"].map((s) => ["snapshot", s]),
+    ...["status", "show", "accept", "reject", "recover", "cleanup"].map((s) => ["history", s]),
+  ];
+
+  test("every command and subcommand answers --version and --help (exit 0, nothing on stderr)", () => {
+    for (const cmd of [["snapshot"], ["history"], ...SUBCOMMANDS]) {
+      const v = cli([...cmd, "--version"]);
+      expect([cmd.join(" "), v.code, v.stderr]).toEqual([cmd.join(" "), 0, ""]);
+      expect(v.stdout).toMatch(VERSION);
+      for (const flag of ["--help", "-h"]) {
+        const h = cli([...cmd, flag]);
+        expect([cmd.join(" "), flag, h.code, h.stderr]).toEqual([cmd.join(" "), flag, 0, ""]);
+        expect(h.stdout).toContain(`worksnap ${cmd[0]}`);
+      }
+    }
+    // after --, --help is an argument like any other: grep searches for it
+    const r = cli(["snapshot", "grep", "--json", "--root", import.meta.dir, "--", "--help"]);
+    expect(r.code).toBe(0);
+    expect(r.json().matches.length).toBeGreaterThan(0);
+  });
+
+  test("under the mcpdiff name too", () => {
+    const dir = mkdtempSync(join(tmpdir(), "ws-mcpdiff-"));
+    try {
+      const link = join(dir, "mcpdiff");
+      copyFileSync(BINARY, link);
+      Bun.spawnSync(["chmod", "+x", link]);
+      const run = (args: string[]) => Bun.spawnSync([link, ...args], { cwd: dir });
+      for (const args of [["--version"], ["-V"], ["status", "--version"], ["reject", "--version"]]) {
+        const r = run(args);
+        expect([args.join(" "), r.exitCode]).toEqual([args.join(" "), 0]);
+        expect(r.stdout.toString()).toMatch(VERSION);
+      }
+      for (const args of [["--help"], ["status", "--help"], ["show", "-h"], ["help"]]) {
+        const r = run(args);
+        expect([args.join(" "), r.exitCode]).toEqual([args.join(" "), 0]);
+        expect(r.stdout.toString()).toContain("mcpdiff <command>");
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("regressions", () => {
   test("hash workers resolve inside the compiled binary (large captures, any cwd)", async () => {
     await using repo = await tmpRepo();

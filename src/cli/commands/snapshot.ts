@@ -126,16 +126,8 @@ function one(pos: string[], what: string): string {
 
 export async function cmdSnapshot(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
-  if (!name || name === "--help" || name === "-h" || name === "help") {
-    process.stdout.write(SNAPSHOT_HELP);
-    return name ? 0 : 2;
-  }
-  const sub = SUBCOMMANDS[name];
+  const sub = SUBCOMMANDS[name as string];
   if (!sub) throw new UsageError(`unknown snapshot command ${name}`);
-  if (rest.includes("--help") || rest.includes("-h")) {
-    process.stdout.write(SNAPSHOT_HELP);
-    return 0;
-  }
   const { flags, positionals } = parseArgv(rest, { ...COMMON, ...sub.flags });
   const ws = openWorkspace((flags.root as string | undefined) ?? process.cwd());
   try {

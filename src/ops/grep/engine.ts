@@ -247,7 +247,7 @@ class GrepRun {
           const pulled = this.pull(it);
           next = pulled instanceof Promise ? await this.guard(pulled) : pulled;
         }
-        if (next) this.cut({ path: next.path, skip: 0 }, `stopped after maxFiles=${q.maxFiles} files`);
+        if (next) this.cut({ path: next.path, skip: 0 }, `stopped after max_files=${q.maxFiles} files`);
       }
       return result;
     } catch (err) {
@@ -258,7 +258,7 @@ class GrepRun {
         at,
         `time budget of ${q.timeBudgetMs} ms ran out` +
           (head ? ` while searching ${head.path}` : "") +
-          "; pass the cursor to continue. If this repeats at the same file, the pattern backtracks heavily on a long line there: simplify it or use fixedStrings",
+          "; pass the cursor to continue. If this repeats at the same file, the pattern backtracks heavily on a long line there: simplify it or use fixed_strings",
       );
       return result;
     } finally {
@@ -491,7 +491,7 @@ class GrepRun {
     const left = found.total - skip - taken;
     if (left <= 0) return true;
     result.matches_omitted += left;
-    const cap = result.matches.length >= q.maxMatches ? `maxMatches=${q.maxMatches}` : `maxBytes=${q.maxBytes}`;
+    const cap = result.matches.length >= q.maxMatches ? `max_matches=${q.maxMatches}` : `the answer size budget (${q.maxBytes} bytes of matches)`;
     this.cut({ path: c.path, skip: skip + taken }, `stopped at ${cap}`);
     return false;
   }

@@ -181,20 +181,24 @@ export class LeaseStore {
    */
   acquire(leaseId: string | undefined, live: Fingerprint): Lease {
     if (leaseId === undefined) return this.issue(live);
-    const lease = this.get(leaseId);
+    const lease = this.get(leaseId, live);
     if (!sameFingerprint(lease.fingerprint, live)) throw staleLease(leaseId, live, "the repository changed since the lease was issued");
     return lease;
   }
 
-  /** Looks a lease up without validating it; unknown ids are STALE_LEASE (the server may have restarted). */
-  get(leaseId: string): Lease {
+  /**
+   * Looks a lease up without validating it; an unknown id is STALE_LEASE (the
+   * server may have restarted), carrying `live`, the current fingerprint, as
+   * spec 2.3 requires of every STALE_LEASE.
+   */
+  get(leaseId: string, live: Fingerprint | null = null): Lease {
     if (typeof leaseId !== "string" || !LEASE_ID.test(leaseId)) {
       throw invalidArgument(`lease_id ${JSON.stringify(leaseId)} is malformed; pass a lease_id returned by a worktree call, or omit it`, {
         arg: "lease_id",
       });
     }
     const lease = this.leases.get(leaseId);
-    if (!lease) throw staleLease(leaseId, null, "the lease is unknown (expired, or issued by a server that has restarted)");
+    if (!lease) throw staleLease(leaseId, live, "the lease is unknown (expired, or issued by a server that has restarted)");
     return lease;
   }
 }
