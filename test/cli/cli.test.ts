@@ -67,19 +67,27 @@ describe("worksnap CLI", () => {
   });
 
   test("invoked as mcpdiff it runs the history commands", () => {
-    const dir = mkdtempSync(join(tmpdir(), "ws-mcpdiff-"));
-    try {
-      const link = join(dir, "mcpdiff");
-      copyFileSync(BINARY, link);
-      Bun.spawnSync(["chmod", "+x", link]);
-      const r = Bun.spawnSync([link, "--help"], { cwd: dir });
-      expect(r.exitCode).toBe(0);
-      expect(r.stdout.toString()).toContain("reject");
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    using mcpdiff = asMcpdiff();
+    const r = mcpdiff.run(["--help"]);
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout.toString()).toContain("reject");
   });
 });
+
+/** A copy of the binary named mcpdiff, in a directory of its own, removed on dispose. */
+function asMcpdiff(): { run(args: string[]): { exitCode: number; stdout: Buffer } } & Disposable {
+  const dir = mkdtempSync(join(tmpdir(), "ws-mcpdiff-"));
+  const link = join(dir, "mcpdiff");
+  copyFileSync(BINARY, link);
+  Bun.spawnSync(["chmod", "+x", link]);
+  return {
+    run: (args) => {
+      const r = Bun.spawnSync([link, ...args], { cwd: dir, stdout: "pipe" });
+      return { exitCode: r.exitCode, stdout: r.stdout };
+    },
+    [Symbol.dispose]: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
 
 describe("--help and --version on every subcommand", () => {
   const VERSION = new RegExp(`^worksnap ${pkg.version.replaceAll(".", "\\.")}\n`);
@@ -87,7 +95,7 @@ describe("--help and --version on every subcommand", () => {
     ["serve"],
     ["gc"],
     ...["create", "info", "log", "list", "file", "grep", "changes", "diff", "export", "import"].map((s) => ["snapshot", s]),
-    ...["status", "show", "accept", "reject", "recover", "cleanup"].map((s) => ["history", s]),
+    ...["review", "status", "show", "accept", "reject", "recover", "cleanup"].map((s) => ["history", s]),
   ];
 
   test("every command and subcommand answers --version and --help (exit 0, nothing on stderr)", () => {
@@ -108,24 +116,16 @@ describe("--help and --version on every subcommand", () => {
   });
 
   test("under the mcpdiff name too", () => {
-    const dir = mkdtempSync(join(tmpdir(), "ws-mcpdiff-"));
-    try {
-      const link = join(dir, "mcpdiff");
-      copyFileSync(BINARY, link);
-      Bun.spawnSync(["chmod", "+x", link]);
-      const run = (args: string[]) => Bun.spawnSync([link, ...args], { cwd: dir });
-      for (const args of [["--version"], ["-V"], ["status", "--version"], ["reject", "--version"]]) {
-        const r = run(args);
-        expect([args.join(" "), r.exitCode]).toEqual([args.join(" "), 0]);
-        expect(r.stdout.toString()).toMatch(VERSION);
-      }
-      for (const args of [["--help"], ["status", "--help"], ["show", "-h"], ["help"]]) {
-        const r = run(args);
-        expect([args.join(" "), r.exitCode]).toEqual([args.join(" "), 0]);
-        expect(r.stdout.toString()).toContain("mcpdiff <command>");
-      }
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
+    using mcpdiff = asMcpdiff();
+    for (const args of [["--version"], ["-V"], ["status", "--version"], ["reject", "--version"]]) {
+      const r = mcpdiff.run(args);
+      expect([args.join(" "), r.exitCode]).toEqual([args.join(" "), 0]);
+      expect(r.stdout.toString()).toMatch(VERSION);
+    }
+    for (const args of [["--help"], ["status", "--help"], ["show", "-h"], ["help"]]) {
+      const r = mcpdiff.run(args);
+      expect([args.join(" "), r.exitCode]).toEqual([args.join(" "), 0]);
+      expect(r.stdout.toString()).toContain("mcpdiff <command>");
     }
   });
 });

@@ -1,7 +1,7 @@
 import { collectGarbage, type GcResult, type Tally } from "../../ops/gc/gc";
 import { closeWorkspace, openWorkspace } from "../../ops/workspace";
 import { UsageError, parseArgv } from "../args";
-import { printJson } from "../output";
+import { printJson, stdout } from "../output";
 
 export const GC_HELP = `worksnap gc [--dry-run] [--root DIR] [--json]
 
@@ -20,7 +20,7 @@ export async function cmdGc(argv: string[]): Promise<number> {
   try {
     const r = await collectGarbage(ws, { dry_run: flags["dry-run"] === true });
     if (flags.json) printJson(r);
-    else process.stdout.write(render(r));
+    else stdout(render(r));
   } finally {
     closeWorkspace(ws);
   }

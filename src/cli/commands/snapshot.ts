@@ -6,7 +6,7 @@ import { listEntries } from "../../ops/snapshot/list";
 import { closeWorkspace, openWorkspace, type Workspace } from "../../ops/workspace";
 import { COMPARE_HELP, COMPARE_SUBCOMMANDS } from "./snapshot-compare";
 import { UsageError, intFlag, parseArgv, type FlagSpec } from "../args";
-import { printJson, progressBar, warnUnreadable } from "../output";
+import { printJson, progressBar, stderr, stdout, warnUnreadable } from "../output";
 
 export const SNAPSHOT_HELP = `worksnap snapshot <command> [--root DIR] [--json]
 
@@ -34,7 +34,7 @@ const SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> = {
     run: async (ws, pos, flags) => {
       const result = await createSnapshot(ws, { paths: pos.length > 0 ? pos : ["."], onProgress: flags.json ? undefined : progressBar("hashing") });
       if (flags.json) return printJson(result);
-      process.stdout.write(`${result.snapshot_id}\n`);
+      stdout(`${result.snapshot_id}\n`);
       warnUnreadable(result);
     },
   },
@@ -44,7 +44,7 @@ const SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> = {
       const result = snapshotInfo(ws, { snapshot_id: one(pos, "ID") });
       if (flags.json) return printJson(result);
       const fp = result.fingerprint;
-      process.stdout.write(
+      stdout(
         [
           `snapshot    ${result.snapshot_id}`,
           `created     ${result.created_at}`,
@@ -66,7 +66,7 @@ const SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> = {
       if (pos.length > 0) throw new UsageError("log takes no arguments");
       const result = listSnapshots(ws, intFlag(flags.limit, "limit") ?? 50);
       if (flags.json) return printJson(result);
-      for (const s of result.snapshots) process.stdout.write(`${s.snapshot_id.slice(0, 19)}  ${s.created_at}  ${String(s.files).padStart(7)} files  ${s.paths.join(" ")}\n`);
+      stdout(result.snapshots.map((s) => `${s.snapshot_id.slice(0, 19)}  ${s.created_at}  ${String(s.files).padStart(7)} files  ${s.paths.join(" ")}\n`).join(""));
     },
   },
   list: {
@@ -89,17 +89,18 @@ const SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> = {
         cursor: flags.cursor as string | undefined,
       };
       if (flags.json) return printJson(await listEntries(ws, args));
-      // every page, unless --limit asks for one
+      const line = (e: Awaited<ReturnType<typeof listEntries>>["entries"][number]) => {
+        const size = e.type === "dir" ? "-" : String(e.size ?? "");
+        return `${e.type.padEnd(7)} ${size.padStart(10)}  ${e.path}${e.type === "dir" ? "/" : ""}\n`;
+      };
+      // every page (one write each), unless --limit asks for one
       let cursor = args.cursor;
       do {
         const result = await listEntries(ws, { ...args, cursor });
-        for (const e of result.entries) {
-          const size = e.type === "dir" ? "-" : String(e.size ?? "");
-          process.stdout.write(`${e.type.padEnd(7)} ${size.padStart(10)}  ${e.path}${e.type === "dir" ? "/" : ""}\n`);
-        }
+        stdout(result.entries.map(line).join(""));
         warnUnreadable(result);
         cursor = args.limit === undefined ? result.cursor : undefined;
-        if (result.cursor && !cursor) process.stderr.write(`(more entries; continue with --cursor ${result.cursor})\n`);
+        if (result.cursor && !cursor) stderr(`(more entries; continue with --cursor ${result.cursor})\n`);
       } while (cursor);
     },
   },
@@ -114,7 +115,7 @@ const SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> = {
         end_line: intFlag(flags["end-line"], "end-line"),
       });
       if (flags.json) return printJson(result);
-      process.stdout.write(decodeContent(result.content));
+      stdout(decodeContent(result.content));
     },
   },
 };

@@ -1,4 +1,4 @@
-import { readdirSync, rmSync, rmdirSync, statSync } from "node:fs";
+import { type Dirent, readdirSync, rmSync, rmdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { hexOfBlobId } from "../../core/hash";
 import { LOOSE_GRACE_MS } from "../../repo/fs-blob-store";
@@ -105,15 +105,18 @@ function remove(f: FileInfo, t: Tally, dry: boolean): void {
   add(t, f);
 }
 
+/** The entries of `dir`; none when it does not exist. */
+function entriesOf(dir: string): Dirent[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+}
+
 /** Every regular file below `dir` (none when it does not exist). */
 function* filesUnder(dir: string): Generator<FileInfo> {
-  let names: import("node:fs").Dirent[];
-  try {
-    names = readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return;
-  }
-  for (const d of names) {
+  for (const d of entriesOf(dir)) {
     const p = join(dir, d.name);
     if (d.isDirectory()) yield* filesUnder(p);
     else if (d.isFile()) {
@@ -131,13 +134,7 @@ function sizeOf(dir: string): Tally {
 
 /** Removes the empty fan-out directories below `dir` (not `dir` itself). */
 function pruneEmptyDirs(dir: string): void {
-  let names: import("node:fs").Dirent[];
-  try {
-    names = readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return;
-  }
-  for (const d of names) {
+  for (const d of entriesOf(dir)) {
     if (!d.isDirectory()) continue;
     const p = join(dir, d.name);
     pruneEmptyDirs(p);
