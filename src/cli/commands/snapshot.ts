@@ -25,6 +25,9 @@ Exit codes: 0 ok, 1 user error, 2 usage, 70 internal.
 
 const COMMON: FlagSpec = { root: { kind: "string" }, json: { kind: "bool" } };
 
+/** What `snapshot file` prints at most without a line range (an MCP answer carries FILE_INLINE_CAP). */
+const CLI_FILE_MAX = 64 * 1024 * 1024;
+
 type Sub = (ws: Workspace, positionals: string[], flags: Record<string, unknown>) => Promise<void>;
 
 const SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> = {
@@ -113,6 +116,8 @@ const SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> = {
         path: one(pos, "PATH"),
         start_line: intFlag(flags["start-line"], "start-line"),
         end_line: intFlag(flags["end-line"], "end-line"),
+        // a person's terminal or pipe takes more than a model's answer
+        maxContent: CLI_FILE_MAX,
       });
       if (flags.json) return printJson(result);
       stdout(decodeContent(result.content));

@@ -6,7 +6,7 @@ import { isWithin, parseRepoPath, refuseReserved, type RepoPath } from "../../co
 import { READ_FLAGS, fdStream, isSpecialFileError, openRegular, readAll } from "../../repo/file-chunks";
 import { STREAM_THRESHOLD } from "../../repo/hash-files";
 import { touch, type PartialRead } from "../live/leases";
-import { type LineSlice, sliceLines, sliceLinesFromStream } from "./line-slice";
+import { type LineSlice, jsonCost, shrinkSlice, sliceLines, sliceLinesFromStream } from "./line-slice";
 import { resolveInRoot } from "../live/path-guard";
 import { type BranchFields, type ModeArgs, type ReadContext, branchFields, openReadContext } from "../live/read-context";
 import { kindOf, notRegularFile } from "./unreadable";
@@ -16,6 +16,8 @@ export interface FileArgs extends ModeArgs {
   path: string;
   start_line?: number;
   end_line?: number;
+  /** What one answer may carry (FILE_INLINE_CAP); not a tool argument: the CLI, which prints raw bytes, allows more. */
+  maxContent?: number;
 }
 
 export type FileResult = BranchFields & {
@@ -39,8 +41,14 @@ export type FileResult = BranchFields & {
   resolved_path?: string;
 };
 
-/** Content returned without a line range; above it, TOO_LARGE with a hint. */
-export const FILE_INLINE_CAP = 256 * 1024;
+/**
+ * What one answer carries of a file: the content's length as a JSON string
+ * (line-slice.ts jsonCost; base64 counts its characters), so that an answer
+ * always fits the MCP adapter's limit on a response with room to spare.
+ * A whole file over it is TOO_LARGE naming the end_line that fits; a range is
+ * cut at a line boundary with truncated: true.
+ */
+export const FILE_INLINE_CAP = 64 * 1024;
 /**
  * A line range of a file up to this size reads it whole: a few milliseconds,
  * and the answer gets its blob id and total_lines. A larger file is read
@@ -69,20 +77,20 @@ export async function readFile(ws: Workspace, args: FileArgs): Promise<FileResul
   const ctx = await openReadContext(ws, args, [path]);
   const src = ctx.mode === "snapshot" ? await snapshotSource(ws, ctx, path) : worktreeSource(ws, ctx, path);
   try {
-    return await answer(ctx, path, range, src);
+    return await answer(ctx, path, range, src, args.maxContent ?? FILE_INLINE_CAP);
   } finally {
     src.close();
   }
 }
 
-async function answer(ctx: ReadContext, path: RepoPath, range: { start: number; end: number } | null, src: Source): Promise<FileResult> {
+async function answer(ctx: ReadContext, path: RepoPath, range: { start: number; end: number } | null, src: Source, cap: number): Promise<FileResult> {
   let slice: LineSlice | null = null;
   let bytes: Uint8Array | null = null;
   let blob = src.knownBlob;
   /** what the lease records when the whole file's blob is not known */
   let partial: PartialRead | null = null;
   if (range && src.size > WHOLE_READ_MAX) {
-    const streamed = await sliceLinesFromStream(await src.stream(), range.start, range.end, FILE_INLINE_CAP, blob === undefined);
+    const streamed = await sliceLinesFromStream(await src.stream(), range.start, range.end, cap, blob === undefined);
     slice = streamed;
     if (blob === undefined && streamed.readSha256 !== undefined) {
       // read to the end: what was read is the whole file
@@ -91,11 +99,12 @@ async function answer(ctx: ReadContext, path: RepoPath, range: { start: number; 
     }
   } else if (range) {
     bytes = await src.whole();
-    slice = sliceLines(bytes, range.start, range.end, FILE_INLINE_CAP);
+    slice = sliceLines(bytes, range.start, range.end, cap);
     blob ??= blobIdOf(bytes);
   } else {
-    if (src.size > FILE_INLINE_CAP) throw await tooLargeError(path, src);
+    if (src.size > cap) throw tooLargeError(path, src.size, cap, await sliceLinesFromStream(await src.stream(), 1, Number.MAX_SAFE_INTEGER, cap));
     bytes = await src.whole();
+    if (contentCost(bytes) > cap) throw tooLargeError(path, src.size, cap, sliceLines(bytes, 1, Number.MAX_SAFE_INTEGER, cap));
     blob ??= blobIdOf(bytes);
   }
   if (slice?.totalLines !== undefined && range && range.start > Math.max(slice.totalLines, 1)) {
@@ -109,9 +118,13 @@ async function answer(ctx: ReadContext, path: RepoPath, range: { start: number; 
     if (blob !== undefined) touch(ctx.lease, path, blob);
     else if (partial) ctx.lease.touched.setPartial(path, partial);
   }
-  const body = slice ? slice.bytes : (bytes as Uint8Array);
-  if (slice && isBinary(body)) throw invalidArgument(`${path} is binary; line ranges apply to text files only`, { path });
-  const enc = encodeContent(body);
+  if (slice && isBinary(slice.bytes)) throw invalidArgument(`${path} is binary; line ranges apply to text files only`, { path });
+  let enc = encodeContent(slice ? slice.bytes : (bytes as Uint8Array));
+  if (slice && enc.content.length > cap) {
+    // text that is not UTF-8 goes out as base64, a third longer than its bytes: fewer lines fit
+    slice = shrinkSlice(slice, Math.floor(((cap - 16) * 3) / 4));
+    enc = encodeContent(slice.bytes);
+  }
   const result: FileResult = {
     ...branchFields(ctx),
     path,
@@ -221,19 +234,24 @@ function readError(path: string, err: unknown): unknown {
   return err;
 }
 
+/** What the file's content takes in an answer: its JSON string length as text, or its base64 form's. */
+function contentCost(bytes: Uint8Array): number {
+  const enc = encodeContent(bytes);
+  return enc.encoding === "utf8" ? jsonCost(bytes) : enc.content.length;
+}
+
 /**
  * TOO_LARGE for a whole read of a file over FILE_INLINE_CAP, saying which
- * end_line fits in one answer: the complete lines within the cap from line 1
- * (read: the first FILE_INLINE_CAP bytes only).
+ * end_line fits in one answer: `head` is the slice from line 1 within the
+ * cap (read from the first bytes only).
  */
-async function tooLargeError(path: string, src: Source): Promise<WorksnapError> {
-  const head = await sliceLinesFromStream(await src.stream(), 1, Number.MAX_SAFE_INTEGER, FILE_INLINE_CAP);
+function tooLargeError(path: string, size: number, cap: number, head: LineSlice): WorksnapError {
   const fits = Math.max(1, head.endLine);
   const longFirst = head.bytes.length > 0 && head.bytes[head.bytes.length - 1] !== 10; // line 1 alone is over the limit
   return tooLarge(
-    `${path} is ${src.size} bytes, over the ${FILE_INLINE_CAP}-byte limit of one answer; read it in parts with start_line/end_line: ` +
+    `${path} is ${size} bytes, more than one answer holds (${cap} characters of content); read it in parts with start_line/end_line: ` +
       (longFirst ? "its first line alone is longer than that (start_line 1, end_line 1 returns its start)" : `start_line 1, end_line ${fits} fits`),
-    { path, size: src.size, limit: FILE_INLINE_CAP, fits_end_line: fits },
+    { path, size, limit: cap, fits_end_line: fits },
   );
 }
 

@@ -4,9 +4,11 @@ import { join } from "node:path";
 import { sha256Hex } from "../../../src/core/hash";
 import { createSnapshot } from "../../../src/ops/snapshot/create";
 import { FILE_INLINE_CAP, WHOLE_READ_MAX, readFile } from "../../../src/ops/snapshot/file";
+import { jsonCost } from "../../../src/ops/snapshot/line-slice";
 import { writeFileOp } from "../../../src/ops/mutate/write-file";
+import { mcpSession } from "../../helpers/binary";
 import { tmpRepo } from "../../helpers/tmp-repo";
-import { wsOf } from "../../helpers/workspace";
+import { enc, wsOf } from "../../helpers/workspace";
 
 const GB2 = 2 * 1024 * 1024 * 1024;
 const HEAD = "first line\nsecond line\nthird line\n";
@@ -100,16 +102,24 @@ describe("huge ranges of huge files", () => {
     expect(e).toMatchObject({ code: "INVALID_ARGUMENT", details: { arg: "start_line", total_lines: big.length / 1000 } });
   });
 
-  test("TOO_LARGE says which end_line fits in one answer", async () => {
+  test("TOO_LARGE says which end_line fits in one answer, and that range is answered over MCP (quotes and all)", async () => {
     await using repo = await tmpRepo();
     repo.write("wide.txt", `${"w".repeat(99)}\n`.repeat(5000)); // 500 KB, 100 bytes a line
+    repo.write("quoted.json", `${'"k": "v\\\\",'.repeat(9)}\n`.repeat(600)); // under the cap in bytes (60 KB), over it as JSON
     using ws = wsOf(repo);
     const e = await readFile(ws, { mode: "worktree", path: "wide.txt" }).catch((x) => x);
-    const fits = Math.floor(FILE_INLINE_CAP / 100);
+    const fits = Math.floor(FILE_INLINE_CAP / jsonCost(enc(`${"w".repeat(99)}\n`)));
     expect(e).toMatchObject({ code: "TOO_LARGE", details: { fits_end_line: fits } });
     expect(e.message).toContain(`end_line ${fits} fits`);
-    const next = await readFile(ws, { mode: "worktree", path: "wide.txt", start_line: 1, end_line: fits });
-    expect(next.truncated).toBe(false);
-    expect(next.end_line).toBe(fits);
+    await using s = await mcpSession(repo.root);
+    for (const path of ["wide.txt", "quoted.json"]) {
+      const tooLarge = await s.callError("snapshot_file", { mode: "worktree", path });
+      expect([path, tooLarge.code]).toEqual([path, "TOO_LARGE"]);
+      const end = tooLarge.details.fits_end_line;
+      const part = await s.call("snapshot_file", { mode: "worktree", path, start_line: 1, end_line: end });
+      expect([path, part.end_line, part.truncated]).toEqual([path, end, false]);
+      const more = await s.call("snapshot_file", { mode: "worktree", path, start_line: 1, end_line: end + 1 });
+      expect([path, more.end_line, more.truncated]).toEqual([path, end, true]); // one line more is cut, still answered
+    }
   });
 });
