@@ -10,7 +10,7 @@ import { IdleCollector } from "./idle-collect";
 import { JSONRPC, JsonRpcError } from "./jsonrpc-screen";
 import { GuardedServer } from "./request-guard";
 import { registerResources } from "./resources";
-import { errorResult, successResult } from "./result";
+import { type TextMode, errorResult, successResult } from "./result";
 import { McpSession } from "./session";
 import { LargeMessageStdioTransport } from "./stdio-transport";
 
@@ -45,7 +45,17 @@ export interface WorksnapServer {
 export type Log = (line: string) => void;
 const stderrLog: Log = (line) => void process.stderr.write(`worksnap: ${line}\n`);
 
-export function createServer(ws: Workspace, naming: ToolNaming = "underscore", log: Log = stderrLog): WorksnapServer {
+export interface ServeOptions {
+  naming?: ToolNaming;
+  /** content[0].text: each tool's compact rendering (default) or the JSON of structuredContent. */
+  text?: TextMode;
+  log?: Log;
+}
+
+export function createServer(ws: Workspace, opts: ServeOptions = {}): WorksnapServer {
+  const naming = opts.naming ?? "underscore";
+  const textMode = opts.text ?? "compact";
+  const log = opts.log ?? stderrLog;
   const sdk = new GuardedServer({ name: "worksnap", version: VERSION }, { capabilities: { tools: {}, resources: {} } });
   sdk.onerror = (err) => log(err.message);
   const session = new McpSession();
@@ -87,23 +97,24 @@ export function createServer(ws: Workspace, naming: ToolNaming = "underscore", l
     };
     unanswered++;
     try {
-      const out = await calls.run(async () => {
+      const { args, answer } = await calls.run(async () => {
         idle.begin();
         try {
           const args = parseArgs(def, req.params.arguments);
           const answer = await retryOnDescriptorShortage(def.name, def.annotations.readOnlyHint, extra.signal, () => def.run(args, { ws, signal: extra.signal, progress, session }));
           checkBranch(def, def.branch(args), answer);
-          return answer;
+          return { args, answer };
         } finally {
           idle.end();
         }
       }, extra.signal);
-      return successResult(out);
+      const text = def.text;
+      return successResult(answer, text && ((o) => text(o, args)), textMode);
     } catch (err) {
       // cancelled (while queued or running): the SDK sends nothing, as MCP asks
       if (extra.signal.aborted) throw err;
       logFailure(def.name, err);
-      return errorResult(err, ws.repo.root);
+      return errorResult(err, ws.repo.root, textMode);
     } finally {
       unanswered--;
       if (unanswered === 0) for (const w of settledWaiters.splice(0)) w();
@@ -149,10 +160,10 @@ export function createServer(ws: Workspace, naming: ToolNaming = "underscore", l
  * answers every line); when stdout fails, nobody can be answered: in-flight
  * calls are abandoned.
  */
-export async function serveStdio(ws: Workspace, naming: ToolNaming): Promise<void> {
-  const server = createServer(ws, naming);
+export async function serveStdio(ws: Workspace, opts: ServeOptions = {}): Promise<void> {
+  const server = createServer(ws, opts);
   // The SDK's stdio transport drops messages over 10 MB; patches and writes can be larger.
-  const transport = new LargeMessageStdioTransport();
+  const transport = new LargeMessageStdioTransport(process.stdin, process.stdout, undefined, opts.text);
   const closed = new Promise<void>((resolve) => {
     server.sdk.onclose = resolve;
   });

@@ -491,7 +491,7 @@ class GrepRun {
     const left = found.total - skip - taken;
     if (left <= 0) return true;
     result.matches_omitted += left;
-    const cap = result.matches.length >= q.maxMatches ? `max_matches=${q.maxMatches}` : `the answer size budget (${q.maxBytes} bytes of matches)`;
+    const cap = result.matches.length >= q.maxMatches ? `max_matches=${q.maxMatches}` : `the answer's size limit (${q.maxBytes} bytes of matches)`;
     this.cut({ path: c.path, skip: skip + taken }, `stopped at ${cap}`);
     return false;
   }
@@ -499,7 +499,7 @@ class GrepRun {
   private cut(at: CursorPosition, why: string): void {
     this.result.truncated = true;
     this.result.cursor = encodeCursor(this.q.identity, at);
-    this.result.note = `${why}; more results remain, pass the cursor to get them`;
+    this.result.note = `${why}; more results remain: pass cursor to get them`;
   }
 
   /** Resume point when nothing is in flight: just past the last file taken. */
