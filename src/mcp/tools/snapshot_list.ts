@@ -16,7 +16,7 @@ export const snapshotList = defineTool({
     lease_id: v.optional(leaseIdArg),
     path: v.optional(pathArg('Default "." (the root).')),
     recursive: v.optional(v.boolean()),
-    glob: v.optional(v.pipe(v.string(), v.minLength(1), v.description('Files matching it at any depth under path: "*.test.ts", "src/**/index.*".'))),
+    glob: v.optional(v.pipe(v.string(), v.minLength(1))),
     limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(2000), v.description("Default 200."))),
     cursor: v.optional(cursorArg),
   }),
