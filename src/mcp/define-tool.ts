@@ -1,6 +1,6 @@
 import { toJsonSchema } from "@valibot/to-json-schema";
 import * as v from "valibot";
-import { internal, invalidArgument } from "../core/errors";
+import { type WorksnapError, internal, invalidArgument } from "../core/errors";
 import type { Workspace } from "../ops/workspace";
 import type { JsonSchema } from "./output-schema";
 import type { McpSession } from "./session";
@@ -26,13 +26,23 @@ export type Branch = "immutable" | "worktree" | "none";
 
 export interface ToolDef<A = unknown> {
   name: string;
+  /** The name served under `--tool-names dotted`; default: the first underscore becomes a dot. */
+  dottedName?: string;
   description: string;
   args: v.GenericSchema<unknown, A>;
-  output: JsonSchema;
+  /**
+   * The output schema clients see; null for a tool that answers in text only:
+   * no outputSchema, no structuredContent, content[0].text is the whole answer.
+   */
+  output: JsonSchema | null;
   annotations: ToolAnnotations;
   /** Which success branch an answer to these arguments must be (checked at runtime). */
   branch: (args: A) => Branch;
   run: (args: A, ctx: ToolContext) => Promise<Record<string, unknown>>;
+  /** What the model reads (content[0].text) for an answer; default: the answer's canonical JSON. */
+  text?: (out: Record<string, unknown>, args: A) => string;
+  /** The text of an error answer; `args` are the raw arguments (they may not have parsed). Default: {error} as JSON. */
+  errorText?: (err: WorksnapError, args: unknown) => string;
 }
 
 export function defineTool<A>(def: ToolDef<A>): ToolDef<A> {

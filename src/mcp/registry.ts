@@ -13,6 +13,13 @@ import workspaceApplyPatchSchema from "../../schemas/workspace_apply_patch.json"
 import workspaceWriteFileSchema from "../../schemas/workspace_write_file.json" with { type: "json" };
 import workspaceDeleteSchema from "../../schemas/workspace_delete.json" with { type: "json" };
 import workspaceMoveSchema from "../../schemas/workspace_move.json" with { type: "json" };
+import snapSchema from "../../schemas/snap.json" with { type: "json" };
+import checkSchema from "../../schemas/check.json" with { type: "json" };
+import snapEndSchema from "../../schemas/snap_end.json" with { type: "json" };
+import snapLearnSchema from "../../schemas/snap_learn.json" with { type: "json" };
+import snapViolationSchema from "../../schemas/snap_violation.json" with { type: "json" };
+import snapFixSchema from "../../schemas/snap_fix.json" with { type: "json" };
+import snapHelpSchema from "../../schemas/snap_help.json" with { type: "json" };
 export { TOOLS } from "./tool-list";
 
 const SCHEMAS: Record<string, ToolSchemas> = {
@@ -28,6 +35,13 @@ const SCHEMAS: Record<string, ToolSchemas> = {
   workspace_write_file: workspaceWriteFileSchema as ToolSchemas,
   workspace_delete: workspaceDeleteSchema as ToolSchemas,
   workspace_move: workspaceMoveSchema as ToolSchemas,
+  snap: snapSchema as ToolSchemas,
+  check: checkSchema as ToolSchemas,
+  snap_end: snapEndSchema as ToolSchemas,
+  snap_learn: snapLearnSchema as ToolSchemas,
+  snap_violation: snapViolationSchema as ToolSchemas,
+  snap_fix: snapFixSchema as ToolSchemas,
+  snap_help: snapHelpSchema as ToolSchemas,
 };
 
 export function servedSchemas(name: string): ToolSchemas {

@@ -1,5 +1,5 @@
 import { canonicalJson } from "../core/canonical-json";
-import { asWorksnapError, tooLarge } from "../core/errors";
+import { type WorksnapError, asWorksnapError, tooLarge } from "../core/errors";
 
 /** Keeps every answer well under Claude Code's 25,000-token default cap. */
 export const MAX_RESPONSE_BYTES = 90_000;
@@ -7,24 +7,38 @@ export const MAX_RESPONSE_BYTES = 90_000;
 export interface ToolResult {
   [key: string]: unknown;
   content: { type: "text"; text: string }[];
-  structuredContent: Record<string, unknown>;
+  /** Absent for a text-only tool (no output schema). */
+  structuredContent?: Record<string, unknown>;
   isError?: boolean;
 }
 
-/** Success: content[0].text is exactly the JSON of structuredContent (DESIGN decision 11). */
-export function successResult(out: Record<string, unknown>): ToolResult {
-  const text = canonicalJson(out);
+/** How a tool's answers are rendered; by default the text is the JSON of structuredContent. */
+export interface ResultShape {
+  /** The text the model reads for an answer. */
+  text?: (out: Record<string, unknown>) => string;
+  /** The text of an error answer. */
+  errorText?: (err: WorksnapError) => string;
+  /** false: a text-only tool, no structuredContent. */
+  structured?: boolean;
+}
+
+/** Success: content[0].text is exactly the JSON of structuredContent (DESIGN decision 11), unless the tool renders its own. */
+export function successResult(out: Record<string, unknown>, shape: ResultShape = {}): ToolResult {
+  const text = shape.text ? shape.text(out) : canonicalJson(out);
   if (text.length > MAX_RESPONSE_BYTES) {
     return errorResult(
       tooLarge(`the answer would be ${text.length} bytes; narrow the request (paths, limit, line range)`, { bytes: text.length, limit: MAX_RESPONSE_BYTES }),
+      shape,
     );
   }
-  return { content: [{ type: "text", text }], structuredContent: out };
+  return shape.structured === false ? { content: [{ type: "text", text }] } : { content: [{ type: "text", text }], structuredContent: out };
 }
 
-/** The one place MCP maps errors: isError plus {error:{code,message,details}}, in text too. */
-export function errorResult(err: unknown): ToolResult {
+/** The one place MCP maps errors: isError plus {error:{code,message,details}}, in text too (or the tool's own error text). */
+export function errorResult(err: unknown, shape: ResultShape = {}): ToolResult {
   const e = asWorksnapError(err);
   const structured = { error: { code: e.code, message: e.message, details: e.details } };
-  return { content: [{ type: "text", text: canonicalJson(structured) }], structuredContent: structured, isError: true };
+  const text = shape.errorText ? shape.errorText(e) : canonicalJson(structured);
+  if (shape.structured === false) return { content: [{ type: "text", text }], isError: true };
+  return { content: [{ type: "text", text }], structuredContent: structured, isError: true };
 }

@@ -6,15 +6,16 @@ import type { Workspace } from "../ops/workspace";
 import { type ToolDef, checkBranch, parseArgs } from "./define-tool";
 import { TOOLS, servedSchemas } from "./registry";
 import { IdleCollector } from "./idle-collect";
-import { errorResult, successResult } from "./result";
+import { type ResultShape, errorResult, successResult } from "./result";
 import { McpSession } from "./session";
 import { LargeMessageStdioTransport } from "./stdio-transport";
 
 export type ToolNaming = "underscore" | "dotted";
 
-/** `snapshot_create` -> `snapshot.create` (the spec's names; only the first underscore is the namespace). */
-export function servedName(name: string, naming: ToolNaming): string {
-  return naming === "dotted" ? name.replace("_", ".") : name;
+/** `snapshot_create` -> `snapshot.create` (the spec's names; only the first underscore is the namespace), unless the tool names its own. */
+export function servedName(def: Pick<ToolDef<unknown>, "name" | "dottedName">, naming: ToolNaming): string {
+  if (naming !== "dotted") return def.name;
+  return def.dottedName ?? def.name.replace("_", ".");
 }
 
 export function createServer(ws: Workspace, naming: ToolNaming = "underscore"): Server {
@@ -22,16 +23,16 @@ export function createServer(ws: Workspace, naming: ToolNaming = "underscore"): 
   const session = new McpSession();
   const byName = new Map<string, ToolDef<unknown>>();
   const idle = new IdleCollector();
-  for (const t of TOOLS) byName.set(servedName(t.name, naming), t as ToolDef<unknown>);
+  for (const t of TOOLS) byName.set(servedName(t, naming), t as ToolDef<unknown>);
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: TOOLS.map((t) => {
       const s = servedSchemas(t.name);
       return {
-        name: servedName(t.name, naming),
+        name: servedName(t, naming),
         description: t.description,
         inputSchema: s.inputSchema,
-        outputSchema: s.outputSchema,
+        ...(s.outputSchema ? { outputSchema: s.outputSchema } : {}),
         annotations: t.annotations,
       };
     }),
@@ -48,13 +49,18 @@ export function createServer(ws: Workspace, naming: ToolNaming = "underscore"): 
         .catch(() => undefined);
     };
     idle.begin();
+    const raw = req.params.arguments;
+    const shape: ResultShape = {
+      structured: def.output !== null,
+      errorText: def.errorText ? (e) => (def.errorText as NonNullable<typeof def.errorText>)(e, raw) : undefined,
+    };
     try {
-      const args = parseArgs(def, req.params.arguments);
+      const args = parseArgs(def, raw);
       const out = await def.run(args, { ws, signal: extra.signal, progress, session });
       checkBranch(def, def.branch(args), out);
-      return successResult(out);
+      return successResult(out, { ...shape, text: def.text ? (o) => (def.text as NonNullable<typeof def.text>)(o, args) : undefined });
     } catch (err) {
-      return errorResult(err);
+      return errorResult(err, shape);
     } finally {
       idle.end();
     }

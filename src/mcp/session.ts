@@ -6,6 +6,8 @@
 export class McpSession {
   /** Edit conversations the server started for this session's writes, in the order they were started. */
   private readonly started = new Set<string>();
+  /** The task this session started last (snap mode start): what task tools mean when they get no taskId. */
+  private lastTask: string | undefined;
 
   /** Records a conversation id the server minted for a write of this session. */
   conversationStarted(id: string): void {
@@ -20,5 +22,15 @@ export class McpSession {
   /** The conversations started in this session, oldest first. */
   conversations(): string[] {
     return [...this.started];
+  }
+
+  /** Records the task this session just started. */
+  taskStarted(id: string): void {
+    this.lastTask = id;
+  }
+
+  /** The task this session started last, if any (it may have ended since). */
+  currentTask(): string | undefined {
+    return this.lastTask;
   }
 }
