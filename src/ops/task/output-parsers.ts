@@ -54,7 +54,9 @@ const PYTEST_FAILED = /^(FAILED|ERROR)\s+([^\s:]+?\.py)(?:::(\S+))?(?:\s+-\s+(.*
 const PY_TRACE = /^([^\s:]+?\.py):(\d+):\s+(\w*(?:Error|Exception|Failed)\w*)$/;
 const GENERIC_COL = /^(.+?):(\d+):(\d+):\s*(?:(fatal error|error|warning|note)(?:\[[^\]]*\])?:?\s*)?(.*)$/;
 const GENERIC_LINE = /^(.+?):(\d+):\s*(?:(fatal error|error|warning|note)(?:\[[^\]]*\])?:?\s*)?(.*)$/;
-const TEST_FAIL = /^\s*(?:\(fail\)|✗|×|●)\s+(.+?)(?:\s+\[[\d.]+m?s\])?$|^\s*--- FAIL: (\S+)|^---- (\S+) stdout ----$/;
+const TEST_FAIL = /^\s*(?:\(fail\)|✗|×|●)\s+(.+?)(?:\s+\[[\d.]+m?s\])?$|^\s*--- FAIL: (\S+)|^---- (\S+) stdout ----$|^\s*FAIL\s+(\S+ > .+)$/;
+/** A failed test's name can follow its location (bun test prints the error and frame first): this many lines apart at most. */
+const NAME_AFTER_FRAME_LINES = 40;
 
 function severityOf(word: string | undefined): Severity | null {
   if (!word || word === "error" || word === "fatal error") return "error";
@@ -72,17 +74,23 @@ export function parseOutput(output: string, resolve: PathResolver): ParsedOutput
     out.diagnostics.push(d);
   };
   let eslintFile: string | null = null;
+  /** The last diagnostic placed by a stack frame, not yet given a test name. */
+  let lastFrame: { diagnostic: Diagnostic; line: number } | null = null;
   /** A headline waiting for its location (rustc `error: ...` then `-->`, a failed test then its frame). */
   let pending: { severity: Severity; message: string; ttl: number } | null = null;
   const lines = output.split(/\r?\n/);
-  for (const rawLine of lines) {
-    const line = stripAnsi(rawLine);
+  for (let n = 0; n < lines.length; n++) {
+    const line = stripAnsi(lines[n] as string);
     if (pending && --pending.ttl < 0) pending = null;
     summaries(line, out);
     const fail = TEST_FAIL.exec(line);
     if (fail) {
       out.failedTests++;
-      pending = { severity: "error", message: `test failed: ${(fail[1] ?? fail[2] ?? fail[3] ?? "").trim()}`, ttl: 40 };
+      const name = `test failed: ${(fail[1] ?? fail[2] ?? fail[3] ?? fail[4] ?? "").trim()}`;
+      if (lastFrame && n - lastFrame.line <= NAME_AFTER_FRAME_LINES) {
+        lastFrame.diagnostic.message = `${name}: ${lastFrame.diagnostic.message}`;
+        lastFrame = null;
+      } else pending = { severity: "error", message: name, ttl: 40 };
       continue;
     }
     let m = TSC_PAREN.exec(line) ?? TSC_PRETTY.exec(line);
@@ -95,7 +103,9 @@ export function parseOutput(output: string, resolve: PathResolver): ParsedOutput
     if (frame) {
       const path = resolve(frame[1] as string);
       if (path && pending) {
-        push({ path, line: Number(frame[2]), col: Number(frame[3]), severity: pending.severity, message: pending.message });
+        const d: Diagnostic = { path, line: Number(frame[2]), col: Number(frame[3]), severity: pending.severity, message: pending.message };
+        push(d);
+        lastFrame = pending.message.startsWith("test failed: ") ? null : { diagnostic: d, line: n };
         pending = null;
       }
       continue;

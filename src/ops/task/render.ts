@@ -71,7 +71,7 @@ export function renderStart(r: StartResult): WireResponse {
   const t = r.task;
   const fields = [
     f("id", t.id),
-    f("snap", r.snap ?? "-"),
+    f("snap", r.snap ?? ""),
     f("risk", t.risk.level),
     f("prot", t.prot),
     f("dirty", t.dirty_at_start),
@@ -155,7 +155,7 @@ export function renderCheck(r: CheckResult, now = Date.now()): WireResponse {
   if (r.commands.length > 0) parts.push(`${r.commands.map((c) => commandWords(c, now)).join("; ")}.`);
   if (r.plan && (r.commands.length > 0 || r.missingKinds.length > 0)) parts.push(planWords(r.plan, r.commands, r.missingKinds));
   if (issues.length > 0) {
-    const shown = issues.slice(0, 3).map((i) => `${issueLabel(i)} ${clip(i.what, 90)}`);
+    const shown = issues.slice(0, 3).map((i) => `${issueLabel(i)} ${clip(i.what.replace(/\.$/, ""), 90)}`);
     parts.push(`${shown.join("; ")}${issues.length > 3 ? `; ${issues.length - 3} more` : ""}.`);
   }
   if (r.impact) {
