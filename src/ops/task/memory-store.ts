@@ -107,6 +107,7 @@ export function parseLearningLines(text: string, source: Learning["source"]): Le
         trigger: l.trigger,
         action: l.action,
         created_at: typeof l.created_at === "string" ? l.created_at : "",
+        ...(typeof l.task_id === "string" ? { task_id: l.task_id } : {}),
         files: Array.isArray(l.files) ? l.files.filter((f): f is string => typeof f === "string") : undefined,
         source: source === "team" ? "team" : (l.source ?? source),
       });
