@@ -56,6 +56,11 @@ class CappedOutput {
     this.tail.push(chunk.slice());
     this.tailBytes += chunk.length;
     while (this.tailBytes - (this.tail[0]?.length ?? 0) >= OUTPUT_TAIL_BYTES) this.tailBytes -= (this.tail.shift() as Uint8Array).length;
+    const over = this.tailBytes - OUTPUT_TAIL_BYTES;
+    if (over > 0) {
+      this.tail[0] = (this.tail[0] as Uint8Array).subarray(over);
+      this.tailBytes -= over;
+    }
   }
 
   text(): string {
