@@ -52,8 +52,8 @@ const RUST_HEAD = /^(error|warning)(\[\w+\])?:\s+(.*)$/;
 const GO_TEST = /^\s+([^\s:]+_test\.go):(\d+):\s+(.*)$/;
 const PYTEST_FAILED = /^(FAILED|ERROR)\s+([^\s:]+?\.py)(?:::(\S+))?(?:\s+-\s+(.*))?$/;
 const PY_TRACE = /^([^\s:]+?\.py):(\d+):\s+(\w*(?:Error|Exception|Failed)\w*)$/;
-const GENERIC_COL = /^(.+?):(\d+):(\d+):\s*(?:(fatal error|error|warning|note)(?:\[[^\]]*\])?:?\s*)?(.*)$/;
-const GENERIC_LINE = /^(.+?):(\d+):\s*(?:(fatal error|error|warning|note)(?:\[[^\]]*\])?:?\s*)?(.*)$/;
+const GENERIC_COL = /^(.+?):(\d+):(\d+):\s*(?:(fatal error|error|warning|note)(?:\[([^\]]*)\])?:?\s*)?(.*)$/;
+const GENERIC_LINE = /^(.+?):(\d+):\s*(?:(fatal error|error|warning|note)(?:\[([^\]]*)\])?:?\s*)?(.*)$/;
 const TEST_FAIL = /^\s*(?:\(fail\)|✗|×|●)\s+(.+?)(?:\s+\[[\d.]+m?s\])?$|^\s*--- FAIL: (\S+)|^---- (\S+) stdout ----$|^\s*FAIL\s+(\S+ > .+)$/;
 /** A failed test's name can follow its location (bun test prints the error and frame first): this many lines apart at most. */
 const NAME_AFTER_FRAME_LINES = 40;
@@ -140,15 +140,16 @@ export function parseOutput(output: string, resolve: PathResolver): ParsedOutput
       continue;
     }
     m = GENERIC_COL.exec(line);
-    const g = m ? { file: m[1], line: m[2], col: m[3], sev: m[4], msg: m[5] } : (() => {
+    const g = m ? { file: m[1], line: m[2], col: m[3], sev: m[4], code: m[5], msg: m[6] } : (() => {
       const l = GENERIC_LINE.exec(line);
-      return l ? { file: l[1], line: l[2], col: undefined, sev: l[3], msg: l[4] } : null;
+      return l ? { file: l[1], line: l[2], col: undefined, sev: l[3], code: l[4], msg: l[5] } : null;
     })();
     if (g) {
       const path = resolve((g.file as string).trim());
       const severity = severityOf(g.sev);
       if (path && severity) {
-        push({ path, line: Number(g.line), col: g.col === undefined ? undefined : Number(g.col), severity, message: (g.msg ?? "").trim() });
+        const message = (g.msg ?? "").trim();
+        push({ path, line: Number(g.line), col: g.col === undefined ? undefined : Number(g.col), severity, message: g.code ? `${g.code}: ${message}` : message });
         continue;
       }
     }
@@ -170,7 +171,7 @@ function summaries(line: string, out: ParsedOutput): void {
   }
   m = /^test result: FAILED\. \d+ passed; (\d+) failed/.exec(line);
   if (m) out.summaryErrors = (out.summaryErrors ?? 0) + Number(m[1]);
-  m = /^=+ (.*\b(?:failed|passed|error)\b.*) in [\d.]+s/.exec(line);
+  m = /^=+ (.*\b(?:failed|passed|errors?)\b.*) in [\d.]+s/.exec(line) ?? /^(\d+ (?:failed|passed|errors?)\b.*) in [\d.]+s\b/.exec(line);
   if (m) {
     const failed = /(\d+) failed/.exec(m[1] as string);
     const errors = /(\d+) errors?/.exec(m[1] as string);
