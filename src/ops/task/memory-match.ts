@@ -51,7 +51,8 @@ export async function matchMemory(ws: Workspace, q: MatchQuery, limit = 3): Prom
         because.push(f);
       }
     }
-    for (const w of significant(wordsOf(text))) {
+    // The words of the files it was about count as its words too.
+    for (const w of significant([...wordsOf(text), ...theirFiles.flatMap(wordsOf)])) {
       if (want.has(w)) {
         s += 1;
         because.push(w);

@@ -113,7 +113,7 @@ function parseProblem(path: string, text: string): { line: number; message: stri
     return null;
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
-    const line = /line (\d+)/i.exec(message)?.[1];
-    return { line: line ? Number(line) : 0, message: `does not parse: ${message.split("\n")[0]}` };
+    // These parsers do not say where; the file is named without a line.
+    return { line: 0, message: `does not parse: ${message.split("\n")[0]}` };
   }
 }
