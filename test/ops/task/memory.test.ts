@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { WorksnapError } from "../../../src/core/errors";
+import { endTask } from "../../../src/ops/task/end";
 import { learn, reportViolation } from "../../../src/ops/task/learn";
 import { loadLearnings, loadViolations } from "../../../src/ops/task/memory-store";
 import { assessRisk } from "../../../src/ops/task/risk";
@@ -59,6 +60,8 @@ describe("learnings and violations", () => {
     const t1 = (await startTask(ws, { task: "first pass", files: ["src/billing/invoice.ts"] })).task;
     const l = await learn(ws, { trigger: "currency conversion", action: "use integer cents", type: "pitfall" });
     expect(l.learning).toMatchObject({ task_id: t1.id, files: ["src/billing/invoice.ts"], source: "learn" });
+    await endTask(ws, { taskId: t1.id });
+    // No active task now: this one is tied to no file, and shares no word with the next task.
     await learn(ws, { trigger: "docker build cache", action: "copy lockfile first", type: "efficiency" });
     for (let i = 0; i < 3; i++) await reportViolation(ws, { type: "float_money", description: "used floats for money", file: "src/billing/invoice.ts", prevention: "integer cents" });
     const r = await startTask(ws, { task: "fix invoice totals", keywords: ["currency"] });
