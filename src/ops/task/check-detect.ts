@@ -82,7 +82,9 @@ export async function loadCheckPlan(ws: Workspace): Promise<CheckPlan> {
   const pathDirs = ["node_modules/.bin", ".venv/bin", "venv/bin"].map((d) => join(ws.repo.root, d)).filter((d) => existsSync(d));
   const plan: CheckPlan = { origin: read.origin, explicit: config.checks !== null, commands: [], patterns: config.patterns, drift: read.drift, notes: [], pathDirs };
   if (config.checks) {
-    for (const c of config.checks) {
+    // Cheap kinds first, whatever order the file lists them in: a type error is found before the tests run.
+    const order = (k: CheckKind) => (["typecheck", "lint", "build", "test"] as const).indexOf(k);
+    for (const c of [...config.checks].sort((a, b) => order(a.kind) - order(b.kind))) {
       plan.commands.push({ name: c.kind, kind: c.kind, argv: c.argv, display: c.display, source: CONFIG_FILE, timeoutMs: c.timeoutMs ?? DEFAULT_TIMEOUT_MS[c.kind] });
     }
     return named(plan);

@@ -43,12 +43,13 @@ describe("check commands come from the committed configuration", () => {
     using ws = wsOf(repo);
     const plan = await loadCheckPlan(ws);
     expect(plan.explicit).toBe(true);
+    // Cheap kinds run first, whatever the order in the file.
     expect(summary(plan)).toEqual([
+      ["lint", "make lint", "worksnap.json"],
       ["test:exit", "exit 0", "worksnap.json"],
       ["test:true", "true", "worksnap.json"],
-      ["lint", "make lint", "worksnap.json"],
     ]);
-    expect(plan.commands[1]?.timeoutMs).toBe(5000);
+    expect(plan.commands[2]?.timeoutMs).toBe(5000);
     // Without worksnap.json, the Makefile target is detected and run from HEAD through stdin.
     repo.git("rm", "-q", "worksnap.json", "package.json");
     repo.write("Makefile", "lint:\n\t@echo committed recipe\n");
