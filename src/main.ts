@@ -14,6 +14,8 @@ Usage:
                                        diff, export, import
   worksnap history <command> ...       review agent edits: status, show, accept,
                                        reject, recover, cleanup (also: mcpdiff)
+  worksnap task <command> ...          the task layer: start, context, check, end,
+                                       list, diff, restore
   worksnap --version | --help
 
 Run "worksnap <command> --help" for details.
@@ -40,6 +42,10 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   history: async () => {
     const m = await import("./cli/commands/history");
     return { run: m.cmdHistory, help: m.HISTORY_HELP };
+  },
+  task: async () => {
+    const m = await import("./cli/commands/task");
+    return { run: m.cmdTask, help: m.TASK_HELP };
   },
 };
 

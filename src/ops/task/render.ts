@@ -85,7 +85,9 @@ export function renderStart(r: StartResult): WireResponse {
     const named = t.files.length === 0 ? "" : `, ${t.named.held.length}/${t.files.length} named held${t.named.missing.length > 0 ? ` (not there yet: ${list(t.named.missing, 3)})` : ""}`;
     parts.push(`Snapshot ${r.snap} ${t.snapshot.status}, ${plural(t.snapshot.files, "file")}${named}.`);
   }
-  if (r.dirty.against === "previous-snapshot") parts.push(`No git: whole tree captured; ${plural(t.dirty_at_start, "file")} changed since the previous task snapshot.`);
+  if (t.snapshot.status === "failed") {
+    // nothing was captured: no word about what the capture would have held
+  } else if (r.dirty.against === "previous-snapshot") parts.push(`No git: whole tree captured; ${plural(t.dirty_at_start, "file")} changed since the previous task snapshot.`);
   else if (r.dirty.against === "none" && !t.base.git) parts.push("No git: whole tree captured; no earlier snapshot to count dirty files against.");
   parts.push(riskWords(t.risk), learnWords(r.learn));
   return { type: "S", fields, summary: parts.join(" ") };
@@ -150,7 +152,14 @@ export function renderCheck(r: CheckResult, now = Date.now()): WireResponse {
   ];
   const head = r.status === "fail" ? "failed" : r.status === "pass" ? "passed" : "skipped (nothing to run)";
   const counts = r.errors + r.warnings === 0 ? "" : `: ${[r.errors > 0 ? plural(r.errors, "error") : "", r.warnings > 0 ? plural(r.warnings, "warning") : ""].filter(Boolean).join(", ")}`;
-  const scope = r.scope.from === "task" ? ` in ${plural(r.scope.files.length, "changed file")}` : r.scope.from === "files" ? ` in ${plural(r.scope.files.length, "given file")}` : "";
+  const scope =
+    r.scope.from === "task"
+      ? r.scope.files.length === 0
+        ? " (nothing changed since the task started)"
+        : ` in ${plural(r.scope.files.length, "changed file")}`
+      : r.scope.from === "files"
+        ? ` in ${plural(r.scope.files.length, "given file")}`
+        : "";
   const parts = [`Check ${r.mode} ${head}${counts}${scope}.`];
   if (r.commands.length > 0) parts.push(`${r.commands.map((c) => commandWords(c, now)).join("; ")}.`);
   if (r.plan && (r.commands.length > 0 || r.missingKinds.length > 0)) parts.push(planWords(r.plan, r.commands, r.missingKinds));

@@ -118,7 +118,7 @@ describe("snap_fix list and diff", () => {
     const t3 = (await startTask(ws, { task: "three", files: ["a.ts"] })).task;
     const list = listTaskSnapshots(ws);
     expect(list.count).toBe(2);
-    expect(list.entries.map((e) => [e.task, e.id])).toEqual([["task_3", t3.snapshot.id], ["task_2", t1.snapshot.id]]);
+    expect(list.entries.map((e) => [e.task, e.id as string])).toEqual([["task_3", t3.snapshot.id!], ["task_2", t1.snapshot.id!]]);
 
     const vsTree = await diffSnapshots(ws, { id: t1.snapshot.id! });
     expect(vsTree).toMatchObject({ to: "worktree", added: ["c.ts"], removed: ["b.ts"], changed: ["a.ts"], basis: "task" });
