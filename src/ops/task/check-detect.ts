@@ -75,8 +75,9 @@ const SCRIPT_NAMES: Record<CheckKind, string[]> = {
 const MAKE_TARGETS: Record<CheckKind, string[]> = { typecheck: ["typecheck", "type-check"], lint: ["lint"], build: ["build"], test: ["test", "check"] };
 const NPM_PLACEHOLDER_TEST = /no test specified/;
 
-export async function loadCheckPlan(ws: Workspace): Promise<CheckPlan> {
-  const read = await readCommitted(ws, CONFIG_FILES);
+/** `head`: the HEAD commit when the caller read the git state already. */
+export async function loadCheckPlan(ws: Workspace, head?: string): Promise<CheckPlan> {
+  const read = await readCommitted(ws, CONFIG_FILES, head);
   const files = read.files;
   const config = parseWorksnapConfig(files.get(CONFIG_FILE));
   const pathDirs = ["node_modules/.bin", ".venv/bin", "venv/bin"].map((d) => join(ws.repo.root, d)).filter((d) => existsSync(d));

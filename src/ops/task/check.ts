@@ -24,6 +24,7 @@ import { type TaskRecord, taskFor, writeTask } from "./task-store";
 import { withAreaLock } from "./state-files";
 import { taskError } from "./task-errors";
 import type { ChangePair } from "../snapshot/changes";
+import { readGitState } from "../../repo/fingerprint";
 
 export const CHECK_MODES = ["quick", "patterns", "full", "build", "test", "impact", "circular", "docs", "all"] as const;
 export type CheckMode = (typeof CHECK_MODES)[number];
@@ -96,6 +97,8 @@ export async function runCheck(ws: Workspace, args: CheckArgs): Promise<CheckRes
     const noTask = err instanceof WorksnapError && err.details.wire_code === "NO_TASK";
     if (!noTask || args.taskId !== undefined || (needsScope && given === null && mode.kinds.length === 0)) throw err;
   }
+  // One git state for the whole check: the changes, the configuration's commit and the checked tree all describe it.
+  const state = ws.repo.gitDir ? await readGitState(ws.repo) : undefined;
   let pairs: ChangePair[] = [];
   let scanned: ScannedFile[] = [];
   let scope: CheckResult["scope"] = { files: [], from: "none" };
@@ -103,14 +106,14 @@ export async function runCheck(ws: Workspace, args: CheckArgs): Promise<CheckRes
     scope = { files: [...given], from: "files" };
     scanned = wholeFiles(ws, given);
   } else if (needsScope && task) {
-    pairs = (await taskState(ws, task, { signal: args.signal })).changes;
+    pairs = (await taskState(ws, task, { state, signal: args.signal })).changes;
     scanned = await scannedFiles(ws, pairs);
     scope = { files: pairs.map((p) => p.change.path), from: "task" };
   }
   const findings: Finding[] = [];
   if (mode.parse) findings.push(...parseFindings(scanned));
   let plan: CheckPlan | null = null;
-  if (mode.patterns || mode.kinds.length > 0) plan = await loadCheckPlan(ws);
+  if (mode.patterns || mode.kinds.length > 0) plan = await loadCheckPlan(ws, state?.fingerprint.head_oid);
   if (mode.patterns) findings.push(...runPatterns(scanned, plan?.patterns ?? [], promotedPatterns(ws)));
 
   let impact: Impact | null = null;
@@ -150,7 +153,7 @@ export async function runCheck(ws: Workspace, args: CheckArgs): Promise<CheckRes
   const wanted = plan ? commandsFor(plan, mode.kinds, args.mode) : [];
   const missingKinds = mode.kinds.filter((k) => !wanted.some((c) => c.kind === k) && !(args.mode === "build" && k === "build" && wanted.length > 0));
   if (plan && wanted.length > 0) {
-    const snap = await createSnapshot(ws, { paths: ["."], signal: args.signal });
+    const snap = await createSnapshot(ws, { paths: ["."], gitState: state, signal: args.signal });
     tree = shortSnapshotId(ws, snap.snapshot_id);
     commands = await runChecks(ws, wanted, { tree: snap.snapshot_id, fingerprint: snap.fingerprint, pathDirs: plan.pathDirs, signal: args.signal, onProgress: args.onProgress });
   }
@@ -214,6 +217,9 @@ function wholeFiles(ws: Workspace, files: readonly string[]): ScannedFile[] {
 }
 
 async function recordLastCheck(ws: Workspace, id: string, r: CheckResult): Promise<void> {
+  const last = taskFor(ws, id).last_check;
+  // The same result as the one recorded (a check answered from the cache, usually) is not written again.
+  if (last && last.mode === r.mode && last.status === r.status && last.errors === r.errors && last.warnings === r.warnings) return;
   await withAreaLock(ws, "tasks", async () => {
     const t = taskFor(ws, id);
     if (t.state !== "active") return;

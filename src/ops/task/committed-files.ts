@@ -20,8 +20,16 @@ export interface CommittedFiles {
   drift: string[];
 }
 
-/** Reads `paths` from HEAD (git) or the work tree (no git). Missing files are simply absent from `files`. */
-export async function readCommitted(ws: Workspace, paths: readonly string[]): Promise<CommittedFiles> {
+/** A commit's files never change: a server reads each (commit, path) from git once. */
+const committedCache = new Map<string, string | null>();
+const COMMITTED_CACHE_MAX = 512;
+
+/**
+ * Reads `paths` from HEAD (git) or the work tree (no git). Missing files are
+ * simply absent from `files`. `head`: the HEAD commit when the caller read it
+ * already (spares a git call).
+ */
+export async function readCommitted(ws: Workspace, paths: readonly string[], head?: string): Promise<CommittedFiles> {
   const files = new Map<string, string>();
   if (!ws.repo.gitDir) {
     for (const p of paths) {
@@ -30,27 +38,28 @@ export async function readCommitted(ws: Workspace, paths: readonly string[]): Pr
     }
     return { origin: { kind: "worktree" }, files, drift: [] };
   }
-  const head = (await gitText(["rev-parse", "--verify", "-q", "HEAD^{commit}"], { cwd: ws.repo.root, okCodes: [1, 128] })).trim();
-  if (head === "") return { origin: { kind: "no-commit" }, files, drift: paths.filter((p) => readWorktree(ws, p) !== null) };
-  const batch = new CatFileBatch(ws.repo.gitDir);
-  const drift: string[] = [];
-  try {
-    // Requests are queued together; answers come back in order.
-    const reads = paths.map((p) => batch.read(`${head}:${p}`).then(
-      (bytes) => new TextDecoder().decode(bytes),
-      () => null,
-    ));
-    const texts = await Promise.all(reads);
-    paths.forEach((p, i) => {
-      const committed = texts[i] ?? null;
-      const live = readWorktree(ws, p);
-      if (committed !== null) files.set(p, committed);
-      if (committed !== live) drift.push(p);
-    });
-  } finally {
-    batch.close();
+  const commit = head ?? (await gitText(["rev-parse", "--verify", "-q", "HEAD^{commit}"], { cwd: ws.repo.root, okCodes: [1, 128] })).trim();
+  if (commit === "") return { origin: { kind: "no-commit" }, files, drift: paths.filter((p) => readWorktree(ws, p) !== null) };
+  const key = (p: string) => `${ws.repo.gitDir}\0${commit}\0${p}`;
+  const missing = paths.filter((p) => !committedCache.has(key(p)));
+  if (missing.length > 0) {
+    const batch = new CatFileBatch(ws.repo.gitDir);
+    try {
+      // Requests are queued together; answers come back in order.
+      const texts = await Promise.all(missing.map((p) => batch.read(`${commit}:${p}`).then((bytes) => new TextDecoder().decode(bytes), () => null)));
+      missing.forEach((p, i) => committedCache.set(key(p), texts[i] ?? null));
+      while (committedCache.size > COMMITTED_CACHE_MAX) committedCache.delete(committedCache.keys().next().value as string);
+    } finally {
+      batch.close();
+    }
   }
-  return { origin: { kind: "head", commit: head }, files, drift };
+  const drift: string[] = [];
+  for (const p of paths) {
+    const committed = committedCache.get(key(p)) ?? null;
+    if (committed !== null) files.set(p, committed);
+    if (committed !== readWorktree(ws, p)) drift.push(p);
+  }
+  return { origin: { kind: "head", commit }, files, drift };
 }
 
 function readWorktree(ws: Workspace, path: string): string | null {

@@ -40,10 +40,13 @@ export async function startTask(ws: Workspace, args: StartArgs): Promise<StartRe
   if (title.length > TITLE_MAX) throw validationFailed(`task is ${title.length} characters; keep it under ${TITLE_MAX}`, { arg: "task" });
   const files = parseFiles(args.files);
   const keywords = parseKeywords(args.keywords);
+  // The learnings are read while the snapshot is taken (neither depends on the other).
+  const matching = matchMemory(ws, { title, keywords, files });
+  matching.catch(() => undefined);
   const capture = await captureStart(ws, { named: files, signal: args.signal, onProgress: args.onProgress });
   const risk = assessRisk({ title, keywords, files, dirty: capture.dirty.count });
   const prot = capture.snapshot.status === "failed" ? 0 : files.length === 0 ? 100 : Math.floor((capture.named.held.length * 100) / files.length);
-  const learn = await matchMemory(ws, { title, keywords, files });
+  const learn = await matching;
   const task = await createTask(ws, (id) => ({
     id,
     title,

@@ -1,7 +1,7 @@
 import { compareUtf8 } from "../../core/byte-order";
 import { ROOT, isWithin, type RepoPath } from "../../core/repo-path";
 import { captureEntries } from "../../repo/capture";
-import { type Fingerprint, readGitState } from "../../repo/fingerprint";
+import { type Fingerprint, type GitState, readGitState } from "../../repo/fingerprint";
 import type { TreeEntry } from "../../repo/tree-scan";
 import { liveTreeOf, readLiveInputs } from "../live/live-tree";
 import { type ChangePair, diffEntries } from "../snapshot/changes";
@@ -24,6 +24,8 @@ export interface TaskState {
 }
 
 export interface TaskStateOptions {
+  /** The git state, when the caller read it already (one `git status` for a whole check). */
+  state?: GitState;
   signal?: AbortSignal;
   onProgress?: (done: number, total: number) => void;
 }
@@ -49,7 +51,7 @@ export async function taskState(ws: Workspace, task: TaskRecord, opts: TaskState
     const changes = diffEntries(snapshotEntries, after);
     return { changes, fingerprint: live.fingerprint, dirtyNow: changes.length };
   }
-  const state = await readGitState(ws.repo);
+  const state = opts.state ?? (await readGitState(ws.repo));
   const status = statusPaths(state.status);
   const moved = await pathsChangedBetween(ws, task.base.head_oid, state.fingerprint.head_oid);
   const candidateFiles = new Set<string>([...status.present, ...status.absent, ...snapshotEntries.map((e) => e.path), ...task.base.absent, ...moved]);

@@ -1,6 +1,7 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { SnapshotId } from "../../repo/manifest";
+import { tempPath } from "../../repo/state-dir";
 import type { Workspace } from "../workspace";
 import type { RiskAssessment } from "./risk";
 import { areaDir, readJson, withAreaLock, writeJson } from "./state-files";
@@ -80,7 +81,10 @@ export async function createTask(ws: Workspace, make: (id: string) => TaskRecord
     const id = `task_${highest + 1}`;
     const record = make(id);
     writeJson(ws, taskFile(ws, id), record);
-    writeJson(ws, counterFile, highest + 1);
+    // Not flushed: after a crash a stale counter is corrected by the (flushed) task file it lags behind.
+    const tmp = tempPath(ws.repo.stateDir, "counter");
+    writeFileSync(tmp, `${highest + 1}\n`);
+    renameSync(tmp, counterFile);
     return record;
   });
 }
