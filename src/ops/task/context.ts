@@ -72,7 +72,7 @@ export async function taskContext(ws: Workspace, args: ContextArgs): Promise<Con
     risk: assessRisk({ title: task.title, keywords: allKeywords, files: touched, dirty: state.dirtyNow }),
     prot: task.prot,
     dirty: state.dirtyNow,
-    learn: await matchMemory(ws, { title: task.title, keywords: allKeywords, files: touched }),
+    learn: await matchMemory(ws, { title: task.title, keywords: allKeywords, files: touched }, state.fingerprint.head_oid),
     state,
     lines: await lineStats(ws, state.changes),
   };

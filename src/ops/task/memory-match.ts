@@ -38,7 +38,7 @@ const baseOf = (p: string) => p.slice(p.lastIndexOf("/") + 1);
  * its files (by path, or by file name). A file match weighs 3, each shared
  * word 1. The best `limit`, ties broken by recency (then by id).
  */
-export async function matchMemory(ws: Workspace, q: MatchQuery, limit = 3): Promise<MemoryMatch[]> {
+export async function matchMemory(ws: Workspace, q: MatchQuery, head?: string, limit = 3): Promise<MemoryMatch[]> {
   const want = significant([...wordsOf(q.title), ...q.keywords.flatMap(wordsOf), ...q.files.flatMap(wordsOf)]);
   const files = new Set(q.files);
   const bases = new Set(q.files.map(baseOf));
@@ -61,7 +61,7 @@ export async function matchMemory(ws: Workspace, q: MatchQuery, limit = 3): Prom
     return { score: s, because };
   };
   const out: (MemoryMatch & { at: string; key: string })[] = [];
-  for (const l of [...loadLearnings(ws), ...(await teamLearnings(ws))]) {
+  for (const l of [...loadLearnings(ws), ...(await teamLearnings(ws, head))]) {
     const m = score(`${l.trigger} ${l.action}`, l.files ?? []);
     if (m.score > 0) out.push({ kind: "learning", learning: l, ...m, at: l.created_at, key: l.id });
   }
@@ -74,8 +74,8 @@ export async function matchMemory(ws: Workspace, q: MatchQuery, limit = 3): Prom
   return out.slice(0, limit).map(({ at: _at, key: _key, ...m }) => m as MemoryMatch);
 }
 
-async function teamLearnings(ws: Workspace): Promise<Learning[]> {
-  const read = await readCommitted(ws, [TEAM_LEARNINGS]);
+async function teamLearnings(ws: Workspace, head: string | undefined): Promise<Learning[]> {
+  const read = await readCommitted(ws, [TEAM_LEARNINGS], head);
   const text = read.files.get(TEAM_LEARNINGS);
   return text === undefined ? [] : parseLearningLines(text, "team");
 }

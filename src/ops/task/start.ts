@@ -1,5 +1,6 @@
 import { WorksnapError } from "../../core/errors";
 import { isReservedPath, parseRepoPath, type RepoPath } from "../../core/repo-path";
+import { readGitState } from "../../repo/fingerprint";
 import type { Workspace } from "../workspace";
 import { type MemoryMatch, matchMemory } from "./memory-match";
 import { assessRisk } from "./risk";
@@ -40,10 +41,12 @@ export async function startTask(ws: Workspace, args: StartArgs): Promise<StartRe
   if (title.length > TITLE_MAX) throw validationFailed(`task is ${title.length} characters; keep it under ${TITLE_MAX}`, { arg: "task" });
   const files = parseFiles(args.files);
   const keywords = parseKeywords(args.keywords);
-  // The learnings are read while the snapshot is taken (neither depends on the other).
-  const matching = matchMemory(ws, { title, keywords, files });
+  // One git state for the capture and the team's learnings (read at its HEAD), which are read while the
+  // snapshot is taken (neither depends on the other).
+  const state = ws.repo.gitDir ? await readGitState(ws.repo) : undefined;
+  const matching = matchMemory(ws, { title, keywords, files }, state?.fingerprint.head_oid);
   matching.catch(() => undefined);
-  const capture = await captureStart(ws, { named: files, signal: args.signal, onProgress: args.onProgress });
+  const capture = await captureStart(ws, { named: files, state, signal: args.signal, onProgress: args.onProgress });
   const risk = assessRisk({ title, keywords, files, dirty: capture.dirty.count });
   const prot = capture.snapshot.status === "failed" ? 0 : files.length === 0 ? 100 : Math.floor((capture.named.held.length * 100) / files.length);
   const learn = await matching;

@@ -1,6 +1,6 @@
 import { asWorksnapError } from "../../core/errors";
 import { ROOT, isWithin, type RepoPath } from "../../core/repo-path";
-import { type Fingerprint, readGitState } from "../../repo/fingerprint";
+import { type Fingerprint, type GitState, readGitState } from "../../repo/fingerprint";
 import { type ManifestEntry, type SnapshotId, manifestJson, snapshotIdOf } from "../../repo/manifest";
 import { diffEntries } from "../snapshot/changes";
 import { createSnapshot } from "../snapshot/create";
@@ -23,6 +23,8 @@ export interface StartCapture {
 
 interface CaptureArgs {
   named: RepoPath[];
+  /** The git state, when the caller read it already. */
+  state?: GitState;
   signal?: AbortSignal;
   onProgress?: (done: number, total: number) => void;
 }
@@ -44,7 +46,7 @@ interface CaptureArgs {
 export async function captureStart(ws: Workspace, args: CaptureArgs): Promise<StartCapture> {
   const startedAt = Date.now();
   if (!ws.repo.gitDir) return capturePlain(ws, args, startedAt);
-  const state = await readGitState(ws.repo);
+  const state = args.state ?? (await readGitState(ws.repo));
   const status = statusPaths(state.status);
   const dirtyScope = status.present as RepoPath[];
   const scope = unique([...args.named, ...dirtyScope]);
