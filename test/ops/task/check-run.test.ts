@@ -1,13 +1,13 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { WorksnapError } from "../../../src/core/errors";
 import { runCheck } from "../../../src/ops/task/check";
 import type { CheckCommand } from "../../../src/ops/task/check-detect";
 import { OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES, runCommand } from "../../../src/ops/task/check-runner";
 import { startTask } from "../../../src/ops/task/start";
 import { tmpDir, tmpRepo, type TmpRepo } from "../../helpers/tmp-repo";
 import { wsOf } from "../../helpers/workspace";
+import { wireCodeOf } from "./helpers";
 
 const cmd = (run: string, timeoutMs = 10_000): CheckCommand => ({ name: "test", kind: "test", argv: ["sh", "-c", run], display: run, source: "test", timeoutMs });
 
@@ -19,15 +19,6 @@ function alive(pid: number): boolean {
   } catch {
     return false;
   }
-}
-
-async function wireCodeOf(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (err) {
-    return String((err as WorksnapError).details.wire_code ?? (err as WorksnapError).code);
-  }
-  return "resolved";
 }
 
 /** A repository whose committed worksnap.json runs `test` (and records each run in a file outside the tree). */

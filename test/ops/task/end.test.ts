@@ -1,7 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { WorksnapError } from "../../../src/core/errors";
 import { endTask } from "../../../src/ops/task/end";
 import { loadLearnings } from "../../../src/ops/task/memory-store";
 import { startTask } from "../../../src/ops/task/start";
@@ -9,6 +8,7 @@ import { taskState } from "../../../src/ops/task/task-changes";
 import { loadTask } from "../../../src/ops/task/task-store";
 import { runGit, tmpRepo, type TmpRepo } from "../../helpers/tmp-repo";
 import { wsOf } from "../../helpers/workspace";
+import { wireCodeOf } from "./helpers";
 
 /** The work tree as a git tree, through a private index: what `git diff --numstat` compares. */
 function treeOf(repo: TmpRepo): string {
@@ -95,20 +95,12 @@ describe("snap_end", () => {
     repo.commit();
     using ws = wsOf(repo);
     const t = (await startTask(ws, { task: "t" })).task;
-    const code = async (p: Promise<unknown>) => {
-      try {
-        await p;
-      } catch (err) {
-        return (err as WorksnapError).details.wire_code;
-      }
-      return "resolved";
-    };
-    expect(await code(endTask(ws, { taskId: t.id, survey: { helpfulness: 9 } }))).toBe("VALIDATION_FAILED");
-    expect(await code(endTask(ws, { taskId: "task_42" }))).toBe("NO_TASK");
-    expect(await code(endTask(ws, { taskId: "42" }))).toBe("NO_TASK");
+    expect(await wireCodeOf(endTask(ws, { taskId: t.id, survey: { helpfulness: 9 } }))).toBe("VALIDATION_FAILED");
+    expect(await wireCodeOf(endTask(ws, { taskId: "task_42" }))).toBe("NO_TASK");
+    expect(await wireCodeOf(endTask(ws, { taskId: "42" }))).toBe("NO_TASK");
     expect(loadTask(ws, t.id).state).toBe("active");
     await endTask(ws, { taskId: t.id, learnings: ["first"] });
-    expect(await code(endTask(ws, { taskId: t.id, learnings: ["second"] }))).toBe("TASK_ENDED");
+    expect(await wireCodeOf(endTask(ws, { taskId: t.id, learnings: ["second"] }))).toBe("TASK_ENDED");
     expect(loadLearnings(ws).map((l) => l.action)).toEqual(["first"]);
   });
 });

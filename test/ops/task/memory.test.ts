@@ -1,5 +1,4 @@
 import { describe, expect, test } from "bun:test";
-import { WorksnapError } from "../../../src/core/errors";
 import { endTask } from "../../../src/ops/task/end";
 import { learn, reportViolation } from "../../../src/ops/task/learn";
 import { loadLearnings, loadViolations } from "../../../src/ops/task/memory-store";
@@ -7,15 +6,7 @@ import { assessRisk } from "../../../src/ops/task/risk";
 import { startTask } from "../../../src/ops/task/start";
 import { tmpRepo } from "../../helpers/tmp-repo";
 import { wsOf } from "../../helpers/workspace";
-
-async function code(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (err) {
-    return String((err as WorksnapError).details.wire_code);
-  }
-  return "resolved";
-}
+import { wireCodeOf } from "./helpers";
 
 describe("learnings and violations", () => {
   test("violations count per type across restarts: 3 promotes, 5 marks for automation (spec thresholds)", async () => {
@@ -42,10 +33,10 @@ describe("learnings and violations", () => {
     expect(stored).toMatchObject({ count: 6, files: ["a.ts"], prevention: "log it" });
     expect(stored.promoted_at).toBe(stored.occurrences[2]!.at);
     expect(stored.automation_at).toBe(stored.occurrences[4]!.at);
-    expect(await code(reportViolation(ws, { type: "x", description: "d", file: "../etc/passwd" }))).toBe("VALIDATION_FAILED");
-    expect(await code(reportViolation(ws, { type: "x", description: "d", taskId: "task_9" }))).toBe("NO_TASK");
-    expect(await code(reportViolation(ws, { type: "no|pipes", description: "d" }))).toBe("VALIDATION_FAILED");
-    expect(await code(reportViolation(ws, { type: "x", description: "   " }))).toBe("VALIDATION_FAILED");
+    expect(await wireCodeOf(reportViolation(ws, { type: "x", description: "d", file: "../etc/passwd" }))).toBe("VALIDATION_FAILED");
+    expect(await wireCodeOf(reportViolation(ws, { type: "x", description: "d", taskId: "task_9" }))).toBe("NO_TASK");
+    expect(await wireCodeOf(reportViolation(ws, { type: "no|pipes", description: "d" }))).toBe("VALIDATION_FAILED");
+    expect(await wireCodeOf(reportViolation(ws, { type: "x", description: "   " }))).toBe("VALIDATION_FAILED");
     expect(Object.keys(loadViolations(ws))).toEqual(["silent_catch"]);
   });
 
@@ -68,7 +59,7 @@ describe("learnings and violations", () => {
     const labels = r.learn.map((m) => (m.kind === "learning" ? `${m.learning.source}:${m.learning.trigger}` : `pattern:${m.pattern.type}`));
     expect(labels.sort()).toEqual(["learn:currency conversion", "pattern:float_money", "team:invoice rounding"]);
     expect(loadLearnings(ws).map((x) => x.trigger)).toEqual(["currency conversion", "docker build cache"]);
-    expect(await code(learn(ws, { trigger: "", action: "a", type: "pattern" }))).toBe("VALIDATION_FAILED");
+    expect(await wireCodeOf(learn(ws, { trigger: "", action: "a", type: "pattern" }))).toBe("VALIDATION_FAILED");
   });
 });
 

@@ -1,7 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { WorksnapError } from "../../../src/core/errors";
 import { FsHistoryStore } from "../../../src/ops/history/fs-history-store";
 import { reviewEdits } from "../../../src/ops/history/review";
 import { createSnapshot } from "../../../src/ops/snapshot/create";
@@ -10,6 +9,7 @@ import { restoreSnapshot } from "../../../src/ops/task/restore";
 import { startTask } from "../../../src/ops/task/start";
 import { tmpRepo } from "../../helpers/tmp-repo";
 import { treeText, wsOf } from "../../helpers/workspace";
+import { wireCodeOf } from "./helpers";
 
 describe("snap_fix restore", () => {
   test("a task snapshot restores the whole starting tree through the write path, recorded so that a reject takes it back", async () => {
@@ -88,18 +88,10 @@ describe("snap_fix restore", () => {
     repo.write("a", "a\n");
     repo.commit();
     using ws = wsOf(repo);
-    const code = async (p: Promise<unknown>) => {
-      try {
-        await p;
-      } catch (err) {
-        return (err as WorksnapError).details.wire_code;
-      }
-      return "resolved";
-    };
-    expect(await code(restoreSnapshot(ws, { id: "deadbeefdeadbeef" }))).toBe("SNAPSHOT_NOT_FOUND");
-    expect(await code(restoreSnapshot(ws, { id: "xyz" }))).toBe("VALIDATION_FAILED");
-    expect(await code(restoreSnapshot(ws, {}))).toBe("VALIDATION_FAILED");
-    expect(await code(diffSnapshots(ws, { id: "deadbeefdeadbeef" }))).toBe("SNAPSHOT_NOT_FOUND");
+    expect(await wireCodeOf(restoreSnapshot(ws, { id: "deadbeefdeadbeef" }))).toBe("SNAPSHOT_NOT_FOUND");
+    expect(await wireCodeOf(restoreSnapshot(ws, { id: "xyz" }))).toBe("VALIDATION_FAILED");
+    expect(await wireCodeOf(restoreSnapshot(ws, {}))).toBe("VALIDATION_FAILED");
+    expect(await wireCodeOf(diffSnapshots(ws, { id: "deadbeefdeadbeef" }))).toBe("SNAPSHOT_NOT_FOUND");
   });
 });
 

@@ -1,22 +1,11 @@
 import { describe, expect, test } from "bun:test";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { WorksnapError } from "../../../src/core/errors";
 import { startTask } from "../../../src/ops/task/start";
 import { listTasks, loadTask } from "../../../src/ops/task/task-store";
 import { tmpRepo } from "../../helpers/tmp-repo";
 import { wsOf } from "../../helpers/workspace";
-
-const wireCode = (err: unknown) => (err instanceof WorksnapError ? err.details.wire_code ?? err.code : String(err));
-
-async function rejects(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (err) {
-    return err;
-  }
-  throw new Error("expected a rejection");
-}
+import { wireCodeOf } from "./helpers";
 
 describe("snap start", () => {
   test("the snapshot holds the named files plus every dirty file (modified, staged, untracked, in untracked dirs); dirty counts them and deletions", async () => {
@@ -116,10 +105,10 @@ describe("snap start", () => {
     repo.write("a.ts", "a\n");
     repo.commit();
     using ws = wsOf(repo);
-    expect(wireCode(await rejects(startTask(ws, { task: "  " })))).toBe("VALIDATION_FAILED");
-    expect(wireCode(await rejects(startTask(ws, { task: "x", files: ["../outside"] })))).toBe("VALIDATION_FAILED");
-    expect(wireCode(await rejects(startTask(ws, { task: "x", files: [".mcp/tasks"] })))).toBe("PERMISSION_DENIED");
-    expect(wireCode(await rejects(startTask(ws, { task: "x", files: ["src\\a.ts"] })))).toBe("VALIDATION_FAILED");
+    expect(await wireCodeOf(startTask(ws, { task: "  " }))).toBe("VALIDATION_FAILED");
+    expect(await wireCodeOf(startTask(ws, { task: "x", files: ["../outside"] }))).toBe("VALIDATION_FAILED");
+    expect(await wireCodeOf(startTask(ws, { task: "x", files: [".mcp/tasks"] }))).toBe("PERMISSION_DENIED");
+    expect(await wireCodeOf(startTask(ws, { task: "x", files: ["src\\a.ts"] }))).toBe("VALIDATION_FAILED");
     expect(listTasks(ws)).toEqual([]);
   });
 });
