@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { type ParsedWire, parseWire } from "../../src/ops/task/wire";
 import { cli, mcpSession, type McpSession } from "../helpers/binary";
 import { tmpDir, tmpRepo, type TmpRepo } from "../helpers/tmp-repo";
+import { processRunning } from "../helpers/process";
 import { treeText } from "../helpers/workspace";
 
 const ROOT = join(import.meta.dir, "..", "..");
@@ -289,7 +290,7 @@ describe("task tools end to end", () => {
     // The background `sleep 300` the check left was killed with its group.
     const bg = Number(readFileSync(pidFile, "utf8"));
     await Bun.sleep(200);
-    expect(running(bg)).toBe(false);
+    expect(processRunning(bg)).toBe(false);
 
     repo.write("worksnap.json", JSON.stringify({ checks: { test: `sleep 300 & echo $! > ${pidFile}; sleep 200` } }));
     repo.commit("slow");
@@ -300,17 +301,7 @@ describe("task tools end to end", () => {
     ac.abort();
     expect(await call).toBeInstanceOf(Error);
     const pid = Number(readFileSync(pidFile, "utf8"));
-    for (let i = 0; i < 50 && running(pid); i++) await Bun.sleep(100);
-    expect(running(pid)).toBe(false);
+    for (let i = 0; i < 50 && processRunning(pid); i++) await Bun.sleep(100);
+    expect(processRunning(pid)).toBe(false);
   }, 60_000);
 });
-
-/** A process that still runs (a killed one not yet reaped, a zombie, does not). */
-function running(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return false;
-  }
-}

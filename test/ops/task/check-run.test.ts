@@ -7,19 +7,10 @@ import { OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES, runCommand } from "../../../src/o
 import { startTask } from "../../../src/ops/task/start";
 import { tmpDir, tmpRepo, type TmpRepo } from "../../helpers/tmp-repo";
 import { wsOf } from "../../helpers/workspace";
+import { processRunning } from "../../helpers/process";
 import { wireCodeOf } from "./helpers";
 
 const cmd = (run: string, timeoutMs = 10_000): CheckCommand => ({ name: "test", kind: "test", argv: ["sh", "-c", run], display: run, source: "test", timeoutMs });
-
-/** A process that still runs (a killed one waiting to be reaped, a zombie, does not). */
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return false;
-  }
-}
 
 /** A repository whose committed worksnap.json runs `test` (and records each run in a file outside the tree). */
 async function repoWithTest(repo: TmpRepo, script: string, timeout = 30): Promise<void> {
@@ -38,7 +29,7 @@ describe("running a check command", () => {
     expect(r.exitCode).toBeNull();
     const bg = Number(readFileSync(pidFile, "utf8").trim());
     await Bun.sleep(100);
-    expect(alive(bg)).toBe(false);
+    expect(processRunning(bg)).toBe(false);
     expect(Date.now() - t0).toBeLessThan(30_000); // not the 300 s the command asked for
   });
 
