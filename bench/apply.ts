@@ -25,10 +25,12 @@
 
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import { splitLines } from "../src/ops/diff/line-diff";
 import { createSnapshot } from "../src/ops/snapshot/create";
 import { applyPatchOp } from "../src/ops/mutate/apply-patch";
 import { closeWorkspace, openWorkspace, type Workspace } from "../src/ops/workspace";
 import { Rng, renderFile } from "./gen-repo.ts";
+import { hunksFor } from "./hunks.ts";
 import { configureDurability } from "../src/repo/durable";
 import { argValue, fmtMs, fmtRatio, loadLine, machineLine, markdownTable, median, table, timeCommand, runMain } from "./lib.ts";
 
@@ -57,41 +59,6 @@ interface Scenario {
   hunks: number;
 }
 
-function splitKeep(text: string): string[] {
-  const out: string[] = [];
-  let from = 0;
-  for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", from)) {
-    out.push(text.slice(from, i + 1));
-    from = i + 1;
-  }
-  if (from < text.length) out.push(text.slice(from));
-  return out;
-}
-
-/** `count` hunks spread evenly over the file, 3 lines of context: replacements, insertions, deletions. */
-function hunksFor(r: Rng, lines: string[], count: number): string {
-  let out = "";
-  let delta = 0;
-  const segment = Math.floor(lines.length / count);
-  for (let h = 0; h < count; h++) {
-    const at = h * segment + 4 + r.int(Math.max(1, segment - 12));
-    const kind = r.int(3);
-    const removed = kind === 1 ? 0 : 1 + r.int(2);
-    const added = kind === 2 ? [] : Array.from({ length: 1 + r.int(2) }, (_, k) => `  // edited ${h}.${k}: ${r.u32().toString(36)}\n`);
-    const before = lines.slice(at - 3, at);
-    const old = lines.slice(at, at + removed);
-    const after = lines.slice(at + removed, at + removed + 3);
-    const start = at - 3 + 1;
-    out += `@@ -${start},${before.length + old.length + after.length} +${start + delta},${before.length + added.length + after.length} @@\n`;
-    for (const l of before) out += ` ${l}`;
-    for (const l of old) out += `-${l}`;
-    for (const l of added) out += `+${l}`;
-    for (const l of after) out += ` ${l}`;
-    delta += added.length - removed;
-  }
-  return out;
-}
-
 function ensureScenario(base: string, name: string, files: number, hunksPerFile: number, fileBytes: number): Scenario {
   const dir = join(base, name);
   const repo = join(dir, "repo");
@@ -109,7 +76,7 @@ function ensureScenario(base: string, name: string, files: number, hunksPerFile:
       const text = Buffer.from(renderFile({ path, ext: "ts", size: fileBytes, seed: 1000 + f, exec: false, crlf: false, noEol: false })).toString("latin1");
       mkdirSync(dirname(join(repo, path)), { recursive: true });
       writeFileSync(join(repo, path), Buffer.from(text, "latin1"));
-      patch += `diff --git a/${path} b/${path}\n--- a/${path}\n+++ b/${path}\n${hunksFor(r, splitKeep(text), hunksPerFile)}`;
+      patch += `diff --git a/${path} b/${path}\n--- a/${path}\n+++ b/${path}\n${hunksFor(r, splitLines(text), hunksPerFile, () => 0)}`;
     }
     git(repo, "add", "-A");
     git(repo, "commit", "-q", "-m", "base");

@@ -15,10 +15,12 @@
 import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { chmod, mkdir, unlink } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
+import { splitLines } from "../src/ops/diff/line-diff";
 import type { RepoPath } from "../src/core/repo-path";
 import { planPatch, type PatchPlan, type PatchTarget } from "../src/ops/patch/plan";
 import type { FileMode } from "../src/core/file-mode";
 import { Rng, renderFile } from "./gen-repo.ts";
+import { hunksFor } from "./hunks.ts";
 import { argValue, fmtMs, fmtRatio as fmtRatioCoarse, machineLine, markdownTable, median, table, timeCommand, timeFn, runMain } from "./lib.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
@@ -38,46 +40,6 @@ interface Scenario {
 
 // ---------------------------------------------------------------- inputs
 
-function splitKeep(text: string): string[] {
-  const out: string[] = [];
-  let from = 0;
-  for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", from)) {
-    out.push(text.slice(from, i + 1));
-    from = i + 1;
-  }
-  if (from < text.length) out.push(text.slice(from));
-  return out;
-}
-
-/** `count` hunks spread over the file, 3 lines of context, the stated lines shifted by `skew` (0 = exact). */
-function hunksFor(r: Rng, lines: string[], count: number, skew: () => number): string {
-  let out = "";
-  let delta = 0;
-  const segment = Math.floor(lines.length / count);
-  for (let h = 0; h < count; h++) {
-    const at = h * segment + 4 + r.int(Math.max(1, segment - 12));
-    const kind = r.int(3); // 0 replace, 1 insert, 2 delete
-    const removed = kind === 1 ? 0 : 1 + r.int(2);
-    const added = kind === 2 ? [] : Array.from({ length: 1 + r.int(2) }, (_, k) => `  // edited ${h}.${k}: ${r.u32().toString(36)}\n`);
-    const before = lines.slice(at - 3, at);
-    const old = lines.slice(at, at + removed);
-    const after = lines.slice(at + removed, at + removed + 3);
-    const oldCount = before.length + old.length + after.length;
-    const newCount = before.length + added.length + after.length;
-    // git anchors a hunk stated at line 1 to the start of the file, so a skew never lands there.
-    const exact = at - 3 + 1;
-    const shift = skew();
-    const oldStart = exact + shift >= 2 ? exact + shift : exact + Math.abs(shift);
-    out += `@@ -${oldStart},${oldCount} +${oldStart + delta},${newCount} @@\n`;
-    for (const l of before) out += " " + l;
-    for (const l of old) out += "-" + l;
-    for (const l of added) out += "+" + l;
-    for (const l of after) out += " " + l;
-    delta += added.length - removed;
-  }
-  return out;
-}
-
 function ensureScenario(base: string, name: string, files: number, hunksPerFile: number, fileBytes: number, skewed: boolean): Scenario {
   const dir = join(base, name);
   const marker = join(dir, "ready.json");
@@ -93,7 +55,7 @@ function ensureScenario(base: string, name: string, files: number, hunksPerFile:
       mkdirSync(dirname(join(dir, "base", path)), { recursive: true });
       writeFileSync(join(dir, "base", path), Buffer.from(text, "latin1"));
       const skew = skewed ? () => (r.chance(0.5) ? 1 : -1) * (1 + r.int(30)) : () => 0;
-      patch += `diff --git a/${path} b/${path}\n--- a/${path}\n+++ b/${path}\n` + hunksFor(r, splitKeep(text), hunksPerFile, skew);
+      patch += `diff --git a/${path} b/${path}\n--- a/${path}\n+++ b/${path}\n` + hunksFor(r, splitLines(text), hunksPerFile, skew);
     }
     writeFileSync(join(dir, "patch.diff"), Buffer.from(patch, "latin1"));
     writeFileSync(marker, expect);

@@ -42,4 +42,45 @@ describe("layering (DESIGN 'Layers')", () => {
       }
     }
   });
+
+  test("rooms of src/ops depend on each other one way (docs/architecture.md)", () => {
+    const OPS = join(SRC, "ops");
+    const rooms = readdirSync(OPS).filter((n) => statSync(join(OPS, n)).isDirectory());
+    expect(rooms.filter((r) => !(r in ROOM_ARROWS)).sort()).toEqual([]);
+    for (const room of rooms) {
+      for (const f of files(join(OPS, room))) {
+        const text = readFileSync(f, "utf8");
+        for (const m of text.matchAll(/from\s+"(\.{1,2}\/[^"]+)"/g)) {
+          const target = relative(OPS, join(f, "..", m[1] as string));
+          if (target.startsWith("..")) continue; // outside ops: the layer rule above
+          const targetRoom = target.includes("/") ? (target.split("/")[0] as string) : null;
+          if (targetRoom === null || targetRoom === room) continue; // the composition root, or the room itself
+          const rel = relative(SRC, f);
+          expect({ rel, imports: m[1], allowed: ROOM_ARROWS[room]!.includes(targetRoom) }).toEqual({ rel, imports: m[1], allowed: true });
+        }
+      }
+    }
+    // the arrows themselves never loop back
+    const visiting = new Set<string>();
+    const walk = (room: string, path: string[]): void => {
+      expect({ cycle: path, back: visiting.has(room) }).toEqual({ cycle: path, back: false });
+      visiting.add(room);
+      for (const next of ROOM_ARROWS[room] ?? []) walk(next, [...path, next]);
+      visiting.delete(room);
+    };
+    for (const room of Object.keys(ROOM_ARROWS)) walk(room, [room]);
+  });
 });
+
+/** Which rooms of src/ops each room may import; the root's workspace.ts (the composition root) is open to all. */
+const ROOM_ARROWS: Record<string, string[]> = {
+  snapshot: ["live", "grep", "diff"],
+  mutate: ["write", "live", "patch", "history", "snapshot"],
+  task: ["snapshot", "write", "live", "history", "diff", "patch"],
+  history: ["write", "patch", "diff"],
+  write: ["live"],
+  diff: ["patch"],
+  live: [],
+  grep: [],
+  patch: [],
+};

@@ -6,6 +6,8 @@
  * or link target over 100 bytes, or a size of 8 GiB or more. No timestamps,
  * no global headers, no padding beyond the two zero blocks that end the archive.
  */
+import { concat } from "../core/bytes";
+
 export const BLOCK = 512;
 
 export type TarEntryType = "file" | "symlink";
@@ -107,18 +109,6 @@ function truncateUtf8(bytes: Uint8Array, max: number): Uint8Array {
 
 function padded(body: Uint8Array): Uint8Array {
   return concat([body, tarPadding(body.length)]);
-}
-
-export function concat(parts: Uint8Array[]): Uint8Array {
-  let n = 0;
-  for (const p of parts) n += p.length;
-  const out = new Uint8Array(n);
-  let off = 0;
-  for (const p of parts) {
-    out.set(p, off);
-    off += p.length;
-  }
-  return out;
 }
 
 // ---------------------------------------------------------------- reading

@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BLOCK, TarFormatError, TarReader, concat, tarHeader, tarPadding, tarTrailer, type TarHeaderFields } from "../../src/repo/tar";
+import { concat } from "../../src/core/bytes";
+import { BLOCK, TarFormatError, TarReader, tarHeader, tarPadding, tarTrailer, type TarHeaderFields } from "../../src/repo/tar";
 import { tmpDir } from "../helpers/tmp-repo";
 
 const enc = new TextEncoder();

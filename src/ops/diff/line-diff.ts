@@ -24,14 +24,8 @@
  * lumps everything after its 40,000th distinct line into one "line".
  */
 import DiffMatchPatch from "diff-match-patch";
+import type { LineChange } from "../../core/line-change";
 
-/** Old lines [oldStart, oldEnd) became new lines [newStart, newEnd). */
-export interface LineChange {
-  oldStart: number;
-  oldEnd: number;
-  newStart: number;
-  newEnd: number;
-}
 
 const MAX_CODES = 0x10000;
 /** Above this many lines per side, a region is cut at anchors before dmp sees it. */

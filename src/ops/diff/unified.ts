@@ -21,7 +21,8 @@ import { invalidArgument } from "../../core/errors";
 import { byteStringToText, bytesToByteString, isValidUtf8 } from "../patch/byte-string";
 import { quoteCStyle } from "../patch/git-quote";
 import { FileLines } from "../patch/lines";
-import { lineChanges, splitLines, type LineChange } from "./line-diff";
+import type { LineChange } from "../../core/line-change";
+import { lineChanges, splitLines } from "./line-diff";
 
 export interface DiffSide {
   path: string;

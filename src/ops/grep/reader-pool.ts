@@ -28,6 +28,7 @@
 import { availableParallelism } from "node:os";
 import { RACY_MARGIN_MS, sharedHashMemory, type HashMemory } from "./hash-memory";
 import { regexScan, type AsciiFold, type RegionScan } from "./regex-scan";
+import { readToEnd } from "./read-to-end";
 
 export type ReadOutcome =
   | { kind: "binary" }
@@ -144,10 +145,10 @@ export const READER_TRIES = 2e8;
  * faster than arrays): per file "maxRecords,hash,stamp:path" (stamp: the
  * remembered one, or empty), joined by NUL.
  */
-function readerMain(scan: typeof regexScan, fs: typeof import("node:fs"), sniff: number, budget: number, notRegular: string, racyMs: number): void {
+function readerMain(scan: typeof regexScan, readWhole: typeof readToEnd, fs: typeof import("node:fs"), sniff: number, budget: number, notRegular: string, racyMs: number): void {
   const [BINARY, SKIP, BYTES, SCANNED, LARGE, ERROR, LONG] = [0, 1, 2, 3, 4, 5, 6];
   const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
-  let buf = Buffer.allocUnsafe(1 << 20);
+  let buf: Buffer = Buffer.allocUnsafe(1 << 20);
   const cache = new Map<string, RegExp>();
   let filter: PostedFilter | null = null;
   let literals: Uint8Array[] | null = null;
@@ -271,18 +272,9 @@ function readerMain(scan: typeof regexScan, fs: typeof import("node:fs"), sniff:
           else meta.push(r.kind);
           continue;
         }
-        let len = 0;
-        for (;;) {
-          if (len === buf.length) {
-            if (len > limit) break;
-            const grown = Buffer.allocUnsafe(buf.length * 2);
-            buf.copy(grown, 0, 0, len);
-            buf = grown;
-          }
-          const got = fs.readSync(fd, buf, len, buf.length - len, null);
-          if (got === 0) break;
-          len += got;
-        }
+        const whole = readWhole(fs, fd, buf, limit);
+        buf = whole.buf;
+        const len = whole.len;
         if (len > limit) {
           meta.push(LARGE); // it grew since the stat
           continue;
@@ -344,7 +336,7 @@ function newReader(sniff: number): Worker {
   readerUrl ??= URL.createObjectURL(
     new Blob(
       [
-        `var __name = (f) => f;\n(${readerMain.toString()})(${regexScan.toString()}, require("node:fs"), ${sniff}, ${READER_TRIES}, ${JSON.stringify(NOT_REGULAR)}, ${RACY_MARGIN_MS});`,
+        `var __name = (f) => f;\n(${readerMain.toString()})(${regexScan.toString()}, ${readToEnd.toString()}, require("node:fs"), ${sniff}, ${READER_TRIES}, ${JSON.stringify(NOT_REGULAR)}, ${RACY_MARGIN_MS});`,
       ],
       { type: "application/javascript" },
     ),

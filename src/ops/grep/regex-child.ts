@@ -4,10 +4,11 @@
  * self-contained: no imports, no module-level references.
  */
 import { BINARY_SNIFF_BYTES } from "../../core/binary";
+import { readToEnd } from "./read-to-end";
 import { regexScan, type AsciiFold } from "./regex-scan";
 
 /** The child's entry point; stringified, so self-contained like regexScan. */
-function childMain(scan: typeof regexScan, fs: typeof import("node:fs"), sniff: number): void {
+function childMain(scan: typeof regexScan, readWhole: typeof readToEnd, fs: typeof import("node:fs"), sniff: number): void {
   const cache = new Map<string, RegExp>();
   let program: {
     source: string;
@@ -76,19 +77,7 @@ function childMain(scan: typeof regexScan, fs: typeof import("node:fs"), sniff: 
   const readFile = (path: string, limit: number): Buffer => {
     const fd = fs.openSync(path, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
     try {
-      let data = Buffer.allocUnsafe(Math.min(fs.fstatSync(fd).size, limit) + 1);
-      let len = 0;
-      for (;;) {
-        if (len === data.length) {
-          if (len > limit) break;
-          const grown = Buffer.allocUnsafe(data.length * 2);
-          data.copy(grown, 0, 0, len);
-          data = grown;
-        }
-        const got = fs.readSync(fd, data, len, data.length - len, null);
-        if (got === 0) break;
-        len += got;
-      }
+      const { buf: data, len } = readWhole(fs, fd, Buffer.allocUnsafe(Math.min(fs.fstatSync(fd).size, limit) + 1), limit);
       return data.subarray(0, len);
     } finally {
       fs.closeSync(fd);
@@ -156,4 +145,4 @@ function childMain(scan: typeof regexScan, fs: typeof import("node:fs"), sniff: 
 }
 
 // `__name` covers bundlers that wrap functions to keep their names
-export const CHILD_SOURCE = `var __name = (f) => f;\n(${childMain.toString()})(${regexScan.toString()}, require("node:fs"), ${BINARY_SNIFF_BYTES});`;
+export const CHILD_SOURCE = `var __name = (f) => f;\n(${childMain.toString()})(${regexScan.toString()}, ${readToEnd.toString()}, require("node:fs"), ${BINARY_SNIFF_BYTES});`;

@@ -28,6 +28,7 @@
  * calls whose regex is not provably cheap.
  */
 import { availableParallelism } from "node:os";
+import { concat } from "../../core/bytes";
 import { internal } from "../../core/errors";
 import type { RegexPlan } from "./regex-analysis";
 import { CHILD_SOURCE } from "./regex-child";
@@ -133,7 +134,7 @@ class Child {
         parts.push(chunk);
         total += chunk.length;
         if (total < 4) continue;
-        let buf = parts.length === 1 ? parts[0]! : join(parts, total);
+        let buf = parts.length === 1 ? parts[0]! : concat(parts);
         if (total < 4 + u32(buf, 0)) {
           parts = [buf];
           continue;
@@ -185,16 +186,6 @@ class Child {
     const from = at + 20 + 8 * n;
     job.resolve({ kind: "scanned", scan: { starts, ends, count }, bytes: bytesLen > 0 ? buf.subarray(from, from + bytesLen) : null });
   }
-}
-
-function join(parts: Uint8Array[], total: number): Uint8Array {
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
 
 export class RegexSandbox {

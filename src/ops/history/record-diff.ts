@@ -22,7 +22,8 @@
  */
 import { isUtf8 } from "node:buffer";
 import { isBinary } from "../../core/binary";
-import { type LineChange, lineChanges, splitLines } from "../diff/line-diff";
+import type { LineChange } from "../../core/line-change";
+import { lineChanges, splitLines } from "../diff/line-diff";
 import { isDiffableText, unifiedDiff, type DiffSide } from "../diff/unified";
 import type { PathState } from "../write/edit-recorder";
 import { applyHunks } from "../patch/apply";

@@ -29,7 +29,7 @@ import type { Workspace } from "../workspace";
  * the patch context, expected_blob and create_only are what protect it.
  *
  * Snapshot mode builds the same change set against a stored snapshot and
- * stores the result as a new snapshot (snapshot-derive.ts); nothing is
+ * stores the result as a new snapshot (snapshot-tree.ts); nothing is
  * recorded in the edit history because no file changes.
  */
 export interface MutationArgs {

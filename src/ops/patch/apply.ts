@@ -7,7 +7,7 @@
 import { bytesToByteString } from "./byte-string";
 import { FileLines } from "./lines";
 import { HunkMatcher, hunkSides } from "./match";
-import type { LineChange } from "../diff/line-diff";
+import type { LineChange } from "../../core/line-change";
 import type { ApplyResult, HunkLine, HunkOffset, HunkReject, PatchHunk } from "./types";
 
 interface Splice {

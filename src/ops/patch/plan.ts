@@ -23,7 +23,7 @@
 import type { FileMode } from "../../core/file-mode";
 import { compareUtf8 } from "../../core/byte-order";
 import type { RepoPath } from "../../core/repo-path";
-import type { LineChange } from "../diff/line-diff";
+import type { LineChange } from "../../core/line-change";
 import { applyHunks } from "./apply";
 import { parsePatch } from "./parse";
 import type { FilePatch, FileReject, HunkReject } from "./types";

@@ -6,7 +6,7 @@
  */
 import type { FileMode } from "../../core/file-mode";
 import type { RepoPath } from "../../core/repo-path";
-import type { LineChange } from "../diff/line-diff";
+import type { LineChange } from "../../core/line-change";
 
 export interface HunkLine {
   kind: " " | "-" | "+";

@@ -1,3 +1,4 @@
+import { concat } from "../../core/bytes";
 import type { CheckCommand } from "./check-detect";
 
 /**
@@ -64,7 +65,7 @@ class CappedOutput {
   }
 
   text(): string {
-    const dec = (parts: Uint8Array[]) => new TextDecoder().decode(Buffer.concat(parts));
+    const dec = (parts: Uint8Array[]) => new TextDecoder().decode(concat(parts));
     const kept = this.headBytes + this.tailBytes;
     if (kept >= this.total) return dec([...this.head, ...this.tail]);
     return `${dec(this.head)}\n[... ${this.total - kept} bytes of output left out ...]\n${dec(this.tail)}`;

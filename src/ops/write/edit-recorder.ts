@@ -1,9 +1,9 @@
 import type { FileMode } from "../../core/file-mode";
 import type { RepoPath } from "../../core/repo-path";
-import type { LineChange } from "../diff/line-diff";
+import type { LineChange } from "../../core/line-change";
 
 /**
- * The hook between the one work-tree write path (src/ops/write-path.ts) and
+ * The hook between the one work-tree write path (src/ops/write/write-path.ts) and
  * the edit history (src/ops/history/). The write path calls it with its lock
  * held: `prepare` before any byte changes (checkpoints, hashes before; the new
  * states are known already, so the diffs can start there), then `commit`

@@ -9,7 +9,7 @@ import { DurableBatch, syncDirsEach } from "../../repo/durable";
 import type { Fingerprint } from "../../repo/fingerprint";
 import { exchangePaths } from "../../repo/exchange";
 import { blobIdOfState } from "../../core/content-hash";
-import type { LineChange } from "../diff/line-diff";
+import type { LineChange } from "../../core/line-change";
 import type { EditChange, EditOperation, EditRecorder, PathState, PreparedEdit } from "./edit-recorder";
 import { type Lease, staleLease } from "../live/leases";
 import { settled, stageAll, StagingArea, throwFirstFailure } from "./stage";
@@ -26,7 +26,7 @@ import type { Workspace } from "../workspace";
  * path resolved inside the root, every precondition (compare-and-swap,
  * no-overwrite, file-in-the-way) checked, every "before" state read (or taken
  * from the caller's reads of the same files, when their stat is unchanged).
- * Then all new contents are staged in `.mcp/tmp/` (write-stage.ts: a
+ * Then all new contents are staged in `.mcp/tmp/` (stage.ts: a
  * server's spare files, or a staging directory of the call's own) and made
  * durable together (one flush for the whole set: src/repo/durable.ts), and
  * only then published, in the order deletes, moves, writes: a write over an

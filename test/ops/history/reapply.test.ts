@@ -70,7 +70,7 @@ describe("reject re-applies the remaining edits", () => {
     const before = await h.entries();
 
     const err = await h.review({ action: "reject", editIds: [create] }).catch((e) => e);
-    expect(err).toMatchObject({ code: "INVALID_ARGUMENT", details: { reason: "dependent_edits", dependent_edit_ids: [edit], hint: "--cascade" } });
+    expect(err).toMatchObject({ code: "INVALID_ARGUMENT", details: { reason: "dependent_edits", dependent_edit_ids: [edit], resolution: "cascade" } });
     expect(h.read("new.txt")).toBe("one\ntwo\n");
     expect(await h.entries()).toEqual(before);
 

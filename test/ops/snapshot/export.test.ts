@@ -9,7 +9,8 @@ import { readFile } from "../../../src/ops/snapshot/file";
 import { importBundle } from "../../../src/ops/snapshot/import";
 import { closeWorkspace, openWorkspace, type Workspace } from "../../../src/ops/workspace";
 import { manifestJson, snapshotIdOf } from "../../../src/repo/manifest";
-import { TarReader, concat, tarHeader, tarPadding, tarTrailer } from "../../../src/repo/tar";
+import { concat } from "../../../src/core/bytes";
+import { TarReader, tarHeader, tarPadding, tarTrailer } from "../../../src/repo/tar";
 import { runGit, tmpDir, tmpRepo, type TmpRepo } from "../../helpers/tmp-repo";
 
 const LONG = `deep/${"x".repeat(70)}/${"ÿ".repeat(30)}.txt`;
