@@ -120,8 +120,8 @@ export async function runCheck(ws: Workspace, args: CheckArgs): Promise<CheckRes
   let cycles: Cycle[] | null = null;
   let docs: StaleDoc[] | null = null;
   if (mode.impact || mode.circular) {
-    const graph = await buildImportGraph(ws);
-    const changed = scope.files.filter((f) => graph.files.has(f) || !graph.files.size);
+    const graph = await buildImportGraph(ws, pairs.filter((p) => p.change.status === "deleted").map((p) => p.change.path));
+    const changed = scope.files;
     if (mode.impact) impact = impactOf(graph, changed);
     if (mode.circular) {
       const before = new Map<string, Map<string, boolean>>();

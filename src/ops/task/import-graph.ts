@@ -71,9 +71,14 @@ export function edgesOf(ctx: GraphContext, path: string, text: string): Map<stri
 
 const edgeCache = new Map<string, { stamp: string; edges: Map<string, boolean>; ctxKey: string }>();
 
-export async function buildImportGraph(ws: Workspace): Promise<ImportGraph> {
+/**
+ * `gone`: files deleted since the task started; imports of them still resolve
+ * (to a node with no file), so a deleted file's importers are its dependents.
+ */
+export async function buildImportGraph(ws: Workspace, gone: readonly string[] = []): Promise<ImportGraph> {
   const tree = await readLiveTree(ws, [ROOT]);
   const all = new Set(tree.entries.filter((e) => e.mode !== "120000").map((e) => e.path));
+  const resolvable = new Set([...all, ...gone]);
   const readText = (p: string): string | null => {
     if (!all.has(p)) return null;
     try {
@@ -88,9 +93,9 @@ export async function buildImportGraph(ws: Workspace): Promise<ImportGraph> {
     const dir = posix.dirname(p);
     goByDir.set(dir, [...(goByDir.get(dir) ?? []), p]);
   }
-  const context: GraphContext = { exists: (p) => all.has(p), tsPaths: readTsConfigPaths(readText), goModule: goModulePath(readText("go.mod")), goByDir };
+  const context: GraphContext = { exists: (p) => resolvable.has(p), tsPaths: readTsConfigPaths(readText), goModule: goModulePath(readText("go.mod")), goByDir };
   // Resolution depends on which files exist and on the configuration: cached edges are valid for the same of both.
-  const ctxKey = sha256Hex(`${[...all].join("\0")}\n${JSON.stringify(context.tsPaths)}\n${context.goModule}`);
+  const ctxKey = sha256Hex(`${[...all].join("\0")}\n${[...gone].join("\0")}\n${JSON.stringify(context.tsPaths)}\n${context.goModule}`);
   const files = new Set<string>();
   const edges = new Map<string, Map<string, boolean>>();
   for (const p of all) {

@@ -1,4 +1,6 @@
 import { describe, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
 import { runCheck } from "../../../src/ops/task/check";
 import { changedSymbols } from "../../../src/ops/task/docs-check";
 import { buildImportGraph } from "../../../src/ops/task/import-graph";
@@ -111,6 +113,9 @@ describe("check impact, circular and docs", () => {
       tests: ["test/top.test.ts"],
     });
     expect(r.status).toBe("pass");
+    // A deleted file's importers depend on it still (their import is now broken).
+    rmSync(join(repo.root, "src/core.ts"));
+    expect((await runCheck(ws, { mode: "impact" })).impact?.dependents.map((d) => d.path)).toEqual(["src/mid.ts", "src/top.ts", "test/top.test.ts"]);
   });
 
   test("circular: a cycle the task made is an error, one that existed is a warning, a type-only loop is none", async () => {
