@@ -12,8 +12,9 @@ Usage:
   worksnap serve [--root DIR]          MCP server over stdio (for MCP hosts)
   worksnap snapshot <command> ...      create, info, log, list, file, grep, changes,
                                        diff, export, import
-  worksnap history <command> ...       review agent edits: status, show, accept,
-                                       reject, recover, cleanup (also: mcpdiff)
+  worksnap history <command> ...       review agent edits: review (a local page),
+                                       status, show, accept, reject, recover,
+                                       cleanup (also: mcpdiff)
   worksnap task <command> ...          the task layer: start, context, check, end,
                                        list, diff, restore
   worksnap --version | --help

@@ -7,6 +7,7 @@ import { type ToolDef, checkBranch, parseArgs } from "./define-tool";
 import { TOOLS, servedSchemas } from "./registry";
 import { IdleCollector } from "./idle-collect";
 import { type ResultShape, errorResult, successResult } from "./result";
+import { registerResources } from "./resources";
 import { McpSession } from "./session";
 import { LargeMessageStdioTransport } from "./stdio-transport";
 
@@ -19,11 +20,12 @@ export function servedName(def: Pick<ToolDef<unknown>, "name" | "dottedName">, n
 }
 
 export function createServer(ws: Workspace, naming: ToolNaming = "underscore"): Server {
-  const server = new Server({ name: "worksnap", version: VERSION }, { capabilities: { tools: {} } });
+  const server = new Server({ name: "worksnap", version: VERSION }, { capabilities: { tools: {}, resources: {} } });
   const session = new McpSession();
   const byName = new Map<string, ToolDef<unknown>>();
   const idle = new IdleCollector();
   for (const t of TOOLS) byName.set(servedName(t, naming), t as ToolDef<unknown>);
+  registerResources(server, ws);
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: TOOLS.map((t) => {

@@ -1,4 +1,6 @@
 import type { ToolDef } from "./define-tool";
+import { historyList } from "./tools/history_list";
+import { historyUndo } from "./tools/history_undo";
 import { snapshotChangesTool } from "./tools/snapshot_changes";
 import { snapshotCreate } from "./tools/snapshot_create";
 import { snapshotDiffTool } from "./tools/snapshot_diff";
@@ -20,4 +22,4 @@ import { snapLearnTool } from "./tools/snap_learn";
 import { snapViolationTool } from "./tools/snap_violation";
 
 /** Every tool the server offers, in the order tools/list shows them. */
-export const TOOLS: ToolDef<unknown>[] = [snapshotCreate, snapshotList, snapshotFile, snapshotInfoTool, snapshotGrepTool, snapshotChangesTool, snapshotDiffTool, snapshotExportTool, workspaceApplyPatch, workspaceWriteFile, workspaceDelete, workspaceMove, snapTool, checkTool, snapEndTool, snapLearnTool, snapViolationTool, snapFixTool, snapHelpTool] as unknown as ToolDef<unknown>[];
+export const TOOLS: ToolDef<unknown>[] = [snapshotCreate, snapshotList, snapshotFile, snapshotInfoTool, snapshotGrepTool, snapshotChangesTool, snapshotDiffTool, snapshotExportTool, workspaceApplyPatch, workspaceWriteFile, workspaceDelete, workspaceMove, historyList, historyUndo, snapTool, checkTool, snapEndTool, snapLearnTool, snapViolationTool, snapFixTool, snapHelpTool] as unknown as ToolDef<unknown>[];

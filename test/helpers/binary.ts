@@ -30,6 +30,13 @@ export function cli(args: string[], opts: { cwd?: string; env?: Record<string, s
   return { code: r.exitCode ?? -1, stdout, stderr: r.stderr.toString(), json: () => JSON.parse(stdout) };
 }
 
+/** `worksnap history status --json`: every recorded entry, in timeline order. */
+export function historyEntries(root: string): { edit_id: string; conversation_id: string; tool_call_index: number; file_path: string; status: string }[] {
+  const r = cli(["history", "status", "--json", "--root", root]);
+  if (r.code !== 0) throw new Error(`history status exited ${r.code}: ${r.stderr}`);
+  return r.json().entries;
+}
+
 export interface McpSession extends AsyncDisposable {
   client: Client;
   /** Calls a tool and returns structuredContent (throws if the result is an error). */

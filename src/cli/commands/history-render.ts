@@ -2,7 +2,7 @@
 import type { ExternalChange } from "../../ops/history/external";
 import type { ShowResult, StatusResult } from "../../ops/history/query";
 import type { Conflict } from "../../ops/history/reapply";
-import type { ReviewResult } from "../../ops/history/review";
+import type { ReviewPreview, ReviewResult } from "../../ops/history/review";
 import type { CleanupResult } from "../../ops/history/cleanup";
 import type { EditStatus, LogEntry } from "../../ops/history/types";
 import { color } from "../output";
@@ -103,6 +103,21 @@ export function renderReview(r: ReviewResult, p: Painter): string {
   for (const f of r.files) out.push(`${f.action === "written" ? "wrote  " : "deleted"} ${f.path}${f.hash ? p.paint("2", `  sha256 ${f.hash.slice(0, 12)}`) : ""}`);
   if (r.changed.length > 0 && r.files.length === 0) out.push("no file changed");
   if (r.changed.length === 0 && r.unchanged.length === 0) out.push("nothing to do");
+  return `${out.join("\n")}\n`;
+}
+
+/** `accept|reject --dry-run`: what the review would do, and whether it would be refused as asked. */
+export function renderPreview(r: ReviewPreview, p: Painter): string {
+  const out: string[] = [];
+  if (r.interrupted.length > 0) out.push(`an interrupted review would be completed first: ${r.interrupted.map(shortId).join(", ")}`);
+  for (const c of r.changed) out.push(`would ${r.action === "accept" ? "accept" : "reject"}  ${p.paint("33", shortId(c.edit_id))}  ${c.operation} ${pathOf(c)}${c.from !== "pending" ? `  (now ${c.from})` : ""}`);
+  for (const c of r.dependents) out.push(`depends   ${p.paint("33", shortId(c.edit_id))}  ${c.operation} ${pathOf(c)}  (rejected too with --cascade)`);
+  if (r.unchanged.length > 0) out.push(`already ${r.action === "accept" ? "accepted" : "rejected"}: ${r.unchanged.map(shortId).join(", ")}`);
+  if (r.conflicts.length > 0) out.push(renderConflicts(r.conflicts, p).trimEnd());
+  if (r.external.length > 0) out.push(renderExternal(r.external, p).trimEnd());
+  for (const f of r.files) out.push(`would ${f.action === "written" ? "write " : "delete"} ${f.path}`);
+  if (r.refusal) out.push(p.paint("1;31", `as asked it would be refused: ${r.refusal.message}`));
+  out.push("dry run: nothing was written");
   return `${out.join("\n")}\n`;
 }
 

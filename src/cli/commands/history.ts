@@ -4,12 +4,12 @@ import type { ExternalChange } from "../../ops/history/external";
 import { FsHistoryStore } from "../../ops/history/fs-history-store";
 import { historyShow, historyStatus } from "../../ops/history/query";
 import type { Conflict } from "../../ops/history/reapply";
-import { recoverReviews, reviewEdits, type DiscardPolicy } from "../../ops/history/review";
+import { previewReview, recoverReviews, reviewEdits, type DiscardPolicy } from "../../ops/history/review";
 import { closeWorkspace, openWorkspace, type Workspace } from "../../ops/workspace";
 import { UsageError, parseArgv, type FlagSpec } from "../args";
 import { printJson } from "../output";
 import { askYesNo, interactive } from "./history-prompt";
-import { painter, renderCleanup, renderConflicts, renderExternal, renderReview, renderShow, renderStatus, statusJson } from "./history-render";
+import { painter, renderCleanup, renderConflicts, renderExternal, renderPreview, renderReview, renderShow, renderStatus, statusJson } from "./history-render";
 
 export const HISTORY_HELP = `worksnap history <command> [--root DIR] [--json]
        mcpdiff <command> [--root DIR] [--json]     (the same binary, run under that name)
@@ -20,12 +20,14 @@ conversation. Every write is recorded in .mcp/edit_history/ (no git needed).
   status [--conv ID] [--file PATH] [--status pending|accepted|rejected]
                               recorded edits, oldest first
   show EDIT_ID|CONV_ID        the diff of an edit, or of every edit of a conversation
-  accept EDIT_ID... | --conv ID [--force]
+  accept EDIT_ID... | --conv ID [--force] [--dry-run]
                               mark edits accepted; files are not touched (re-accepting
                               a rejected edit applies it again)
-  reject EDIT_ID... | --conv ID [--cascade] [--force]
+  reject EDIT_ID... | --conv ID [--cascade] [--force] [--dry-run]
                               mark edits rejected and rebuild the affected files from
                               their checkpoints with the remaining edits
+  review [--port N] [--open]  a local page to review every edit as a diff and accept
+                              or reject it (127.0.0.1 only; prints the URL)
   recover [--force]           finish a review that was interrupted (crash, kill)
   cleanup --resolved [--older-than DURATION]
                               remove conversations whose edits are all accepted or
@@ -37,6 +39,8 @@ recorded it. If it is not, the difference is shown and nothing is written; on a
 terminal you are asked whether to discard the outside changes, elsewhere
 --force discards them. If a later edit depends on a rejected one, nothing is
 written and the dependent edits are named; --cascade rejects them too.
+--dry-run shows what accept or reject would do (dependent edits, outside
+changes, the files it would write) and writes nothing.
 Exit codes: 0 ok, 1 refused or user error (nothing written), 2 usage, 70 internal.
 `;
 
@@ -68,10 +72,18 @@ const SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> = {
       return 0;
     },
   },
-  accept: { flags: { conv: { kind: "string" }, force: { kind: "bool" } }, run: (ws, store, pos, flags) => review("accept", ws, store, pos, flags) },
+  accept: { flags: { conv: { kind: "string" }, force: { kind: "bool" }, "dry-run": { kind: "bool" } }, run: (ws, store, pos, flags) => review("accept", ws, store, pos, flags) },
   reject: {
-    flags: { conv: { kind: "string" }, force: { kind: "bool" }, cascade: { kind: "bool" } },
+    flags: { conv: { kind: "string" }, force: { kind: "bool" }, cascade: { kind: "bool" }, "dry-run": { kind: "bool" } },
     run: (ws, store, pos, flags) => review("reject", ws, store, pos, flags),
+  },
+  review: {
+    flags: { port: { kind: "string" }, open: { kind: "bool" } },
+    run: async (ws, store, pos, flags) => {
+      if (pos.length > 0) throw new UsageError("review takes no arguments");
+      const { cmdReviewPage } = await import("./history-review");
+      return cmdReviewPage(ws, store, flags);
+    },
   },
   recover: {
     flags: { force: { kind: "bool" } },
@@ -107,11 +119,18 @@ async function review(action: "accept" | "reject", ws: Workspace, store: FsHisto
   const conv = str(flags.conv);
   if (conv !== undefined && pos.length > 0) throw new UsageError(`${action} takes EDIT_IDs or --conv ID, not both`);
   if (conv === undefined && pos.length === 0) throw new UsageError(`${action} needs EDIT_ID... or --conv ID`);
+  const target = conv !== undefined ? { conversationId: conv } : { editIds: pos };
+  if (flags["dry-run"]) {
+    const p = await previewReview(ws, store, { action, ...target, cascade: flags.cascade === true, force: flags.force === true });
+    if (flags.json) printJson(p);
+    else out(renderPreview(p, painter(process.stdout)));
+    return 0;
+  }
   const shown: Shown = { external: false };
   const r = await withExplainedErrors(flags, shown, () =>
     reviewEdits(ws, store, {
       action,
-      ...(conv !== undefined ? { conversationId: conv } : { editIds: pos }),
+      ...target,
       cascade: flags.cascade === true,
       ...discardPolicy(flags, shown),
     }),

@@ -2,6 +2,8 @@ import * as v from "valibot";
 import type { Workspace } from "../../ops/workspace";
 import type { ToolContext } from "../define-tool";
 import type { Props } from "../output-schema";
+import { openedConversation } from "../../ops/history/agent";
+import { historyStore } from "./history-common";
 
 /** Arguments and answer fields the four workspace mutation tools share. */
 export const writeModeArg = v.pipe(
@@ -45,18 +47,26 @@ interface MutationCall {
   mcp_conversation_id?: string;
   signal?: AbortSignal;
   onProgress?: (done: number, total: number, message?: string) => void;
+  onRecorded?: (recorded: { conversation_id: string; edit_ids: string[] }) => void;
 }
 
 /**
  * Runs a mutation op with the call's cancellation and progress, and remembers
- * on the session a conversation the server started for it (the call named none).
+ * on the session the conversation it wrote into: one the server started for
+ * it (the call named none) is the session's own; one the call named is its
+ * own when this first recorded write of the session opened it (session.ts).
  */
 export async function runMutationTool<A extends { mcp_conversation_id?: string }>(
   args: A,
   ctx: ToolContext,
   op: (ws: Workspace, call: A & MutationCall) => Promise<object & { mcp_conversation_id?: string }>,
 ): Promise<Record<string, unknown>> {
-  const out = await op(ctx.ws, { ...args, signal: ctx.signal, onProgress: ctx.progress });
-  if (args.mcp_conversation_id === undefined && out.mcp_conversation_id !== undefined) ctx.session.conversationStarted(out.mcp_conversation_id);
+  let recorded: string[] = [];
+  const out = await op(ctx.ws, { ...args, signal: ctx.signal, onProgress: ctx.progress, onRecorded: (r) => void (recorded = r.edit_ids) });
+  const conv = out.mcp_conversation_id;
+  if (conv !== undefined && recorded.length > 0) {
+    if (args.mcp_conversation_id === undefined) ctx.session.conversationStarted(conv);
+    else ctx.session.conversationWritten(conv, ctx.session.undecided(conv) && (await openedConversation(historyStore(ctx.ws), conv, recorded)));
+  }
   return { ...out };
 }

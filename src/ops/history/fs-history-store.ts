@@ -87,6 +87,26 @@ export class FsHistoryStore implements HistoryStore, BatchingHistoryStore {
     }
   }
 
+  /**
+   * Every log's version (inode, size, mtime: a log is only ever replaced by a
+   * rename) and the names of reviews and intents (each written once), hashed.
+   */
+  async changeStamp(): Promise<string> {
+    const h = new Bun.CryptoHasher("sha256");
+    for (const conv of await this.listConversations()) h.update(`${conv} ${(await this.logVersion(conv)) ?? "-"}\n`);
+    for (const dir of ["reviews", "intents"]) {
+      h.update(`${dir}\n`);
+      let names: string[] = [];
+      try {
+        names = readdirSync(this.abs(dir)).filter((n) => n.endsWith(".json")).sort(compareUtf8);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+      }
+      for (const n of names) h.update(`${n}\n`);
+    }
+    return h.digest("hex");
+  }
+
   private async readLogText(conv: string): Promise<string> {
     const version = await this.logVersion(conv);
     if (version === null) return "";

@@ -40,6 +40,8 @@ export interface MutationArgs {
   /** Cancellation: honoured until the first byte is published; after that the change set completes. */
   signal?: AbortSignal;
   onProgress?: (done: number, total: number, message: string) => void;
+  /** Told what the edit history recorded for a work-tree write (not called when nothing was written). */
+  onRecorded?: (recorded: { conversation_id: string; edit_ids: string[] }) => void;
 }
 
 export interface TreeTarget {
@@ -165,6 +167,7 @@ export async function runMutation<T extends object>(
         fingerprintAfter.catch(() => undefined);
       },
     });
+    if (outcome.editIds.length > 0) args.onRecorded?.({ conversation_id: conv.id, edit_ids: outcome.editIds });
     progress(2, "reading the new fingerprint");
     const after = await (fingerprintAfter ?? liveFingerprint(ws));
     const next = ws.leases.issue(after);
