@@ -10,6 +10,7 @@ export const ERROR_CODES = [
   "TOO_LARGE",
   "INTERNAL",
   "STALE_LEASE",
+  "BUSY",
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -44,10 +45,38 @@ export const repoChanged = (message: string, details?: ErrorDetails) =>
   new WorksnapError("REPO_CHANGED", message, details);
 export const internal = (message: string, details?: ErrorDetails) =>
   new WorksnapError("INTERNAL", message, details);
+export const busy = (message: string, details?: ErrorDetails) =>
+  new WorksnapError("BUSY", message, details);
 
-/** Any thrown value as a WorksnapError; unknown failures become INTERNAL, never swallowed. */
+const DESCRIPTOR_ERRNOS = new Set(["EMFILE", "ENFILE"]);
+
+/**
+ * The process (EMFILE) or the system (ENFILE) has no file descriptor left: a
+ * passing shortage, not a fault of the request. Recognised by errno, or by
+ * the text where a runtime or a child process only gave a message.
+ */
+export function isDescriptorShortage(err: unknown): boolean {
+  if (err instanceof WorksnapError) {
+    // an INTERNAL error may wrap what a child process said (git: "Too many open files")
+    if (err.code === "BUSY") return err.details.reason === "descriptors";
+    if (err.code !== "INTERNAL") return false;
+  }
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  if (typeof code === "string" && DESCRIPTOR_ERRNOS.has(code)) return true;
+  const message = err instanceof Error ? err.message : typeof err === "string" ? err : "";
+  return /\b(EMFILE|ENFILE)\b|too many open files/i.test(message);
+}
+
+/**
+ * Any thrown value as a WorksnapError; unknown failures become INTERNAL, never
+ * swallowed. Details never carry a stack trace: an adapter logs the original
+ * error where its operator reads (a server's stderr), not in the answer.
+ */
 export function asWorksnapError(err: unknown): WorksnapError {
-  if (err instanceof WorksnapError) return err;
+  if (err instanceof WorksnapError && err.code !== "INTERNAL") return err;
+  if (isDescriptorShortage(err)) {
+    return busy("the server has no file descriptor free right now (too many open files); retry the call", { reason: "descriptors" });
+  }
   const sys = err as NodeJS.ErrnoException | undefined;
   if (sys && typeof sys === "object" && typeof sys.code === "string") {
     const path = typeof sys.path === "string" ? sys.path : undefined;
@@ -56,6 +85,7 @@ export function asWorksnapError(err: unknown): WorksnapError {
     if (sys.code === "EACCES" || sys.code === "EPERM") return permissionDenied(sys.message, details);
     if (sys.code === "EFBIG") return tooLarge(sys.message, details);
   }
+  if (err instanceof WorksnapError) return err;
   const message = err instanceof Error ? err.message : String(err);
-  return internal(message, err instanceof Error && err.stack ? { stack: err.stack.split("\n").slice(0, 6) } : {});
+  return internal(message);
 }

@@ -1,6 +1,7 @@
 import { toJsonSchema } from "@valibot/to-json-schema";
 import * as v from "valibot";
-import { type WorksnapError, internal, invalidArgument } from "../core/errors";
+import { internal, invalidArgument } from "../core/errors";
+import type { PublicError } from "../core/public-error";
 import type { Workspace } from "../ops/workspace";
 import type { JsonSchema } from "./output-schema";
 import type { McpSession } from "./session";
@@ -42,7 +43,7 @@ export interface ToolDef<A = unknown> {
   /** What the model reads (content[0].text) for an answer; default: the answer's canonical JSON. */
   text?: (out: Record<string, unknown>, args: A) => string;
   /** The text of an error answer; `args` are the raw arguments (they may not have parsed). Default: {error} as JSON. */
-  errorText?: (err: WorksnapError, args: unknown) => string;
+  errorText?: (err: PublicError, args: unknown) => string;
 }
 
 export function defineTool<A>(def: ToolDef<A>): ToolDef<A> {

@@ -9,7 +9,8 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { ErrorCode, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema, McpError, ReadResourceRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { encodeContent } from "../core/binary";
-import { asWorksnapError, invalidArgument } from "../core/errors";
+import { invalidArgument } from "../core/errors";
+import { publicError } from "../core/public-error";
 import { hexOfBlobId } from "../core/hash";
 import { readSnapshotNode, type SnapshotNode } from "../ops/snapshot/path-node";
 import { listSnapshots } from "../ops/snapshot/info";
@@ -27,7 +28,10 @@ export function snapshotUri(snapshotId: string, path = "."): string {
   return `${SCHEME}${hexOfBlobId(snapshotId)}/${rel}`;
 }
 
-export function registerResources(server: Server, ws: Workspace): void {
+/** Runs a read for a client within the server's limit of work in flight (server.ts). */
+export type Bounded = <T>(name: string, signal: AbortSignal, run: () => Promise<T>) => Promise<T>;
+
+export function registerResources(server: Server, ws: Workspace, bounded: Bounded): void {
   server.setRequestHandler(ListResourcesRequestSchema, async () => ({
     resources: listSnapshots(ws, LISTED_SNAPSHOTS).snapshots.map((s) => ({
       uri: snapshotUri(s.snapshot_id),
@@ -49,13 +53,16 @@ export function registerResources(server: Server, ws: Workspace): void {
     ],
   }));
 
-  server.setRequestHandler(ReadResourceRequestSchema, async (req) => {
+  server.setRequestHandler(ReadResourceRequestSchema, async (req, extra) => {
     const uri = req.params.uri;
     try {
       const { id, path } = parseSnapshotUri(uri);
-      return { contents: [resourceContent(uri, await readSnapshotNode(ws, id, path))] };
+      const node = await bounded("resources/read", extra.signal, () => readSnapshotNode(ws, id, path));
+      return { contents: [resourceContent(uri, node)] };
     } catch (err) {
-      const e = asWorksnapError(err);
+      if (extra.signal.aborted) throw err;
+      // as a tool's error answer shows it: repo-relative paths, no stack, no other absolute path
+      const e = publicError(err, { root: ws.repo.root, foreignPaths: "redact" });
       const code = e.code === "NOT_FOUND" ? RESOURCE_NOT_FOUND : e.code === "INTERNAL" ? ErrorCode.InternalError : ErrorCode.InvalidParams;
       throw new McpError(code, `${e.code}: ${e.message}`, { code: e.code, details: e.code === "INTERNAL" ? {} : e.details });
     }

@@ -10,7 +10,8 @@
  * only if what it finds is no more than that. Anything new is refused again,
  * with the new report.
  */
-import { asWorksnapError, invalidArgument, type ErrorCode } from "../core/errors";
+import { invalidArgument, type ErrorCode } from "../core/errors";
+import { publicError } from "../core/public-error";
 import type { ExternalChange } from "../ops/history/external";
 import { historyShow } from "../ops/history/query";
 import { previewReview, recoverReviews, reviewEdits, type DiscardPolicy, type ReviewRequest } from "../ops/history/review";
@@ -27,14 +28,20 @@ const STATUS_BY_CODE: Record<ErrorCode, number> = {
   STALE_LEASE: 409,
   TOO_LARGE: 413,
   INTERNAL: 500,
+  BUSY: 503,
 };
 
 export function json(body: unknown, status = 200): Response {
   return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json; charset=utf-8" } });
 }
 
-export function errorResponse(err: unknown): Response {
-  const e = asWorksnapError(err);
+/**
+ * The web adapter's one error mapping: the error as publicError shows it
+ * (repo-relative paths, no stack); the page is the machine owner's, like the
+ * CLI, so other absolute paths stay.
+ */
+export function errorResponse(err: unknown, root: string | null = null): Response {
+  const e = publicError(err, { root, foreignPaths: "keep" });
   const details = e.code === "INTERNAL" ? {} : e.details;
   return json({ error: { code: e.code, message: e.message, details } }, STATUS_BY_CODE[e.code]);
 }
@@ -91,7 +98,7 @@ export class ReviewApi {
     try {
       return json(await fn());
     } catch (err) {
-      return errorResponse(err);
+      return errorResponse(err, this.ws.repo.root);
     }
   }
 }

@@ -12,8 +12,9 @@ export interface Painter {
   paint(code: string, s: string): string;
 }
 
-export function painter(stream: NodeJS.WriteStream): Painter {
-  const on = color.enabled(stream);
+/** Colours for what goes to fd 1 (stdout) or 2 (stderr): only on a terminal, and never with NO_COLOR. */
+export function painter(fd: 1 | 2): Painter {
+  const on = color.enabled(fd);
   return { on, paint: (code, s) => color.wrap(on, code, s) };
 }
 

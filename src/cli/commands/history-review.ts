@@ -8,7 +8,7 @@ import type { HistoryStore } from "../../ops/history/store";
 import type { Workspace } from "../../ops/workspace";
 import { startReviewServer, type ReviewServer } from "../../web/server";
 import { intFlag } from "../args";
-import { printJson } from "../output";
+import { printJson, stderr, stdout } from "../output";
 
 export async function cmdReviewPage(ws: Workspace, store: HistoryStore, flags: Record<string, unknown>): Promise<number> {
   const port = intFlag(flags.port, "port") ?? 0;
@@ -21,8 +21,8 @@ export async function cmdReviewPage(ws: Workspace, store: HistoryStore, flags: R
     throw err;
   }
   if (flags.json) printJson({ url: server.url, port: server.port });
-  else process.stdout.write(`Review page: ${server.url}\n`);
-  process.stderr.write("Serving the edit history on 127.0.0.1 only; the URL's token is the key. Press Ctrl+C to stop.\n");
+  else stdout(`Review page: ${server.url}\n`);
+  stderr("Serving the edit history on 127.0.0.1 only; the URL's token is the key. Press Ctrl+C to stop.\n");
   if (flags.open) openBrowser(server.url);
   await new Promise<void>((resolve) => {
     process.once("SIGINT", resolve);
@@ -38,6 +38,6 @@ function openBrowser(url: string): void {
     const child = Bun.spawn(cmd, { stdin: "ignore", stdout: "ignore", stderr: "ignore" });
     child.unref();
   } catch {
-    process.stderr.write(`Could not start a browser (${cmd[0]}); open the URL above yourself.\n`);
+    stderr(`Could not start a browser (${cmd[0]}); open the URL above yourself.\n`);
   }
 }

@@ -7,7 +7,7 @@ import type { Conflict } from "../../ops/history/reapply";
 import { previewReview, recoverReviews, reviewEdits, type DiscardPolicy } from "../../ops/history/review";
 import { closeWorkspace, openWorkspace, type Workspace } from "../../ops/workspace";
 import { UsageError, parseArgv, type FlagSpec } from "../args";
-import { printJson } from "../output";
+import { printJson, stderr, stdout } from "../output";
 import { askYesNo, interactive } from "./history-prompt";
 import { painter, renderCleanup, renderConflicts, renderExternal, renderPreview, renderReview, renderShow, renderStatus, statusJson } from "./history-render";
 
@@ -49,16 +49,14 @@ const COMMON: FlagSpec = { root: { kind: "string" }, json: { kind: "bool" } };
 type Flags = Record<string, unknown>;
 type Sub = (ws: Workspace, store: FsHistoryStore, positionals: string[], flags: Flags) => Promise<number>;
 
-const out = (s: string) => void process.stdout.write(s);
-
 const SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> = {
   status: {
     flags: { conv: { kind: "string" }, file: { kind: "string" }, status: { kind: "string" } },
     run: async (_ws, store, pos, flags) => {
       if (pos.length > 0) throw new UsageError("status takes no arguments; filter with --conv, --file, --status");
       const r = await historyStatus(store, { conversation: str(flags.conv), file: str(flags.file), status: str(flags.status) });
-      if (flags.json) out(statusJson(r));
-      else out(renderStatus(r, painter(process.stdout)));
+      if (flags.json) stdout(statusJson(r));
+      else stdout(renderStatus(r, painter(1)));
       return 0;
     },
   },
@@ -68,7 +66,7 @@ const SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> = {
       if (pos.length !== 1) throw new UsageError("show takes one EDIT_ID or CONV_ID");
       const r = await historyShow(store, pos[0]!);
       if (flags.json) printJson(r);
-      else out(renderShow(r, painter(process.stdout)));
+      else stdout(renderShow(r, painter(1)));
       return 0;
     },
   },
@@ -92,7 +90,7 @@ const SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> = {
       const shown: Shown = { external: false };
       const r = await withExplainedErrors(flags, shown, () => recoverReviews(ws, store, discardPolicy(flags, shown)));
       if (flags.json) printJson(r);
-      else out(r.recovered.length === 0 ? "no interrupted review\n" : `completed ${r.recovered.join(", ")}\n${r.files.map((f) => `${f.action === "written" ? "wrote  " : "deleted"} ${f.path}\n`).join("")}`);
+      else stdout(r.recovered.length === 0 ? "no interrupted review\n" : `completed ${r.recovered.join(", ")}\n${r.files.map((f) => `${f.action === "written" ? "wrote  " : "deleted"} ${f.path}\n`).join("")}`);
       return 0;
     },
   },
@@ -109,7 +107,7 @@ const SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> = {
       }
       const r = await cleanupHistory(ws, store, olderThanMs === undefined ? {} : { olderThanMs });
       if (flags.json) printJson(r);
-      else out(renderCleanup(r));
+      else stdout(renderCleanup(r));
       return 0;
     },
   },
@@ -123,7 +121,7 @@ async function review(action: "accept" | "reject", ws: Workspace, store: FsHisto
   if (flags["dry-run"]) {
     const p = await previewReview(ws, store, { action, ...target, cascade: flags.cascade === true, force: flags.force === true });
     if (flags.json) printJson(p);
-    else out(renderPreview(p, painter(process.stdout)));
+    else stdout(renderPreview(p, painter(1)));
     return 0;
   }
   const shown: Shown = { external: false };
@@ -136,7 +134,7 @@ async function review(action: "accept" | "reject", ws: Workspace, store: FsHisto
     }),
   );
   if (flags.json) printJson(r);
-  else out(renderReview(r, painter(process.stdout)));
+  else stdout(renderReview(r, painter(1)));
   return 0;
 }
 
@@ -149,7 +147,7 @@ function discardPolicy(flags: Flags, shown: Shown): DiscardPolicy {
   const policy: DiscardPolicy = { force: flags.force === true };
   if (!flags.json && !policy.force && interactive()) {
     policy.confirmDiscard = async (changes: ExternalChange[]) => {
-      process.stderr.write(renderExternal(changes, painter(process.stderr)));
+      stderr(renderExternal(changes, painter(2)));
       shown.external = true;
       return askYesNo(`Discard the outside changes to ${changes.map((c) => c.path).join(", ")} and continue? [y/N] `);
     };
@@ -173,10 +171,10 @@ async function withExplainedErrors<T>(flags: Flags, shown: Shown, fn: () => Prom
   } catch (err) {
     if (!(err instanceof WorksnapError)) throw err;
     if (!flags.json) {
-      const p = painter(process.stderr);
+      const p = painter(2);
       if (err.details.reason === "external_modification") {
-        if (!shown.external) process.stderr.write(renderExternal(err.details.changes as ExternalChange[], p));
-      } else if (Array.isArray(err.details.conflicts)) process.stderr.write(renderConflicts(err.details.conflicts as Conflict[], p));
+        if (!shown.external) stderr(renderExternal(err.details.changes as ExternalChange[], p));
+      } else if (Array.isArray(err.details.conflicts)) stderr(renderConflicts(err.details.conflicts as Conflict[], p));
     }
     const words = RESOLUTION_WORDS[String(err.details.resolution)];
     throw words ? new WorksnapError(err.code, `${err.message}. ${words}`, err.details) : err;
@@ -190,7 +188,7 @@ function str(v: unknown): string | undefined {
 export async function cmdHistory(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === "--help" || name === "-h" || name === "help") {
-    process.stdout.write(HISTORY_HELP);
+    stdout(HISTORY_HELP);
     return name ? 0 : 2;
   }
   const sub = SUBCOMMANDS[name];

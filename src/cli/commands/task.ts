@@ -1,4 +1,5 @@
 import { WorksnapError } from "../../core/errors";
+import { publicError } from "../../core/public-error";
 import { CHECK_MODES, type CheckMode, runCheck } from "../../ops/task/check";
 import { taskContext } from "../../ops/task/context";
 import { OUTCOMES, type Outcome, endTask } from "../../ops/task/end";
@@ -9,7 +10,7 @@ import { startTask } from "../../ops/task/start";
 import { type WireResponse, renderWire } from "../../ops/task/wire";
 import { closeWorkspace, openWorkspace, type Workspace } from "../../ops/workspace";
 import { type FlagSpec, UsageError, parseArgv } from "../args";
-import { EXIT } from "../output";
+import { EXIT, stdout } from "../output";
 
 export const TASK_HELP = `worksnap task <command> [--root DIR] [--compact]
 
@@ -93,7 +94,7 @@ const SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> = {
 export async function cmdTask(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === "--help" || name === "-h") {
-    process.stdout.write(TASK_HELP);
+    stdout(TASK_HELP);
     return name ? EXIT.ok : EXIT.usage;
   }
   const sub = SUBCOMMANDS[name];
@@ -103,13 +104,13 @@ export async function cmdTask(argv: string[]): Promise<number> {
   const ws = openWorkspace((flags.root as string | undefined) ?? process.cwd());
   try {
     const out = await sub.run(ws, positionals, flags);
-    process.stdout.write(`${renderWire(out.wire, compact)}\n`);
+    stdout(`${renderWire(out.wire, compact)}\n`);
     return out.failed ? EXIT.user : EXIT.ok;
   } catch (err) {
     if (!(err instanceof WorksnapError)) throw err;
     // The same wire error the MCP tools answer, on stdout; the exit code says what kind.
-    process.stdout.write(`${renderWire(renderError(err), compact)}\n`);
-    return err.code === "INTERNAL" ? EXIT.internal : EXIT.user;
+    stdout(`${renderWire(renderError(publicError(err, { root: ws.repo.root, foreignPaths: "keep" })), compact)}\n`);
+    return err.code === "INTERNAL" ? EXIT.internal : err.code === "BUSY" ? EXIT.busy : EXIT.user;
   } finally {
     closeWorkspace(ws);
   }

@@ -1,5 +1,4 @@
 import * as v from "valibot";
-import { asWorksnapError } from "../../core/errors";
 import { HELP_TOPICS, helpText } from "../../ops/task/help-text";
 import { renderError } from "../../ops/task/render";
 import { renderWire } from "../../ops/task/wire";
@@ -20,5 +19,5 @@ export const snapHelpTool = defineTool({
   run: async (args) => ({ text: helpText(args.topic) }),
   // Plain text, no wire line: this is the way out when the wire format is unclear.
   text: (out) => out.text as string,
-  errorText: (err) => renderWire(renderError(asWorksnapError(err)), false),
+  errorText: (err) => renderWire(renderError(err), false),
 });

@@ -1,5 +1,4 @@
 import * as v from "valibot";
-import { asWorksnapError } from "../../core/errors";
 import { renderError } from "../../ops/task/render";
 import { type WireResponse, renderWire } from "../../ops/task/wire";
 import { type ToolAnnotations, type ToolContext, type ToolDef, defineTool } from "../define-tool";
@@ -40,7 +39,7 @@ export function wireTool<A>(def: WireToolDef<A>): ToolDef<A> {
     branch: () => "none",
     run: async (args, ctx) => ({ wire: await def.run(args, ctx) }),
     text: (out, args) => renderWire(out.wire as WireResponse, compactOf(args)),
-    errorText: (err, raw) => renderWire(renderError(asWorksnapError(err)), compactOf(raw)),
+    errorText: (err, raw) => renderWire(renderError(err), compactOf(raw)),
   });
 }
 

@@ -17,7 +17,7 @@ import { internal, notFound } from "../../core/errors";
 import { randomId128 } from "../../core/hash";
 import { writeFileAtomic } from "../../repo/atomic-write";
 import { DurableBatch } from "../../repo/durable";
-import { ensureStateDir, tempPath } from "../../repo/state-dir";
+import { ensureStateDir, shownStatePath, tempPath } from "../../repo/state-dir";
 import type { BatchingHistoryStore, ObjectWrite } from "./batch-store";
 import { withFileLocks } from "./locks";
 import { type PackIndex, readPackIndex, readPackedObject, writePackFile } from "./pack";
@@ -333,7 +333,7 @@ export class FsHistoryStore implements HistoryStore, BatchingHistoryStore {
     }
     for (const [file, p] of packs) {
       const kept = [...p.index.objects.keys()].filter((n) => !p.names.has(n));
-      if (kept.length > 0) throw internal(`history pack ${file} also holds ${kept[0]}; its objects are removed together`, { pack: file, object: kept[0] });
+      if (kept.length > 0) throw internal(`history pack ${shownStatePath(file)} also holds ${kept[0]}; its objects are removed together`, { pack: shownStatePath(file), object: kept[0] });
     }
     for (const rel of rels) rmSync(this.abs(rel), { force: true });
     for (const [file, p] of packs) {

@@ -1,4 +1,4 @@
-import type { WorksnapError } from "../../core/errors";
+import type { PublicError } from "../../core/public-error";
 import type { CheckResult, Outcome } from "./check";
 import type { CommandResult } from "./check-cache";
 import type { ContextResult } from "./context";
@@ -276,7 +276,7 @@ export function renderDiff(r: DiffResult): WireResponse {
 
 // ---------------------------------------------------------------- !
 
-export function renderError(err: WorksnapError): WireResponse {
+export function renderError(err: PublicError): WireResponse {
   const code = wireCodeOf(err);
   const message = err.message.replace(/^invalid arguments for \w+: /, "");
   const completed = Array.isArray(err.details.completed) && err.details.completed.length > 0 ? ` Before it: ${(err.details.completed as string[]).join("; ")}.` : "";

@@ -1,4 +1,5 @@
 import { type ErrorCode, type ErrorDetails, WorksnapError } from "../../core/errors";
+import type { PublicError } from "../../core/public-error";
 
 /**
  * The task layer's error codes (the `code` of a `🧢|!|` line). The first four
@@ -20,6 +21,7 @@ export const WIRE_ERROR_CODES = {
   REPO_CHANGED: "the work tree changed under the operation; nothing was written",
   PERMISSION_DENIED: "a path is reserved or outside the root, or a file cannot be read",
   TOO_LARGE: "the answer or input is too large",
+  BUSY: "the server is short of resources for the moment; call again",
   INTERNAL: "an unexpected failure (a bug or the environment)",
 } as const;
 
@@ -41,7 +43,7 @@ const MODE_ARGS = new Set(["mode", "action", "topic"]);
  * substrate code (a snapshot that does not resolve is SNAPSHOT_NOT_FOUND; an
  * argument that failed to parse on mode/action/topic is INVALID_MODE).
  */
-export function wireCodeOf(err: WorksnapError): WireErrorCode {
+export function wireCodeOf(err: PublicError): WireErrorCode {
   const set = err.details.wire_code;
   if (typeof set === "string" && set in WIRE_ERROR_CODES) return set as WireErrorCode;
   switch (err.code) {
@@ -58,6 +60,7 @@ export function wireCodeOf(err: WorksnapError): WireErrorCode {
     case "PERMISSION_DENIED":
     case "TOO_LARGE":
     case "INTERNAL":
+    case "BUSY":
       return err.code;
   }
 }
