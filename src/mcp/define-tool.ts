@@ -25,7 +25,8 @@ export interface ToolContext {
 
 export type Branch = "immutable" | "worktree" | "none";
 
-export interface ToolDef<A = unknown> {
+/** `O` defaults to any: the erased form a list of tools holds (each tool is checked where it is defined). */
+export interface ToolDef<A = unknown, O extends object = any> {
   name: string;
   /** The name served under `--tool-names dotted`; default: the first underscore becomes a dot. */
   dottedName?: string;
@@ -39,14 +40,22 @@ export interface ToolDef<A = unknown> {
   annotations: ToolAnnotations;
   /** Which success branch an answer to these arguments must be (checked at runtime). */
   branch: (args: A) => Branch;
-  run: (args: A, ctx: ToolContext) => Promise<Record<string, unknown>>;
-  /** What the model reads (content[0].text) for an answer; default: the answer's canonical JSON. */
-  text?: (out: Record<string, unknown>, args: A) => string;
-  /** The text of an error answer; `args` are the raw arguments (they may not have parsed). Default: {error} as JSON. */
+  run: (args: A, ctx: ToolContext) => Promise<O>;
+  /**
+   * The answer as the model reads it (content[0].text; src/mcp/render/). The
+   * full answer is structuredContent either way; without a renderer, or
+   * under `serve --text json`, the text is the canonical JSON of it. A
+   * text-only tool (`output: null`) answers this text in every text mode.
+   */
+  text?: (out: O, args: A) => string;
+  /**
+   * The text of an error answer, for a text-only tool (its own error format);
+   * `args` are the raw arguments (they may not have parsed).
+   */
   errorText?: (err: PublicError, args: unknown) => string;
 }
 
-export function defineTool<A>(def: ToolDef<A>): ToolDef<A> {
+export function defineTool<A, O extends object>(def: ToolDef<A, O>): ToolDef<A, O> {
   if (def.description.length >= 2000) throw new Error(`${def.name}: description must stay under 2000 characters`);
   return def;
 }

@@ -10,7 +10,8 @@ import { IdleCollector } from "./idle-collect";
 import { JSONRPC, JsonRpcError } from "./jsonrpc-screen";
 import { GuardedServer } from "./request-guard";
 import { registerResources } from "./resources";
-import { type ResultShape, errorResult, successResult } from "./result";
+import { type TextMode, errorResult, successResult } from "./result";
+import type { PublicError } from "../core/public-error";
 import { McpSession } from "./session";
 import { LargeMessageStdioTransport } from "./stdio-transport";
 
@@ -46,7 +47,17 @@ export interface WorksnapServer {
 export type Log = (line: string) => void;
 const stderrLog: Log = (line) => void process.stderr.write(`worksnap: ${line}\n`);
 
-export function createServer(ws: Workspace, naming: ToolNaming = "underscore", log: Log = stderrLog): WorksnapServer {
+export interface ServeOptions {
+  naming?: ToolNaming;
+  /** content[0].text: each tool's compact rendering (default) or the JSON of structuredContent. */
+  text?: TextMode;
+  log?: Log;
+}
+
+export function createServer(ws: Workspace, opts: ServeOptions = {}): WorksnapServer {
+  const naming = opts.naming ?? "underscore";
+  const textMode = opts.text ?? "compact";
+  const log = opts.log ?? stderrLog;
   const sdk = new GuardedServer({ name: "worksnap", version: VERSION }, { capabilities: { tools: {}, resources: {} } });
   sdk.onerror = (err) => log(err.message);
   const session = new McpSession();
@@ -87,32 +98,28 @@ export function createServer(ws: Workspace, naming: ToolNaming = "underscore", l
         .catch(() => undefined);
     };
     unanswered++;
+    // A text-only tool (the task tools: the wire text is the answer) has no structuredContent and its own error text.
     const raw = req.params.arguments;
-    // A tool may render its own text (the task tools' wire responses) and answer without structuredContent.
-    const shape: ResultShape = {
-      structured: def.output !== null,
-      errorText: def.errorText ? (e) => (def.errorText as NonNullable<typeof def.errorText>)(e, raw) : undefined,
-    };
+    const own = def.output === null ? { errorText: def.errorText && ((e: PublicError) => (def.errorText as NonNullable<typeof def.errorText>)(e, raw)) } : undefined;
     try {
-      let parsed: unknown;
-      const out = await calls.run(async () => {
+      const { args, answer } = await calls.run(async () => {
         idle.begin();
         try {
           const args = parseArgs(def, raw);
-          parsed = args;
           const answer = await retryOnDescriptorShortage(def.name, def.annotations.readOnlyHint, extra.signal, () => def.run(args, { ws, signal: extra.signal, progress, session }));
           checkBranch(def, def.branch(args), answer);
-          return answer;
+          return { args, answer };
         } finally {
           idle.end();
         }
       }, extra.signal);
-      return successResult(out, { ...shape, text: def.text ? (o) => (def.text as NonNullable<typeof def.text>)(o, parsed) : undefined });
+      const text = def.text;
+      return successResult(answer, text && ((o) => text(o, args)), textMode, own);
     } catch (err) {
       // cancelled (while queued or running): the SDK sends nothing, as MCP asks
       if (extra.signal.aborted) throw err;
       logFailure(def.name, err);
-      return errorResult(err, ws.repo.root, shape);
+      return errorResult(err, ws.repo.root, textMode, own);
     } finally {
       unanswered--;
       if (unanswered === 0) for (const w of settledWaiters.splice(0)) w();
@@ -158,10 +165,10 @@ export function createServer(ws: Workspace, naming: ToolNaming = "underscore", l
  * answers every line); when stdout fails, nobody can be answered: in-flight
  * calls are abandoned.
  */
-export async function serveStdio(ws: Workspace, naming: ToolNaming): Promise<void> {
-  const server = createServer(ws, naming);
+export async function serveStdio(ws: Workspace, opts: ServeOptions = {}): Promise<void> {
+  const server = createServer(ws, opts);
   // The SDK's stdio transport drops messages over 10 MB; patches and writes can be larger.
-  const transport = new LargeMessageStdioTransport();
+  const transport = new LargeMessageStdioTransport(process.stdin, process.stdout, undefined, opts.text);
   const closed = new Promise<void>((resolve) => {
     server.sdk.onclose = resolve;
   });

@@ -3,7 +3,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { tooLarge } from "../core/errors";
 import { JSONRPC, type WireMessage, errorReply, parseErrorReply, screenMessage } from "./jsonrpc-screen";
-import { errorResult } from "./result";
+import { type TextMode, errorResult } from "./result";
 
 /**
  * MCP over stdio for messages of any size. The SDK's StdioServerTransport
@@ -56,6 +56,8 @@ export class LargeMessageStdioTransport implements Transport {
     private readonly stdin: Readable = process.stdin,
     private readonly stdout: Writable = process.stdout,
     private readonly maxMessageBytes = MAX_MESSAGE_BYTES,
+    /** How the TOO_LARGE answer to an oversized call is written (the server's --text). */
+    private readonly textMode: TextMode = "compact",
   ) {}
 
   async start(): Promise<void> {
@@ -167,7 +169,7 @@ export class LargeMessageStdioTransport implements Transport {
     if (id === undefined) return; // a notification, or an id we cannot find: nothing to answer
     const response: WireMessage =
       method === "tools/call"
-        ? ({ jsonrpc: "2.0", id, result: errorResult(error) } as JSONRPCMessage)
+        ? ({ jsonrpc: "2.0", id, result: errorResult(error, null, this.textMode) } as JSONRPCMessage)
         : errorReply(id, JSONRPC.invalidRequest, error.message, error.details);
     void this.send(response);
   }

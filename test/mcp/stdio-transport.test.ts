@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { PassThrough } from "node:stream";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { renderError } from "../../src/mcp/render/error";
 import { LargeMessageStdioTransport } from "../../src/mcp/stdio-transport";
 
 function harness(limit?: number) {
@@ -61,7 +62,8 @@ describe("LargeMessageStdioTransport", () => {
     expect(sent[0].id).toBe(42);
     expect(sent[0].result.isError).toBe(true);
     expect(sent[0].result.structuredContent.error.code).toBe("TOO_LARGE");
-    expect(JSON.parse(sent[0].result.content[0].text)).toEqual(sent[0].result.structuredContent);
+    expect(sent[0].result.content[0].text).toBe(renderError(sent[0].result.structuredContent.error));
+    expect(sent[0].result.content[0].text).toStartWith("error TOO_LARGE: the request is ");
     expect(h.received.map((m) => (m as { id: number }).id)).toEqual([43]);
   });
 

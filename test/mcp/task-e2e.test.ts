@@ -69,6 +69,10 @@ describe("task tools end to end", () => {
     await using dotted = await mcpSession(repo.root, ["--tool-names", "dotted"]);
     const names = (await dotted.client.listTools()).tools.map((t) => t.name);
     expect(names).toEqual(expect.arrayContaining(TASK_TOOLS));
+    // `serve --text json` gives JSON text for structured answers; a task tool has none: its text stays the wire response.
+    await using json = await mcpSession(repo.root, ["--text", "json"]);
+    const w = await wire(json, "snap", { mode: "start", task: "t" });
+    expect(w.fields.id).toBe("task_1");
   });
 
   test("a TypeScript project: start, break it, check with the real tsc and bun test, fix it, check again (then from the cache), end", async () => {

@@ -26,7 +26,8 @@ export const COMPARE_HELP = `  grep PATTERN [PATH...] [--snapshot ID] [-F] [-i] 
   export --worktree [PATH...] [-o FILE]
                                  capture the live tree and bundle it
   import FILE                    verify a bundle and store its snapshot here
-FROM/TO are snapshot ids or "worktree" (TO defaults to worktree).
+FROM/TO are snapshot ids, "worktree" or git revisions (HEAD, HEAD~1, a branch,
+a tag, a commit); TO defaults to worktree.
 `;
 
 type Sub = (ws: Workspace, positionals: string[], flags: Record<string, unknown>) => Promise<void>;
@@ -138,7 +139,7 @@ export const COMPARE_SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> 
 };
 
 function sides(pos: string[]): { from: string; to: string; paths: string[] | undefined } {
-  if (pos.length === 0) throw new UsageError("expected FROM [TO] [PATH...]: snapshot ids or worktree");
+  if (pos.length === 0) throw new UsageError("expected FROM [TO] [PATH...]: snapshot ids, worktree or git revisions");
   const [from, to = "worktree", ...paths] = pos as [string, ...string[]];
   return { from, to, paths: paths.length > 0 ? paths : undefined };
 }

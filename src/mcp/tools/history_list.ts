@@ -1,6 +1,7 @@
 import * as v from "valibot";
 import { listOwnEdits, OWN_LIST_MAX } from "../../ops/history/agent";
 import { defineTool } from "../define-tool";
+import { renderHistoryList } from "../render/history";
 import { plainOutput } from "../output-schema";
 import { readOnly } from "./common";
 import { historyStore } from "./history-common";
@@ -52,4 +53,5 @@ export const historyList = defineTool({
   annotations: readOnly("List own edits"),
   branch: () => "none",
   run: async (args, ctx) => ({ ...(await listOwnEdits(historyStore(ctx.ws), ctx.session.conversations(), args)) }),
+  text: (out) => renderHistoryList(out),
 });

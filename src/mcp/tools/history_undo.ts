@@ -2,6 +2,7 @@ import * as v from "valibot";
 import { UNDO_MAX, undoOwnEdits } from "../../ops/history/agent";
 import { WorksnapError } from "../../core/errors";
 import { defineTool } from "../define-tool";
+import { renderHistoryUndo } from "../render/history";
 import { plainOutput } from "../output-schema";
 import { mutating } from "./common";
 import { historyStore } from "./history-common";
@@ -53,4 +54,5 @@ export const historyUndo = defineTool({
       throw words ? new WorksnapError((err as WorksnapError).code, `${(err as WorksnapError).message}. ${words}`, (err as WorksnapError).details) : err;
     }
   },
+  text: (out) => renderHistoryUndo(out),
 });

@@ -27,8 +27,8 @@ function compactOf(args: unknown): boolean {
   return typeof args === "object" && args !== null && (args as { compact?: unknown }).compact === true;
 }
 
-export function wireTool<A>(def: WireToolDef<A>): ToolDef<A> {
-  return defineTool<A>({
+export function wireTool<A>(def: WireToolDef<A>): ToolDef<A, { wire: WireResponse }> {
+  return defineTool<A, { wire: WireResponse }>({
     name: def.name,
     // The spec's names already use underscores; --tool-names dotted serves them unchanged.
     dottedName: def.name,
@@ -38,7 +38,7 @@ export function wireTool<A>(def: WireToolDef<A>): ToolDef<A> {
     annotations: def.annotations,
     branch: () => "none",
     run: async (args, ctx) => ({ wire: await def.run(args, ctx) }),
-    text: (out, args) => renderWire(out.wire as WireResponse, compactOf(args)),
+    text: (out, args) => renderWire(out.wire, compactOf(args)),
     errorText: (err, raw) => renderWire(renderError(err), compactOf(raw)),
   });
 }

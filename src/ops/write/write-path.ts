@@ -3,7 +3,7 @@ import { closeSync, fchmodSync, fsyncSync, mkdirSync, readdirSync, openSync, ren
 import { rename } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { type WorksnapError, asWorksnapError, internal, invalidArgument, notFound, repoChanged } from "../../core/errors";
-import { randomId128, type BlobId } from "../../core/hash";
+import { blobMatches, randomId128, type BlobId } from "../../core/hash";
 import { ancestorsOf, type RepoPath } from "../../core/repo-path";
 import { DurableBatch, syncDirsEach } from "../../repo/durable";
 import type { Fingerprint } from "../../repo/fingerprint";
@@ -332,7 +332,7 @@ function sameState(a: PathState, b: PathState): boolean {
 function checkExpect(dest: Before, expect: BlobId | null | undefined): void {
   if (expect === undefined) return;
   const current = dest.state ? blobIdOfState(dest.state.bytes) : null;
-  if (current === expect) return;
+  if (expect === null ? current === null : blobMatches(current, expect)) return;
   const path = dest.target.path;
   if (expect === null) {
     throw repoChanged(`${path} already exists (blob ${current}); create_only refuses to overwrite it`, { path, current_blob: current, expected_blob: null });
