@@ -4,7 +4,8 @@ import { basename, resolve } from "node:path";
 import { UsageError } from "./cli/args";
 import { reportError, stderr, stdout } from "./cli/output";
 import { nativeSummary } from "./repo/native";
-import { VERSION } from "./version";
+import { STATE_FORMAT } from "./repo/state-format";
+import { BUILD, VERSION } from "./version";
 
 const HELP = `worksnap ${VERSION}: deterministic snapshots, leased work-tree access, byte-exact
 patching and reviewable edit history for coding agents.
@@ -16,6 +17,9 @@ Usage:
   worksnap history <command> ...       review agent edits: review (a local page),
                                        status, show, accept, reject, recover,
                                        cleanup (also: mcpdiff)
+  worksnap task <command> ...          the task layer: start, context, check, end,
+                                       list, diff, restore
+  worksnap migrate [--check]           bring .mcp/ to this version's state format
   worksnap gc [--dry-run]              prune .mcp/: exports, unreferenced blobs
   worksnap --version | --help
 
@@ -50,7 +54,20 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
     const m = await import("./cli/commands/gc");
     return { run: m.cmdGc, help: m.GC_HELP };
   },
+  task: async () => {
+    const m = await import("./cli/commands/task");
+    return { run: m.cmdTask, help: m.TASK_HELP };
+  },
+  migrate: async () => {
+    const m = await import("./cli/commands/migrate");
+    return { run: m.cmdMigrate, help: m.MIGRATE_HELP };
+  },
 };
+
+/** `--version`: what a bug report needs, one fact a line, the version alone on the first. */
+function versionText(): string {
+  return `worksnap ${VERSION}\ncommit: ${BUILD.commit}\ntarget: ${BUILD.target}\n${nativeSummary()}\nstate format: ${STATE_FORMAT}\n`;
+}
 
 function wantsJson(argv: string[]): boolean {
   return argv.includes("--json");
@@ -89,7 +106,7 @@ export async function main(argv: string[], invokedAs: string): Promise<number> {
   const given = options(argv);
   try {
     if (given.includes("--version") || given.includes("-V")) {
-      stdout(`worksnap ${VERSION}\n${nativeSummary()}\n`);
+      stdout(versionText());
       return 0;
     }
     if (name === "--help" || name === "-h" || name === "help") {

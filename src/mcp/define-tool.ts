@@ -1,6 +1,7 @@
 import { toJsonSchema } from "@valibot/to-json-schema";
 import * as v from "valibot";
 import { internal, invalidArgument } from "../core/errors";
+import type { PublicError } from "../core/public-error";
 import type { Workspace } from "../ops/workspace";
 import type { JsonSchema } from "./output-schema";
 import type { McpSession } from "./session";
@@ -27,9 +28,15 @@ export type Branch = "immutable" | "worktree" | "none";
 /** `O` defaults to any: the erased form a list of tools holds (each tool is checked where it is defined). */
 export interface ToolDef<A = unknown, O extends object = any> {
   name: string;
+  /** The name served under `--tool-names dotted`; default: the first underscore becomes a dot. */
+  dottedName?: string;
   description: string;
   args: v.GenericSchema<unknown, A>;
-  output: JsonSchema;
+  /**
+   * The output schema clients see; null for a tool that answers in text only:
+   * no outputSchema, no structuredContent, content[0].text is the whole answer.
+   */
+  output: JsonSchema | null;
   annotations: ToolAnnotations;
   /** Which success branch an answer to these arguments must be (checked at runtime). */
   branch: (args: A) => Branch;
@@ -37,9 +44,15 @@ export interface ToolDef<A = unknown, O extends object = any> {
   /**
    * The answer as the model reads it (content[0].text; src/mcp/render/). The
    * full answer is structuredContent either way; without a renderer, or
-   * under `serve --text json`, the text is the canonical JSON of it.
+   * under `serve --text json`, the text is the canonical JSON of it. A
+   * text-only tool (`output: null`) answers this text in every text mode.
    */
   text?: (out: O, args: A) => string;
+  /**
+   * The text of an error answer, for a text-only tool (its own error format);
+   * `args` are the raw arguments (they may not have parsed).
+   */
+  errorText?: (err: PublicError, args: unknown) => string;
 }
 
 export function defineTool<A, O extends object>(def: ToolDef<A, O>): ToolDef<A, O> {

@@ -8,7 +8,7 @@ import pkg from "../../package.json" with { type: "json" };
 
 describe("worksnap CLI", () => {
   test("--version, --help, and exit code 2 for usage errors", () => {
-    expect(cli(["--version"]).stdout).toMatch(new RegExp(`^worksnap ${pkg.version.replaceAll(".", "\\.")}\nnative: (on|off) \\(.+\\)\n$`));
+    expect(cli(["--version"]).stdout).toMatch(new RegExp(`^worksnap ${pkg.version.replaceAll(".", "\\.")}\ncommit: .+\ntarget: .+\nnative: (on|off) \\(.+\\)\nstate format: \\d+\n$`));
     expect(cli(["--help"]).stdout).toContain("worksnap snapshot");
     expect(cli(["snapshot", "--help"]).stdout).toContain("create [PATH...]");
     expect(cli(["serve", "--help"]).stdout).toContain("--root");

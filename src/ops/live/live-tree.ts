@@ -1,6 +1,6 @@
 import { sha256Hex } from "../../core/hash";
 import { ROOT, isWithin, type RepoPath } from "../../core/repo-path";
-import { type Fingerprint, readGitState } from "../../repo/fingerprint";
+import { type Fingerprint, type GitState, readGitState } from "../../repo/fingerprint";
 import type { GitResult } from "../../repo/git";
 import { walkPlainTree } from "../../repo/plain-walk";
 import { type GitTreeInputs, type ScanSkips, type TreeEntry, gitTreeEntries, readGitTreeInputs, startIndexListing } from "../../repo/tree-scan";
@@ -41,11 +41,12 @@ export interface LiveInputs {
 export async function readLiveInputs(
   ws: Workspace,
   scope: RepoPath[] = [ROOT],
-  opts: { lazyListing?: boolean; listing?: Promise<GitResult> } = {},
+  opts: { lazyListing?: boolean; listing?: Promise<GitResult>; state?: GitState } = {},
 ): Promise<LiveInputs> {
   if (ws.repo.gitDir) {
-    // The git reads start together (the index listing on first use when asked to be lazy).
-    const statePromise = readGitState(ws.repo);
+    // The git reads start together (the index listing on first use when asked to be lazy); a caller that read the
+    // state already (to choose the scope from the status) passes it.
+    const statePromise = opts.state ? Promise.resolve(opts.state) : readGitState(ws.repo);
     const listing = opts.listing ?? (opts.lazyListing ? undefined : startIndexListing(ws.repo, scope));
     const state = await statePromise;
     const git = await readGitTreeInputs(ws.repo, state.status, scope, listing);
