@@ -80,7 +80,13 @@ export function parseArgs<A>(def: ToolDef<A>, raw: unknown): A {
   const known = Object.keys((def.args as unknown as { entries?: Record<string, unknown> }).entries ?? {});
   const problems = result.issues.map((issue) => sentence(issue, known));
   const first = result.issues[0]?.path?.[0]?.key;
-  throw invalidArgument(`${def.name}: ${problems.join("; ")}`, { problems, ...(typeof first === "string" ? { arg: first } : {}) });
+  // the arguments whose value is not one of the allowed ones (a mode, an action): callers tell those apart
+  const notOneOf = result.issues.filter((i) => i.type === "picklist" && typeof i.path?.[0]?.key === "string").map((i) => i.path![0]!.key as string);
+  throw invalidArgument(`${def.name}: ${problems.join("; ")}`, {
+    problems,
+    ...(typeof first === "string" ? { arg: first } : {}),
+    ...(notOneOf.length > 0 ? { not_one_of: notOneOf } : {}),
+  });
 }
 
 /** One valibot issue as a sentence naming the argument (`paths[1]` for an array item). */
