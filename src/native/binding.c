@@ -23,6 +23,7 @@
 #include "search.h"
 #include "sha1.h"
 #include "sha256.h"
+#include "stat_job.h"
 #include "trigram_job.h"
 
 #define CHECK(call)                                   \
@@ -517,6 +518,44 @@ static napi_value exchange(napi_env env, napi_callback_info info) {
   return number(env, exchange_paths(a, b));
 }
 
+/* statStart(root, paths, count): lstat of each path under root (stat_job.h) */
+static napi_value stat_start(napi_env env, napi_callback_info info) {
+  napi_value argv[3];
+  if (!args_of(env, info, 3, argv)) return NULL;
+  char root[4096];
+  size_t root_len = 0;
+  CHECK(napi_get_value_string_utf8(env, argv[0], root, sizeof root, &root_len));
+  if (root_len >= sizeof root - 1) return fail(env, "worksnap native: root path too long");
+  void *paths;
+  size_t paths_len;
+  if (!bytes_of(env, argv[1], &paths, &paths_len)) return fail(env, "worksnap native: paths must be a Uint8Array");
+  double count = num(env, argv[2]);
+  if (!(count >= 0)) return fail(env, "worksnap native: bad count");
+  int dirfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dirfd < 0) return fail(env, "worksnap native: cannot open the root directory");
+  stat_job_t *job = stat_job_new(paths, paths_len, (size_t)count, dirfd);
+  if (!job) return fail(env, "worksnap native: out of memory");
+  pool_submit(&job->base);
+  return wrap(env, &job->base);
+}
+
+/* statRecords(job): a copy of every file's record once the job is done; null while it runs */
+static napi_value stat_records(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  job_t *job = job_arg(env, info, 1, argv);
+  if (!job) return NULL;
+  if (job->run != stat_job_run) return fail(env, "worksnap native: not a stat job");
+  napi_value buf;
+  if (job_ready_prefix(job) < job->count) {
+    napi_get_null(env, &buf);
+    return buf;
+  }
+  stat_job_t *sj = (stat_job_t *)job;
+  void *out;
+  CHECK(napi_create_buffer_copy(env, sj->files * STAT_RECORD, sj->records, &out, &buf));
+  return buf;
+}
+
 /*
  * trigramStart(root, paths, files, expects, fileLimit, pairCap, sniff, background): the trigram index's build of
  * `files` files (trigram_job.h); expects holds 33 bytes a file. `background`: on the pool's low-priority threads.
@@ -603,7 +642,8 @@ static napi_value layout(napi_env env) {
       {"SR_REMEMBER", SR_REMEMBER}, {"SR_ERRNO", SR_ERRNO}, {"SR_LENGTH", SR_LENGTH}, {"SR_STAMP", SR_STAMP},
       {"SR_SHA256", SR_SHA256}, {"SR_OFFSET", SR_OFFSET},
       {"TRIGRAM_RECORD", TRIGRAM_RECORD}, {"TR_STATUS", TR_STATUS}, {"TR_ERRNO", TR_ERRNO}, {"TR_SIZE", TR_SIZE},
-      {"TR_COUNT", TR_COUNT}, {"TR_SHA256", TR_SHA256},
+      {"TR_COUNT", TR_COUNT}, {"TR_SHA256", TR_SHA256}, {"STAT_RECORD", STAT_RECORD}, {"SJ_STATUS", SJ_STATUS},
+      {"SJ_SIZE", SJ_SIZE}, {"SJ_MTIME", SJ_MTIME}, {"SJ_CTIME", SJ_CTIME}, {"SJ_INO", SJ_INO},
   };
   for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) napi_set_named_property(env, obj, fields[i].name, number(env, fields[i].value));
   return obj;
@@ -619,6 +659,7 @@ NAPI_MODULE_INIT() {
       {"describe", describe}, {"accelerate", accelerate}, {"countByte", count_byte_of}, {"longestRun", longest_run_of},
       {"exchange", exchange},
       {"trigramStart", trigram_start}, {"trigramRecords", trigram_records}, {"trigramSegment", trigram_segment},
+      {"statStart", stat_start}, {"statRecords", stat_records},
   };
   for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
     napi_value fn;

@@ -4,7 +4,7 @@ import { canonicalJson } from "../core/canonical-json";
 import { sha256Hex } from "../core/hash";
 import { git } from "./git";
 import type { RepoRoot } from "./root";
-import { writeFileAtomic } from "./atomic-write";
+import { writeCacheFile } from "./cache-file";
 import { ensureStateDir, tempPath } from "./state-dir";
 
 /** Spec 2.2: identifies the state of HEAD, the index and the work tree. */
@@ -91,7 +91,7 @@ async function readIndexTree(repo: RepoRoot): Promise<string> {
   const oid = await computeIndexTree(repo, gitDir);
   if (identity !== null && identity === indexIdentity(join(gitDir, "index"))) {
     mkdirSync(join(repo.stateDir, "cache"), { recursive: true });
-    writeFileAtomic(repo.stateDir, cacheFile, new TextEncoder().encode(JSON.stringify({ identity, oid })));
+    writeCacheFile(repo.stateDir, cacheFile, JSON.stringify({ identity, oid }));
   }
   return oid;
 }

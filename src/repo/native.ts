@@ -45,6 +45,12 @@ export interface NativeLayout {
   TR_SIZE: number;
   TR_COUNT: number;
   TR_SHA256: number;
+  STAT_RECORD: number;
+  SJ_STATUS: number;
+  SJ_SIZE: number;
+  SJ_MTIME: number;
+  SJ_CTIME: number;
+  SJ_INO: number;
 }
 
 export interface NativeModule {
@@ -112,6 +118,10 @@ export interface NativeModule {
   trigramRecords(job: NativeJob): Buffer;
   /** The segment, once; null when it was not built (cancelled, out of memory). */
   trigramSegment(job: NativeJob): Buffer | null;
+  /** lstat of each path under `root` (NUL-separated relative paths); see src/native/stat_job.c. */
+  statStart(root: string, paths: Uint8Array, count: number): NativeJob;
+  /** Every path's record (STAT_RECORD bytes each) once the job is done; null while it runs. */
+  statRecords(job: NativeJob): Buffer | null;
   /** SHA extensions on or off (tests of both implementations); true when they are on. Only while no job runs. */
   accelerate(on: boolean): boolean;
 }
@@ -169,6 +179,21 @@ export async function waitReady(m: NativeModule, job: NativeJob, want: number, o
     if (n >= want) return n;
     if (signal?.aborted) throw signal.reason ?? internal("aborted");
     await Bun.sleep(1);
+  }
+}
+
+/** A stat job's records (statStart), polled until done; aborting `signal` rejects with its reason. */
+export async function statRecordsOf(m: NativeModule, root: string, paths: readonly string[], signal?: AbortSignal): Promise<Buffer> {
+  const job = m.statStart(root, joinPaths(paths), paths.length);
+  try {
+    for (;;) {
+      const records = m.statRecords(job);
+      if (records) return records;
+      if (signal?.aborted) throw signal.reason ?? internal("aborted");
+      await Bun.sleep(1);
+    }
+  } finally {
+    m.release(job);
   }
 }
 

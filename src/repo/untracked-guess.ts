@@ -15,7 +15,7 @@
  */
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { writeFileAtomic } from "./atomic-write";
+import { writeCacheFile } from "./cache-file";
 import { git, type GitResult } from "./git";
 import type { RepoRoot } from "./root";
 
@@ -62,7 +62,7 @@ export function rememberUntracked(repo: RepoRoot, scope: readonly string[], dirs
   remembered.set(key, [...dirs]);
   try {
     mkdirSync(join(repo.stateDir, "cache"), { recursive: true });
-    writeFileAtomic(repo.stateDir, join(repo.stateDir, "cache", FILE), new TextEncoder().encode(JSON.stringify({ scope, dirs })));
+    writeCacheFile(repo.stateDir, join(repo.stateDir, "cache", FILE), JSON.stringify({ scope, dirs }));
   } catch {
     // a read-only .mcp/: the guess lives in the process only
   }
