@@ -21,8 +21,9 @@ conversation. Every write is recorded in .mcp/edit_history/ (no git needed).
                               recorded edits, oldest first
   show EDIT_ID|CONV_ID        the diff of an edit, or of every edit of a conversation
   accept EDIT_ID... | --conv ID [--force]
-                              mark edits accepted; files are not touched (re-accepting
-                              a rejected edit applies it again)
+                              mark edits accepted; files are not touched. --conv accepts
+                              the conversation's pending edits; a rejected edit is
+                              accepted (and applied again) only when named by its id
   reject EDIT_ID... | --conv ID [--cascade] [--force]
                               mark edits rejected and rebuild the affected files from
                               their checkpoints with the remaining edits

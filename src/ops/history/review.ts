@@ -76,6 +76,11 @@ export interface ReviewResult {
   cascaded: string[];
   /** Edits that already had the requested status. */
   unchanged: string[];
+  /**
+   * Accepting a conversation: its rejected edits, which stay rejected (spec 002 section 5: accept moves pending
+   * edits to accepted and touches no file; a rejected edit is accepted again only when named by id).
+   */
+  still_rejected: string[];
   files: FileWrite[];
   /** Paths whose outside changes were discarded (confirmed or forced). */
   discarded: string[];
@@ -97,15 +102,19 @@ export function recoverReviews(ws: Workspace, store: HistoryStore, policy: Disca
 async function reviewLocked(ws: Workspace, store: HistoryStore, req: ReviewRequest): Promise<ReviewResult> {
   const { recovered } = await recoverLocked(ws, store, req);
   const model = await loadHistory(store);
-  const targets = resolveTargets(model, req);
+  const named = resolveTargets(model, req);
   const to: EditStatus = req.action === "accept" ? "accepted" : "rejected";
+  // A conversation accepted as a whole accepts what is pending in it; a rejected edit is revived only by its id.
+  const byConversation = req.conversationId !== undefined && req.action === "accept";
+  const targets = byConversation ? named.filter((e) => e.status !== "rejected") : named;
+  const stillRejected = byConversation ? named.filter((e) => e.status === "rejected").map((e) => e.edit_id) : [];
   const overrides = new Map<string, EditStatus>();
   const unchanged: string[] = [];
   for (const t of targets) {
     if (t.status === to) unchanged.push(t.edit_id);
     else overrides.set(t.edit_id, to);
   }
-  const result: ReviewResult = { action: req.action, review_id: null, changed: [], cascaded: [], unchanged, files: [], discarded: [], recovered };
+  const result: ReviewResult = { action: req.action, review_id: null, changed: [], cascaded: [], unchanged, still_rejected: stillRejected, files: [], discarded: [], recovered };
   if (overrides.size === 0) return result;
 
   // Only a change between kept (pending, accepted) and rejected changes what the files should hold.
