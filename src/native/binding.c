@@ -13,9 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-#include "exchange.h"
+#include "dirfd.h"
 #include "files.h"
 #include "hash_job.h"
 #include "pool.h"
@@ -504,16 +505,135 @@ static napi_value longest_run_of(napi_env env, napi_callback_info info) {
   return number(env, (double)longest_run(data, len, (uint8_t)num(env, argv[1])));
 }
 
-/* exchange(a, b): swaps the two paths' names atomically; 0, or the errno (ENOSYS: not on this platform) */
-static napi_value exchange(napi_env env, napi_callback_info info) {
+/*
+ * Directory-descriptor operations (dirfd.h, src/repo/dir-handle.ts). Each
+ * returns at once with a number: a descriptor, 0, or an errno (negated where a
+ * descriptor could have been returned); names are single components (or, for
+ * dirOpenBeneath, a relative path) of at most PATH_MAX bytes.
+ */
+static int string_arg(napi_env env, napi_value v, char *buf, size_t cap) {
+  size_t len = 0;
+  if (napi_get_value_string_utf8(env, v, buf, cap, &len) != napi_ok) return -EINVAL;
+  if (len + 1 >= cap) return -ENAMETOOLONG;
+  return 0;
+}
+
+static int int_arg(napi_env env, napi_value v) {
+  int32_t i = -1;
+  napi_get_value_int32(env, v, &i);
+  return i;
+}
+
+/* dirOpenBeneath(rootfd, rel): a directory descriptor, or -errno */
+static napi_value dir_open_beneath(napi_env env, napi_callback_info info) {
   napi_value argv[2];
   if (!args_of(env, info, 2, argv)) return NULL;
-  char a[4096], b[4096];
-  size_t la = 0, lb = 0;
-  if (napi_get_value_string_utf8(env, argv[0], a, sizeof a, &la) != napi_ok || napi_get_value_string_utf8(env, argv[1], b, sizeof b, &lb) != napi_ok)
-    return fail(env, "worksnap native: exchange takes two strings");
-  if (la + 1 >= sizeof a || lb + 1 >= sizeof b) return number(env, ENAMETOOLONG);
-  return number(env, exchange_paths(a, b));
+  char rel[4096];
+  int bad = string_arg(env, argv[1], rel, sizeof rel);
+  if (bad) return number(env, bad);
+  return number(env, dirfd_open_beneath(int_arg(env, argv[0]), rel));
+}
+
+/* openAt(dirfd, name, flags, mode): a descriptor, or -errno (flags and mode as the platform's open(2) takes them) */
+static napi_value open_at(napi_env env, napi_callback_info info) {
+  napi_value argv[4];
+  if (!args_of(env, info, 4, argv)) return NULL;
+  char name[4096];
+  int bad = string_arg(env, argv[1], name, sizeof name);
+  if (bad) return number(env, bad);
+  int fd;
+  do fd = openat(int_arg(env, argv[0]), name, int_arg(env, argv[2]) | O_CLOEXEC, (mode_t)int_arg(env, argv[3]));
+  while (fd < 0 && errno == EINTR);
+  return number(env, fd < 0 ? -errno : fd);
+}
+
+/* mkdirAt(dirfd, name, mode): 0 or errno */
+static napi_value mkdir_at(napi_env env, napi_callback_info info) {
+  napi_value argv[3];
+  if (!args_of(env, info, 3, argv)) return NULL;
+  char name[4096];
+  int bad = string_arg(env, argv[1], name, sizeof name);
+  if (bad) return number(env, -bad);
+  return number(env, mkdirat(int_arg(env, argv[0]), name, (mode_t)int_arg(env, argv[2])) == 0 ? 0 : errno);
+}
+
+/* unlinkAt(dirfd, name, directory): 0 or errno (directory: rmdir) */
+static napi_value unlink_at(napi_env env, napi_callback_info info) {
+  napi_value argv[3];
+  if (!args_of(env, info, 3, argv)) return NULL;
+  char name[4096];
+  int bad = string_arg(env, argv[1], name, sizeof name);
+  if (bad) return number(env, -bad);
+  bool dir = false;
+  napi_get_value_bool(env, argv[2], &dir);
+  return number(env, unlinkat(int_arg(env, argv[0]), name, dir ? AT_REMOVEDIR : 0) == 0 ? 0 : errno);
+}
+
+/* renameAt(fromfd, from, tofd, to, flags): 0 or errno; flags 1 = no replace, 2 = exchange (ENOSYS where unsupported) */
+static napi_value rename_at(napi_env env, napi_callback_info info) {
+  napi_value argv[5];
+  if (!args_of(env, info, 5, argv)) return NULL;
+  char from[4096], to[4096];
+  int bad = string_arg(env, argv[1], from, sizeof from);
+  if (!bad) bad = string_arg(env, argv[3], to, sizeof to);
+  if (bad) return number(env, -bad);
+  return number(env, dirfd_rename(int_arg(env, argv[0]), from, int_arg(env, argv[2]), to, int_arg(env, argv[4])));
+}
+
+/* symlinkAt(target bytes, dirfd, name): 0 or errno */
+static napi_value symlink_at(napi_env env, napi_callback_info info) {
+  napi_value argv[3];
+  if (!args_of(env, info, 3, argv)) return NULL;
+  void *data;
+  size_t len;
+  if (!bytes_of(env, argv[0], &data, &len)) return fail(env, "worksnap native: symlinkAt takes the target as a Uint8Array");
+  char target[4096], name[4096];
+  if (len + 1 > sizeof target || memchr(data, 0, len)) return number(env, len + 1 > sizeof target ? ENAMETOOLONG : EINVAL);
+  memcpy(target, data, len);
+  target[len] = 0;
+  int bad = string_arg(env, argv[2], name, sizeof name);
+  if (bad) return number(env, -bad);
+  return number(env, symlinkat(target, int_arg(env, argv[1]), name) == 0 ? 0 : errno);
+}
+
+/* readlinkAt(dirfd, name): the link text as a Buffer, or an errno */
+static napi_value readlink_at(napi_env env, napi_callback_info info) {
+  napi_value argv[2];
+  if (!args_of(env, info, 2, argv)) return NULL;
+  char name[4096], target[4096];
+  int bad = string_arg(env, argv[1], name, sizeof name);
+  if (bad) return number(env, -bad);
+  ssize_t n = readlinkat(int_arg(env, argv[0]), name, target, sizeof target);
+  if (n < 0) return number(env, errno);
+  if ((size_t)n >= sizeof target) return number(env, ENAMETOOLONG);
+  napi_value buf;
+  void *out;
+  CHECK(napi_create_buffer_copy(env, (size_t)n, target, &out, &buf));
+  return buf;
+}
+
+/* lstatAt(dirfd, name): [dev, ino, mode, size, mtimeMs, ctimeMs, nlink] of the name itself (a symlink is not followed), or an errno */
+static napi_value lstat_at(napi_env env, napi_callback_info info) {
+  napi_value argv[2];
+  if (!args_of(env, info, 2, argv)) return NULL;
+  char name[4096];
+  int bad = string_arg(env, argv[1], name, sizeof name);
+  if (bad) return number(env, -bad);
+  struct stat st;
+  if (fstatat(int_arg(env, argv[0]), name, &st, AT_SYMLINK_NOFOLLOW) != 0) return number(env, errno);
+  napi_value ab, arr;
+  void *data;
+  CHECK(napi_create_arraybuffer(env, 7 * sizeof(double), &data, &ab));
+  double *f = data;
+  f[0] = (double)st.st_dev;
+  f[1] = (double)st.st_ino;
+  f[2] = (double)st.st_mode;
+  f[3] = (double)st.st_size;
+  f[4] = stat_ms(ST_MTIME(st));
+  f[5] = stat_ms(ST_CTIME(st));
+  f[6] = (double)st.st_nlink;
+  CHECK(napi_create_typedarray(env, napi_float64_array, 7, ab, 0, &arr));
+  return arr;
 }
 
 static napi_value describe(napi_env env, napi_callback_info info) {
@@ -551,7 +671,8 @@ NAPI_MODULE_INIT() {
       {"hashStart", hash_start}, {"scanStart", scan_start}, {"ready", ready}, {"hashRecords", hash_records},
       {"scanCollect", scan_collect}, {"release", release}, {"setTrust", set_trust}, {"scanKinds", scan_kinds}, {"notify", notify}, {"watch", watch}, {"sha256", sha256_once}, {"gitBlobId", git_blob_id},
       {"describe", describe}, {"accelerate", accelerate}, {"countByte", count_byte_of}, {"longestRun", longest_run_of},
-      {"exchange", exchange},
+      {"dirOpenBeneath", dir_open_beneath}, {"openAt", open_at}, {"mkdirAt", mkdir_at}, {"unlinkAt", unlink_at},
+      {"renameAt", rename_at}, {"symlinkAt", symlink_at}, {"readlinkAt", readlink_at}, {"lstatAt", lstat_at},
   };
   for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
     napi_value fn;
@@ -561,6 +682,6 @@ NAPI_MODULE_INIT() {
   napi_value l = layout(env);
   if (l) napi_set_named_property(env, exports, "layout", l);
   napi_value version;
-  if (napi_create_int32(env, 2, &version) == napi_ok) napi_set_named_property(env, exports, "version", version);
+  if (napi_create_int32(env, 3, &version) == napi_ok) napi_set_named_property(env, exports, "version", version);
   return exports;
 }

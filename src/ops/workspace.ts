@@ -47,7 +47,7 @@ export function openWorkspace(dir: string, opts: WorkspaceOptions = {}): Workspa
     snapshots: new SnapshotStore(repo.stateDir),
     leases: new LeaseStore(LEASE_LIMITS, indexBlob),
     recorder: historyRecorderFor(repo.stateDir),
-    reserve: opts.longLived ? new TmpReserve(join(repo.stateDir, "tmp")) : null,
+    reserve: opts.longLived ? new TmpReserve(repo.root) : null,
   };
 }
 

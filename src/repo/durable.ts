@@ -25,7 +25,7 @@
  * `WORKSNAP_SYNCFS=0` in the environment, or configureDurability, turns
  * syncfs off.
  */
-import { closeSync, fchmodSync, openSync, readFileSync, writeSync } from "node:fs";
+import { closeSync, fchmodSync, fsync, openSync, readFileSync, writeSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { release } from "node:os";
 import { internal } from "../core/errors";
@@ -186,6 +186,16 @@ export class DurableBatch {
       return;
     }
     await syncDirsEach(list);
+  }
+
+  /** syncDirs for directories held open (dir-handle.ts), by their descriptors. */
+  async syncDirFds(fds: number[]): Promise<void> {
+    if (fds.length === 0) return;
+    if (this.anchor !== null && chooseFlush(fds.length, 0) === "syncfs") {
+      syncfsOrThrow(this.anchor);
+      return;
+    }
+    await Promise.all(fds.map((fd) => new Promise<void>((resolve) => fsync(fd, () => resolve())))); // a refusal is not an error (see syncDirs)
   }
 
   close(): void {

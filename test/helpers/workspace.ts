@@ -71,6 +71,7 @@ export function recordingRecorder(root: string, opts: { failCommit?: boolean; du
       opts.duringPrepare?.();
       return { token: calls.length } as PreparedEdit;
     },
+    async seal() {},
     async commit(_prepared, changes) {
       calls.push({ phase: "commit", changes: structuredClone(changes), onDisk: snapshotDisk(changes) });
       if (opts.failCommit) throw new Error("history store is full");

@@ -6,9 +6,8 @@
  */
 import { sha256Hex } from "../../core/hash";
 import type { RepoPath } from "../../core/repo-path";
-import type { RepoRoot } from "../../repo/root";
 import { unifiedDiff } from "../diff/unified";
-import { readTargetState, resolveWorktreeTarget } from "../write/target";
+import { readTargetState, resolveWorktreeTarget, type WorktreeAccess } from "../write/target";
 import type { Content } from "./objects";
 
 export interface DiskState {
@@ -18,8 +17,9 @@ export interface DiskState {
   kind: "file" | "missing" | "dir" | "other";
 }
 
-export function readDisk(repo: RepoRoot, path: string): DiskState {
-  const target = resolveWorktreeTarget(repo, path as RepoPath, false);
+/** What the work tree holds at `path`, read through the directories `access` holds. */
+export function readDisk(access: WorktreeAccess, path: string): DiskState {
+  const target = resolveWorktreeTarget(access, path as RepoPath, false);
   if (target.kind === "missing") return { state: null, hash: null, kind: "missing" };
   if (target.kind === "dir" || target.kind === "other") return { state: null, hash: null, kind: target.kind };
   const state = readTargetState(target)!;

@@ -29,10 +29,11 @@ import {
   logRel,
   parseLog,
   parseReview,
+  parseWriteIntent,
   serializeLog,
   type HistoryStore,
 } from "./store";
-import type { LogEntry, ReviewRecord } from "./types";
+import type { LogEntry, ReviewRecord, WriteIntent } from "./types";
 
 export const HISTORY_DIR = "edit_history";
 /** A batch of at least this many objects of one conversation is written as one pack file. */
@@ -382,6 +383,32 @@ export class FsHistoryStore implements HistoryStore, BatchingHistoryStore {
 
   async deleteIntent(reviewId: string): Promise<void> {
     rmSync(this.abs(`intents/${checkReviewId(reviewId)}.json`), { force: true });
+  }
+
+  async listWriteIntents(): Promise<WriteIntent[]> {
+    const abs = this.abs("pending_writes");
+    if (!existsSync(abs)) return [];
+    const out: WriteIntent[] = [];
+    for (const n of readdirSync(abs)) {
+      if (!n.endsWith(".json")) continue;
+      let text: string;
+      try {
+        text = readFileSync(join(abs, n), "utf8");
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === "ENOENT") continue;
+        throw err;
+      }
+      out.push(parseWriteIntent(text, `${HISTORY_DIR}/pending_writes/${n}`));
+    }
+    return out.sort(byTimestamp);
+  }
+
+  async putWriteIntent(intent: WriteIntent): Promise<void> {
+    this.write(`pending_writes/${checkReviewId(intent.intent_id)}.json`, `${JSON.stringify(intent)}\n`);
+  }
+
+  async deleteWriteIntent(intentId: string): Promise<void> {
+    rmSync(this.abs(`pending_writes/${checkReviewId(intentId)}.json`), { force: true });
   }
 
   async readClock(): Promise<string | null> {

@@ -21,6 +21,7 @@ import { invalidArgument, notFound, repoChanged } from "../../core/errors";
 import type { RepoPath } from "../../core/repo-path";
 import type { Workspace } from "../workspace";
 import { withWorktreeLock } from "../write/worktree-lock";
+import { WorktreeAccess } from "../write/target";
 import { writeChangesLocked, type WriteChange } from "../write/write-path";
 import { nextTimestamps } from "./clock";
 import { describeExternal, matchesDisk, readDisk, type DiskState, type ExternalChange } from "./external";
@@ -153,9 +154,14 @@ async function reviewLocked(ws: Workspace, store: HistoryStore, req: ReviewReque
   // Rule 9.2: the files must be what the history last recorded.
   const disk = new Map<string, DiskState>();
   const outside: ExternalChange[] = [];
+  const access = new WorktreeAccess(ws.repo);
+  try {
+    for (const p of order) disk.set(p, readDisk(access, p));
+  } finally {
+    access.close();
+  }
   for (const p of order) {
-    const d = readDisk(ws.repo, p);
-    disk.set(p, d);
+    const d = disk.get(p)!;
     const exp = out.expected.get(p)!;
     if (!matchesDisk(exp.hash, d)) outside.push(describeExternal(p, await exp.content(), exp.hash, d));
   }
@@ -228,8 +234,15 @@ async function recoverLocked(ws: Workspace, store: HistoryStore, policy: Discard
     await applyStatuses(store, model, intent.statuses);
     const changes: WriteChange[] = [];
     const outside: ExternalChange[] = [];
-    for (const f of intent.finals) {
-      const d = readDisk(ws.repo, f.path);
+    const access = new WorktreeAccess(ws.repo);
+    let disks: DiskState[];
+    try {
+      disks = intent.finals.map((f) => readDisk(access, f.path));
+    } finally {
+      access.close();
+    }
+    for (const [i, f] of intent.finals.entries()) {
+      const d = disks[i]!;
       const done = f.hash === null ? d.kind === "missing" : d.kind === "file" && d.hash === f.hash && d.state!.mode === f.mode;
       if (done) continue;
       const state = f.content_file ? { bytes: await store.getObject(f.content_file), mode: f.mode ?? "100644" } : null;

@@ -13,12 +13,13 @@
  *   reviews/{review_id}.json              a finished review that wrote the work tree
  *   reviews/{review_id}/{n}.bin           the bytes it wrote
  *   intents/{review_id}.json              a review that started writing and has not finished
+ *   pending_writes/{intent_id}.json       a recorded tool call that may have published files but not logged them
  *   clock                                 the last timestamp handed out
  */
 import { invalidArgument, internal } from "../../core/errors";
 import { sha256Hex } from "../../core/hash";
 import { CONVERSATION_ID } from "./conversation-id";
-import { EDIT_STATUSES, LOG_ENTRY_FIELDS, OPERATIONS, type LogEntry, type ReviewRecord } from "./types";
+import { EDIT_STATUSES, LOG_ENTRY_FIELDS, OPERATIONS, type LogEntry, type ReviewRecord, type WriteIntent } from "./types";
 
 export interface HistoryStore {
   /** Every conversation that has a log, sorted by UTF-8 bytes. */
@@ -52,6 +53,12 @@ export interface HistoryStore {
   listIntents(): Promise<ReviewRecord[]>;
   putIntent(record: ReviewRecord): Promise<void>;
   deleteIntent(reviewId: string): Promise<void>;
+
+  /** Recorded tool calls sealed and not yet committed (a crash in between leaves them), by timestamp. */
+  listWriteIntents(): Promise<WriteIntent[]>;
+  /** Durable when it returns. */
+  putWriteIntent(intent: WriteIntent): Promise<void>;
+  deleteWriteIntent(intentId: string): Promise<void>;
 
   /** The last timestamp handed out, or null. */
   readClock(): Promise<string | null>;
@@ -213,6 +220,21 @@ export function parseReview(text: string, where: string): ReviewRecord {
   if (!value || typeof value.review_id !== "string" || typeof value.timestamp !== "string" || !Array.isArray(value.finals) || typeof value.statuses !== "object") {
     throw internal(`${where} is not a review record`, { where });
   }
+  return value;
+}
+
+export function parseWriteIntent(text: string, where: string): WriteIntent {
+  let value: WriteIntent;
+  try {
+    value = JSON.parse(text) as WriteIntent;
+  } catch (err) {
+    throw internal(`${where} is not JSON: ${(err as Error).message}`, { where });
+  }
+  if (!value || typeof value.intent_id !== "string" || typeof value.timestamp !== "string" || !Array.isArray(value.entries) || typeof value.modes !== "object" || value.modes === null) {
+    throw internal(`${where} is not a write intent`, { where });
+  }
+  checkConversationId(value.conversation_id);
+  value.entries = value.entries.map((e, i) => checkEntry(e, `${where} entry ${i + 1}`));
   return value;
 }
 

@@ -11,7 +11,7 @@ import { liveFingerprint, readLiveTree } from "../live/live-tree";
 import { SnapshotTree, applyToSnapshot } from "./snapshot-tree";
 import { type AppliedChange, type ChangeStatus, type KnownState, type WriteChange, applyChangesLocked } from "../write/write-path";
 import { withWorktreeLock } from "../write/worktree-lock";
-import { type ParentCache, type WorktreeTarget, readTargetState, resolveWorktreeTarget, statStamp } from "../write/target";
+import { type WorktreeTarget, WorktreeAccess, readTargetState, resolveWorktreeTarget, statStamp } from "../write/target";
 import type { Workspace } from "../workspace";
 
 /**
@@ -128,55 +128,74 @@ export async function runMutation<T extends object>(
   if (args.mode !== "worktree") throw invalidArgument('mode must be "worktree" or "snapshot"', { arg: "mode" });
   if (args.snapshot_id !== undefined) throw invalidArgument('snapshot_id applies to mode "snapshot" only', { arg: "snapshot_id" });
   return withWorktreeLock(ws, async () => {
-    // git computes the fingerprint while the change set is built (both only read, under the lock); the lease is
-    // validated before anything is written, and a stale lease is reported before any error of the build.
-    const fingerprintRead = liveFingerprint(ws);
-    fingerprintRead.catch(() => undefined);
-    progress(0, "reading the work tree");
-    const reads = new Map<string, KnownState>();
-    let built: Built<T>;
+    // The directories the change set reads and writes are held open for the whole call (write/target.ts).
+    const access = new WorktreeAccess(ws.repo);
     try {
-      built = await build(worktreeView(ws, reads));
-    } catch (err) {
-      const fp = await fingerprintRead.catch(() => null);
-      if (fp && args.lease_id !== undefined) ws.leases.acquire(args.lease_id, fp);
-      throw err;
+      return await worktreeMutation(ws, args, toolName, build, conv, access);
+    } finally {
+      access.close();
     }
-    const fingerprint = await fingerprintRead;
-    const lease = args.lease_id !== undefined ? ws.leases.acquire(args.lease_id, fingerprint) : null;
-    checkCancelled(args.signal);
-    if (built.changes === null || built.changes.length === 0) {
-      const kept = lease ?? ws.leases.issue(fingerprint);
-      return finish({ cache_hint: "until_dirty", lease_id: kept.id, fingerprint }, built.extra, [], conv, true);
-    }
-    progress(1, "writing");
-    // The new fingerprint is read as soon as the files are published, while the history appends its log: the work
-    // tree no longer changes under the lock, and the history lives in .mcp, which git does not list.
-    let fingerprintAfter: Promise<Fingerprint> | null = null;
-    const outcome = await applyChangesLocked(ws, built.changes, {
-      recorder: ws.recorder,
-      conversationId: conv.id,
-      toolName,
-      lease: lease ? { lease, fingerprint } : undefined,
-      signal: args.signal,
-      known: built.fromReads ? reads : undefined,
-      onPublished: () => {
-        fingerprintAfter = liveFingerprint(ws);
-        fingerprintAfter.catch(() => undefined);
-      },
-    });
-    progress(2, "reading the new fingerprint");
-    const after = await (fingerprintAfter ?? liveFingerprint(ws));
-    const next = ws.leases.issue(after);
-    if (lease) for (const [p, b] of lease.touched) next.touched.set(p, b);
-    for (const c of outcome.changes) {
-      for (const l of lease ? [next, lease] : [next]) {
-        if (c.from) touch(l, c.from, null);
-        touch(l, c.path, c.blob);
-      }
-    }
-    return finish({ cache_hint: "until_dirty", lease_id: next.id, fingerprint: after }, built.extra, outcome.changes, conv, true);
   });
+}
+
+async function worktreeMutation<T extends object>(
+  ws: Workspace,
+  args: MutationArgs,
+  toolName: string,
+  build: (view: TreeView) => Promise<Built<T>>,
+  conv: Conversation,
+  access: WorktreeAccess,
+): Promise<Mutated<T>> {
+  const progress = (done: number, message: string) => args.onProgress?.(done, 3, message);
+  // git computes the fingerprint while the change set is built (both only read, under the lock); the lease is
+  // validated before anything is written, and a stale lease is reported before any error of the build.
+  const fingerprintRead = liveFingerprint(ws);
+  fingerprintRead.catch(() => undefined);
+  progress(0, "reading the work tree");
+  const reads = new Map<string, KnownState>();
+  let built: Built<T>;
+  try {
+    built = await build(worktreeView(ws, access, reads));
+  } catch (err) {
+    const fp = await fingerprintRead.catch(() => null);
+    if (fp && args.lease_id !== undefined) ws.leases.acquire(args.lease_id, fp);
+    throw err;
+  }
+  const fingerprint = await fingerprintRead;
+  const lease = args.lease_id !== undefined ? ws.leases.acquire(args.lease_id, fingerprint) : null;
+  checkCancelled(args.signal);
+  if (built.changes === null || built.changes.length === 0) {
+    const kept = lease ?? ws.leases.issue(fingerprint);
+    return finish({ cache_hint: "until_dirty", lease_id: kept.id, fingerprint }, built.extra, [], conv, true);
+  }
+  progress(1, "writing");
+  // The new fingerprint is read as soon as the files are published, while the history appends its log: the work
+  // tree no longer changes under the lock, and the history lives in .mcp, which git does not list.
+  let fingerprintAfter: Promise<Fingerprint> | null = null;
+  const outcome = await applyChangesLocked(ws, built.changes, {
+    recorder: ws.recorder,
+    conversationId: conv.id,
+    toolName,
+    lease: lease ? { lease, fingerprint } : undefined,
+    signal: args.signal,
+    known: built.fromReads ? reads : undefined,
+    access,
+    onPublished: () => {
+      fingerprintAfter = liveFingerprint(ws);
+      fingerprintAfter.catch(() => undefined);
+    },
+  });
+  progress(2, "reading the new fingerprint");
+  const after = await (fingerprintAfter ?? liveFingerprint(ws));
+  const next = ws.leases.issue(after);
+  if (lease) for (const [p, b] of lease.touched) next.touched.set(p, b);
+  for (const c of outcome.changes) {
+    for (const l of lease ? [next, lease] : [next]) {
+      if (c.from) touch(l, c.from, null);
+      touch(l, c.path, c.blob);
+    }
+  }
+  return finish({ cache_hint: "until_dirty", lease_id: next.id, fingerprint: after }, built.extra, outcome.changes, conv, true);
 }
 
 function checkCancelled(signal: AbortSignal | undefined): void {
@@ -240,18 +259,17 @@ function changedEntry(c: AppliedChange): ChangedEntry {
  * before it. Parent directories are resolved once per build, and a path just
  * resolved is read without resolving it again.
  */
-function worktreeView(ws: Workspace, reads: Map<string, KnownState>): TreeView {
-  const parents: ParentCache = new Map();
+function worktreeView(ws: Workspace, access: WorktreeAccess, reads: Map<string, KnownState>): TreeView {
   const resolved = new Map<string, WorktreeTarget>();
   return {
     mode: "worktree",
     resolve: async (path, follow) => {
-      const t = resolveWorktreeTarget(ws.repo, path, follow, parents);
+      const t = resolveWorktreeTarget(access, path, follow);
       if (!follow) resolved.set(t.path, t);
       return t;
     },
     read: async (path) => {
-      const t = resolved.get(path) ?? resolveWorktreeTarget(ws.repo, path, false, parents);
+      const t = resolved.get(path) ?? resolveWorktreeTarget(access, path, false);
       resolved.delete(path);
       const state = readTargetState(t);
       reads.set(t.path, { state, stamp: statStamp(t.stat) });
