@@ -5,7 +5,9 @@ import { SnapshotStore } from "../repo/snapshot-store";
 import { TmpReserve } from "../repo/tmp-reserve";
 import { keepIndexListings } from "../repo/tree-scan";
 import type { EditRecorder } from "./write/edit-recorder";
-import { historyRecorderFor } from "./history/recorder";
+import { FsHistoryStore } from "./history/fs-history-store";
+import { type CompletedWrite, completeInterruptedWrites } from "./history/interrupted";
+import { HistoryRecorder } from "./history/recorder";
 import { join } from "node:path";
 import { blobIdFromHex } from "../core/hash";
 import { LEASE_LIMITS, LeaseStore } from "./live/leases";
@@ -20,6 +22,13 @@ export interface Workspace {
   recorder: EditRecorder | null;
   /** A server's spare files and removals done between calls (tmp-reserve.ts); null for one-shot commands. */
   reserve: TmpReserve | null;
+  /**
+   * Runs each time this process takes the work-tree lock, before the locked
+   * work: completes recorded writes a crashed process left (history/interrupted.ts).
+   */
+  onLocked: (() => Promise<void>) | null;
+  /** What onLocked completed since the workspace was opened (`history recover` reports it). */
+  completedWrites: CompletedWrite[];
 }
 
 export interface WorkspaceOptions {
@@ -41,14 +50,21 @@ export function openWorkspace(dir: string, opts: WorkspaceOptions = {}): Workspa
     const known = blobs.gitMap.get(gitOid);
     return known ? blobIdFromHex(known.sha256) : undefined;
   };
-  return {
+  const history = new FsHistoryStore(repo.stateDir);
+  const ws: Workspace = {
     repo,
     blobs,
     snapshots: new SnapshotStore(repo.stateDir),
     leases: new LeaseStore(LEASE_LIMITS, indexBlob),
-    recorder: historyRecorderFor(repo.stateDir),
+    recorder: new HistoryRecorder(history),
     reserve: opts.longLived ? new TmpReserve(repo.root) : null,
+    onLocked: null,
+    completedWrites: [],
   };
+  ws.onLocked = async () => {
+    ws.completedWrites.push(...(await completeInterruptedWrites(ws, history)));
+  };
+  return ws;
 }
 
 export function closeWorkspace(ws: Workspace): void {

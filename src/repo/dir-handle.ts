@@ -33,7 +33,7 @@
  * writes aimed at it; they go to the directory that was checked, wherever it
  * now is.
  */
-import { closeSync, constants, existsSync, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, readlinkSync, renameSync, rmdirSync, symlinkSync, unlinkSync } from "node:fs";
+import { closeSync, constants, existsSync, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, renameSync, rmdirSync, symlinkSync, unlinkSync } from "node:fs";
 import { constants as osConstants } from "node:os";
 import { join } from "node:path";
 import { repoChanged } from "../core/errors";
@@ -186,6 +186,14 @@ export class DirHandle {
       return `/proc/self/fd/${this.fd}/${name}`;
     }
     return this.via(name);
+  }
+
+  /** The names in this directory. */
+  list(): string[] {
+    const p = this.tree.backend === "paths" || !procAvailable() ? null : `/proc/self/fd/${this.fd}`;
+    if (p !== null) return readdirSync(p);
+    this.verify();
+    return readdirSync(this.abs);
   }
 
   /**

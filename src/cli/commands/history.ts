@@ -2,6 +2,7 @@ import { WorksnapError } from "../../core/errors";
 import { cleanupHistory, parseDuration } from "../../ops/history/cleanup";
 import type { ExternalChange } from "../../ops/history/external";
 import { FsHistoryStore } from "../../ops/history/fs-history-store";
+import { type CompletedWrite, completeInterruptedWritesNow } from "../../ops/history/interrupted";
 import { historyShow, historyStatus } from "../../ops/history/query";
 import type { Conflict } from "../../ops/history/reapply";
 import { recoverReviews, reviewEdits, type DiscardPolicy } from "../../ops/history/review";
@@ -44,7 +45,8 @@ Exit codes: 0 ok, 1 refused or user error (nothing written), 2 usage, 70 interna
 const COMMON: FlagSpec = { root: { kind: "string" }, json: { kind: "bool" } };
 
 type Flags = Record<string, unknown>;
-type Sub = (ws: Workspace, store: FsHistoryStore, positionals: string[], flags: Flags) => Promise<number>;
+/** `completed`: interrupted recorded writes this command completed first (every command does, under the lock). */
+type Sub = (ws: Workspace, store: FsHistoryStore, positionals: string[], flags: Flags, completed: CompletedWrite[]) => Promise<number>;
 
 const out = (s: string) => void process.stdout.write(s);
 
@@ -76,12 +78,16 @@ const SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> = {
   },
   recover: {
     flags: { force: { kind: "bool" } },
-    run: async (ws, store, pos, flags) => {
+    run: async (ws, store, pos, flags, completed) => {
       if (pos.length > 0) throw new UsageError("recover takes no arguments");
       const shown: Shown = { external: false };
       const r = await withExplainedErrors(flags, shown, () => recoverReviews(ws, store, discardPolicy(flags, shown)));
-      if (flags.json) printJson(r);
-      else out(r.recovered.length === 0 ? "no interrupted review\n" : `completed ${r.recovered.join(", ")}\n${r.files.map((f) => `${f.action === "written" ? "wrote  " : "deleted"} ${f.path}\n`).join("")}`);
+      const writes = [...completed, ...ws.completedWrites.splice(0)];
+      if (flags.json) printJson({ ...r, writes });
+      else {
+        out(renderCompletedWrites(writes));
+        out(r.recovered.length === 0 ? "no interrupted review\n" : `completed ${r.recovered.join(", ")}\n${r.files.map((f) => `${f.action === "written" ? "wrote  " : "deleted"} ${f.path}\n`).join("")}`);
+      }
       return 0;
     },
   },
@@ -180,8 +186,22 @@ export async function cmdHistory(argv: string[]): Promise<number> {
   const { flags, positionals } = parseArgv(rest, { ...COMMON, ...sub.flags });
   const ws = openWorkspace((flags.root as string | undefined) ?? process.cwd());
   try {
-    return await sub.run(ws, new FsHistoryStore(ws.repo.stateDir), positionals, flags);
+    const store = new FsHistoryStore(ws.repo.stateDir);
+    // A write a crash left half recorded is completed before anything is shown or reviewed.
+    const completed = await completeInterruptedWritesNow(ws, store);
+    if (completed.length > 0 && name !== "recover" && !flags.json) process.stderr.write(renderCompletedWrites(completed));
+    return await sub.run(ws, store, positionals, flags, completed);
   } finally {
     closeWorkspace(ws);
   }
+}
+
+function renderCompletedWrites(writes: CompletedWrite[]): string {
+  return writes
+    .map((w) => {
+      if (w.outcome === "dropped") return `interrupted write of ${w.conversation_id}: it had changed no file; dropped\n`;
+      const left = w.left.length > 0 ? `; changed since, left as they are: ${w.left.join(", ")}` : "";
+      return `completed an interrupted write of ${w.conversation_id}: ${w.logged.length} edit${w.logged.length === 1 ? "" : "s"} recorded${w.written.length > 0 ? `, ${w.written.length} file${w.written.length === 1 ? "" : "s"} finished` : ""}${left}\n`;
+    })
+    .join("");
 }

@@ -1,4 +1,6 @@
 import { serveStdio, type ToolNaming } from "../../mcp/server";
+import { FsHistoryStore } from "../../ops/history/fs-history-store";
+import { completeInterruptedWritesNow } from "../../ops/history/interrupted";
 import { closeWorkspace, openWorkspace } from "../../ops/workspace";
 import { UsageError, parseArgv } from "../args";
 
@@ -15,6 +17,14 @@ export async function cmdServe(argv: string[]): Promise<number> {
   const naming = (flags["tool-names"] as string | undefined) ?? "underscore";
   if (naming !== "underscore" && naming !== "dotted") throw new UsageError("--tool-names must be underscore or dotted");
   const ws = openWorkspace((flags.root as string | undefined) ?? process.cwd(), { longLived: true });
+  // A write a crashed process left half recorded is completed now, beside the start-up (the first tool call that
+  // writes waits for it under the work-tree lock anyway).
+  completeInterruptedWritesNow(ws, new FsHistoryStore(ws.repo.stateDir)).then(
+    (done) => {
+      for (const w of done) process.stderr.write(`worksnap: ${w.outcome} an interrupted write of ${w.conversation_id} (${w.logged.length} edits recorded)\n`);
+    },
+    (err) => process.stderr.write(`worksnap: completing an interrupted write failed: ${err instanceof Error ? err.message : String(err)}\n`),
+  );
   try {
     await serveStdio(ws, naming as ToolNaming);
   } finally {

@@ -31,7 +31,6 @@ import type { EditChange, EditContext, EditRecorder, PathState, PreparedEdit } f
 import { sha256Of } from "../../core/content-hash";
 import { ObjectPresence, deleteObjects, putObjects, type ObjectWrite } from "./batch-store";
 import { nextTimestamps } from "./clock";
-import { FsHistoryStore } from "./fs-history-store";
 import { recordDiff } from "./record-diff";
 
 export { diffReplays } from "./record-diff";
@@ -342,9 +341,4 @@ export function recordOrder(changes: EditChange[]): number[] {
 function applyToKnown(known: Map<string, string | null>, e: LogEntry): void {
   if (e.operation === "move" && e.source_path) known.set(e.source_path, null);
   known.set(e.file_path, e.operation === "delete" ? null : e.hash_after);
-}
-
-/** The recorder for a repository's history in `.mcp/edit_history/`. */
-export function historyRecorderFor(stateDir: string): HistoryRecorder {
-  return new HistoryRecorder(new FsHistoryStore(stateDir));
 }
