@@ -78,4 +78,15 @@ export async function main(argv: string[], invokedAs: string): Promise<number> {
 
 // A compiled binary sees its own name in argv0 (argv[1] is its embedded entry point); `bun src/main.ts` in argv[1].
 const code = await main(process.argv.slice(2), [process.argv0, process.argv[1] ?? ""].map((a) => basename(a)).includes("mcpdiff") ? "mcpdiff" : "worksnap");
+// process.exit drops what a pipe has not taken yet (a --json answer over 64 KiB was cut off): stdout and stderr are
+// ended first, which resolves once everything is handed to the kernel (or the reader has gone).
+await Promise.all(
+  [process.stdout, process.stderr].map(
+    (stream) =>
+      new Promise<void>((resolve) => {
+        stream.once("error", () => resolve());
+        stream.end(() => resolve());
+      }),
+  ),
+);
 process.exit(code);

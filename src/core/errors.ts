@@ -45,6 +45,29 @@ export const repoChanged = (message: string, details?: ErrorDetails) =>
 export const internal = (message: string, details?: ErrorDetails) =>
   new WorksnapError("INTERNAL", message, details);
 
+/** The system errors that mean "no room left": the device is full, or the user's quota is. */
+export const DISK_FULL_ERRNOS: readonly string[] = ["ENOSPC", "EDQUOT"];
+
+/**
+ * The disk holding the repository is full (or its quota is used up). Spec
+ * 000's error codes are kept: TOO_LARGE says the request does not fit, which
+ * is what happened, and `details.reason: "disk_full"` says why; the message
+ * says it in words. Never INTERNAL: nothing is broken, space is missing.
+ */
+export function diskFull(what: string, errno = "ENOSPC"): WorksnapError {
+  const quota = errno === "EDQUOT";
+  return tooLarge(`the disk is full (${quota ? "the disk quota is used up" : "no space left on the device that holds the repository"}): ${what}. Free some space and retry`, {
+    reason: "disk_full",
+    errno,
+  });
+}
+
+export function isDiskFull(err: unknown): boolean {
+  if (err instanceof WorksnapError) return err.details.reason === "disk_full";
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return typeof code === "string" && DISK_FULL_ERRNOS.includes(code);
+}
+
 /** Any thrown value as a WorksnapError; unknown failures become INTERNAL, never swallowed. */
 export function asWorksnapError(err: unknown): WorksnapError {
   if (err instanceof WorksnapError) return err;
@@ -55,6 +78,7 @@ export function asWorksnapError(err: unknown): WorksnapError {
     if (sys.code === "ENOENT") return notFound(sys.message, details);
     if (sys.code === "EACCES" || sys.code === "EPERM") return permissionDenied(sys.message, details);
     if (sys.code === "EFBIG") return tooLarge(sys.message, details);
+    if (DISK_FULL_ERRNOS.includes(sys.code)) return diskFull("the operation could not write its data", sys.code);
   }
   const message = err instanceof Error ? err.message : String(err);
   return internal(message, err instanceof Error && err.stack ? { stack: err.stack.split("\n").slice(0, 6) } : {});

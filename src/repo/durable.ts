@@ -28,7 +28,7 @@
 import { closeSync, fchmodSync, fsync, openSync, readFileSync, writeSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { release } from "node:os";
-import { internal } from "../core/errors";
+import { DISK_FULL_ERRNOS, diskFull, internal } from "../core/errors";
 
 /** Below this many files a batch fsyncs each one. */
 export const SYNCFS_MIN_FILES = 8;
@@ -212,6 +212,7 @@ function syncfsOrThrow(fd: number): void {
   const r = loadSyncfs()!.call(fd);
   if (!r.ok) {
     const code = r.errno === 5 ? "EIO" : r.errno === 28 ? "ENOSPC" : r.errno === 122 ? "EDQUOT" : `errno ${r.errno}`;
+    if (DISK_FULL_ERRNOS.includes(code)) throw diskFull("data written before it could not all be stored", code);
     throw internal(`syncfs failed (${code}): data written before it may not be on disk`, { errno: code });
   }
 }

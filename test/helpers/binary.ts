@@ -40,12 +40,12 @@ export interface McpSession extends AsyncDisposable {
 }
 
 /** Spawns `dist/worksnap serve --root ROOT` and connects the MCP SDK's own Client over stdio. */
-export async function mcpSession(root: string, extraArgs: string[] = []): Promise<McpSession> {
+export async function mcpSession(root: string, extraArgs: string[] = [], env: Record<string, string> = {}): Promise<McpSession> {
   const transport = new StdioClientTransport({
     command: requireBinary(),
     args: ["serve", "--root", root, ...extraArgs],
     stderr: "pipe",
-    env: { ...(process.env as Record<string, string>) },
+    env: { ...(process.env as Record<string, string>), ...env },
   });
   const client = new Client({ name: "worksnap-test", version: "0.0.0" });
   await client.connect(transport);

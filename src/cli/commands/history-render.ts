@@ -99,7 +99,10 @@ export function renderReview(r: ReviewResult, p: Painter): string {
     out.push(`${p.paint(STATUS_COLOUR[c.to], verb.padEnd(8))} ${p.paint("33", shortId(c.edit_id))}  ${c.operation} ${pathOf(c)}${c.from !== "pending" ? `  (was ${c.from})` : ""}${cascaded.has(c.edit_id) ? "  (depends on a rejected edit: --cascade)" : ""}`);
   }
   if (r.unchanged.length > 0) out.push(`already ${r.action === "accept" ? "accepted" : "rejected"}: ${r.unchanged.map(shortId).join(", ")}`);
-  if (r.still_rejected.length > 0) out.push(`still rejected (name an edit to accept it): ${r.still_rejected.map(shortId).join(", ")}`);
+  if (r.still_rejected.length > 0) {
+    const shown = r.still_rejected.slice(0, 10).map(shortId).join(", ");
+    out.push(`still rejected (name an edit to accept it): ${shown}${r.still_rejected.length > 10 ? ` and ${r.still_rejected.length - 10} more` : ""}`);
+  }
   if (r.discarded.length > 0) out.push(`discarded outside changes to ${r.discarded.join(", ")}`);
   for (const f of r.files) out.push(`${f.action === "written" ? "wrote  " : "deleted"} ${f.path}${f.hash ? p.paint("2", `  sha256 ${f.hash.slice(0, 12)}`) : ""}`);
   if (r.changed.length > 0 && r.files.length === 0) out.push("no file changed");

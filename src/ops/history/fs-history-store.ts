@@ -428,8 +428,13 @@ export class FsHistoryStore implements HistoryStore, BatchingHistoryStore {
     ensureStateDir(this.stateDir);
     mkdirSync(this.root, { recursive: true });
     const tmp = tempPath(this.stateDir, "clock");
-    writeFileSync(tmp, `${timestamp}\n`);
-    renameSync(tmp, this.abs("clock"));
+    try {
+      writeFileSync(tmp, `${timestamp}\n`);
+      renameSync(tmp, this.abs("clock"));
+    } catch (err) {
+      rmSync(tmp, { force: true }); // a full disk leaves no half-written temp file
+      throw err;
+    }
   }
 }
 

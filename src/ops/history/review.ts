@@ -23,6 +23,7 @@ import type { Workspace } from "../workspace";
 import { withWorktreeLock } from "../write/worktree-lock";
 import { WorktreeAccess } from "../write/target";
 import { writeChangesLocked, type WriteChange } from "../write/write-path";
+import { putObjects, type ObjectWrite } from "./batch-store";
 import { nextTimestamps } from "./clock";
 import { describeExternal, matchesDisk, readDisk, type DiskState, type ExternalChange } from "./external";
 import { HistoryObjects, type Content } from "./objects";
@@ -197,12 +198,15 @@ async function reviewLocked(ws: Workspace, store: HistoryStore, req: ReviewReque
   }
   const [timestamp] = await nextTimestamps(store, 1);
   const record: ReviewRecord = { review_id: crypto.randomUUID(), timestamp: timestamp!, action: req.action, statuses, finals };
+  const written: ObjectWrite[] = [];
   for (let i = 0; i < finals.length; i++) {
     if (finals[i]!.hash === null) continue;
     const rel = reviewContentRel(record.review_id, i);
-    await store.putObject(rel, contents[i]!);
+    written.push({ rel, bytes: contents[i]! });
     finals[i]!.content_file = rel;
   }
+  // One durable batch (one flush) for all the bytes the review will write, before its intent names them.
+  await putObjects(store, written);
   await store.putIntent(record);
   req.onStep?.("intent-written");
   await applyStatuses(store, model, statuses);

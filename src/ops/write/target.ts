@@ -3,7 +3,7 @@ import { lstatSync, realpathSync, type Stats } from "node:fs";
 import { join } from "node:path";
 import { invalidArgument, permissionDenied, repoChanged } from "../../core/errors";
 import { ROOT, ancestorsOf, baseName, isReservedPath, parentOf, type RepoPath } from "../../core/repo-path";
-import { type DirHandle, type FileStat, TreeHandles } from "../../repo/dir-handle";
+import { type DirHandle, type FileStat, TreeHandles, symlinkOnPath } from "../../repo/dir-handle";
 import type { RepoRoot } from "../../repo/root";
 import type { PathState } from "./edit-recorder";
 import { resolveInRoot } from "../live/path-guard";
@@ -194,7 +194,9 @@ export function blockingAncestor(access: WorktreeAccess, path: RepoPath, removed
     const st = dir ? dir.lstat(baseName(a)) : null;
     if (!st) continue;
     if (st.isDirectory()) return null;
-    return removed.has(a) ? null : a; // a file or a symlink: not a directory to create in
+    // A symlink where the canonical path had a directory, or nothing, was put there since (a file is just in the way).
+    if (st.isSymbolicLink() && !removed.has(a)) throw symlinkOnPath(path, a);
+    return removed.has(a) ? null : a; // a file: not a directory to create in
   }
   return null;
 }

@@ -1,8 +1,8 @@
-import type { FileMode } from "../../core/file-mode";
+import { modeOfStat, type FileMode } from "../../core/file-mode";
 import { closeSync, fchmodSync, fstatSync, fsyncSync, readdirSync, statSync, writeSync } from "node:fs";
 import { rename } from "node:fs/promises";
 import { join } from "node:path";
-import { type WorksnapError, asWorksnapError, internal, invalidArgument, notFound, repoChanged } from "../../core/errors";
+import { WorksnapError, asWorksnapError, diskFull, internal, invalidArgument, isDiskFull, notFound, repoChanged } from "../../core/errors";
 import { randomId128, type BlobId } from "../../core/hash";
 import { ancestorsOf, baseName, parentOf, type RepoPath } from "../../core/repo-path";
 import { CREATE_OPEN, type DirHandle } from "../../repo/dir-handle";
@@ -182,6 +182,7 @@ export async function applyChangesLocked(ws: Workspace, changes: WriteChange[], 
 async function writeAndRecord(ws: Workspace, access: WorktreeAccess, plan: Plan, opts: WriteOptions, staging: Promise<void>): Promise<WriteOutcome> {
   const recorder = opts.recorder ?? null;
   let prepared: PreparedEdit | null = null;
+  let sealed = false;
   const done: Step[] = [];
   try {
     if (recorder) {
@@ -190,13 +191,15 @@ async function writeAndRecord(ws: Workspace, access: WorktreeAccess, plan: Plan,
     await staging;
     if (opts.signal?.aborted) throw internal("the request was cancelled; nothing was written", { cancelled: true });
     // The record a crash from here on would need is durable before the first byte is published.
-    if (recorder && prepared) await recorder.seal(prepared);
+    if (recorder && prepared) {
+      await recorder.seal(prepared);
+      sealed = true;
+    }
     assertLockIntact(ws);
     await publish(ws, access, plan, done);
   } catch (err) {
     await staging.catch(() => undefined); // every write has finished before anything is rolled back
-    rollback(access, done);
-    throw await withAbort(recorder, prepared, asWorksnapError(err));
+    throw await undo(recorder, prepared, sealed, rollback(access, done), err);
   }
   opts.onPublished?.();
   let editIds: string[] = [];
@@ -205,11 +208,38 @@ async function writeAndRecord(ws: Workspace, access: WorktreeAccess, plan: Plan,
       editIds = (await recorder.commit(prepared, plan.steps.flatMap((s) => s.edits))).editIds;
     } catch (err) {
       // Every write is recorded or undone: a history that failed to record takes the files back.
-      rollback(access, plan.steps);
-      throw await withAbort(recorder, prepared, asWorksnapError(err));
+      throw await undo(recorder, prepared, sealed, rollback(access, plan.steps), err);
     }
   }
   return { changes: plan.steps.map((s) => s.applied), editIds };
+}
+
+/**
+ * After a failure: when every published file was taken back, the history
+ * record is aborted and the error reported as it is. When some could not be
+ * taken back (a full disk can refuse even that), the sealed record stays:
+ * the next process to take the work-tree lock completes it
+ * (history/interrupted.ts), so the files that changed are recorded, never
+ * orphaned; the error says so.
+ */
+async function undo(recorder: EditRecorder | null, prepared: PreparedEdit | null, sealed: boolean, unrestored: RepoPath[], err: unknown): Promise<WorksnapError> {
+  const e = reported(err, unrestored.length === 0);
+  if (unrestored.length === 0 || !sealed) return withAbort(recorder, prepared, e);
+  const list = unrestored.slice(0, 20).join(", ");
+  return new WorksnapError(
+    e.code,
+    `${e.message}. ${unrestored.length} file${unrestored.length === 1 ? "" : "s"} could not be taken back (${list}${unrestored.length > 20 ? ", ..." : ""}): the change set is recorded in the edit history when worksnap next takes the work-tree lock, to be reviewed or rejected there`,
+    { ...e.details, not_restored: unrestored.slice(0, 200), recorded_later: true },
+  );
+}
+
+/** A failure as the caller hears it: a full disk says so (and, when every file was taken back, that nothing was written). */
+function reported(err: unknown, restored: boolean): WorksnapError {
+  if (isDiskFull(err)) {
+    const code = (err as { details?: { errno?: string }; code?: string }).details?.errno ?? (err as { code?: string }).code ?? "ENOSPC";
+    return diskFull(restored ? "the change set did not fit; nothing was written, every file is as it was" : "the change set did not fit", code === "EDQUOT" ? "EDQUOT" : "ENOSPC");
+  }
+  return asWorksnapError(err);
 }
 
 /** Aborts the history record; the original error is the one reported, with an abort failure added to it. */
@@ -562,17 +592,23 @@ function pruneEmptyParents(access: WorktreeAccess, path: RepoPath, dirs: Touched
   }
 }
 
-/** Best effort: every path touched by a published step back to its before state, through the held directories. */
-function rollback(access: WorktreeAccess, done: Step[]): void {
+/**
+ * Every path touched by a published step back to its before state, through
+ * the held directories; the paths that could not be restored (the original
+ * error is what the caller sees, with these named).
+ */
+function rollback(access: WorktreeAccess, done: Step[]): RepoPath[] {
+  const failed: RepoPath[] = [];
   for (const s of [...done].reverse()) {
     for (const b of s.source ? [s.dest, s.source] : [s.dest]) {
       try {
         restore(access, s, b);
       } catch {
-        // keep restoring the others; the original error is what the caller sees
+        failed.push(b.target.path); // keep restoring the others
       }
     }
   }
+  return failed;
 }
 
 function restore(access: WorktreeAccess, s: Step, b: Before): void {
@@ -593,5 +629,15 @@ function restore(access: WorktreeAccess, s: Step, b: Before): void {
     s.exchanged = false;
     return;
   }
+  if (holds(dir, t.name, b.state)) return; // never replaced (the step failed before it), nothing to write
   writeBeside(dir, t.name, b.state, b.perm ?? permFor(b.state.mode, null));
+}
+
+/** Whether `name` in `dir` holds exactly `state` (bytes and mode). */
+function holds(dir: DirHandle, name: string, state: NonNullable<PathState>): boolean {
+  const st = dir.lstat(name);
+  if (!st) return false;
+  if (state.mode === "120000") return st.isSymbolicLink() && Buffer.from(dir.readlink(name)).equals(state.bytes);
+  if (!st.isFile() || modeOfStat(st) !== state.mode || st.size !== state.bytes.length) return false;
+  return Buffer.from(dir.readFile(name).bytes).equals(state.bytes);
 }
