@@ -214,7 +214,9 @@ export class DirHandle {
     for (const p of parts) {
       cur = join(cur, p);
       const st = lstatSync(cur, { throwIfNoEntry: false });
-      if (!st || st.isSymbolicLink() || !st.isDirectory()) throw symlinkOnPath(this.rel, cur.slice(this.tree.rootAbs.length + 1));
+      const at = cur.slice(this.tree.rootAbs.length + 1);
+      if (st?.isSymbolicLink()) throw symlinkOnPath(this.rel, at);
+      if (!st?.isDirectory()) throw repoChanged(`${at} is no longer a directory (something removed or replaced it while the write was under way); nothing was written`, { path: this.rel, reason: "path_changed" });
     }
     const held = fstatSync(this.fd);
     const now = lstatSync(cur);
