@@ -524,60 +524,62 @@ static int int_arg(napi_env env, napi_value v) {
   return i;
 }
 
+/* A call taking (dirfd, name, ...): its arguments read, the name into `name`; 0, or the errno that refuses them. */
+static int fd_name(napi_env env, napi_callback_info info, size_t want, napi_value *argv, int *fd, char *name, size_t cap) {
+  if (!args_of(env, info, want, argv)) return -1;
+  *fd = int_arg(env, argv[0]);
+  return -string_arg(env, argv[1], name, cap);
+}
+
+/* The (dirfd, name) arguments of the calls below, read into `fd` and `name`; `bad` is the errno refusing them, or 0. */
+#define FD_NAME_ARGS(want)                                           \
+  napi_value argv[want];                                             \
+  int fd;                                                            \
+  char name[4096];                                                   \
+  int bad = fd_name(env, info, want, argv, &fd, name, sizeof name); \
+  if (bad < 0) return NULL
+
 /* dirOpenBeneath(rootfd, rel): a directory descriptor, or -errno */
 static napi_value dir_open_beneath(napi_env env, napi_callback_info info) {
-  napi_value argv[2];
-  if (!args_of(env, info, 2, argv)) return NULL;
-  char rel[4096];
-  int bad = string_arg(env, argv[1], rel, sizeof rel);
-  if (bad) return number(env, bad);
-  return number(env, dirfd_open_beneath(int_arg(env, argv[0]), rel));
+  FD_NAME_ARGS(2);
+  if (bad) return number(env, -bad);
+  return number(env, dirfd_open_beneath(fd, name));
 }
 
 /* openAt(dirfd, name, flags, mode): a descriptor, or -errno (flags and mode as the platform's open(2) takes them) */
 static napi_value open_at(napi_env env, napi_callback_info info) {
-  napi_value argv[4];
-  if (!args_of(env, info, 4, argv)) return NULL;
-  char name[4096];
-  int bad = string_arg(env, argv[1], name, sizeof name);
-  if (bad) return number(env, bad);
-  int fd;
-  do fd = openat(int_arg(env, argv[0]), name, int_arg(env, argv[2]) | O_CLOEXEC, (mode_t)int_arg(env, argv[3]));
-  while (fd < 0 && errno == EINTR);
-  return number(env, fd < 0 ? -errno : fd);
+  FD_NAME_ARGS(4);
+  if (bad) return number(env, -bad);
+  int out;
+  do out = openat(fd, name, int_arg(env, argv[2]) | O_CLOEXEC, (mode_t)int_arg(env, argv[3]));
+  while (out < 0 && errno == EINTR);
+  return number(env, out < 0 ? -errno : out);
 }
 
 /* mkdirAt(dirfd, name, mode): 0 or errno */
 static napi_value mkdir_at(napi_env env, napi_callback_info info) {
-  napi_value argv[3];
-  if (!args_of(env, info, 3, argv)) return NULL;
-  char name[4096];
-  int bad = string_arg(env, argv[1], name, sizeof name);
-  if (bad) return number(env, -bad);
-  return number(env, mkdirat(int_arg(env, argv[0]), name, (mode_t)int_arg(env, argv[2])) == 0 ? 0 : errno);
+  FD_NAME_ARGS(3);
+  if (bad) return number(env, bad);
+  return number(env, mkdirat(fd, name, (mode_t)int_arg(env, argv[2])) == 0 ? 0 : errno);
 }
 
 /* unlinkAt(dirfd, name, directory): 0 or errno (directory: rmdir) */
 static napi_value unlink_at(napi_env env, napi_callback_info info) {
-  napi_value argv[3];
-  if (!args_of(env, info, 3, argv)) return NULL;
-  char name[4096];
-  int bad = string_arg(env, argv[1], name, sizeof name);
-  if (bad) return number(env, -bad);
+  FD_NAME_ARGS(3);
+  if (bad) return number(env, bad);
   bool dir = false;
   napi_get_value_bool(env, argv[2], &dir);
-  return number(env, unlinkat(int_arg(env, argv[0]), name, dir ? AT_REMOVEDIR : 0) == 0 ? 0 : errno);
+  return number(env, unlinkat(fd, name, dir ? AT_REMOVEDIR : 0) == 0 ? 0 : errno);
 }
 
 /* renameAt(fromfd, from, tofd, to, flags): 0 or errno; flags 1 = no replace, 2 = exchange (ENOSYS where unsupported) */
 static napi_value rename_at(napi_env env, napi_callback_info info) {
-  napi_value argv[5];
-  if (!args_of(env, info, 5, argv)) return NULL;
-  char from[4096], to[4096];
-  int bad = string_arg(env, argv[1], from, sizeof from);
-  if (!bad) bad = string_arg(env, argv[3], to, sizeof to);
-  if (bad) return number(env, -bad);
-  return number(env, dirfd_rename(int_arg(env, argv[0]), from, int_arg(env, argv[2]), to, int_arg(env, argv[4])));
+  FD_NAME_ARGS(5);
+  if (bad) return number(env, bad);
+  char to[4096];
+  bad = -string_arg(env, argv[3], to, sizeof to);
+  if (bad) return number(env, bad);
+  return number(env, dirfd_rename(fd, name, int_arg(env, argv[2]), to, int_arg(env, argv[4])));
 }
 
 /* symlinkAt(target bytes, dirfd, name): 0 or errno */
@@ -598,12 +600,10 @@ static napi_value symlink_at(napi_env env, napi_callback_info info) {
 
 /* readlinkAt(dirfd, name): the link text as a Buffer, or an errno */
 static napi_value readlink_at(napi_env env, napi_callback_info info) {
-  napi_value argv[2];
-  if (!args_of(env, info, 2, argv)) return NULL;
-  char name[4096], target[4096];
-  int bad = string_arg(env, argv[1], name, sizeof name);
-  if (bad) return number(env, -bad);
-  ssize_t n = readlinkat(int_arg(env, argv[0]), name, target, sizeof target);
+  FD_NAME_ARGS(2);
+  if (bad) return number(env, bad);
+  char target[4096];
+  ssize_t n = readlinkat(fd, name, target, sizeof target);
   if (n < 0) return number(env, errno);
   if ((size_t)n >= sizeof target) return number(env, ENAMETOOLONG);
   napi_value buf;
@@ -614,13 +614,10 @@ static napi_value readlink_at(napi_env env, napi_callback_info info) {
 
 /* lstatAt(dirfd, name): [dev, ino, mode, size, mtimeMs, ctimeMs, nlink] of the name itself (a symlink is not followed), or an errno */
 static napi_value lstat_at(napi_env env, napi_callback_info info) {
-  napi_value argv[2];
-  if (!args_of(env, info, 2, argv)) return NULL;
-  char name[4096];
-  int bad = string_arg(env, argv[1], name, sizeof name);
-  if (bad) return number(env, -bad);
+  FD_NAME_ARGS(2);
+  if (bad) return number(env, bad);
   struct stat st;
-  if (fstatat(int_arg(env, argv[0]), name, &st, AT_SYMLINK_NOFOLLOW) != 0) return number(env, errno);
+  if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return number(env, errno);
   napi_value ab, arr;
   void *data;
   CHECK(napi_create_arraybuffer(env, 7 * sizeof(double), &data, &ab));

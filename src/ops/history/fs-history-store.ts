@@ -341,10 +341,10 @@ export class FsHistoryStore implements HistoryStore, BatchingHistoryStore {
    * lists them removes its record between the listing and the read: such a
    * record is over, and is left out rather than failing the reader.
    */
-  private listRecords(dir: string): ReviewRecord[] {
+  private listRecords<T extends { timestamp: string }>(dir: string, parse: (text: string, where: string) => T): T[] {
     const abs = this.abs(dir);
     if (!existsSync(abs)) return [];
-    const out: ReviewRecord[] = [];
+    const out: T[] = [];
     for (const n of readdirSync(abs)) {
       if (!n.endsWith(".json")) continue;
       let text: string;
@@ -354,13 +354,13 @@ export class FsHistoryStore implements HistoryStore, BatchingHistoryStore {
         if ((err as NodeJS.ErrnoException).code === "ENOENT") continue;
         throw err;
       }
-      out.push(parseReview(text, `${HISTORY_DIR}/${dir}/${n}`));
+      out.push(parse(text, `${HISTORY_DIR}/${dir}/${n}`));
     }
     return out.sort(byTimestamp);
   }
 
   async listReviews(): Promise<ReviewRecord[]> {
-    return this.listRecords("reviews");
+    return this.listRecords("reviews", parseReview);
   }
 
   async putReview(record: ReviewRecord): Promise<void> {
@@ -374,7 +374,7 @@ export class FsHistoryStore implements HistoryStore, BatchingHistoryStore {
   }
 
   async listIntents(): Promise<ReviewRecord[]> {
-    return this.listRecords("intents");
+    return this.listRecords("intents", parseReview);
   }
 
   async putIntent(record: ReviewRecord): Promise<void> {
@@ -386,21 +386,7 @@ export class FsHistoryStore implements HistoryStore, BatchingHistoryStore {
   }
 
   async listWriteIntents(): Promise<WriteIntent[]> {
-    const abs = this.abs("pending_writes");
-    if (!existsSync(abs)) return [];
-    const out: WriteIntent[] = [];
-    for (const n of readdirSync(abs)) {
-      if (!n.endsWith(".json")) continue;
-      let text: string;
-      try {
-        text = readFileSync(join(abs, n), "utf8");
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === "ENOENT") continue;
-        throw err;
-      }
-      out.push(parseWriteIntent(text, `${HISTORY_DIR}/pending_writes/${n}`));
-    }
-    return out.sort(byTimestamp);
+    return this.listRecords("pending_writes", parseWriteIntent);
   }
 
   async putWriteIntent(intent: WriteIntent): Promise<void> {

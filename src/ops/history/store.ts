@@ -210,13 +210,16 @@ function entryProblem(e: Record<keyof LogEntry, unknown>): string | null {
   return null;
 }
 
-export function parseReview(text: string, where: string): ReviewRecord {
-  let value: ReviewRecord;
+function parseJson<T>(text: string, where: string): T {
   try {
-    value = JSON.parse(text) as ReviewRecord;
+    return JSON.parse(text) as T;
   } catch (err) {
     throw internal(`${where} is not JSON: ${(err as Error).message}`, { where });
   }
+}
+
+export function parseReview(text: string, where: string): ReviewRecord {
+  const value = parseJson<ReviewRecord>(text, where);
   if (!value || typeof value.review_id !== "string" || typeof value.timestamp !== "string" || !Array.isArray(value.finals) || typeof value.statuses !== "object") {
     throw internal(`${where} is not a review record`, { where });
   }
@@ -224,12 +227,7 @@ export function parseReview(text: string, where: string): ReviewRecord {
 }
 
 export function parseWriteIntent(text: string, where: string): WriteIntent {
-  let value: WriteIntent;
-  try {
-    value = JSON.parse(text) as WriteIntent;
-  } catch (err) {
-    throw internal(`${where} is not JSON: ${(err as Error).message}`, { where });
-  }
+  const value = parseJson<WriteIntent>(text, where);
   if (!value || typeof value.intent_id !== "string" || typeof value.timestamp !== "string" || !Array.isArray(value.entries) || typeof value.modes !== "object" || value.modes === null) {
     throw internal(`${where} is not a write intent`, { where });
   }
