@@ -11,8 +11,8 @@
  *   returns. The write path hands over the new states too (it writes exactly
  *   those bytes), so the diffs start here, in the background: slices of CPU
  *   work between which the write path's I/O goes on;
- * - seal, once the new contents are staged and before the first file is
- *   published: the diffs as one batch (one flush), then a write intent
+ * - seal, while the write path stages the new contents (it has finished
+ *   before the first file is published): the diffs as one batch (one flush), then a write intent
  *   holding the very entries the call will log (pending_writes/, durable).
  *   From here a crash is completed by the next process that takes the
  *   work-tree lock (interrupted.ts): every file the call published gets its

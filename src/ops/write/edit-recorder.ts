@@ -6,10 +6,11 @@ import type { LineChange } from "../../core/line-change";
  * The hook between the one work-tree write path (src/ops/write/write-path.ts) and
  * the edit history (src/ops/history/). The write path calls it with its lock
  * held: `prepare` before any byte changes (checkpoints, hashes before; the new
- * states are known already, so the diffs can start there), `seal` once the
- * new contents are staged and before the first one is published (from then
- * on the record can be completed after a crash: diffs and the entries to log
- * are durable), then `commit` after every write succeeded (log entries).
+ * states are known already, so the diffs can start there), `seal` while the
+ * new contents are staged (it has finished before the first one is
+ * published; from then on the record can be completed after a crash: diffs
+ * and the entries to log are durable), then `commit` after every write
+ * succeeded (log entries).
  */
 
 /** The state of one path: null when it does not exist. */

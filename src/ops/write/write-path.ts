@@ -182,23 +182,28 @@ export async function applyChangesLocked(ws: Workspace, changes: WriteChange[], 
 async function writeAndRecord(ws: Workspace, access: WorktreeAccess, plan: Plan, opts: WriteOptions, staging: Promise<void>): Promise<WriteOutcome> {
   const recorder = opts.recorder ?? null;
   let prepared: PreparedEdit | null = null;
+  let sealing: Promise<void> | null = null;
   let sealed = false;
   const done: Step[] = [];
   try {
     if (recorder) {
       prepared = await recorder.prepare({ conversationId: opts.conversationId ?? "", toolName: opts.toolName ?? "" }, plan.steps.flatMap((s) => s.edits));
+      // The record a crash from the first rename on would need (diffs, the entries to log), made durable while the
+      // staged files are written and flushed: both are done before the first byte is published.
+      sealing = recorder.seal(prepared);
+      sealing.catch(() => undefined);
     }
     await staging;
-    if (opts.signal?.aborted) throw internal("the request was cancelled; nothing was written", { cancelled: true });
-    // The record a crash from here on would need is durable before the first byte is published.
-    if (recorder && prepared) {
-      await recorder.seal(prepared);
+    if (sealing) {
+      await sealing;
       sealed = true;
     }
+    if (opts.signal?.aborted) throw internal("the request was cancelled; nothing was written", { cancelled: true });
     assertLockIntact(ws);
     await publish(ws, access, plan, done);
   } catch (err) {
-    await staging.catch(() => undefined); // every write has finished before anything is rolled back
+    // Every write (and the seal) has finished before anything is rolled back or aborted.
+    await Promise.allSettled([staging, sealing]);
     throw await undo(recorder, prepared, sealed, rollback(access, done), err);
   }
   opts.onPublished?.();

@@ -195,7 +195,7 @@ describe("write path: the edit-history hook", () => {
     );
     expect(rec.calls.map((c) => c.phase)).toEqual(["prepare", "seal", "commit"]);
     const [prep, seal, commit] = rec.calls;
-    // Sealed after staging, before the first byte is published.
+    // Sealed (beside the staging) before the first byte is published.
     expect(seal!.onDisk).toEqual(["old a\n", null, null, "bye\n"]);
     expect(prep!.ctx).toEqual({ conversationId: "conv_1_abc", toolName: "edit_file_diff" });
     expect(prep!.changes!.map((c) => [c.operation, c.path, c.sourcePath ?? null, dec(c.before?.bytes), dec(c.after?.bytes), c.after === null])).toEqual([
@@ -295,7 +295,7 @@ describe("write path: the edit-history hook", () => {
     const rec = recordingRecorder(repo.root, { duringPrepare: () => controller.abort() });
     const err = await applyChanges(ws, [{ kind: "write", path: rp("a.txt"), bytes: enc("new\n") }], { recorder: rec, signal: controller.signal }).catch((e) => e);
     expect(err.details.cancelled).toBe(true);
-    expect(rec.calls.map((c) => c.phase)).toEqual(["prepare", "abort"]);
+    expect(rec.calls.map((c) => c.phase)).toEqual(["prepare", "seal", "abort"]);
     expect(read(repo.root, "a.txt")).toBe("old\n");
     expect(temps(repo.root)).toEqual([]);
   });
