@@ -3,9 +3,12 @@
 // paths (`worksnap --version` says which).
 import { mkdirSync } from "node:fs";
 import { buildNative } from "./scripts/build-native.ts";
+import { buildReviewPage } from "./scripts/build-page.ts";
 
 const native = buildNative();
 console.log(native.ok ? `built ${native.output} (${native.compiler})` : `note: native module not built: ${native.reason}; the binary uses its TypeScript paths`);
+
+console.log(`built ${await buildReviewPage()}`);
 
 mkdirSync("dist", { recursive: true });
 const result = await Bun.build({

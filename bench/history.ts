@@ -9,7 +9,9 @@
 //    the file, record the review, write) and as the command in a new process. Anchor: GNU patch applying the same
 //    999 diffs, concatenated, to the checkpoint. Both results are checked against the expected file.
 // 2. `status` over 10,000 entries (100 conversations of 100 edits; target: under 200 ms): the op, the command
-//    (table), and the command with --json. Anchor: jq reading the same logs.
+//    (table), and the command with --json. Anchor: jq reading the same logs. Beside it, what the review page
+//    (`worksnap history review`) reads: its state (the same entries grouped, with every diff's line counts: a
+//    first load reads each diff, later ones only the logs) and one poll of the change stamp.
 //
 // Each run of (1) starts from a fresh copy of the recorded repository (copying is not timed).
 // --write replaces bench/history-README-figures.md with the figures.
@@ -19,6 +21,7 @@ import { join, resolve } from "node:path";
 import type { RepoPath } from "../src/core/repo-path";
 import { FsHistoryStore } from "../src/ops/history/fs-history-store";
 import { historyStatus } from "../src/ops/history/query";
+import { DiffStats, pageState } from "../src/web/state";
 import { reviewEdits } from "../src/ops/history/review";
 import type { LogEntry } from "../src/ops/history/types";
 import { closeWorkspace, openWorkspace } from "../src/ops/workspace";
@@ -181,12 +184,25 @@ async function statusScenario(base: string, runs: number, total: number): Promis
   mkdirSync(dir, { recursive: true });
   const store = new FsHistoryStore(join(dir, ".mcp"));
   const per = 100;
-  for (const [conv, entries] of syntheticEntries(Math.ceil(total / per), per)) await store.appendLog(conv, entries);
+  const diff = (e: LogEntry) => new TextEncoder().encode(`diff --git a/${e.file_path} b/${e.file_path}\n--- a/${e.file_path}\n+++ b/${e.file_path}\n@@ -1,3 +1,4 @@\n a\n-b\n+c\n+d\n e\n`);
+  for (const [conv, entries] of syntheticEntries(Math.ceil(total / per), per)) {
+    await store.appendLog(conv, entries);
+    await store.putObjects(entries.filter((e) => e.diff_file !== null).map((e) => ({ rel: e.diff_file!, bytes: diff(e) })));
+  }
   const fresh = () => new FsHistoryStore(join(dir, ".mcp"));
   const op = await timeFn(async () => {
     const r = await historyStatus(fresh());
     if (r.entries.length !== total) throw new Error(`status saw ${r.entries.length} entries, not ${total}`);
   }, runs);
+  const pageFirst = await timeFn(async () => {
+    const st = await pageState(fresh(), dir, new DiffStats());
+    if (st.conversations.length !== Math.ceil(total / per)) throw new Error("the page state lost conversations");
+  }, runs);
+  const warmStore = fresh();
+  const warmStats = new DiffStats();
+  await pageState(warmStore, dir, warmStats);
+  const pageWarm = await timeFn(async () => void (await pageState(warmStore, dir, warmStats)), runs);
+  const stamp = await timeFn(async () => void (await warmStore.changeStamp()), runs);
   const cmd = await timeCommand([BINARY, "history", "status", "--root", dir], { cwd: ROOT, runs, warmup: 1 });
   const json = await timeCommand([BINARY, "history", "status", "--json", "--root", dir], { cwd: ROOT, runs, warmup: 1 });
   const logs = join(dir, ".mcp", "edit_history", "logs");
@@ -199,6 +215,9 @@ async function statusScenario(base: string, runs: number, total: number): Promis
     row("  the command, table (new process)", median(cmd.ms), true),
     row("  the command, --json (new process)", median(json.ms), true),
     row("  anchor: jq -c over the same logs", jqMs, false),
+    row("review page state, first load (reads every diff)", median(pageFirst), false),
+    row("review page state, later loads (logs only)", median(pageWarm), false),
+    row("review page change stamp (one poll)", median(stamp), false),
     row("(start-up alone: worksnap --version)", median(startup.ms), false),
   ];
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bun
-import { basename } from "node:path";
+import { realpathSync } from "node:fs";
+import { basename, resolve } from "node:path";
 import { UsageError } from "./cli/args";
-import { reportError } from "./cli/output";
+import { reportError, stderr, stdout } from "./cli/output";
 import { nativeSummary } from "./repo/native";
 import { VERSION } from "./version";
 
@@ -12,8 +13,9 @@ Usage:
   worksnap serve [--root DIR]          MCP server over stdio (for MCP hosts)
   worksnap snapshot <command> ...      create, info, log, list, file, grep, changes,
                                        diff, export, import
-  worksnap history <command> ...       review agent edits: status, show, accept,
-                                       reject, recover, cleanup (also: mcpdiff)
+  worksnap history <command> ...       review agent edits: review (a local page),
+                                       status, show, accept, reject, recover,
+                                       cleanup (also: mcpdiff)
   worksnap --version | --help
 
 Run "worksnap <command> --help" for details.
@@ -47,46 +49,53 @@ function wantsJson(argv: string[]): boolean {
   return argv.includes("--json");
 }
 
+/** The root a command works on (`--root DIR` or the current directory), canonical, for showing paths relative to it. */
+function rootOf(argv: string[]): string | null {
+  let dir = process.cwd();
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] as string;
+    if (a === "--") break;
+    if (a === "--root" && argv[i + 1] !== undefined) dir = argv[i + 1] as string;
+    else if (a.startsWith("--root=")) dir = a.slice("--root=".length);
+  }
+  try {
+    return realpathSync(resolve(dir));
+  } catch {
+    return null;
+  }
+}
+
 export async function main(argv: string[], invokedAs: string): Promise<number> {
   if (invokedAs === "mcpdiff") argv = ["history", ...argv];
   const [name, ...rest] = argv;
-  if (name === "--version" || name === "-V") {
-    process.stdout.write(`worksnap ${VERSION}\n${nativeSummary()}\n`);
-    return 0;
-  }
-  if (name === "--help" || name === "-h" || name === "help") {
-    process.stdout.write(HELP);
-    return 0;
-  }
-  if (!name) {
-    process.stderr.write(HELP);
-    return 2;
-  }
-  const load = COMMANDS[name];
   try {
+    if (name === "--version" || name === "-V") {
+      stdout(`worksnap ${VERSION}\n${nativeSummary()}\n`);
+      return 0;
+    }
+    if (name === "--help" || name === "-h" || name === "help") {
+      stdout(HELP);
+      return 0;
+    }
+    if (!name) {
+      stderr(HELP);
+      return 2;
+    }
+    const load = COMMANDS[name];
     if (!load) throw new UsageError(`unknown command ${name}`);
     const cmd = await load();
     if (name !== "snapshot" && (rest.includes("--help") || rest.includes("-h"))) {
-      process.stdout.write(cmd.help);
+      stdout(cmd.help);
       return 0;
     }
     return await cmd.run(rest);
   } catch (err) {
-    return reportError(err, wantsJson(rest));
+    return reportError(err, wantsJson(rest), rootOf(rest));
   }
 }
 
 // A compiled binary sees its own name in argv0 (argv[1] is its embedded entry point); `bun src/main.ts` in argv[1].
 const code = await main(process.argv.slice(2), [process.argv0, process.argv[1] ?? ""].map((a) => basename(a)).includes("mcpdiff") ? "mcpdiff" : "worksnap");
-// process.exit drops what a pipe has not taken yet (a --json answer over 64 KiB was cut off): stdout and stderr are
-// ended first, which resolves once everything is handed to the kernel (or the reader has gone).
-await Promise.all(
-  [process.stdout, process.stderr].map(
-    (stream) =>
-      new Promise<void>((resolve) => {
-        stream.once("error", () => resolve());
-        stream.end(() => resolve());
-      }),
-  ),
-);
+// Every write of the CLI is complete when it returns (cli/output.ts), and `serve` flushes its answers
+// before it returns: nothing is left in a buffer that exiting would drop.
 process.exit(code);

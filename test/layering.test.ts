@@ -11,10 +11,20 @@ function files(dir: string): string[] {
   });
 }
 
-const ORDER = ["core", "repo", "ops", "mcp", "cli"];
+/** What each layer may import: itself and the layers below; the adapters (mcp, web, cli) never each other. */
+const ALLOWED: Record<string, string[]> = {
+  core: ["core"],
+  repo: ["core", "repo"],
+  ops: ["core", "repo", "ops"],
+  mcp: ["core", "repo", "ops", "mcp"],
+  web: ["core", "repo", "ops", "web"],
+  cli: ["core", "repo", "ops", "cli"],
+};
+/** The CLI commands that start another adapter: `serve` (mcp) and `history review` (web). */
+const STARTS_ADAPTER: Record<string, string> = { "cli/commands/serve.ts": "mcp", "cli/commands/history-review.ts": "web" };
 
 describe("layering (DESIGN 'Layers')", () => {
-  for (const layer of ["core", "repo", "ops"]) {
+  for (const layer of ["core", "repo", "ops", "web"]) {
     test(`src/${layer} never imports the MCP SDK, reads process.argv or writes stdout`, () => {
       for (const f of files(join(SRC, layer))) {
         const text = readFileSync(f, "utf8");
@@ -22,22 +32,22 @@ describe("layering (DESIGN 'Layers')", () => {
         expect({ rel, sdk: /@modelcontextprotocol\/sdk/.test(text) }).toEqual({ rel, sdk: false });
         expect({ rel, argv: /process\.argv/.test(text) }).toEqual({ rel, argv: false });
         expect({ rel, stdout: /process\.stdout|console\.log/.test(text) }).toEqual({ rel, stdout: false });
+        expect({ rel, web: /from\s+"[^"]*\/web\//.test(text) && layer !== "web" }).toEqual({ rel, web: false });
       }
     });
   }
 
-  test("dependencies point downward: core <- repo <- ops <- {mcp, cli}", () => {
+  test("dependencies point downward: core <- repo <- ops <- {mcp, web, cli}; adapters never import each other", () => {
     for (const f of files(SRC)) {
       const rel = relative(SRC, f);
       const layer = rel.split("/")[0] as string;
-      const rank = ORDER.indexOf(layer);
-      if (rank < 0) continue;
+      const allowed = ALLOWED[layer];
+      if (!allowed) continue;
       const text = readFileSync(f, "utf8");
-      for (const m of text.matchAll(/from\s+"(\.{1,2}\/[^"]+)"/g)) {
+      for (const m of text.matchAll(/(?:from\s+|import\()"(\.{1,2}\/[^"]+)"/g)) {
         const target = relative(SRC, join(f, "..", m[1] as string)).split("/")[0] as string;
-        const targetRank = ORDER.indexOf(target);
-        if (targetRank < 0) continue;
-        const ok = targetRank <= rank && !(layer === "mcp" && target === "cli") && !(layer === "cli" && target === "mcp" && !rel.endsWith("serve.ts"));
+        if (!(target in ALLOWED)) continue;
+        const ok = allowed.includes(target) || STARTS_ADAPTER[rel] === target;
         expect({ rel, imports: m[1], ok }).toEqual({ rel, imports: m[1], ok: true });
       }
     }

@@ -1,33 +1,114 @@
+import { writeSync } from "node:fs";
+import { isatty } from "node:tty";
 import { canonicalJson } from "../core/canonical-json";
-import { asWorksnapError } from "../core/errors";
+import { publicError } from "../core/public-error";
 import { UsageError } from "./args";
 
-export const EXIT = { ok: 0, user: 1, usage: 2, internal: 70 } as const;
+/**
+ * Exit codes. `io` (EX_IOERR) is a failed write of the output, `busy`
+ * (EX_TEMPFAIL) a BUSY refusal worth retrying, and `brokenPipe` the status a
+ * shell shows for a tool that SIGPIPE ended (128 + 13): the reader of our
+ * output went away (`| head`), so we stop quietly, as `cat` or `git log` do.
+ */
+export const EXIT = { ok: 0, user: 1, usage: 2, internal: 70, io: 74, busy: 75, brokenPipe: 141 } as const;
+
+/** Standard output could not take what the command wrote: the command stops, and main exits with its code. */
+export class OutputError extends Error {
+  constructor(readonly errno: string) {
+    super(`cannot write to standard output: ${errno}`);
+    this.name = "OutputError";
+  }
+
+  get exitCode(): number {
+    return this.errno === "EPIPE" ? EXIT.brokenPipe : EXIT.io;
+  }
+}
+
+/**
+ * Every byte the CLI prints goes through here. A write returns only once all
+ * of it is in the file or pipe, so nothing is left in a buffer when the
+ * process exits (process.exit drops what a stream still holds: output into a
+ * slow pipe was cut at 64 KiB). A pipe set non-blocking (by the runtime, or by
+ * whoever shares it) answers EAGAIN while full: we wait for the reader.
+ */
+function writeAll(fd: number, data: string | Uint8Array): void {
+  const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+  let offset = 0;
+  while (offset < bytes.length) {
+    try {
+      offset += writeSync(fd, bytes, offset, bytes.length - offset);
+    } catch (err) {
+      const errno = (err as NodeJS.ErrnoException).code ?? "EIO";
+      if (errno === "EAGAIN" || errno === "EWOULDBLOCK") waitForReader();
+      else if (errno !== "EINTR") throw new OutputError(errno);
+    }
+  }
+}
+
+const pause = new Int32Array(new SharedArrayBuffer(4));
+function waitForReader(): void {
+  Atomics.wait(pause, 0, 0, 2);
+}
+
+/** The command's output. Throws OutputError when it cannot be written (EPIPE: the reader is gone). */
+export function stdout(data: string | Uint8Array): void {
+  writeAll(1, data);
+}
+
+/**
+ * Messages for the person (progress, notes, errors). Best effort: with stderr
+ * closed there is nobody to tell, and the command's own outcome stands.
+ */
+export function stderr(data: string): void {
+  try {
+    writeAll(2, data);
+  } catch {
+    // nowhere left to report it
+  }
+}
+
+export function printJson(value: unknown): void {
+  stdout(`${canonicalJson(value)}\n`);
+}
+
+/** Whether fd is a terminal; asked of the descriptor, so the runtime's stream objects are never created. */
+export function isTerminal(fd: 0 | 1 | 2): boolean {
+  return isatty(fd);
+}
 
 export const color = {
-  enabled: (stream: NodeJS.WriteStream) => stream.isTTY === true && !process.env.NO_COLOR,
+  enabled: (fd: 1 | 2) => isTerminal(fd) && !process.env.NO_COLOR,
   wrap: (on: boolean, code: string, s: string) => (on ? `\x1b[${code}m${s}\x1b[0m` : s),
 };
 
-export function printJson(value: unknown): void {
-  process.stdout.write(`${canonicalJson(value)}\n`);
-}
-
-/** The one place the CLI maps errors: a message on stderr (or JSON with --json) and an exit code. */
-export function reportError(err: unknown, json: boolean): number {
+/**
+ * The one place the CLI maps errors: a message on stderr (or JSON on stdout
+ * with --json) and an exit code. The error is the one an MCP client would get
+ * (publicError): repository paths relative to the root, no stack trace.
+ */
+export function reportError(err: unknown, json: boolean, root: string | null): number {
+  if (err instanceof OutputError) {
+    if (err.errno !== "EPIPE") stderr(`worksnap: ${err.message}\n`);
+    return err.exitCode;
+  }
   if (err instanceof UsageError) {
-    process.stderr.write(`worksnap: ${err.message}\nRun with --help for usage.\n`);
+    stderr(`worksnap: ${err.message}\nRun with --help for usage.\n`);
     return EXIT.usage;
   }
-  const e = asWorksnapError(err);
-  if (json) process.stdout.write(`${canonicalJson({ error: { code: e.code, message: e.message, details: e.details } })}\n`);
-  else process.stderr.write(`worksnap: ${e.code}: ${e.message}\n`);
-  return e.code === "INTERNAL" ? EXIT.internal : EXIT.user;
+  const e = publicError(err, { root, foreignPaths: "keep" });
+  try {
+    if (json) printJson({ error: e });
+    else stderr(`worksnap: ${e.code}: ${e.message}\n`);
+  } catch (writeErr) {
+    if (writeErr instanceof OutputError) return writeErr.exitCode;
+    throw writeErr;
+  }
+  return e.code === "INTERNAL" ? EXIT.internal : e.code === "BUSY" ? EXIT.busy : EXIT.user;
 }
 
 /** A progress bar on stderr, only when stderr is a terminal and the work is long. */
 export function progressBar(label: string): (done: number, total: number) => void {
-  if (!process.stderr.isTTY) return () => undefined;
+  if (!isTerminal(2)) return () => undefined;
   const started = Date.now();
   let shown = false;
   let finished = false;
@@ -38,9 +119,9 @@ export function progressBar(label: string): (done: number, total: number) => voi
     const width = 30;
     const frac = total === 0 ? 1 : done / total;
     const bar = "#".repeat(Math.round(frac * width)).padEnd(width, ".");
-    process.stderr.write(`\r${label} [${bar}] ${done}/${total}`);
+    stderr(`\r${label} [${bar}] ${done}/${total}`);
     if (done >= total) {
-      process.stderr.write("\n");
+      stderr("\n");
       finished = true;
     }
   };

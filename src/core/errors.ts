@@ -10,6 +10,7 @@ export const ERROR_CODES = [
   "TOO_LARGE",
   "INTERNAL",
   "STALE_LEASE",
+  "BUSY",
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -44,6 +45,8 @@ export const repoChanged = (message: string, details?: ErrorDetails) =>
   new WorksnapError("REPO_CHANGED", message, details);
 export const internal = (message: string, details?: ErrorDetails) =>
   new WorksnapError("INTERNAL", message, details);
+export const busy = (message: string, details?: ErrorDetails) =>
+  new WorksnapError("BUSY", message, details);
 
 /** The system errors that mean "no room left": the device is full, or the user's quota is. */
 export const DISK_FULL_ERRNOS: readonly string[] = ["ENOSPC", "EDQUOT"];
@@ -62,15 +65,57 @@ export function diskFull(what: string, errno = "ENOSPC"): WorksnapError {
   });
 }
 
-export function isDiskFull(err: unknown): boolean {
-  if (err instanceof WorksnapError) return err.details.reason === "disk_full";
+/**
+ * The errno when `err` says the disk is full: by its code, or by its text where
+ * a child process (git) only gave a message; null otherwise.
+ */
+export function diskFullErrno(err: unknown): "ENOSPC" | "EDQUOT" | null {
+  if (err instanceof WorksnapError) {
+    if (err.details.reason === "disk_full") return err.details.errno === "EDQUOT" ? "EDQUOT" : "ENOSPC";
+    if (err.code !== "INTERNAL") return null;
+  }
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
-  return typeof code === "string" && DISK_FULL_ERRNOS.includes(code);
+  if (code === "ENOSPC" || code === "EDQUOT") return code;
+  const message = err instanceof Error ? err.message : typeof err === "string" ? err : "";
+  if (/\bEDQUOT\b|disk quota exceeded/i.test(message)) return "EDQUOT";
+  return /\bENOSPC\b|no space left on device/i.test(message) ? "ENOSPC" : null;
 }
 
-/** Any thrown value as a WorksnapError; unknown failures become INTERNAL, never swallowed. */
+export function isDiskFull(err: unknown): boolean {
+  return diskFullErrno(err) !== null;
+}
+
+const DESCRIPTOR_ERRNOS = new Set(["EMFILE", "ENFILE"]);
+
+/**
+ * The process (EMFILE) or the system (ENFILE) has no file descriptor left: a
+ * passing shortage, not a fault of the request. Recognised by errno, or by
+ * the text where a runtime or a child process only gave a message.
+ */
+export function isDescriptorShortage(err: unknown): boolean {
+  if (err instanceof WorksnapError) {
+    // an INTERNAL error may wrap what a child process said (git: "Too many open files")
+    if (err.code === "BUSY") return err.details.reason === "descriptors";
+    if (err.code !== "INTERNAL") return false;
+  }
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  if (typeof code === "string" && DESCRIPTOR_ERRNOS.has(code)) return true;
+  const message = err instanceof Error ? err.message : typeof err === "string" ? err : "";
+  return /\b(EMFILE|ENFILE)\b|too many open files/i.test(message);
+}
+
+/**
+ * Any thrown value as a WorksnapError; unknown failures become INTERNAL, never
+ * swallowed. Details never carry a stack trace: an adapter logs the original
+ * error where its operator reads (a server's stderr), not in the answer.
+ */
 export function asWorksnapError(err: unknown): WorksnapError {
-  if (err instanceof WorksnapError) return err;
+  if (err instanceof WorksnapError && err.code !== "INTERNAL") return err;
+  if (isDescriptorShortage(err)) {
+    return busy("the server has no file descriptor free right now (too many open files); retry the call", { reason: "descriptors" });
+  }
+  const full = diskFullErrno(err);
+  if (full !== null) return err instanceof WorksnapError && err.code === "TOO_LARGE" ? err : diskFull("the operation could not write its data", full);
   const sys = err as NodeJS.ErrnoException | undefined;
   if (sys && typeof sys === "object" && typeof sys.code === "string") {
     const path = typeof sys.path === "string" ? sys.path : undefined;
@@ -78,8 +123,8 @@ export function asWorksnapError(err: unknown): WorksnapError {
     if (sys.code === "ENOENT") return notFound(sys.message, details);
     if (sys.code === "EACCES" || sys.code === "EPERM") return permissionDenied(sys.message, details);
     if (sys.code === "EFBIG") return tooLarge(sys.message, details);
-    if (DISK_FULL_ERRNOS.includes(sys.code)) return diskFull("the operation could not write its data", sys.code);
   }
+  if (err instanceof WorksnapError) return err;
   const message = err instanceof Error ? err.message : String(err);
-  return internal(message, err instanceof Error && err.stack ? { stack: err.stack.split("\n").slice(0, 6) } : {});
+  return internal(message);
 }

@@ -29,6 +29,25 @@ export function isBlobId(value: unknown): value is BlobId {
   return typeof value === "string" && /^sha256:[0-9a-f]{64}$/.test(value);
 }
 
+/** Hex digits a shortened blob id needs to be taken back (expected_blob): 48 bits of the sha256. */
+export const BLOB_PREFIX_MIN = 12;
+
+/**
+ * A blob id as an argument may give it: `sha256:<hex>` or bare hex, whole or a
+ * prefix of at least BLOB_PREFIX_MIN digits (answers written for a model show
+ * 12). Returns `sha256:<hex given>`, or null when it is not one.
+ */
+export function parseBlobRef(value: unknown): BlobId | null {
+  if (typeof value !== "string") return null;
+  const hex = value.startsWith(BLOB_PREFIX) ? value.slice(BLOB_PREFIX.length) : value;
+  return new RegExp(`^[0-9a-f]{${BLOB_PREFIX_MIN},64}$`).test(hex) ? `sha256:${hex}` : null;
+}
+
+/** Whether blob `id` is the one `ref` (a parseBlobRef result, whole or a prefix) names. */
+export function blobMatches(id: BlobId | null, ref: BlobId): boolean {
+  return id !== null && id.startsWith(ref);
+}
+
 /** Hashes a file in 1 MiB reads into one buffer, so memory stays flat whatever its size. */
 export async function sha256File(absPath: string): Promise<string> {
   const hasher = new Bun.CryptoHasher("sha256");

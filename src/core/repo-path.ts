@@ -18,7 +18,8 @@ export function parseRepoPath(input: unknown, argName = "path"): RepoPath {
   const reject = (why: string) =>
     invalidArgument(`${argName} ${JSON.stringify(input)} ${why}`, { arg: argName, path: input });
   if (input.includes("\0")) throw reject("contains a NUL byte");
-  if (input.startsWith("/")) throw reject("is absolute; paths are relative to the repository root");
+  // not echoed: an absolute path names this machine's layout, and the caller knows what it sent
+  if (input.startsWith("/")) throw invalidArgument(`${argName} is an absolute path; paths are relative to the repository root (".")`, { arg: argName });
   if (/^[A-Za-z]:([\\/]|$)/.test(input)) throw reject("is a Windows absolute path; use repo-relative paths");
   if (input.startsWith("~")) throw reject("starts with ~; paths are relative to the repository root");
   if (input.includes("\\")) throw reject("contains a backslash; use / as the separator");

@@ -24,7 +24,8 @@ export interface ToolContext {
 
 export type Branch = "immutable" | "worktree" | "none";
 
-export interface ToolDef<A = unknown> {
+/** `O` defaults to any: the erased form a list of tools holds (each tool is checked where it is defined). */
+export interface ToolDef<A = unknown, O extends object = any> {
   name: string;
   description: string;
   args: v.GenericSchema<unknown, A>;
@@ -32,10 +33,16 @@ export interface ToolDef<A = unknown> {
   annotations: ToolAnnotations;
   /** Which success branch an answer to these arguments must be (checked at runtime). */
   branch: (args: A) => Branch;
-  run: (args: A, ctx: ToolContext) => Promise<Record<string, unknown>>;
+  run: (args: A, ctx: ToolContext) => Promise<O>;
+  /**
+   * The answer as the model reads it (content[0].text; src/mcp/render/). The
+   * full answer is structuredContent either way; without a renderer, or
+   * under `serve --text json`, the text is the canonical JSON of it.
+   */
+  text?: (out: O, args: A) => string;
 }
 
-export function defineTool<A>(def: ToolDef<A>): ToolDef<A> {
+export function defineTool<A, O extends object>(def: ToolDef<A, O>): ToolDef<A, O> {
   if (def.description.length >= 2000) throw new Error(`${def.name}: description must stay under 2000 characters`);
   return def;
 }

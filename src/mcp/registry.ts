@@ -13,6 +13,8 @@ import workspaceApplyPatchSchema from "../../schemas/workspace_apply_patch.json"
 import workspaceWriteFileSchema from "../../schemas/workspace_write_file.json" with { type: "json" };
 import workspaceDeleteSchema from "../../schemas/workspace_delete.json" with { type: "json" };
 import workspaceMoveSchema from "../../schemas/workspace_move.json" with { type: "json" };
+import historyListSchema from "../../schemas/history_list.json" with { type: "json" };
+import historyUndoSchema from "../../schemas/history_undo.json" with { type: "json" };
 export { TOOLS } from "./tool-list";
 
 const SCHEMAS: Record<string, ToolSchemas> = {
@@ -28,6 +30,8 @@ const SCHEMAS: Record<string, ToolSchemas> = {
   workspace_write_file: workspaceWriteFileSchema as ToolSchemas,
   workspace_delete: workspaceDeleteSchema as ToolSchemas,
   workspace_move: workspaceMoveSchema as ToolSchemas,
+  history_list: historyListSchema as ToolSchemas,
+  history_undo: historyUndoSchema as ToolSchemas,
 };
 
 export function servedSchemas(name: string): ToolSchemas {

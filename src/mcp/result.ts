@@ -1,8 +1,18 @@
 import { canonicalJson } from "../core/canonical-json";
-import { asWorksnapError, tooLarge } from "../core/errors";
+import { tooLarge } from "../core/errors";
+import { publicError } from "../core/public-error";
+import { renderError } from "./render/error";
 
 /** Keeps every answer well under Claude Code's 25,000-token default cap. */
 export const MAX_RESPONSE_BYTES = 90_000;
+
+/**
+ * What content[0].text holds. "compact" (the default): each tool's rendering
+ * for a model (src/mcp/render/), while structuredContent carries the full
+ * answer. "json" (`serve --text json`): the canonical JSON of
+ * structuredContent, for clients that parse the text.
+ */
+export type TextMode = "compact" | "json";
 
 export interface ToolResult {
   [key: string]: unknown;
@@ -11,20 +21,32 @@ export interface ToolResult {
   isError?: boolean;
 }
 
-/** Success: content[0].text is exactly the JSON of structuredContent (DESIGN decision 11). */
-export function successResult(out: Record<string, unknown>): ToolResult {
-  const text = canonicalJson(out);
-  if (text.length > MAX_RESPONSE_BYTES) {
-    return errorResult(
-      tooLarge(`the answer would be ${text.length} bytes; narrow the request (paths, limit, line range)`, { bytes: text.length, limit: MAX_RESPONSE_BYTES }),
-    );
+/**
+ * Success: structuredContent is the answer; its text is the tool's rendering
+ * (or the JSON). The size cap applies to both parts, as both are sent: an
+ * answer either of whose parts is over it becomes TOO_LARGE.
+ */
+export function successResult(out: Record<string, unknown>, render: ((out: Record<string, unknown>) => string) | undefined, mode: TextMode = "compact"): ToolResult {
+  const json = canonicalJson(out);
+  const text = mode === "json" || render === undefined ? json : render(out);
+  const bytes = Math.max(Buffer.byteLength(json), text === json ? 0 : Buffer.byteLength(text));
+  if (bytes > MAX_RESPONSE_BYTES) {
+    return errorResult(tooLarge(`the answer would be ${bytes} bytes; narrow the request (paths, limit, line range)`, { bytes, limit: MAX_RESPONSE_BYTES }), null, mode);
   }
   return { content: [{ type: "text", text }], structuredContent: out };
 }
 
-/** The one place MCP maps errors: isError plus {error:{code,message,details}}, in text too. */
-export function errorResult(err: unknown): ToolResult {
-  const e = asWorksnapError(err);
+/**
+ * The one place MCP maps errors: isError plus {error:{code,message,details}}.
+ * The text carries everything a model needs to recover (hosts drop
+ * structuredContent on errors): the compact rendering, or the JSON. The
+ * client may be a model on another machine: paths under `root` are shown
+ * repo-relative, other absolute paths in system or git text only by their
+ * last name, and never a stack trace (publicError); the server logs the
+ * original on its stderr.
+ */
+export function errorResult(err: unknown, root: string | null = null, mode: TextMode = "compact"): ToolResult {
+  const e = publicError(err, { root, foreignPaths: "redact" });
   const structured = { error: { code: e.code, message: e.message, details: e.details } };
-  return { content: [{ type: "text", text: canonicalJson(structured) }], structuredContent: structured, isError: true };
+  return { content: [{ type: "text", text: mode === "json" ? canonicalJson(structured) : renderError(e) }], structuredContent: structured, isError: true };
 }

@@ -1,30 +1,77 @@
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { invalidArgument } from "../core/errors";
+import { isDescriptorShortage, WorksnapError } from "../core/errors";
+import { Semaphore } from "../core/semaphore";
 import { VERSION } from "../version";
 import type { Workspace } from "../ops/workspace";
 import { type ToolDef, checkBranch, parseArgs } from "./define-tool";
 import { TOOLS, servedSchemas } from "./registry";
 import { IdleCollector } from "./idle-collect";
-import { errorResult, successResult } from "./result";
+import { JSONRPC, JsonRpcError } from "./jsonrpc-screen";
+import { GuardedServer } from "./request-guard";
+import { registerResources } from "./resources";
+import { type TextMode, errorResult, successResult } from "./result";
 import { McpSession } from "./session";
 import { LargeMessageStdioTransport } from "./stdio-transport";
 
 export type ToolNaming = "underscore" | "dotted";
+
+/**
+ * Tool calls that run at once per server; the rest wait in arrival order.
+ * Unbounded, 5,000 calls sent without waiting started about 6,000 git
+ * children and ran out of file descriptors ("too many open files") on most
+ * of them. Eight keeps both cores busy with a slow call or two among them.
+ */
+export const MAX_CALLS_IN_FLIGHT = 8;
+
+/** How long a read-only call that ran out of file descriptors is retried before it is answered BUSY. */
+const DESCRIPTOR_WAIT_MS = 30_000;
 
 /** `snapshot_create` -> `snapshot.create` (the spec's names; only the first underscore is the namespace). */
 export function servedName(name: string, naming: ToolNaming): string {
   return naming === "dotted" ? name.replace("_", ".") : name;
 }
 
-export function createServer(ws: Workspace, naming: ToolNaming = "underscore"): Server {
-  const server = new Server({ name: "worksnap", version: VERSION }, { capabilities: { tools: {} } });
+/** One MCP server over a workspace: the SDK server, and what it does around every request. */
+export interface WorksnapServer {
+  sdk: GuardedServer;
+  /** Connects a transport (stdio, HTTP) through the request guard. */
+  connect(transport: Transport): Promise<void>;
+  /** Resolves once every tool call received so far has its answer (none runs or waits). */
+  settled(): Promise<void>;
+}
+
+/** The server's log: stderr, which MCP hosts keep for their user; never stdout (the protocol). */
+export type Log = (line: string) => void;
+const stderrLog: Log = (line) => void process.stderr.write(`worksnap: ${line}\n`);
+
+export interface ServeOptions {
+  naming?: ToolNaming;
+  /** content[0].text: each tool's compact rendering (default) or the JSON of structuredContent. */
+  text?: TextMode;
+  log?: Log;
+}
+
+export function createServer(ws: Workspace, opts: ServeOptions = {}): WorksnapServer {
+  const naming = opts.naming ?? "underscore";
+  const textMode = opts.text ?? "compact";
+  const log = opts.log ?? stderrLog;
+  const sdk = new GuardedServer({ name: "worksnap", version: VERSION }, { capabilities: { tools: {}, resources: {} } });
+  sdk.onerror = (err) => log(err.message);
   const session = new McpSession();
   const byName = new Map<string, ToolDef<unknown>>();
   const idle = new IdleCollector();
+  const calls = new Semaphore(MAX_CALLS_IN_FLIGHT);
+  let unanswered = 0;
+  let settledWaiters: (() => void)[] = [];
   for (const t of TOOLS) byName.set(servedName(t.name, naming), t as ToolDef<unknown>);
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+  /** Work that reads the repository on a client's behalf: in a slot of `calls`, run again while descriptors are short. */
+  const bounded = <T>(name: string, signal: AbortSignal, run: () => Promise<T>): Promise<T> =>
+    calls.run(() => retryOnDescriptorShortage(name, true, signal, run), signal);
+  registerResources(sdk, ws, bounded);
+
+  sdk.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: TOOLS.map((t) => {
       const s = servedSchemas(t.name);
       return {
@@ -37,9 +84,10 @@ export function createServer(ws: Workspace, naming: ToolNaming = "underscore"): 
     }),
   }));
 
-  server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
+  sdk.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
     const def = byName.get(req.params.name);
-    if (!def) return errorResult(invalidArgument(`unknown tool ${req.params.name}`, { tool: req.params.name }));
+    // MCP: an unknown tool is a protocol error (-32602), not a tool result
+    if (!def) throw new JsonRpcError(JSONRPC.invalidParams, `Unknown tool: ${req.params.name}`, { tool: req.params.name });
     const token = req.params._meta?.progressToken;
     const progress = (done: number, total: number, message?: string) => {
       if (token === undefined) return;
@@ -47,33 +95,88 @@ export function createServer(ws: Workspace, naming: ToolNaming = "underscore"): 
         .sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: done, total, ...(message ? { message } : {}) } })
         .catch(() => undefined);
     };
-    idle.begin();
+    unanswered++;
     try {
-      const args = parseArgs(def, req.params.arguments);
-      const out = await def.run(args, { ws, signal: extra.signal, progress, session });
-      checkBranch(def, def.branch(args), out);
-      return successResult(out);
+      const { args, answer } = await calls.run(async () => {
+        idle.begin();
+        try {
+          const args = parseArgs(def, req.params.arguments);
+          const answer = await retryOnDescriptorShortage(def.name, def.annotations.readOnlyHint, extra.signal, () => def.run(args, { ws, signal: extra.signal, progress, session }));
+          checkBranch(def, def.branch(args), answer);
+          return { args, answer };
+        } finally {
+          idle.end();
+        }
+      }, extra.signal);
+      const text = def.text;
+      return successResult(answer, text && ((o) => text(o, args)), textMode);
     } catch (err) {
-      return errorResult(err);
+      // cancelled (while queued or running): the SDK sends nothing, as MCP asks
+      if (extra.signal.aborted) throw err;
+      logFailure(def.name, err);
+      return errorResult(err, ws.repo.root, textMode);
     } finally {
-      idle.end();
+      unanswered--;
+      if (unanswered === 0) for (const w of settledWaiters.splice(0)) w();
     }
   });
-  return server;
+
+  /**
+   * Out of descriptors is a passing state: a read-only call runs again once
+   * another call or git child has finished (freeing what it held), until
+   * DESCRIPTOR_WAIT_MS pass; then, and for a write at once (it was undone),
+   * the answer is BUSY (asWorksnapError), never INTERNAL.
+   */
+  async function retryOnDescriptorShortage<T>(name: string, readOnly: boolean, signal: AbortSignal, run: () => Promise<T>): Promise<T> {
+    const deadline = Date.now() + DESCRIPTOR_WAIT_MS;
+    for (let backoff = 10; ; backoff = Math.min(backoff * 2, 500)) {
+      try {
+        return await run();
+      } catch (err) {
+        if (!isDescriptorShortage(err) || !readOnly || signal.aborted || Date.now() >= deadline) throw err;
+        log(`${name}: out of file descriptors; running it again once some are free`);
+        await Promise.race([calls.nextRelease(), Bun.sleep(backoff)]);
+      }
+    }
+  }
+
+  /** The operator's view of a failure: everything (stack included) for an INTERNAL error, one line for BUSY. */
+  function logFailure(tool: string, err: unknown): void {
+    if (isDescriptorShortage(err)) log(`${tool}: answered BUSY (out of file descriptors)`);
+    else if (!(err instanceof WorksnapError) || err.code === "INTERNAL") log(`${tool} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  }
+
+  return {
+    sdk,
+    connect: (transport) => sdk.connect(transport),
+    settled: () => (unanswered === 0 ? Promise.resolve() : new Promise<void>((resolve) => settledWaiters.push(resolve))),
+  };
 }
 
-/** Serves MCP over stdio until stdin ends. Logs go to stderr only. */
-export async function serveStdio(ws: Workspace, naming: ToolNaming): Promise<void> {
-  const server = createServer(ws, naming);
+/**
+ * Serves MCP over stdio until stdin ends. Logs go to stderr only. When the
+ * client closes stdin, the calls it already sent are still answered, and the
+ * answers written, before the server exits (`worksnap serve < requests`
+ * answers every line); when stdout fails, nobody can be answered: in-flight
+ * calls are abandoned.
+ */
+export async function serveStdio(ws: Workspace, opts: ServeOptions = {}): Promise<void> {
+  const server = createServer(ws, opts);
   // The SDK's stdio transport drops messages over 10 MB; patches and writes can be larger.
-  const transport = new LargeMessageStdioTransport();
-  const done = new Promise<void>((resolve) => {
-    process.stdin.on("end", resolve);
-    process.stdin.on("close", resolve);
-    transport.onclose = () => resolve();
+  const transport = new LargeMessageStdioTransport(process.stdin, process.stdout, undefined, opts.text);
+  const closed = new Promise<void>((resolve) => {
+    server.sdk.onclose = resolve;
   });
   await server.connect(transport);
-  process.stderr.write(`worksnap ${VERSION} serving ${ws.repo.root}\n`);
-  await done;
-  await server.close().catch(() => undefined);
+  stderrLog(`${VERSION} serving ${ws.repo.root}`);
+  await Promise.race([transport.inputEnded, closed]);
+  await Promise.race([answered(server), closed]);
+  await transport.drained();
+  await server.sdk.close().catch(() => undefined);
+}
+
+/** Every call answered, and the SDK's sends of those answers started (they follow the handler on later ticks). */
+async function answered(server: WorksnapServer): Promise<void> {
+  await server.settled();
+  await new Promise((resolve) => setTimeout(resolve, 0));
 }

@@ -2,23 +2,46 @@
  * What the server remembers for one MCP session: made when a client connects
  * (a stdio connection is one session) and dropped with it. Tools read and
  * update it through their ToolContext; nothing here outlives the process.
+ *
+ * A session's own edit conversations (docs/decisions.md): the ones the server
+ * started for its writes, and the ones it opened itself with an id of its
+ * choosing (its first recorded write into that id was the conversation's first
+ * entry). Only the session's first recorded write into a conversation decides;
+ * an agent sees and undoes only the edits of its own conversations.
  */
 export class McpSession {
-  /** Edit conversations the server started for this session's writes, in the order they were started. */
-  private readonly started = new Set<string>();
+  /** Conversations this session wrote into, by last write (oldest first), with whether they are its own. */
+  private readonly written = new Map<string, boolean>();
 
   /** Records a conversation id the server minted for a write of this session. */
   conversationStarted(id: string): void {
-    this.started.add(id);
+    this.written.delete(id);
+    this.written.set(id, true);
   }
 
-  /** True when the server minted `id` for a write of this session. */
-  startedConversation(id: string): boolean {
-    return this.started.has(id);
+  /** True when `id` is one of this session's own conversations. */
+  ownsConversation(id: string): boolean {
+    return this.written.get(id) === true;
   }
 
-  /** The conversations started in this session, oldest first. */
+  /** True when the session has recorded no write into `id` yet (its next one decides whether `id` is its own). */
+  undecided(id: string): boolean {
+    return !this.written.has(id);
+  }
+
+  /**
+   * Records a write of this session into a conversation it named itself.
+   * `opened`: the write was the conversation's first entry. Ownership is
+   * decided by the first such write and kept afterwards.
+   */
+  conversationWritten(id: string, opened: boolean): void {
+    const own = this.written.get(id) ?? opened;
+    this.written.delete(id);
+    this.written.set(id, own);
+  }
+
+  /** This session's own conversations, the least recently written first. */
   conversations(): string[] {
-    return [...this.started];
+    return [...this.written].filter(([, own]) => own).map(([id]) => id);
   }
 }

@@ -1,9 +1,9 @@
 import type { Readable, Writable } from "node:stream";
-import { deserializeMessage, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { tooLarge } from "../core/errors";
-import { errorResult } from "./result";
+import { JSONRPC, type WireMessage, errorReply, parseErrorReply, screenMessage } from "./jsonrpc-screen";
+import { type TextMode, errorResult } from "./result";
 
 /**
  * MCP over stdio for messages of any size. The SDK's StdioServerTransport
@@ -17,6 +17,12 @@ import { errorResult } from "./result";
  * from those ends. A tools/call gets an isError result with TOO_LARGE (the
  * model learns what to change); another request a JSON-RPC error. The
  * connection stays up either way.
+ *
+ * Every line gets what JSON-RPC says it should (jsonrpc-screen.ts): not JSON
+ * is -32700 with id null, an invalid request -32600 or -32602 with its id, a
+ * malformed notification nothing. Answers are written in order and each
+ * `send` resolves once its bytes are written, so `drained()` tells a server
+ * that is shutting down when everything it answered has left.
  */
 export const MAX_MESSAGE_BYTES = 512 * 1024 * 1024;
 const EDGE_BYTES = 64 * 1024;
@@ -36,11 +42,22 @@ export class LargeMessageStdioTransport implements Transport {
   private buffered = 0;
   private oversized: Oversized | null = null;
   private started = false;
+  private closed = false;
+  /** answers written but not yet taken by stdout */
+  private writing = 0;
+  private drainWaiters: (() => void)[] = [];
+  private inputEnd!: () => void;
+  /** Resolves when stdin ends (the client closed it, or it failed): no more requests will come. */
+  readonly inputEnded = new Promise<void>((resolve) => {
+    this.inputEnd = resolve;
+  });
 
   constructor(
     private readonly stdin: Readable = process.stdin,
     private readonly stdout: Writable = process.stdout,
     private readonly maxMessageBytes = MAX_MESSAGE_BYTES,
+    /** How the TOO_LARGE answer to an oversized call is written (the server's --text). */
+    private readonly textMode: TextMode = "compact",
   ) {}
 
   async start(): Promise<void> {
@@ -48,9 +65,28 @@ export class LargeMessageStdioTransport implements Transport {
     this.started = true;
     this.stdin.on("data", this.onData);
     this.stdin.on("error", this.onStreamError);
+    this.stdin.on("end", this.onInputEnd);
+    this.stdin.on("close", this.onInputEnd);
+    this.stdout.on("error", this.onOutputError);
   }
 
-  private readonly onStreamError = (error: Error) => this.onerror?.(error);
+  private readonly onStreamError = (error: Error) => {
+    this.onerror?.(error);
+    this.inputEnd();
+  };
+
+  private readonly onInputEnd = () => {
+    // a last message without its newline is still a message
+    if (this.buffered > 0 || this.oversized) this.endMessage();
+    this.inputEnd();
+  };
+
+  /** The client stopped reading (EPIPE) or stdout failed: nobody can get an answer any more. */
+  private readonly onOutputError = (error: Error) => {
+    this.onerror?.(new Error(`stdout failed: ${error.message}`));
+    this.inputEnd();
+    void this.close();
+  };
 
   private readonly onData = (data: Buffer | string) => {
     let chunk = typeof data === "string" ? Buffer.from(data, "utf8") : data;
@@ -103,14 +139,21 @@ export class LargeMessageStdioTransport implements Transport {
     this.buffered = 0;
     let line = bytes.toString("utf8");
     if (line.endsWith("\r")) line = line.slice(0, -1);
-    let message: JSONRPCMessage;
+    if (line.trim() === "") return;
+    let value: unknown;
     try {
-      message = deserializeMessage(line);
+      value = JSON.parse(line);
     } catch (err) {
-      this.onerror?.(err as Error);
+      this.onerror?.(new Error(`answered a line that is not JSON with -32700 (${(err as Error).message})`));
+      void this.send(parseErrorReply((err as Error).message));
       return;
     }
-    this.onmessage?.(message);
+    const screened = screenMessage(value);
+    if (screened.kind === "deliver") this.onmessage?.(screened.message);
+    else {
+      this.onerror?.(new Error(`${screened.kind === "reply" ? "answered" : "ignored"} ${screened.why}`));
+      if (screened.kind === "reply") void this.send(screened.reply);
+    }
   }
 
   private rejectOversized(o: Oversized): void {
@@ -124,27 +167,45 @@ export class LargeMessageStdioTransport implements Transport {
     });
     this.onerror?.(new Error(`dropped a ${o.bytes}-byte message (limit ${this.maxMessageBytes})`));
     if (id === undefined) return; // a notification, or an id we cannot find: nothing to answer
-    const response: JSONRPCMessage =
+    const response: WireMessage =
       method === "tools/call"
-        ? ({ jsonrpc: "2.0", id, result: errorResult(error) } as JSONRPCMessage)
-        : ({ jsonrpc: "2.0", id, error: { code: -32600, message: error.message, data: error.details } } as JSONRPCMessage);
+        ? ({ jsonrpc: "2.0", id, result: errorResult(error, null, this.textMode) } as JSONRPCMessage)
+        : errorReply(id, JSONRPC.invalidRequest, error.message, error.details);
     void this.send(response);
   }
 
   async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
     this.stdin.off("data", this.onData);
     this.stdin.off("error", this.onStreamError);
+    this.stdin.off("end", this.onInputEnd);
+    this.stdin.off("close", this.onInputEnd);
     if (this.stdin.listenerCount("data") === 0) this.stdin.pause();
     this.chunks = [];
     this.oversized = null;
+    this.inputEnd();
     this.onclose?.();
   }
 
-  send(message: JSONRPCMessage): Promise<void> {
-    return new Promise((resolve) => {
-      if (this.stdout.write(serializeMessage(message))) resolve();
-      else this.stdout.once("drain", resolve);
+  /** Writes one message as a line; resolves once stdout has taken its bytes (rejects if it cannot). */
+  send(message: WireMessage): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    this.writing++;
+    return new Promise<void>((resolve, reject) => {
+      this.stdout.write(`${JSON.stringify(message)}\n`, (err) => {
+        this.writing--;
+        if (this.writing === 0) for (const w of this.drainWaiters.splice(0)) w();
+        if (err) reject(err);
+        else resolve();
+      });
     });
+  }
+
+  /** Resolves once every answer sent so far has been written. */
+  drained(): Promise<void> {
+    if (this.writing === 0) return Promise.resolve();
+    return new Promise((resolve) => this.drainWaiters.push(resolve));
   }
 }
 

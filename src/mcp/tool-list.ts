@@ -1,4 +1,6 @@
 import type { ToolDef } from "./define-tool";
+import { historyList } from "./tools/history_list";
+import { historyUndo } from "./tools/history_undo";
 import { snapshotChangesTool } from "./tools/snapshot_changes";
 import { snapshotCreate } from "./tools/snapshot_create";
 import { snapshotDiffTool } from "./tools/snapshot_diff";
@@ -13,4 +15,4 @@ import { workspaceMove } from "./tools/workspace_move";
 import { workspaceWriteFile } from "./tools/workspace_write_file";
 
 /** Every tool the server offers, in the order tools/list shows them. */
-export const TOOLS: ToolDef<unknown>[] = [snapshotCreate, snapshotList, snapshotFile, snapshotInfoTool, snapshotGrepTool, snapshotChangesTool, snapshotDiffTool, snapshotExportTool, workspaceApplyPatch, workspaceWriteFile, workspaceDelete, workspaceMove] as unknown as ToolDef<unknown>[];
+export const TOOLS: ToolDef<unknown>[] = [snapshotCreate, snapshotList, snapshotFile, snapshotInfoTool, snapshotGrepTool, snapshotChangesTool, snapshotDiffTool, snapshotExportTool, workspaceApplyPatch, workspaceWriteFile, workspaceDelete, workspaceMove, historyList, historyUndo] as unknown as ToolDef<unknown>[];

@@ -1,9 +1,12 @@
 import { internal, notFound } from "../core/errors";
-import { gitEnv } from "./git";
+import { gitEnv, spawnWhenDescriptorsFree } from "./git";
 
 /**
  * A long-lived `git cat-file --batch` over one object directory: reads many
- * blobs with one process. Requests are served strictly in order.
+ * blobs with one process. Requests are served strictly in order. One per
+ * object store for the life of the process, so it takes no slot of git.ts's
+ * limit (it would hold one for good); its start waits out a shortage of
+ * file descriptors like every other git spawn.
  */
 export class CatFileBatch {
   private proc: ReturnType<typeof Bun.spawn> | null = null;
@@ -18,24 +21,38 @@ export class CatFileBatch {
    * in flight together (git answers while we are still asking).
    */
   read(oid: string): Promise<Uint8Array> {
-    if (!this.proc) this.start();
-    const stdin = this.proc!.stdin as import("bun").FileSink;
-    stdin.write(`${oid}\n`);
-    void stdin.flush();
-    const next = this.chain.then(() => this.readAnswer(oid));
+    const started = this.proc ? Promise.resolve() : (this.starting ??= this.start());
+    const asked = started.then(() => {
+      const stdin = this.proc!.stdin as import("bun").FileSink;
+      stdin.write(`${oid}\n`);
+      void stdin.flush();
+    });
+    // asked in call order (the start is shared), answered in the same order
+    const next = this.chain.then(async () => {
+      await asked;
+      return this.readAnswer(oid);
+    });
     this.chain = next.catch(() => undefined);
     return next;
   }
 
-  private start(): void {
-    this.proc = Bun.spawn(["git", `--git-dir=${this.gitDir}`, "cat-file", "--batch"], {
-      env: gitEnv(),
-      stdin: "pipe",
-      stdout: "pipe",
-      stderr: "ignore",
-    });
-    this.reader = (this.proc.stdout as ReadableStream<Uint8Array>).getReader();
-    this.buf = new Uint8Array(0);
+  private starting: Promise<void> | null = null;
+
+  private async start(): Promise<void> {
+    try {
+      this.proc = await spawnWhenDescriptorsFree(() =>
+        Bun.spawn(["git", `--git-dir=${this.gitDir}`, "cat-file", "--batch"], {
+          env: gitEnv(),
+          stdin: "pipe",
+          stdout: "pipe",
+          stderr: "ignore",
+        }),
+      );
+      this.reader = (this.proc.stdout as ReadableStream<Uint8Array>).getReader();
+      this.buf = new Uint8Array(0);
+    } finally {
+      this.starting = null;
+    }
   }
 
   private async readAnswer(oid: string): Promise<Uint8Array> {

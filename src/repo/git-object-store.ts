@@ -1,6 +1,6 @@
 import { existsSync, linkSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { git, gitEnv, gitSync } from "./git";
+import { git, gitEnv, gitSync, spawnWhenDescriptorsFree } from "./git";
 import { CatFileBatch } from "./cat-file";
 import type { RepoRoot } from "./root";
 
@@ -88,10 +88,17 @@ export class GitObjectStore {
     return this.batch.read(oid);
   }
 
-  /** Streams one blob without holding it whole in memory. */
-  stream(oid: string): ReadableStream<Uint8Array> {
+  /**
+   * Streams one blob without holding it whole in memory. The child lives as
+   * long as its reader reads, so it takes no slot of git.ts's limit (a reader
+   * waiting on another slot could then wait forever); callers bound how many
+   * they open at once (grep's open() concurrency, export one at a time).
+   */
+  async stream(oid: string): Promise<ReadableStream<Uint8Array>> {
     this.ensure();
-    const proc = Bun.spawn(["git", `--git-dir=${this.gitDir}`, "cat-file", "blob", oid], { env: gitEnv(), stdout: "pipe", stderr: "ignore" });
+    const proc = await spawnWhenDescriptorsFree(() =>
+      Bun.spawn(["git", `--git-dir=${this.gitDir}`, "cat-file", "blob", oid], { env: gitEnv(), stdout: "pipe", stderr: "ignore" }),
+    );
     return proc.stdout as ReadableStream<Uint8Array>;
   }
 

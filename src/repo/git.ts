@@ -1,4 +1,5 @@
-import { internal } from "../core/errors";
+import { internal, isDescriptorShortage } from "../core/errors";
+import { Semaphore } from "../core/semaphore";
 
 /**
  * Runs git for worksnap. DESIGN decision 7: never take the user's index lock
@@ -36,19 +37,49 @@ export function gitEnv(extra?: Record<string, string>): Record<string, string> {
   return { ...env, ...GIT_ENV, ...extra };
 }
 
+/**
+ * At most this many git children run at once in this process, whatever the
+ * number of calls in flight: each holds a few descriptors (pipes, a pidfd) and
+ * a process slot. Others wait their turn in arrival order.
+ */
+export const GIT_CHILDREN_MAX = 16;
+const gitChildren = new Semaphore(GIT_CHILDREN_MAX);
+
+/** How long a spawn keeps retrying while the process has no descriptor free. */
+const SPAWN_RETRY_MS = 10_000;
+
+/**
+ * `spawn()`, retried while the process is out of file descriptors (EMFILE,
+ * ENFILE): each retry waits until some git child ends (its descriptors are
+ * free again) or a short backoff passes. After SPAWN_RETRY_MS the shortage
+ * is thrown, and the caller's adapter answers BUSY.
+ */
+export async function spawnWhenDescriptorsFree<T>(spawn: () => T): Promise<T> {
+  const deadline = Date.now() + SPAWN_RETRY_MS;
+  for (let backoff = 5; ; backoff = Math.min(backoff * 2, 250)) {
+    try {
+      return spawn();
+    } catch (err) {
+      if (!isDescriptorShortage(err) || Date.now() >= deadline) throw err;
+      await Promise.race([gitChildren.nextRelease(), Bun.sleep(backoff)]);
+    }
+  }
+}
+
 export async function git(args: string[], opts: GitOptions): Promise<GitResult> {
-  const proc = Bun.spawn(["git", ...args], {
-    cwd: opts.cwd,
-    env: gitEnv(opts.env),
-    stdin: opts.input === undefined ? "ignore" : new Blob([opts.input]),
-    stdout: "pipe",
-    stderr: "pipe",
+  const { stdout, stderr, code } = await gitChildren.run(async () => {
+    const proc = await spawnWhenDescriptorsFree(() =>
+      Bun.spawn(["git", ...args], {
+        cwd: opts.cwd,
+        env: gitEnv(opts.env),
+        stdin: opts.input === undefined ? "ignore" : new Blob([opts.input]),
+        stdout: "pipe",
+        stderr: "pipe",
+      }),
+    );
+    const [out, err, exit] = await Promise.all([new Response(proc.stdout).bytes(), new Response(proc.stderr).text(), proc.exited]);
+    return { stdout: out, stderr: err, code: exit };
   });
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).bytes(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
   const ok = code === 0 || (opts.okCodes ?? []).includes(code);
   if (!ok) {
     throw internal(`git ${args[0]} failed: ${stderr.trim() || `exit ${code}`}`, { args, exit: code });

@@ -49,6 +49,16 @@ function refuseSymlinks(stateDir: string): void {
   }
 }
 
+/**
+ * A path inside the state directory as an error names it: repo-relative
+ * (`.mcp/locks/worktree.lock`), never the machine's absolute path. Everything
+ * of ours lives under `<root>/.mcp/`, and nothing below it is named `.mcp`.
+ */
+export function shownStatePath(abs: string): string {
+  const at = abs.lastIndexOf("/.mcp/");
+  return at < 0 ? abs : abs.slice(at + 1);
+}
+
 /** A fresh temp path inside `.mcp/tmp/`; the pid prefix lets cleanup find orphans. */
 export function tempPath(stateDir: string, tag: string): string {
   return join(stateDir, "tmp", `${process.pid}-${randomId128().slice(0, 12)}-${tag.replace(/[^A-Za-z0-9._-]/g, "_").slice(0, 40)}`);

@@ -169,6 +169,34 @@ describe("worksnap history accept / reject", () => {
     expect(h.read("f.txt")).toBe("a\n");
   });
 
+  test("--dry-run shows the dependent edits, the outside changes and the files a review would write, and writes nothing", async () => {
+    await using h = await historyFixture();
+    h.repo.write("f.txt", text(numbered("l", 20)));
+    const v1 = numbered("l", 20);
+    v1[4] = "one";
+    const e1 = await h.write(C, "f.txt", text(v1));
+    const v2 = [...v1];
+    v2[4] = "one, edited";
+    const e2 = await h.write(D, "f.txt", text(v2));
+    writeFileSync(join(h.repo.root, "f.txt"), `${text(v2)}by hand\n`);
+    const before = cli(["history", "status", "--json", "--root", h.repo.root]).stdout;
+
+    const dry = cli(["history", "reject", e1, "--dry-run", "--root", h.repo.root]);
+    expect(dry.code).toBe(0);
+    expect(dry.stdout).toContain(`would reject  ${e1.slice(0, 8)}  edit f.txt`);
+    expect(dry.stdout).toContain(`depends   ${e2.slice(0, 8)}  edit f.txt  (rejected too with --cascade)`);
+    expect(dry.stdout).toContain("f.txt changed outside the edit history");
+    expect(dry.stdout).toContain("+by hand");
+    expect(dry.stdout).toContain("would write  f.txt");
+    expect(dry.stdout).toContain("as asked it would be refused: later kept edits depend");
+    expect(dry.stdout).toContain("dry run: nothing was written");
+    const json = cli(["history", "reject", e1, "--dry-run", "--cascade", "--force", "--json", "--root", h.repo.root]).json();
+    expect(json.refusal).toBeNull();
+    expect(json.dependents.map((d: any) => d.edit_id)).toEqual([e2]);
+    expect(h.read("f.txt")).toBe(`${text(v2)}by hand\n`);
+    expect(cli(["history", "status", "--json", "--root", h.repo.root]).stdout).toBe(before);
+  });
+
   test("on a terminal the outside change is shown and a question asked; only yes goes on", async () => {
     await using h = await historyFixture();
     h.repo.write("f.txt", "a\n");

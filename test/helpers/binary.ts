@@ -2,6 +2,9 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { canonicalJson } from "../../src/core/canonical-json";
+import { renderError } from "../../src/mcp/render/error";
+import { TOOLS } from "../../src/mcp/tool-list";
 
 export const BINARY = join(import.meta.dir, "..", "..", "dist", "worksnap");
 
@@ -30,6 +33,13 @@ export function cli(args: string[], opts: { cwd?: string; env?: Record<string, s
   return { code: r.exitCode ?? -1, stdout, stderr: r.stderr.toString(), json: () => JSON.parse(stdout) };
 }
 
+/** `worksnap history status --json`: every recorded entry, in timeline order. */
+export function historyEntries(root: string): { edit_id: string; conversation_id: string; tool_call_index: number; file_path: string; status: string }[] {
+  const r = cli(["history", "status", "--json", "--root", root]);
+  if (r.code !== 0) throw new Error(`history status exited ${r.code}: ${r.stderr}`);
+  return r.json().entries;
+}
+
 export interface McpSession extends AsyncDisposable {
   client: Client;
   /** Calls a tool and returns structuredContent (throws if the result is an error). */
@@ -39,8 +49,26 @@ export interface McpSession extends AsyncDisposable {
   raw(name: string, args?: Record<string, unknown>): Promise<any>;
 }
 
-/** Spawns `dist/worksnap serve --root ROOT` and connects the MCP SDK's own Client over stdio. */
+/**
+ * What content[0].text must be for a structured answer: under `--text json`
+ * its canonical JSON; otherwise the tool's own rendering of it (the SDK client
+ * has already validated structuredContent against the tool's output schema).
+ */
+export function expectedText(tool: string, structured: any, args: Record<string, unknown>, json: boolean): string {
+  if (json) return canonicalJson(structured);
+  if (structured?.error && Object.keys(structured).length === 1) return renderError(structured.error);
+  const def = TOOLS.find((t) => t.name === tool || t.name.replace("_", ".") === tool);
+  if (!def) throw new Error(`no tool ${tool}`);
+  return def.text ? def.text(structured, args) : canonicalJson(structured);
+}
+
+/**
+ * Spawns `dist/worksnap serve --root ROOT` and connects the MCP SDK's own Client over stdio. Every call checks
+ * the text contract: the text is exactly the rendering of structuredContent (or its JSON under `--text json`).
+ */
 export async function mcpSession(root: string, extraArgs: string[] = [], env: Record<string, string> = {}): Promise<McpSession> {
+  const textIndex = extraArgs.indexOf("--text");
+  const json = textIndex >= 0 && extraArgs[textIndex + 1] === "json";
   const transport = new StdioClientTransport({
     command: requireBinary(),
     args: ["serve", "--root", root, ...extraArgs],
@@ -57,14 +85,17 @@ export async function mcpSession(root: string, extraArgs: string[] = [], env: Re
     async call(name, args) {
       const r: any = await raw(name, args);
       if (r.isError) throw new Error(`${name} failed: ${r.content?.[0]?.text}`);
-      if (!Bun.deepEquals(JSON.parse(r.content[0].text), r.structuredContent)) throw new Error("content text differs from structuredContent");
+      if (r.content[0].text !== expectedText(name, r.structuredContent, args ?? {}, json)) {
+        throw new Error(`content text is not the rendering of structuredContent:\n${r.content[0].text}`);
+      }
       return r.structuredContent;
     },
     async callError(name, args) {
       const r: any = await raw(name, args);
       if (!r.isError) throw new Error(`${name} succeeded but an error was expected: ${r.content?.[0]?.text}`);
-      const fromText = JSON.parse(r.content[0].text);
-      if (!Bun.deepEquals(fromText, r.structuredContent)) throw new Error("error text and structuredContent differ");
+      if (r.content[0].text !== expectedText(name, r.structuredContent, args ?? {}, json)) {
+        throw new Error(`error text is not the rendering of structuredContent:\n${r.content[0].text}`);
+      }
       return r.structuredContent.error;
     },
     [Symbol.asyncDispose]: async () => {

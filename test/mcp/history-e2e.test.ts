@@ -7,23 +7,8 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { cli, mcpSession } from "../helpers/binary";
+import { numbered, patch, text } from "../helpers/line-patch";
 import { tmpRepo } from "../helpers/tmp-repo";
-
-const numbered = (name: string, n: number) => Array.from({ length: n }, (_, i) => `${name} ${i + 1}`);
-const text = (lines: string[]) => `${lines.join("\n")}\n`;
-
-/** A one-hunk patch: at 0-based `at`, remove `remove` lines of `lines` and insert `insert`, with 3 lines of context. */
-function patch(path: string, lines: string[], at: number, remove: number, insert: string[]): string {
-  const lo = Math.max(0, at - 3);
-  const hi = Math.min(lines.length, at + remove + 3);
-  const before = lines.slice(lo, at).map((l) => ` ${l}`);
-  const removed = lines.slice(at, at + remove).map((l) => `-${l}`);
-  const added = insert.map((l) => `+${l}`);
-  const after = lines.slice(at + remove, hi).map((l) => ` ${l}`);
-  const oldCount = hi - lo;
-  const newCount = oldCount - remove + insert.length;
-  return `--- a/${path}\n+++ b/${path}\n@@ -${lo + 1},${oldCount} +${lo + 1},${newCount} @@\n${[...before, ...removed, ...added, ...after].join("\n")}\n`;
-}
 
 function history(root: string, ...args: string[]) {
   const r = cli(["history", ...args, "--root", root]);

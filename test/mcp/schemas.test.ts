@@ -7,6 +7,7 @@ import { schemaFileText } from "../../src/mcp/schema-gen";
 import { TOOLS } from "../../src/mcp/tool-list";
 import { tmpRepo } from "../helpers/tmp-repo";
 import { mcpSession } from "../helpers/binary";
+import { visibleToolTokens } from "../../bench/token-count";
 
 const SCHEMA_DIR = join(import.meta.dir, "..", "..", "schemas");
 
@@ -93,3 +94,20 @@ describe("tool schemas", () => {
     expect(r.snapshot_id).toMatch(/^sha256:/);
   });
 });
+
+describe("the tool list a model pays for", () => {
+  test("the 12 substrate tools' names, descriptions and input schemas stay within 3,000 o200k tokens", async () => {
+    await using repo = await tmpRepo();
+    await using s = await mcpSession(repo.root);
+    const { tools } = await s.client.listTools();
+    const substrate = tools.filter((t) => SUBSTRATE.includes(t.name));
+    expect(substrate.map((t) => t.name).sort()).toEqual([...SUBSTRATE].sort());
+    const total = substrate.reduce((n, t) => n + visibleToolTokens(t), 0);
+    expect(total).toBeLessThanOrEqual(3000);
+  });
+});
+
+const SUBSTRATE = [
+  "snapshot_create", "snapshot_list", "snapshot_file", "snapshot_info", "snapshot_grep", "snapshot_changes",
+  "snapshot_diff", "snapshot_export", "workspace_apply_patch", "workspace_write_file", "workspace_delete", "workspace_move",
+];

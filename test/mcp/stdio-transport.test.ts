@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { PassThrough } from "node:stream";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { renderError } from "../../src/mcp/render/error";
 import { LargeMessageStdioTransport } from "../../src/mcp/stdio-transport";
 
 function harness(limit?: number) {
@@ -61,7 +62,8 @@ describe("LargeMessageStdioTransport", () => {
     expect(sent[0].id).toBe(42);
     expect(sent[0].result.isError).toBe(true);
     expect(sent[0].result.structuredContent.error.code).toBe("TOO_LARGE");
-    expect(JSON.parse(sent[0].result.content[0].text)).toEqual(sent[0].result.structuredContent);
+    expect(sent[0].result.content[0].text).toBe(renderError(sent[0].result.structuredContent.error));
+    expect(sent[0].result.content[0].text).toStartWith("error TOO_LARGE: the request is ");
     expect(h.received.map((m) => (m as { id: number }).id)).toEqual([43]);
   });
 
@@ -83,5 +85,34 @@ describe("LargeMessageStdioTransport", () => {
     await until(() => h.received.length === 1);
     expect(h.errors.length).toBe(1);
     expect(h.received.map((m) => (m as { id: number }).id)).toEqual([5]);
+  });
+
+  test("a line that is not JSON is answered -32700 with id null; an invalid request -32600 with its id; neither reaches the server", async () => {
+    const h = harness();
+    await h.t.start();
+    h.stdin.write(`{oops\n{"jsonrpc":"2.0","id":9,"method":5}\n{"jsonrpc":"2.0","method":"notifications/x","params":1}\n${call(10, {})}\n`);
+    await until(() => h.received.length === 1 && h.sent().length === 2);
+    expect(h.sent().map((m: any) => [m.id, m.error.code])).toEqual([
+      [null, -32700],
+      [9, -32600],
+    ]);
+    expect(h.received.map((m) => (m as { id: number }).id)).toEqual([10]);
+    expect(h.errors.length).toBe(3); // each one is logged, the notification included
+  });
+
+  test("stdin's end is announced after its last line, even one without a newline; drained() waits for every answer written", async () => {
+    const h = harness();
+    await h.t.start();
+    let ended = false;
+    void h.t.inputEnded.then(() => (ended = true));
+    h.stdin.end(call(11, {}));
+    await h.t.inputEnded;
+    expect(ended).toBe(true);
+    expect(h.received.map((m) => (m as { id: number }).id)).toEqual([11]);
+    const sends = [1, 2, 3].map((id) => h.t.send({ jsonrpc: "2.0", id, result: { big: "x".repeat(1024 * 1024) } }));
+    await h.t.drained();
+    await Promise.all(sends);
+    await until(() => h.sent().length === 3);
+    expect(h.sent().map((m: any) => m.id)).toEqual([1, 2, 3]);
   });
 });

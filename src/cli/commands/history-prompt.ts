@@ -1,13 +1,14 @@
 /** The one question `worksnap history` asks, on a terminal only (rule 9.2: discard outside changes?). */
+import { isTerminal, stderr } from "../output";
 
 /** A person is at the keyboard: both stdin and stderr are terminals. */
 export function interactive(): boolean {
-  return process.stdin.isTTY === true && process.stderr.isTTY === true;
+  return isTerminal(0) && isTerminal(2);
 }
 
 /** Asks on stderr and reads one line from stdin; only "y" or "yes" is a yes. */
 export async function askYesNo(question: string): Promise<boolean> {
-  process.stderr.write(question);
+  stderr(question);
   const answer = await readLine();
   return /^\s*y(es)?\s*$/i.test(answer);
 }

@@ -2,18 +2,20 @@
 import type { ExternalChange } from "../../ops/history/external";
 import type { ShowResult, StatusResult } from "../../ops/history/query";
 import type { Conflict } from "../../ops/history/reapply";
-import type { ReviewResult } from "../../ops/history/review";
+import type { ReviewPreview, ReviewResult } from "../../ops/history/review";
 import type { CleanupResult } from "../../ops/history/cleanup";
 import type { EditStatus, LogEntry } from "../../ops/history/types";
 import { color } from "../output";
+import type { CompletedWrite } from "../../ops/history/interrupted";
 
 export interface Painter {
   on: boolean;
   paint(code: string, s: string): string;
 }
 
-export function painter(stream: NodeJS.WriteStream): Painter {
-  const on = color.enabled(stream);
+/** Colours for what goes to fd 1 (stdout) or 2 (stderr): only on a terminal, and never with NO_COLOR. */
+export function painter(fd: 1 | 2): Painter {
+  const on = color.enabled(fd);
   return { on, paint: (code, s) => color.wrap(on, code, s) };
 }
 
@@ -110,6 +112,21 @@ export function renderReview(r: ReviewResult, p: Painter): string {
   return `${out.join("\n")}\n`;
 }
 
+/** `accept|reject --dry-run`: what the review would do, and whether it would be refused as asked. */
+export function renderPreview(r: ReviewPreview, p: Painter): string {
+  const out: string[] = [];
+  if (r.interrupted.length > 0) out.push(`an interrupted review would be completed first: ${r.interrupted.map(shortId).join(", ")}`);
+  for (const c of r.changed) out.push(`would ${r.action === "accept" ? "accept" : "reject"}  ${p.paint("33", shortId(c.edit_id))}  ${c.operation} ${pathOf(c)}${c.from !== "pending" ? `  (now ${c.from})` : ""}`);
+  for (const c of r.dependents) out.push(`depends   ${p.paint("33", shortId(c.edit_id))}  ${c.operation} ${pathOf(c)}  (rejected too with --cascade)`);
+  if (r.unchanged.length > 0) out.push(`already ${r.action === "accept" ? "accepted" : "rejected"}: ${r.unchanged.map(shortId).join(", ")}`);
+  if (r.conflicts.length > 0) out.push(renderConflicts(r.conflicts, p).trimEnd());
+  if (r.external.length > 0) out.push(renderExternal(r.external, p).trimEnd());
+  for (const f of r.files) out.push(`would ${f.action === "written" ? "write " : "delete"} ${f.path}`);
+  if (r.refusal) out.push(p.paint("1;31", `as asked it would be refused: ${r.refusal.message}`));
+  out.push("dry run: nothing was written");
+  return `${out.join("\n")}\n`;
+}
+
 export function renderExternal(changes: ExternalChange[], p: Painter): string {
   const out: string[] = [];
   for (const c of changes) {
@@ -159,4 +176,15 @@ export function statusJson(r: StatusResult): string {
   });
   const interrupted = r.interrupted.map((i) => ({ action: i.action, paths: i.paths, review_id: i.review_id, timestamp: i.timestamp }));
   return `${JSON.stringify({ entries, interrupted, total: r.total })}\n`;
+}
+
+/** What completing interrupted recorded writes did (a crash while a tool call published its files). */
+export function renderCompletedWrites(writes: CompletedWrite[]): string {
+  return writes
+    .map((w) => {
+      if (w.outcome === "dropped") return `interrupted write of ${w.conversation_id}: it had changed no file; dropped\n`;
+      const left = w.left.length > 0 ? `; changed since, left as they are: ${w.left.join(", ")}` : "";
+      return `completed an interrupted write of ${w.conversation_id}: ${w.logged.length} edit${w.logged.length === 1 ? "" : "s"} recorded${w.written.length > 0 ? `, ${w.written.length} file${w.written.length === 1 ? "" : "s"} finished` : ""}${left}\n`;
+    })
+    .join("");
 }

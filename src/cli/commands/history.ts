@@ -5,12 +5,12 @@ import { FsHistoryStore } from "../../ops/history/fs-history-store";
 import { type CompletedWrite, completeInterruptedWritesNow } from "../../ops/history/interrupted";
 import { historyShow, historyStatus } from "../../ops/history/query";
 import type { Conflict } from "../../ops/history/reapply";
-import { recoverReviews, reviewEdits, type DiscardPolicy } from "../../ops/history/review";
+import { previewReview, recoverReviews, reviewEdits, type DiscardPolicy } from "../../ops/history/review";
 import { closeWorkspace, openWorkspace, type Workspace } from "../../ops/workspace";
 import { UsageError, parseArgv, type FlagSpec } from "../args";
-import { printJson } from "../output";
+import { printJson, stderr, stdout } from "../output";
 import { askYesNo, interactive } from "./history-prompt";
-import { painter, renderCleanup, renderConflicts, renderExternal, renderReview, renderShow, renderStatus, statusJson } from "./history-render";
+import { painter, renderCleanup, renderCompletedWrites, renderConflicts, renderExternal, renderPreview, renderReview, renderShow, renderStatus, statusJson } from "./history-render";
 
 export const HISTORY_HELP = `worksnap history <command> [--root DIR] [--json]
        mcpdiff <command> [--root DIR] [--json]     (the same binary, run under that name)
@@ -21,13 +21,15 @@ conversation. Every write is recorded in .mcp/edit_history/ (no git needed).
   status [--conv ID] [--file PATH] [--status pending|accepted|rejected]
                               recorded edits, oldest first
   show EDIT_ID|CONV_ID        the diff of an edit, or of every edit of a conversation
-  accept EDIT_ID... | --conv ID [--force]
+  accept EDIT_ID... | --conv ID [--force] [--dry-run]
                               mark edits accepted; files are not touched. --conv accepts
                               the conversation's pending edits; a rejected edit is
                               accepted (and applied again) only when named by its id
-  reject EDIT_ID... | --conv ID [--cascade] [--force]
+  reject EDIT_ID... | --conv ID [--cascade] [--force] [--dry-run]
                               mark edits rejected and rebuild the affected files from
                               their checkpoints with the remaining edits
+  review [--port N] [--open]  a local page to review every edit as a diff and accept
+                              or reject it (127.0.0.1 only; prints the URL)
   recover [--force]           finish a review that was interrupted (crash, kill)
   cleanup --resolved [--older-than DURATION]
                               remove conversations whose edits are all accepted or
@@ -39,6 +41,8 @@ recorded it. If it is not, the difference is shown and nothing is written; on a
 terminal you are asked whether to discard the outside changes, elsewhere
 --force discards them. If a later edit depends on a rejected one, nothing is
 written and the dependent edits are named; --cascade rejects them too.
+--dry-run shows what accept or reject would do (dependent edits, outside
+changes, the files it would write) and writes nothing.
 Exit codes: 0 ok, 1 refused or user error (nothing written), 2 usage, 70 internal.
 `;
 
@@ -48,16 +52,14 @@ type Flags = Record<string, unknown>;
 /** `completed`: interrupted recorded writes this command completed first (every command does, under the lock). */
 type Sub = (ws: Workspace, store: FsHistoryStore, positionals: string[], flags: Flags, completed: CompletedWrite[]) => Promise<number>;
 
-const out = (s: string) => void process.stdout.write(s);
-
 const SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> = {
   status: {
     flags: { conv: { kind: "string" }, file: { kind: "string" }, status: { kind: "string" } },
     run: async (_ws, store, pos, flags) => {
       if (pos.length > 0) throw new UsageError("status takes no arguments; filter with --conv, --file, --status");
       const r = await historyStatus(store, { conversation: str(flags.conv), file: str(flags.file), status: str(flags.status) });
-      if (flags.json) out(statusJson(r));
-      else out(renderStatus(r, painter(process.stdout)));
+      if (flags.json) stdout(statusJson(r));
+      else stdout(renderStatus(r, painter(1)));
       return 0;
     },
   },
@@ -67,14 +69,22 @@ const SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> = {
       if (pos.length !== 1) throw new UsageError("show takes one EDIT_ID or CONV_ID");
       const r = await historyShow(store, pos[0]!);
       if (flags.json) printJson(r);
-      else out(renderShow(r, painter(process.stdout)));
+      else stdout(renderShow(r, painter(1)));
       return 0;
     },
   },
-  accept: { flags: { conv: { kind: "string" }, force: { kind: "bool" } }, run: (ws, store, pos, flags) => review("accept", ws, store, pos, flags) },
+  accept: { flags: { conv: { kind: "string" }, force: { kind: "bool" }, "dry-run": { kind: "bool" } }, run: (ws, store, pos, flags) => review("accept", ws, store, pos, flags) },
   reject: {
-    flags: { conv: { kind: "string" }, force: { kind: "bool" }, cascade: { kind: "bool" } },
+    flags: { conv: { kind: "string" }, force: { kind: "bool" }, cascade: { kind: "bool" }, "dry-run": { kind: "bool" } },
     run: (ws, store, pos, flags) => review("reject", ws, store, pos, flags),
+  },
+  review: {
+    flags: { port: { kind: "string" }, open: { kind: "bool" } },
+    run: async (ws, store, pos, flags) => {
+      if (pos.length > 0) throw new UsageError("review takes no arguments");
+      const { cmdReviewPage } = await import("./history-review");
+      return cmdReviewPage(ws, store, flags);
+    },
   },
   recover: {
     flags: { force: { kind: "bool" } },
@@ -85,8 +95,8 @@ const SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> = {
       const writes = [...completed, ...ws.completedWrites.splice(0)];
       if (flags.json) printJson({ ...r, writes });
       else {
-        out(renderCompletedWrites(writes));
-        out(r.recovered.length === 0 ? "no interrupted review\n" : `completed ${r.recovered.join(", ")}\n${r.files.map((f) => `${f.action === "written" ? "wrote  " : "deleted"} ${f.path}\n`).join("")}`);
+        stdout(renderCompletedWrites(writes));
+        stdout(r.recovered.length === 0 ? "no interrupted review\n" : `completed ${r.recovered.join(", ")}\n${r.files.map((f) => `${f.action === "written" ? "wrote  " : "deleted"} ${f.path}\n`).join("")}`);
       }
       return 0;
     },
@@ -104,7 +114,7 @@ const SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> = {
       }
       const r = await cleanupHistory(ws, store, olderThanMs === undefined ? {} : { olderThanMs });
       if (flags.json) printJson(r);
-      else out(renderCleanup(r));
+      else stdout(renderCleanup(r));
       return 0;
     },
   },
@@ -114,17 +124,24 @@ async function review(action: "accept" | "reject", ws: Workspace, store: FsHisto
   const conv = str(flags.conv);
   if (conv !== undefined && pos.length > 0) throw new UsageError(`${action} takes EDIT_IDs or --conv ID, not both`);
   if (conv === undefined && pos.length === 0) throw new UsageError(`${action} needs EDIT_ID... or --conv ID`);
+  const target = conv !== undefined ? { conversationId: conv } : { editIds: pos };
+  if (flags["dry-run"]) {
+    const p = await previewReview(ws, store, { action, ...target, cascade: flags.cascade === true, force: flags.force === true });
+    if (flags.json) printJson(p);
+    else stdout(renderPreview(p, painter(1)));
+    return 0;
+  }
   const shown: Shown = { external: false };
   const r = await withExplainedErrors(flags, shown, () =>
     reviewEdits(ws, store, {
       action,
-      ...(conv !== undefined ? { conversationId: conv } : { editIds: pos }),
+      ...target,
       cascade: flags.cascade === true,
       ...discardPolicy(flags, shown),
     }),
   );
   if (flags.json) printJson(r);
-  else out(renderReview(r, painter(process.stdout)));
+  else stdout(renderReview(r, painter(1)));
   return 0;
 }
 
@@ -137,7 +154,7 @@ function discardPolicy(flags: Flags, shown: Shown): DiscardPolicy {
   const policy: DiscardPolicy = { force: flags.force === true };
   if (!flags.json && !policy.force && interactive()) {
     policy.confirmDiscard = async (changes: ExternalChange[]) => {
-      process.stderr.write(renderExternal(changes, painter(process.stderr)));
+      stderr(renderExternal(changes, painter(2)));
       shown.external = true;
       return askYesNo(`Discard the outside changes to ${changes.map((c) => c.path).join(", ")} and continue? [y/N] `);
     };
@@ -161,10 +178,10 @@ async function withExplainedErrors<T>(flags: Flags, shown: Shown, fn: () => Prom
   } catch (err) {
     if (!(err instanceof WorksnapError)) throw err;
     if (!flags.json) {
-      const p = painter(process.stderr);
+      const p = painter(2);
       if (err.details.reason === "external_modification") {
-        if (!shown.external) process.stderr.write(renderExternal(err.details.changes as ExternalChange[], p));
-      } else if (Array.isArray(err.details.conflicts)) process.stderr.write(renderConflicts(err.details.conflicts as Conflict[], p));
+        if (!shown.external) stderr(renderExternal(err.details.changes as ExternalChange[], p));
+      } else if (Array.isArray(err.details.conflicts)) stderr(renderConflicts(err.details.conflicts as Conflict[], p));
     }
     const words = RESOLUTION_WORDS[String(err.details.resolution)];
     throw words ? new WorksnapError(err.code, `${err.message}. ${words}`, err.details) : err;
@@ -178,7 +195,7 @@ function str(v: unknown): string | undefined {
 export async function cmdHistory(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === "--help" || name === "-h" || name === "help") {
-    process.stdout.write(HISTORY_HELP);
+    stdout(HISTORY_HELP);
     return name ? 0 : 2;
   }
   const sub = SUBCOMMANDS[name];
@@ -189,19 +206,9 @@ export async function cmdHistory(argv: string[]): Promise<number> {
     const store = new FsHistoryStore(ws.repo.stateDir);
     // A write a crash left half recorded is completed before anything is shown or reviewed.
     const completed = await completeInterruptedWritesNow(ws, store);
-    if (completed.length > 0 && name !== "recover" && !flags.json) process.stderr.write(renderCompletedWrites(completed));
+    if (completed.length > 0 && name !== "recover" && !flags.json) stderr(renderCompletedWrites(completed));
     return await sub.run(ws, store, positionals, flags, completed);
   } finally {
     closeWorkspace(ws);
   }
-}
-
-function renderCompletedWrites(writes: CompletedWrite[]): string {
-  return writes
-    .map((w) => {
-      if (w.outcome === "dropped") return `interrupted write of ${w.conversation_id}: it had changed no file; dropped\n`;
-      const left = w.left.length > 0 ? `; changed since, left as they are: ${w.left.join(", ")}` : "";
-      return `completed an interrupted write of ${w.conversation_id}: ${w.logged.length} edit${w.logged.length === 1 ? "" : "s"} recorded${w.written.length > 0 ? `, ${w.written.length} file${w.written.length === 1 ? "" : "s"} finished` : ""}${left}\n`;
-    })
-    .join("");
 }

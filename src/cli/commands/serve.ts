@@ -1,32 +1,38 @@
+import type { TextMode } from "../../mcp/result";
 import { serveStdio, type ToolNaming } from "../../mcp/server";
 import { FsHistoryStore } from "../../ops/history/fs-history-store";
 import { completeInterruptedWritesNow } from "../../ops/history/interrupted";
 import { closeWorkspace, openWorkspace } from "../../ops/workspace";
 import { UsageError, parseArgv } from "../args";
+import { stderr } from "../output";
 
-export const SERVE_HELP = `worksnap serve [--root DIR] [--tool-names underscore|dotted]
+export const SERVE_HELP = `worksnap serve [--root DIR] [--tool-names underscore|dotted] [--text compact|json]
 
 Serves the worksnap MCP tools over stdio for an MCP host. The root defaults to
 the current directory. Logs go to stderr; the server exits when stdin ends.
   --tool-names dotted   serve the spec's dotted names (snapshot.create, ...)
+  --text json           content[0].text is the JSON of structuredContent, for
+                        clients that parse it (default: compact text for a model)
 `;
 
 export async function cmdServe(argv: string[]): Promise<number> {
-  const { flags, positionals } = parseArgv(argv, { root: { kind: "string" }, "tool-names": { kind: "string" } });
+  const { flags, positionals } = parseArgv(argv, { root: { kind: "string" }, "tool-names": { kind: "string" }, text: { kind: "string" } });
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${positionals[0]}`);
   const naming = (flags["tool-names"] as string | undefined) ?? "underscore";
   if (naming !== "underscore" && naming !== "dotted") throw new UsageError("--tool-names must be underscore or dotted");
+  const text = (flags.text as string | undefined) ?? "compact";
+  if (text !== "compact" && text !== "json") throw new UsageError("--text must be compact or json");
   const ws = openWorkspace((flags.root as string | undefined) ?? process.cwd(), { longLived: true });
   // A write a crashed process left half recorded is completed now, beside the start-up (the first tool call that
   // writes waits for it under the work-tree lock anyway).
   completeInterruptedWritesNow(ws, new FsHistoryStore(ws.repo.stateDir)).then(
     (done) => {
-      for (const w of done) process.stderr.write(`worksnap: ${w.outcome} an interrupted write of ${w.conversation_id} (${w.logged.length} edits recorded)\n`);
+      for (const w of done) stderr(`worksnap: ${w.outcome} an interrupted write of ${w.conversation_id} (${w.logged.length} edits recorded)\n`);
     },
-    (err) => process.stderr.write(`worksnap: completing an interrupted write failed: ${err instanceof Error ? err.message : String(err)}\n`),
+    (err) => stderr(`worksnap: completing an interrupted write failed: ${err instanceof Error ? err.message : String(err)}\n`),
   );
   try {
-    await serveStdio(ws, naming as ToolNaming);
+    await serveStdio(ws, { naming: naming as ToolNaming, text: text as TextMode });
   } finally {
     closeWorkspace(ws);
   }

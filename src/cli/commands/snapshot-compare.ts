@@ -7,7 +7,7 @@ import { snapshotGrep, type GrepArgs } from "../../ops/snapshot/grep";
 import { importBundle } from "../../ops/snapshot/import";
 import type { Workspace } from "../../ops/workspace";
 import { UsageError, intFlag, type FlagSpec } from "../args";
-import { printJson, progressBar } from "../output";
+import { printJson, progressBar, stderr, stdout } from "../output";
 
 /**
  * `worksnap snapshot grep|changes|diff|export|import`. Human output by default
@@ -26,12 +26,11 @@ export const COMPARE_HELP = `  grep PATTERN [PATH...] [--snapshot ID] [-F] [-i] 
   export --worktree [PATH...] [-o FILE]
                                  capture the live tree and bundle it
   import FILE                    verify a bundle and store its snapshot here
-FROM/TO are snapshot ids or "worktree" (TO defaults to worktree).
+FROM/TO are snapshot ids, "worktree" or git revisions (HEAD, HEAD~1, a branch,
+a tag, a commit); TO defaults to worktree.
 `;
 
 type Sub = (ws: Workspace, positionals: string[], flags: Record<string, unknown>) => Promise<void>;
-
-const out = (s: string) => process.stdout.write(s);
 
 export const COMPARE_SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> = {
   grep: {
@@ -68,10 +67,10 @@ export const COMPARE_SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> 
       let cursor = args.cursor;
       for (;;) {
         const r = await snapshotGrep(ws, { ...args, cursor, max_matches: args.max_matches ?? 2000 });
-        for (const m of r.matches) out(renderMatch(m));
+        stdout(r.matches.map(renderMatch).join("")); // a page per write
         if (!r.cursor) return;
         if (!paged || r.cursor === cursor) {
-          process.stderr.write(`worksnap: ${r.note ?? "more matches remain"}\n(continue with --cursor ${r.cursor})\n`);
+          stderr(`worksnap: ${r.note ?? "more matches remain"}\n(continue with --cursor ${r.cursor})\n`);
           return;
         }
         cursor = r.cursor;
@@ -87,9 +86,9 @@ export const COMPARE_SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> 
       let cursor = args.cursor;
       do {
         const r = await snapshotChanges(ws, { ...args, cursor, onProgress: progressBar("hashing") });
-        for (const c of r.changes) out(`${c.status.padEnd(12)} ${c.path}${c.old_mode ? `  (${c.old_mode} -> ${c.new_mode})` : ""}\n`);
+        stdout(r.changes.map((c) => `${c.status.padEnd(12)} ${c.path}${c.old_mode ? `  (${c.old_mode} -> ${c.new_mode})` : ""}\n`).join(""));
         cursor = args.limit === undefined ? r.cursor : undefined;
-        if (r.cursor && !cursor) process.stderr.write(`(more changes; continue with --cursor ${r.cursor})\n`);
+        if (r.cursor && !cursor) stderr(`(more changes; continue with --cursor ${r.cursor})\n`);
       } while (cursor);
     },
   },
@@ -105,8 +104,8 @@ export const COMPARE_SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> 
         maxFileBytes: Number.POSITIVE_INFINITY,
         onProgress: progressBar("hashing"),
       });
-      out(r.diff);
-      for (const o of r.omitted) process.stderr.write(`worksnap: ${o.path} left out of the diff (${o.reason}, ${o.bytes} bytes)\n`);
+      stdout(r.diff);
+      for (const o of r.omitted) stderr(`worksnap: ${o.path} left out of the diff (${o.reason}, ${o.bytes} bytes)\n`);
     },
   },
   export: {
@@ -125,7 +124,7 @@ export const COMPARE_SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> 
         onProgress: flags.json ? undefined : progressBar("exporting"),
       });
       if (flags.json) return printJson(r);
-      out(`${r.sha256}  ${r.path}\n`);
+      stdout(`${r.sha256}  ${r.path}\n`);
     },
   },
   import: {
@@ -134,13 +133,13 @@ export const COMPARE_SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> 
       if (pos.length !== 1) throw new UsageError("import takes exactly one FILE");
       const r = await importBundle(ws, { file: resolve(process.cwd(), pos[0] as string), onProgress: flags.json ? undefined : progressBar("verifying") });
       if (flags.json) return printJson(r);
-      out(`${r.snapshot_id}\n`);
+      stdout(`${r.snapshot_id}\n`);
     },
   },
 };
 
 function sides(pos: string[]): { from: string; to: string; paths: string[] | undefined } {
-  if (pos.length === 0) throw new UsageError("expected FROM [TO] [PATH...]: snapshot ids or worktree");
+  if (pos.length === 0) throw new UsageError("expected FROM [TO] [PATH...]: snapshot ids, worktree or git revisions");
   const [from, to = "worktree", ...paths] = pos as [string, ...string[]];
   return { from, to, paths: paths.length > 0 ? paths : undefined };
 }

@@ -6,7 +6,7 @@ import { listEntries } from "../../ops/snapshot/list";
 import { closeWorkspace, openWorkspace, type Workspace } from "../../ops/workspace";
 import { COMPARE_HELP, COMPARE_SUBCOMMANDS } from "./snapshot-compare";
 import { UsageError, intFlag, parseArgv, type FlagSpec } from "../args";
-import { printJson, progressBar } from "../output";
+import { printJson, progressBar, stderr, stdout } from "../output";
 
 export const SNAPSHOT_HELP = `worksnap snapshot <command> [--root DIR] [--json]
 
@@ -33,7 +33,7 @@ const SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> = {
     run: async (ws, pos, flags) => {
       const result = await createSnapshot(ws, { paths: pos.length > 0 ? pos : ["."], onProgress: flags.json ? undefined : progressBar("hashing") });
       if (flags.json) printJson(result);
-      else process.stdout.write(`${result.snapshot_id}\n`);
+      else stdout(`${result.snapshot_id}\n`);
     },
   },
   info: {
@@ -42,7 +42,7 @@ const SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> = {
       const result = snapshotInfo(ws, { snapshot_id: one(pos, "ID") });
       if (flags.json) return printJson(result);
       const fp = result.fingerprint;
-      process.stdout.write(
+      stdout(
         [
           `snapshot    ${result.snapshot_id}`,
           `created     ${result.created_at}`,
@@ -63,7 +63,7 @@ const SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> = {
       if (pos.length > 0) throw new UsageError("log takes no arguments");
       const result = listSnapshots(ws, intFlag(flags.limit, "limit") ?? 50);
       if (flags.json) return printJson(result);
-      for (const s of result.snapshots) process.stdout.write(`${s.snapshot_id.slice(0, 19)}  ${s.created_at}  ${String(s.files).padStart(7)} files  ${s.paths.join(" ")}\n`);
+      stdout(result.snapshots.map((s) => `${s.snapshot_id.slice(0, 19)}  ${s.created_at}  ${String(s.files).padStart(7)} files  ${s.paths.join(" ")}\n`).join(""));
     },
   },
   list: {
@@ -78,11 +78,12 @@ const SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> = {
         limit: intFlag(flags.limit, "limit"),
       });
       if (flags.json) return printJson(result);
-      for (const e of result.entries) {
+      const line = (e: (typeof result.entries)[number]) => {
         const size = e.type === "dir" ? "-" : String(e.size ?? "");
-        process.stdout.write(`${e.type.padEnd(7)} ${size.padStart(10)}  ${e.path}${e.type === "dir" ? "/" : ""}\n`);
-      }
-      if (result.truncated) process.stderr.write(`(${result.total - result.entries.length} more; raise --limit)\n`);
+        return `${e.type.padEnd(7)} ${size.padStart(10)}  ${e.path}${e.type === "dir" ? "/" : ""}\n`;
+      };
+      stdout(result.entries.map(line).join(""));
+      if (result.truncated) stderr(`(${result.total - result.entries.length} more; raise --limit)\n`);
     },
   },
   file: {
@@ -96,7 +97,7 @@ const SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> = {
         end_line: intFlag(flags["end-line"], "end-line"),
       });
       if (flags.json) return printJson(result);
-      process.stdout.write(decodeContent(result.content));
+      stdout(decodeContent(result.content));
     },
   },
 };
@@ -109,13 +110,13 @@ function one(pos: string[], what: string): string {
 export async function cmdSnapshot(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === "--help" || name === "-h" || name === "help") {
-    process.stdout.write(SNAPSHOT_HELP);
+    stdout(SNAPSHOT_HELP);
     return name ? 0 : 2;
   }
   const sub = SUBCOMMANDS[name];
   if (!sub) throw new UsageError(`unknown snapshot command ${name}`);
   if (rest.includes("--help") || rest.includes("-h")) {
-    process.stdout.write(SNAPSHOT_HELP);
+    stdout(SNAPSHOT_HELP);
     return 0;
   }
   const { flags, positionals } = parseArgv(rest, { ...COMMON, ...sub.flags });

@@ -3,17 +3,17 @@ import type { ToolAnnotations } from "../define-tool";
 
 export const modeArg = v.pipe(
   v.picklist(["worktree", "snapshot"]),
-  v.description('"worktree" reads the live files under a lease; "snapshot" reads an immutable snapshot named by snapshot_id.'),
+  v.description('Default "snapshot" with snapshot_id, else "worktree" (the live files).'),
 );
 export const snapshotIdArg = v.pipe(
   v.string(),
-  v.description("Snapshot id (sha256:<hex>) or a unique prefix of at least 8 hex digits. Required in snapshot mode."),
+  v.description("Snapshot id or a prefix of 8+ hex digits."),
 );
 export const leaseIdArg = v.pipe(
   v.string(),
-  v.description("Lease from an earlier worktree call. Omit to get a new lease; a stale or unknown lease fails with STALE_LEASE."),
+  v.description("From your last answer; STALE_LEASE if the tree changed since."),
 );
-export const pathArg = (what: string) => v.pipe(v.string(), v.description(`${what} Repo-relative, "/" separated; "." is the root.`));
+export const pathArg = (what: string) => v.pipe(v.string(), v.description(what));
 
 export function readOnly(title: string): ToolAnnotations {
   return { title, readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
@@ -23,4 +23,16 @@ export function mutating(title: string, destructive: boolean): ToolAnnotations {
   return { title, readOnlyHint: false, destructiveHint: destructive, idempotentHint: false, openWorldHint: false };
 }
 
-export const modeBranch = (a: { mode: string }) => (a.mode === "snapshot" ? "immutable" : "worktree") as "immutable" | "worktree";
+type Mode = "worktree" | "snapshot";
+
+/** The mode a call means: as given, else "snapshot" when it names a snapshot_id, else the live work tree. */
+export function modeOf(a: { mode?: Mode; snapshot_id?: string }): Mode {
+  return a.mode ?? (a.snapshot_id !== undefined ? "snapshot" : "worktree");
+}
+
+/** The arguments with their mode filled in, as the ops take them. */
+export function withMode<A extends { mode?: Mode; snapshot_id?: string }>(a: A): A & { mode: Mode } {
+  return { ...a, mode: modeOf(a) };
+}
+
+export const modeBranch = (a: { mode?: Mode; snapshot_id?: string }) => (modeOf(a) === "snapshot" ? "immutable" : "worktree") as "immutable" | "worktree";

@@ -4,11 +4,14 @@ import type { Branch } from "../define-tool";
 
 /** A side of a comparison: a snapshot id (or unique prefix of 8+ hex digits) or "worktree". */
 export const sideArg = (which: string) =>
-  v.pipe(v.string(), v.minLength(1), v.description(`${which} side: a snapshot id (sha256:<hex> or a unique prefix of 8+ hex digits), or "worktree" for the live files.`));
+  v.pipe(v.string(), v.minLength(1), v.description(which));
+
+/** A cut answer's cursor, passed back with otherwise the same arguments. */
+export const cursorArg = v.pipe(v.string(), v.description("From a cut answer; repeat the call with it."));
 
 export const scopeArg = v.pipe(
   v.array(v.string()),
-  v.description('Files or directories to compare (repo-relative, "/" separated). Omit for the whole tree.'),
+  v.description("Files or directories; default all."),
 );
 
 /**

@@ -1,8 +1,9 @@
 import * as v from "valibot";
 import { CHANGES_MAX_LIMIT, snapshotChanges } from "../../ops/snapshot/changes";
 import { defineTool } from "../define-tool";
+import { renderChanges } from "../render/compare";
 import { leaseIdArg, readOnly } from "./common";
-import { countsSchema, scopeArg, sideArg, sidesBranch, sidesOutput, statusSchema } from "./sides-common";
+import { countsSchema, cursorArg, scopeArg, sideArg, sidesBranch, sidesOutput, statusSchema } from "./sides-common";
 import description from "./snapshot_changes.txt" with { type: "text" };
 
 const modeSchema = { type: "string", enum: ["100644", "100755", "120000"] };
@@ -11,14 +12,14 @@ export const snapshotChangesTool = defineTool({
   name: "snapshot_changes",
   description,
   args: v.strictObject({
-    from: sideArg("Old"),
-    to: sideArg("New"),
+    from: sideArg('Snapshot id, "worktree", or a git revision.'),
+    to: sideArg("Same kinds as from."),
     paths: v.optional(scopeArg),
     lease_id: v.optional(leaseIdArg),
     limit: v.optional(
-      v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(CHANGES_MAX_LIMIT), v.description("Maximum changes to return (default 1000).")),
+      v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(CHANGES_MAX_LIMIT), v.description("Default 1000.")),
     ),
-    cursor: v.optional(v.pipe(v.string(), v.description("From a previous answer's cursor, to get the next page; repeat the same from/to/paths."))),
+    cursor: v.optional(cursorArg),
   }),
   output: sidesOutput(
     {
@@ -43,4 +44,5 @@ export const snapshotChangesTool = defineTool({
   run: async (args, ctx) => ({
     ...(await snapshotChanges(ctx.ws, { ...args, signal: ctx.signal, onProgress: (d, t) => ctx.progress(d, t, "hashing work tree files") })),
   }),
+  text: (out, args) => renderChanges(out, args),
 });

@@ -1,6 +1,7 @@
 import * as v from "valibot";
 import { createSnapshot } from "../../ops/snapshot/create";
 import { defineTool } from "../define-tool";
+import { renderCreate } from "../render/snapshot";
 import { fingerprintSchema, immutableOutput } from "../output-schema";
 import { leaseIdArg, mutating } from "./common";
 import description from "./snapshot_create.txt" with { type: "text" };
@@ -10,7 +11,7 @@ export const snapshotCreate = defineTool({
   description,
   args: v.strictObject({
     paths: v.optional(
-      v.pipe(v.array(v.string()), v.description('Files or directories to capture; ["."] captures the whole tree. Omit to capture the files the lease touched.')),
+      v.pipe(v.array(v.string()), v.description('["."] for all; omit to capture what lease_id read.')),
     ),
     lease_id: v.optional(leaseIdArg),
   }),
@@ -29,4 +30,5 @@ export const snapshotCreate = defineTool({
   run: async (args, ctx) => ({
     ...(await createSnapshot(ctx.ws, { ...args, signal: ctx.signal, onProgress: (d, t) => ctx.progress(d, t, "hashing files") })),
   }),
+  text: (out) => renderCreate(out),
 });

@@ -1,22 +1,23 @@
 import * as v from "valibot";
 import { DIFF_CONTEXT_MAX, snapshotDiff } from "../../ops/snapshot/diff";
 import { defineTool } from "../define-tool";
+import { renderDiff } from "../render/compare";
 import { leaseIdArg, readOnly } from "./common";
-import { countsSchema, scopeArg, sideArg, sidesBranch, sidesOutput, statusSchema } from "./sides-common";
+import { countsSchema, cursorArg, scopeArg, sideArg, sidesBranch, sidesOutput, statusSchema } from "./sides-common";
 import description from "./snapshot_diff.txt" with { type: "text" };
 
 export const snapshotDiffTool = defineTool({
   name: "snapshot_diff",
   description,
   args: v.strictObject({
-    from: sideArg("Old"),
-    to: sideArg("New"),
+    from: sideArg('Snapshot id, "worktree", or a git revision.'),
+    to: sideArg("Same kinds as from."),
     paths: v.optional(scopeArg),
     context_lines: v.optional(
-      v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(DIFF_CONTEXT_MAX), v.description("Unchanged lines around each change (default 3).")),
+      v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(DIFF_CONTEXT_MAX), v.description("Default 3.")),
     ),
     lease_id: v.optional(leaseIdArg),
-    cursor: v.optional(v.pipe(v.string(), v.description("From a previous answer's cursor, to get the next page; repeat the same from/to/paths/context_lines."))),
+    cursor: v.optional(cursorArg),
   }),
   output: sidesOutput(
     {
@@ -50,4 +51,5 @@ export const snapshotDiffTool = defineTool({
   run: async (args, ctx) => ({
     ...(await snapshotDiff(ctx.ws, { ...args, signal: ctx.signal, onProgress: (d, t) => ctx.progress(d, t, "hashing work tree files") })),
   }),
+  text: (out, args) => renderDiff(out, args),
 });

@@ -1,6 +1,7 @@
 import * as v from "valibot";
 import { exportSnapshot } from "../../ops/snapshot/export";
 import { defineTool } from "../define-tool";
+import { renderExport } from "../render/snapshot";
 import { hybridOutput } from "../output-schema";
 import { leaseIdArg, mutating, snapshotIdArg } from "./common";
 import description from "./snapshot_export.txt" with { type: "text" };
@@ -11,10 +12,10 @@ export const snapshotExportTool = defineTool({
   args: v.strictObject({
     snapshot_id: v.optional(snapshotIdArg),
     mode: v.optional(
-      v.pipe(v.picklist(["snapshot", "worktree"]), v.description('"worktree" captures and exports the live files; default "snapshot" exports snapshot_id.')),
+      v.pipe(v.picklist(["snapshot", "worktree"]), v.description('Default "snapshot".')),
     ),
     lease_id: v.optional(leaseIdArg),
-    paths: v.optional(v.pipe(v.array(v.string()), v.description("Only these files or directories (repo-relative). Omit for everything."))),
+    paths: v.optional(v.pipe(v.array(v.string()), v.description("Files or directories; default all."))),
   }),
   output: hybridOutput(
     {
@@ -32,4 +33,5 @@ export const snapshotExportTool = defineTool({
   run: async (args, ctx) => ({
     ...(await exportSnapshot(ctx.ws, { ...args, signal: ctx.signal, onProgress: (d, t) => ctx.progress(d, t, "writing bundle") })),
   }),
+  text: (out) => renderExport(out),
 });

@@ -1,8 +1,9 @@
 import * as v from "valibot";
 import { readFile } from "../../ops/snapshot/file";
 import { defineTool } from "../define-tool";
+import { renderFile } from "../render/file";
 import { hybridOutput } from "../output-schema";
-import { leaseIdArg, modeArg, modeBranch, pathArg, readOnly, snapshotIdArg } from "./common";
+import { leaseIdArg, modeArg, modeBranch, withMode, readOnly, snapshotIdArg } from "./common";
 import description from "./snapshot_file.txt" with { type: "text" };
 
 const lineArg = (what: string) => v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.description(what)));
@@ -11,12 +12,12 @@ export const snapshotFile = defineTool({
   name: "snapshot_file",
   description,
   args: v.strictObject({
-    mode: modeArg,
-    path: pathArg("File to read."),
+    mode: v.optional(modeArg),
+    path: v.string(),
     snapshot_id: v.optional(snapshotIdArg),
     lease_id: v.optional(leaseIdArg),
-    start_line: lineArg("First line to return (1-based)."),
-    end_line: lineArg("Last line to return (inclusive)."),
+    start_line: lineArg("1-based."),
+    end_line: lineArg("Inclusive."),
   }),
   output: hybridOutput(
     {
@@ -36,5 +37,6 @@ export const snapshotFile = defineTool({
   ),
   annotations: readOnly("Read file"),
   branch: modeBranch,
-  run: async (args, ctx) => ({ ...(await readFile(ctx.ws, args)) }),
+  run: async (args, ctx) => ({ ...(await readFile(ctx.ws, withMode(args))) }),
+  text: (out) => renderFile(out),
 });

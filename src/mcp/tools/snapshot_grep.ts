@@ -1,8 +1,10 @@
 import * as v from "valibot";
 import { snapshotGrep } from "../../ops/snapshot/grep";
 import { defineTool } from "../define-tool";
+import { renderGrep } from "../render/grep";
 import { hybridOutput } from "../output-schema";
-import { leaseIdArg, modeArg, modeBranch, readOnly, snapshotIdArg } from "./common";
+import { cursorArg } from "./sides-common";
+import { leaseIdArg, modeArg, modeBranch, withMode, readOnly, snapshotIdArg } from "./common";
 import description from "./snapshot_grep.txt" with { type: "text" };
 
 const globs = (what: string) => v.optional(v.pipe(v.array(v.string()), v.description(what)));
@@ -13,19 +15,19 @@ export const snapshotGrepTool = defineTool({
   name: "snapshot_grep",
   description,
   args: v.strictObject({
-    mode: modeArg,
+    mode: v.optional(modeArg),
     snapshot_id: v.optional(snapshotIdArg),
     lease_id: v.optional(leaseIdArg),
-    pattern: v.pipe(v.string(), v.minLength(1), v.description("JavaScript regular expression (u flag), or literal text with fixed_strings.")),
-    fixed_strings: v.optional(v.pipe(v.boolean(), v.description("Treat pattern as literal text."))),
-    case_insensitive: v.optional(v.pipe(v.boolean(), v.description("Match regardless of case."))),
-    paths: v.optional(v.pipe(v.array(v.string()), v.description('Files or directories to search (repo-relative); default the whole tree.'))),
-    include: globs('Only files matching any of these globs; "*.ts" matches names at any depth, "src/**/*.ts" whole paths.'),
-    exclude: globs("Skip files matching any of these globs (same rules as include)."),
-    max_files: intArg(1, 1_000_000, "Search at most this many files in this call (default: no limit)."),
-    max_matches: intArg(1, 2000, "Return at most this many matches (default 200)."),
-    context_lines: intArg(0, 10, "Lines of context before and after each match (default 0)."),
-    cursor: v.optional(v.pipe(v.string(), v.description("From a previous answer, to continue; repeat the same query with it."))),
+    pattern: v.pipe(v.string(), v.minLength(1), v.description("JavaScript regex (u flag, within a line), or text with fixed_strings.")),
+    fixed_strings: v.optional(v.boolean()),
+    case_insensitive: v.optional(v.boolean()),
+    paths: v.optional(v.pipe(v.array(v.string()), v.description("Files or directories; default all."))),
+    include: globs('Globs; "*.ts" matches names at any depth, "src/**/*.ts" paths.'),
+    exclude: globs("Globs to skip."),
+    max_files: intArg(1, 1_000_000, "Files to search in this call."),
+    max_matches: intArg(1, 2000, "Default 200."),
+    context_lines: intArg(0, 10, "Lines around each match."),
+    cursor: v.optional(cursorArg),
   }),
   output: hybridOutput(
     {
@@ -59,5 +61,6 @@ export const snapshotGrepTool = defineTool({
   ),
   annotations: readOnly("Search files"),
   branch: modeBranch,
-  run: async (args, ctx) => ({ ...(await snapshotGrep(ctx.ws, { ...args, signal: ctx.signal })) }),
+  run: async (args, ctx) => ({ ...(await snapshotGrep(ctx.ws, { ...withMode(args), signal: ctx.signal })) }),
+  text: (out) => renderGrep(out),
 });

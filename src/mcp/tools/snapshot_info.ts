@@ -1,6 +1,7 @@
 import * as v from "valibot";
 import { snapshotInfo } from "../../ops/snapshot/info";
 import { defineTool } from "../define-tool";
+import { renderInfo } from "../render/snapshot";
 import { fingerprintSchema, immutableOutput } from "../output-schema";
 import { readOnly, snapshotIdArg } from "./common";
 import description from "./snapshot_info.txt" with { type: "text" };
@@ -22,4 +23,5 @@ export const snapshotInfoTool = defineTool({
   annotations: readOnly("Snapshot info"),
   branch: () => "immutable",
   run: async (args, ctx) => ({ ...snapshotInfo(ctx.ws, args) }),
+  text: (out) => renderInfo(out),
 });

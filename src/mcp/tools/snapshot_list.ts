@@ -1,20 +1,21 @@
 import * as v from "valibot";
 import { listEntries } from "../../ops/snapshot/list";
 import { defineTool } from "../define-tool";
+import { renderList } from "../render/list";
 import { hybridOutput } from "../output-schema";
-import { leaseIdArg, modeArg, modeBranch, pathArg, readOnly, snapshotIdArg } from "./common";
+import { leaseIdArg, modeArg, modeBranch, withMode, pathArg, readOnly, snapshotIdArg } from "./common";
 import description from "./snapshot_list.txt" with { type: "text" };
 
 export const snapshotList = defineTool({
   name: "snapshot_list",
   description,
   args: v.strictObject({
-    mode: modeArg,
+    mode: v.optional(modeArg),
     snapshot_id: v.optional(snapshotIdArg),
     lease_id: v.optional(leaseIdArg),
-    path: v.optional(pathArg("Directory (or file) to list; default the root.")),
-    recursive: v.optional(v.pipe(v.boolean(), v.description("List everything below path, not only its direct children."))),
-    limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(2000), v.description("Maximum entries to return (default 200)."))),
+    path: v.optional(pathArg('Default "." (the root).')),
+    recursive: v.optional(v.boolean()),
+    limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(2000), v.description("Default 200."))),
   }),
   output: hybridOutput(
     {
@@ -40,5 +41,6 @@ export const snapshotList = defineTool({
   ),
   annotations: readOnly("List files"),
   branch: modeBranch,
-  run: async (args, ctx) => ({ ...(await listEntries(ctx.ws, args)) }),
+  run: async (args, ctx) => ({ ...(await listEntries(ctx.ws, withMode(args))) }),
+  text: (out, args) => renderList(out, args),
 });

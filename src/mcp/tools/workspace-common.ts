@@ -2,16 +2,19 @@ import * as v from "valibot";
 import type { Workspace } from "../../ops/workspace";
 import type { ToolContext } from "../define-tool";
 import type { Props } from "../output-schema";
+import { openedConversation } from "../../ops/history/agent";
+import { modeOf } from "./common";
+import { historyStore } from "./history-common";
 
 /** Arguments and answer fields the four workspace mutation tools share. */
 export const writeModeArg = v.pipe(
   v.picklist(["worktree", "snapshot"]),
-  v.description('"worktree" changes the live files (under a lease); "snapshot" changes nothing on disk and returns a new snapshot derived from snapshot_id.'),
+  v.description('Default "snapshot" (derive a new one) with snapshot_id, else "worktree" (the live files).'),
 );
 
 export const conversationArg = v.pipe(
   v.string(),
-  v.description("Edit conversation these changes belong to (for review). Omit on the first edit of a turn; pass the id the answer returns on the next ones."),
+  v.description("Groups a turn's edits for review: omit on the first, then pass the id it returns."),
 );
 
 const changedSchema = {
@@ -35,6 +38,8 @@ export const mutationProps: Props = {
   changed: changedSchema,
   changed_total: { type: "integer" },
   truncated: { type: "boolean" },
+  diff: { type: "string" },
+  diff_omitted: { type: "integer" },
   mcp_conversation_id: { type: "string" },
   note: { type: "string" },
 };
@@ -45,18 +50,27 @@ interface MutationCall {
   mcp_conversation_id?: string;
   signal?: AbortSignal;
   onProgress?: (done: number, total: number, message?: string) => void;
+  onRecorded?: (recorded: { conversation_id: string; edit_ids: string[] }) => void;
 }
+
+type Mode = "worktree" | "snapshot";
 
 /**
  * Runs a mutation op with the call's cancellation and progress, and remembers
- * on the session a conversation the server started for it (the call named none).
+ * on the session the conversation it wrote into: one the server started for
+ * it (the call named none) is the session's own; one the call named is its
+ * own when this first recorded write of the session opened it (session.ts).
  */
-export async function runMutationTool<A extends { mcp_conversation_id?: string }>(
-  args: A,
-  ctx: ToolContext,
-  op: (ws: Workspace, call: A & MutationCall) => Promise<object & { mcp_conversation_id?: string }>,
-): Promise<Record<string, unknown>> {
-  const out = await op(ctx.ws, { ...args, signal: ctx.signal, onProgress: ctx.progress });
-  if (args.mcp_conversation_id === undefined && out.mcp_conversation_id !== undefined) ctx.session.conversationStarted(out.mcp_conversation_id);
+export async function runMutationTool<
+  A extends { mode?: Mode; snapshot_id?: string; mcp_conversation_id?: string },
+  R extends object & { mcp_conversation_id?: string } = { mcp_conversation_id?: string },
+>(args: A, ctx: ToolContext, op: (ws: Workspace, call: A & { mode: Mode } & MutationCall) => Promise<R>): Promise<R> {
+  let recorded: string[] = [];
+  const out = await op(ctx.ws, { ...args, mode: modeOf(args), signal: ctx.signal, onProgress: ctx.progress, onRecorded: (r) => void (recorded = r.edit_ids) });
+  const conv = out.mcp_conversation_id;
+  if (conv !== undefined && recorded.length > 0) {
+    if (args.mcp_conversation_id === undefined) ctx.session.conversationStarted(conv);
+    else ctx.session.conversationWritten(conv, ctx.session.undecided(conv) && (await openedConversation(historyStore(ctx.ws), conv, recorded)));
+  }
   return { ...out };
 }

@@ -1,6 +1,7 @@
 import * as v from "valibot";
 import { applyPatchOp } from "../../ops/mutate/apply-patch";
 import { defineTool } from "../define-tool";
+import { renderApplyPatch } from "../render/mutation";
 import { hybridOutput } from "../output-schema";
 import { leaseIdArg, modeBranch, mutating, snapshotIdArg } from "./common";
 import { conversationArg, mutationProps, mutationRequired, runMutationTool, writeModeArg } from "./workspace-common";
@@ -12,8 +13,8 @@ export const workspaceApplyPatch = defineTool({
   name: "workspace_apply_patch",
   description,
   args: v.strictObject({
-    mode: writeModeArg,
-    patch: v.pipe(v.string(), v.description("Unified diff (plain ---/+++ or git style), one or more files.")),
+    mode: v.optional(writeModeArg),
+    patch: v.pipe(v.string(), v.description("Unified diff.")),
     lease_id: v.optional(leaseIdArg),
     snapshot_id: v.optional(snapshotIdArg),
     mcp_conversation_id: v.optional(conversationArg),
@@ -65,4 +66,5 @@ export const workspaceApplyPatch = defineTool({
   annotations: mutating("Apply patch", true),
   branch: modeBranch,
   run: (args, ctx) => runMutationTool(args, ctx, applyPatchOp),
+  text: (out) => renderApplyPatch(out),
 });

@@ -1,8 +1,9 @@
 import * as v from "valibot";
 import { deleteOp } from "../../ops/mutate/delete";
 import { defineTool } from "../define-tool";
+import { renderDelete } from "../render/mutation";
 import { hybridOutput } from "../output-schema";
-import { leaseIdArg, modeBranch, mutating, pathArg, snapshotIdArg } from "./common";
+import { leaseIdArg, modeBranch, mutating, snapshotIdArg } from "./common";
 import { conversationArg, mutationProps, mutationRequired, runMutationTool, writeModeArg } from "./workspace-common";
 import description from "./workspace_delete.txt" with { type: "text" };
 
@@ -10,9 +11,9 @@ export const workspaceDelete = defineTool({
   name: "workspace_delete",
   description,
   args: v.strictObject({
-    mode: writeModeArg,
-    path: pathArg("File, symlink or directory to delete."),
-    recursive: v.optional(v.pipe(v.boolean(), v.description("Required to delete a directory and everything in it."))),
+    mode: v.optional(writeModeArg),
+    path: v.string(),
+    recursive: v.optional(v.boolean()),
     lease_id: v.optional(leaseIdArg),
     snapshot_id: v.optional(snapshotIdArg),
     mcp_conversation_id: v.optional(conversationArg),
@@ -21,4 +22,5 @@ export const workspaceDelete = defineTool({
   annotations: mutating("Delete file", true),
   branch: modeBranch,
   run: (args, ctx) => runMutationTool(args, ctx, deleteOp),
+  text: (out) => renderDelete(out),
 });

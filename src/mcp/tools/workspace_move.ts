@@ -1,6 +1,7 @@
 import * as v from "valibot";
 import { moveOp } from "../../ops/mutate/move";
 import { defineTool } from "../define-tool";
+import { renderMove } from "../render/mutation";
 import { hybridOutput } from "../output-schema";
 import { leaseIdArg, modeBranch, mutating, pathArg, snapshotIdArg } from "./common";
 import { conversationArg, mutationProps, mutationRequired, runMutationTool, writeModeArg } from "./workspace-common";
@@ -10,10 +11,10 @@ export const workspaceMove = defineTool({
   name: "workspace_move",
   description,
   args: v.strictObject({
-    mode: writeModeArg,
-    from: pathArg("File, symlink or directory to move."),
-    to: pathArg("Its new path (the full path, not a directory to move into)."),
-    overwrite: v.optional(v.pipe(v.boolean(), v.description("Replace an existing destination file. Without it, an existing destination is refused."))),
+    mode: v.optional(writeModeArg),
+    from: v.string(),
+    to: pathArg("The full new path."),
+    overwrite: v.optional(v.boolean()),
     lease_id: v.optional(leaseIdArg),
     snapshot_id: v.optional(snapshotIdArg),
     mcp_conversation_id: v.optional(conversationArg),
@@ -22,4 +23,5 @@ export const workspaceMove = defineTool({
   annotations: mutating("Move file", true),
   branch: modeBranch,
   run: (args, ctx) => runMutationTool(args, ctx, moveOp),
+  text: (out) => renderMove(out),
 });

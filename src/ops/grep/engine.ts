@@ -239,7 +239,7 @@ class GrepRun {
           const pulled = this.pull(it);
           next = pulled instanceof Promise ? await this.guard(pulled) : pulled;
         }
-        if (next) this.cut({ path: next.path, skip: 0 }, `stopped after maxFiles=${q.maxFiles} files`);
+        if (next) this.cut({ path: next.path, skip: 0 }, `stopped after max_files=${q.maxFiles} files`);
       }
       return result;
     } catch (err) {
@@ -478,7 +478,7 @@ class GrepRun {
     const left = found.total - skip - taken;
     if (left <= 0) return true;
     result.matches_omitted += left;
-    const cap = result.matches.length >= q.maxMatches ? `maxMatches=${q.maxMatches}` : `maxBytes=${q.maxBytes}`;
+    const cap = result.matches.length >= q.maxMatches ? `max_matches=${q.maxMatches}` : `the answer's size limit (${q.maxBytes} bytes of matches)`;
     this.cut({ path: c.path, skip: skip + taken }, `stopped at ${cap}`);
     return false;
   }
@@ -486,7 +486,7 @@ class GrepRun {
   private cut(at: CursorPosition, why: string): void {
     this.result.truncated = true;
     this.result.cursor = encodeCursor(this.q.identity, at);
-    this.result.note = `${why}; more results remain, pass the cursor to get them`;
+    this.result.note = `${why}; more results remain: pass cursor to get them`;
   }
 
   /** Resume point when nothing is in flight: just past the last file taken. */

@@ -29,7 +29,7 @@
  */
 import { availableParallelism } from "node:os";
 import { concat } from "../../core/bytes";
-import { internal } from "../../core/errors";
+import { internal, isDescriptorShortage } from "../../core/errors";
 import type { RegexPlan } from "./regex-analysis";
 import { CHILD_SOURCE } from "./regex-child";
 import type { RegionScan } from "./regex-scan";
@@ -242,12 +242,19 @@ export class RegexSandbox {
     let best: Child | undefined;
     for (const c of this.children) if (!best || c.pending.length < best.pending.length) best = c;
     if (best && (best.pending.length === 0 || this.children.length >= this.size)) return best;
-    const proc = Bun.spawn([process.execPath, "-e", CHILD_SOURCE], {
-      env: { ...process.env, BUN_BE_BUN: "1" },
-      stdin: "pipe",
-      stdout: "pipe",
-      stderr: "pipe",
-    });
+    let proc: Proc;
+    try {
+      proc = Bun.spawn([process.execPath, "-e", CHILD_SOURCE], {
+        env: { ...process.env, BUN_BE_BUN: "1" },
+        stdin: "pipe",
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+    } catch (err) {
+      // out of file descriptors: the children there are take the work (none: the call fails BUSY and is retried)
+      if (best && isDescriptorShortage(err)) return best;
+      throw err;
+    }
     const child = new Child(proc, (reason) => this.kill(reason));
     child.send(1, [], this.program, null);
     this.children.push(child);

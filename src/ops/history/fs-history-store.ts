@@ -17,7 +17,7 @@ import { internal, notFound } from "../../core/errors";
 import { randomId128 } from "../../core/hash";
 import { writeFileAtomic } from "../../repo/atomic-write";
 import { DurableBatch } from "../../repo/durable";
-import { ensureStateDir, tempPath } from "../../repo/state-dir";
+import { ensureStateDir, shownStatePath, tempPath } from "../../repo/state-dir";
 import type { BatchingHistoryStore, ObjectWrite } from "./batch-store";
 import { withFileLocks } from "./locks";
 import { type PackIndex, readPackIndex, readPackedObject, writePackFile } from "./pack";
@@ -86,6 +86,26 @@ export class FsHistoryStore implements HistoryStore, BatchingHistoryStore {
       if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
       throw err;
     }
+  }
+
+  /**
+   * Every log's version (inode, size, mtime: a log is only ever replaced by a
+   * rename) and the names of reviews and intents (each written once), hashed.
+   */
+  async changeStamp(): Promise<string> {
+    const h = new Bun.CryptoHasher("sha256");
+    for (const conv of await this.listConversations()) h.update(`${conv} ${(await this.logVersion(conv)) ?? "-"}\n`);
+    for (const dir of ["reviews", "intents"]) {
+      h.update(`${dir}\n`);
+      let names: string[] = [];
+      try {
+        names = readdirSync(this.abs(dir)).filter((n) => n.endsWith(".json")).sort(compareUtf8);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+      }
+      for (const n of names) h.update(`${n}\n`);
+    }
+    return h.digest("hex");
   }
 
   private async readLogText(conv: string): Promise<string> {
@@ -314,7 +334,7 @@ export class FsHistoryStore implements HistoryStore, BatchingHistoryStore {
     }
     for (const [file, p] of packs) {
       const kept = [...p.index.objects.keys()].filter((n) => !p.names.has(n));
-      if (kept.length > 0) throw internal(`history pack ${file} also holds ${kept[0]}; its objects are removed together`, { pack: file, object: kept[0] });
+      if (kept.length > 0) throw internal(`history pack ${shownStatePath(file)} also holds ${kept[0]}; its objects are removed together`, { pack: shownStatePath(file), object: kept[0] });
     }
     for (const rel of rels) rmSync(this.abs(rel), { force: true });
     for (const [file, p] of packs) {

@@ -14,6 +14,7 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { internal, repoChanged } from "../../core/errors";
 import { acquireFileLock, withQueue } from "../../repo/file-lock";
+import { shownStatePath } from "../../repo/state-dir";
 
 export const LOG_LOCK_STALE_MS = 10_000;
 const UPDATE_MS = 2_000;
@@ -28,7 +29,9 @@ export async function withFileLocks<T>(files: string[], fn: () => Promise<T>): P
     const unlock = await acquire(first, compromised);
     try {
       const result = await withFileLocks(rest, fn);
-      if (compromised.length > 0) throw internal(`the history log lock ${first}.lock was lost while held: ${compromised[0]!.message}`, { lock: `${first}.lock` });
+      if (compromised.length > 0) {
+        throw internal(`the history log lock ${shownStatePath(`${first}.lock`)} was lost while held: ${compromised[0]!.message}`, { lock: shownStatePath(`${first}.lock`) });
+      }
       return result;
     } finally {
       await unlock().catch(() => undefined); // a compromised lock is no longer ours to remove
@@ -38,12 +41,13 @@ export async function withFileLocks<T>(files: string[], fn: () => Promise<T>): P
 
 function acquire(file: string, compromised: Error[]): Promise<() => Promise<void>> {
   mkdirSync(dirname(file), { recursive: true });
+  const lock = shownStatePath(`${file}.lock`);
   return acquireFileLock(file, {
     staleMs: LOG_LOCK_STALE_MS,
     updateMs: UPDATE_MS,
     waitMs: WAIT_MS,
     onCompromised: (err) => void compromised.push(err),
-    failed: (err) => internal(`cannot take the history lock ${file}.lock: ${err.message}`, { lock: `${file}.lock` }),
-    timedOut: () => repoChanged(`another worksnap process has held the history lock ${file}.lock for over ${WAIT_MS / 1000}s; try again`, { lock: `${file}.lock` }),
+    failed: (err) => internal(`cannot take the history lock ${lock}: ${err.message}`, { lock }),
+    timedOut: () => repoChanged(`another worksnap process has held the history lock ${lock} for over ${WAIT_MS / 1000}s; try again`, { lock }),
   });
 }

@@ -20,6 +20,8 @@ export class MemHistoryStore implements HistoryStore {
   private readonly writeIntents = new Map<string, string>();
   private clock: string | null = null;
   private versions = 0;
+  /** Bumped by every change to a log, review or intent. */
+  private changes = 0;
   private readonly lockPrefix = `mem-history-${++instances}:`;
 
   async listConversations(): Promise<string[]> {
@@ -38,12 +40,18 @@ export class MemHistoryStore implements HistoryStore {
 
   async writeLog(conv: string, entries: LogEntry[]): Promise<void> {
     this.logs.set(checkConversationId(conv), { text: serializeLog(entries), version: ++this.versions });
+    this.changes++;
   }
 
   async appendLog(conv: string, entries: LogEntry[]): Promise<void> {
     if (entries.length === 0) return;
     const old = this.logs.get(checkConversationId(conv))?.text ?? "";
     this.logs.set(conv, { text: old + serializeLog(entries), version: ++this.versions });
+    this.changes++;
+  }
+
+  async changeStamp(): Promise<string> {
+    return String(this.changes);
   }
 
   withLogLock<T>(conversationIds: string[], fn: () => Promise<T>): Promise<T> {
@@ -72,6 +80,7 @@ export class MemHistoryStore implements HistoryStore {
 
   async removeConversation(conv: string): Promise<void> {
     this.logs.delete(checkConversationId(conv));
+    this.changes++;
     for (const k of [...this.objects.keys()]) if (k.startsWith(`diffs/${conv}/`) || k.startsWith(`checkpoints/${conv}/`)) this.objects.delete(k);
   }
 
@@ -81,11 +90,13 @@ export class MemHistoryStore implements HistoryStore {
 
   async putReview(record: ReviewRecord): Promise<void> {
     this.reviews.set(checkReviewId(record.review_id), JSON.stringify(record));
+    this.changes++;
   }
 
   async deleteReview(reviewId: string): Promise<void> {
     this.reviews.delete(checkReviewId(reviewId));
     for (const k of [...this.objects.keys()]) if (k.startsWith(`reviews/${reviewId}/`)) this.objects.delete(k);
+    this.changes++;
   }
 
   async listIntents(): Promise<ReviewRecord[]> {
@@ -94,10 +105,12 @@ export class MemHistoryStore implements HistoryStore {
 
   async putIntent(record: ReviewRecord): Promise<void> {
     this.intents.set(checkReviewId(record.review_id), JSON.stringify(record));
+    this.changes++;
   }
 
   async deleteIntent(reviewId: string): Promise<void> {
     this.intents.delete(checkReviewId(reviewId));
+    this.changes++;
   }
 
   async listWriteIntents(): Promise<WriteIntent[]> {

@@ -18,6 +18,7 @@
  */
 import { closeSync, fchmodSync, openSync, readSync, rmSync, writeSync } from "node:fs";
 import { internal } from "../../core/errors";
+import { shownStatePath } from "../../repo/state-dir";
 import type { ObjectWrite } from "./batch-store";
 
 const MAGIC = "WSPACK1 ";
@@ -109,5 +110,6 @@ function readExactly(fd: number, position: number, length: number, file: string)
 }
 
 function damaged(file: string, why: string) {
-  return internal(`history pack ${file} is damaged: ${why}`, { pack: file });
+  const pack = shownStatePath(file);
+  return internal(`history pack ${pack} is damaged: ${why}`, { pack });
 }

@@ -17,7 +17,7 @@
  * is completed by the next history command, `recover`, `accept` or `reject`.
  */
 import { compareUtf8 } from "../../core/byte-order";
-import { invalidArgument, notFound, repoChanged } from "../../core/errors";
+import { invalidArgument, notFound, repoChanged, WorksnapError } from "../../core/errors";
 import type { RepoPath } from "../../core/repo-path";
 import type { Workspace } from "../workspace";
 import { withWorktreeLock } from "../write/worktree-lock";
@@ -49,8 +49,16 @@ export interface ReviewRequest extends DiscardPolicy {
   editIds?: string[];
   /** A conversation id (or a unique prefix): all its edits. */
   conversationId?: string;
+  /**
+   * Picks the edits from the history as it is under the work-tree lock,
+   * instead of editIds or conversationId (a caller with its own rules: it may
+   * refuse by throwing, and nothing changes between its choice and the review).
+   */
+  pick?: (model: HistoryModel) => LogEntry[];
   /** Reject the kept edits that depend on the rejected ones too. */
   cascade?: boolean;
+  /** Asked, when cascade is not set, with the dependent edits a reject would reject too; true cascades. */
+  confirmCascade?: (editIds: string[]) => Promise<boolean>;
 }
 
 export interface StatusChange {
@@ -90,8 +98,39 @@ export interface ReviewResult {
   recovered: string[];
 }
 
+/** What a review would do, computed without writing anything (previewReview). */
+export interface ReviewPreview {
+  action: "accept" | "reject";
+  /** Status changes of the edits asked for. */
+  changed: StatusChange[];
+  /** Kept edits that depend on rejected ones: a cascading reject rejects them too. */
+  dependents: StatusChange[];
+  /** Edits that already have the requested status. */
+  unchanged: string[];
+  /** Why kept edits could not be replayed (dependents, or conflicts no cascade resolves). */
+  conflicts: Conflict[];
+  /** Files changed outside the history that the review would discard (rule 9.2). */
+  external: ExternalChange[];
+  /** What the files would become (with the dependents rejected too, when there are any). */
+  files: FileWrite[];
+  /** The refusal the review would answer with, as asked and without confirmations; null when it goes through. */
+  refusal: { code: string; message: string; details: Record<string, unknown> } | null;
+  /** Interrupted reviews the review would complete first (the preview does not include their effect). */
+  interrupted: string[];
+}
+
 export function reviewEdits(ws: Workspace, store: HistoryStore, req: ReviewRequest): Promise<ReviewResult> {
   return withWorktreeLock(ws, () => reviewLocked(ws, store, req));
+}
+
+/**
+ * The review `req` asks for, computed as it would run but writing nothing:
+ * status changes, dependent edits, outside changes, the files it would write
+ * and the refusal it would give. A person sees this before deciding; the
+ * review itself checks everything again.
+ */
+export function previewReview(ws: Workspace, store: HistoryStore, req: ReviewRequest): Promise<ReviewPreview> {
+  return withWorktreeLock(ws, () => previewLocked(ws, store, req));
 }
 
 /** Completes reviews that were interrupted (a crash between their first and last write). */
@@ -101,9 +140,25 @@ export function recoverReviews(ws: Workspace, store: HistoryStore, policy: Disca
 
 // ---------------------------------------------------------------------------
 
-async function reviewLocked(ws: Workspace, store: HistoryStore, req: ReviewRequest): Promise<ReviewResult> {
-  const { recovered } = await recoverLocked(ws, store, req);
-  const model = await loadHistory(store);
+/** Everything a review decides before it writes. */
+interface ReviewPlan {
+  model: HistoryModel;
+  /** New statuses of the edits asked for (without the dependents). */
+  overrides: Map<string, EditStatus>;
+  unchanged: string[];
+  /** Accepting a conversation: its rejected edits, left rejected. */
+  stillRejected: string[];
+  conflicts: Conflict[];
+  /** Kept edits the replay had to skip: the dependents a cascade rejects. */
+  failed: Set<string>;
+  outside: ExternalChange[];
+  changes: WriteChange[];
+  files: FileWrite[];
+  finals: ReviewFinal[];
+  contents: Uint8Array[];
+}
+
+async function planReview(ws: Workspace, store: HistoryStore, model: HistoryModel, req: ReviewRequest): Promise<ReviewPlan> {
   const named = resolveTargets(model, req);
   const to: EditStatus = req.action === "accept" ? "accepted" : "rejected";
   // A conversation accepted as a whole accepts what is pending in it; a rejected edit is revived only by its id.
@@ -116,8 +171,8 @@ async function reviewLocked(ws: Workspace, store: HistoryStore, req: ReviewReque
     if (t.status === to) unchanged.push(t.edit_id);
     else overrides.set(t.edit_id, to);
   }
-  const result: ReviewResult = { action: req.action, review_id: null, changed: [], cascaded: [], unchanged, still_rejected: stillRejected, files: [], discarded: [], recovered };
-  if (overrides.size === 0) return result;
+  const plan: ReviewPlan = { model, overrides, unchanged, stillRejected, conflicts: [], failed: new Set(), outside: [], changes: [], files: [], finals: [], contents: [] };
+  if (overrides.size === 0) return plan;
 
   // Only a change between kept (pending, accepted) and rejected changes what the files should hold.
   const replay = targets.some((t) => overrides.has(t.edit_id) && kept(t.status) !== kept(to));
@@ -125,16 +180,8 @@ async function reviewLocked(ws: Workspace, store: HistoryStore, req: ReviewReque
   const objects = new HistoryObjects(store);
   const statusOf = (e: LogEntry) => overrides.get(e.edit_id) ?? e.status;
   const out = await replayComponent(eventsFor(model, paths), paths, objects, { statusOf, replay });
-
-  refuseConflicts(out.conflicts, req, overrides);
-  for (const id of out.failed) {
-    overrides.set(id, "rejected");
-    result.cascaded.push(id);
-  }
-  for (const [id, status] of overrides) {
-    const e = model.byId.get(id)!;
-    result.changed.push({ edit_id: id, conversation_id: e.conversation_id, operation: e.operation, file_path: e.file_path, source_path: e.source_path, from: e.status, to: status });
-  }
+  plan.conflicts = out.conflicts;
+  plan.failed = out.failed;
 
   // What each path should hold after the review, and which paths the review answers for.
   const desired = (p: string): { hash: string | null; lineage: string | null; content: () => Promise<Content | null> } => {
@@ -154,7 +201,6 @@ async function reviewLocked(ws: Workspace, store: HistoryStore, req: ReviewReque
 
   // Rule 9.2: the files must be what the history last recorded.
   const disk = new Map<string, DiskState>();
-  const outside: ExternalChange[] = [];
   const access = new WorktreeAccess(ws.repo);
   try {
     for (const p of order) disk.set(p, readDisk(access, p));
@@ -164,17 +210,10 @@ async function reviewLocked(ws: Workspace, store: HistoryStore, req: ReviewReque
   for (const p of order) {
     const d = disk.get(p)!;
     const exp = out.expected.get(p)!;
-    if (!matchesDisk(exp.hash, d)) outside.push(describeExternal(p, await exp.content(), exp.hash, d));
-  }
-  if (outside.length > 0) {
-    await confirmOrRefuse(outside, req);
-    result.discarded = outside.map((c) => c.path);
+    if (!matchesDisk(exp.hash, d)) plan.outside.push(describeExternal(p, await exp.content(), exp.hash, d));
   }
 
   // The writes, and the finals the review records.
-  const changes: WriteChange[] = [];
-  const finals: ReviewFinal[] = [];
-  const contents: Uint8Array[] = [];
   for (const p of order) {
     const want = desired(p);
     const was = out.expected.get(p)!;
@@ -183,14 +222,77 @@ async function reviewLocked(ws: Workspace, store: HistoryStore, req: ReviewReque
     const differs = state === null ? d.kind !== "missing" : d.kind !== "file" || d.hash !== want.hash || d.state!.mode !== state.mode;
     if (!differs && want.hash === was.hash && want.lineage === was.lineage) continue;
     if (differs) {
-      if (state === null) changes.push({ kind: "delete", path: p as RepoPath });
-      else changes.push({ kind: "write", path: p as RepoPath, bytes: state.bytes, mode: state.mode, follow: false });
-      result.files.push({ path: p, action: state === null ? "deleted" : "written", hash: want.hash });
+      if (state === null) plan.changes.push({ kind: "delete", path: p as RepoPath });
+      else plan.changes.push({ kind: "write", path: p as RepoPath, bytes: state.bytes, mode: state.mode, follow: false });
+      plan.files.push({ path: p, action: state === null ? "deleted" : "written", hash: want.hash });
     }
-    finals.push({ path: p, hash: want.hash, mode: state?.mode ?? null, content_file: null, lineage: want.lineage, hash_before: d.hash });
-    contents.push(state?.bytes ?? new Uint8Array(0));
+    plan.finals.push({ path: p, hash: want.hash, mode: state?.mode ?? null, content_file: null, lineage: want.lineage, hash_before: d.hash });
+    plan.contents.push(state?.bytes ?? new Uint8Array(0));
+  }
+  return plan;
+}
+
+function statusChange(model: HistoryModel, id: string, to: EditStatus): StatusChange {
+  const e = model.byId.get(id)!;
+  return { edit_id: id, conversation_id: e.conversation_id, operation: e.operation, file_path: e.file_path, source_path: e.source_path, from: e.status, to };
+}
+
+async function previewLocked(ws: Workspace, store: HistoryStore, req: ReviewRequest): Promise<ReviewPreview> {
+  const model = await loadHistory(store);
+  const plan = await planReview(ws, store, model, req);
+  let refusal: ReviewPreview["refusal"] = null;
+  try {
+    if (plan.overrides.size > 0) {
+      await refuseConflicts(plan.conflicts, { action: req.action, cascade: req.cascade }, plan.overrides);
+      if (plan.outside.length > 0) await confirmOrRefuse(plan.outside, { force: req.force });
+    }
+  } catch (err) {
+    if (!(err instanceof WorksnapError)) throw err;
+    refusal = { code: err.code, message: err.message, details: err.details };
+  }
+  return {
+    action: req.action,
+    changed: [...plan.overrides].map(([id, to]) => statusChange(model, id, to)),
+    dependents: req.action === "reject" ? [...plan.failed].filter((id) => !plan.overrides.has(id)).map((id) => statusChange(model, id, "rejected")) : [],
+    unchanged: plan.unchanged,
+    conflicts: plan.conflicts,
+    external: plan.outside,
+    files: plan.files,
+    refusal,
+    interrupted: model.intents.map((r) => r.review_id),
+  };
+}
+
+async function reviewLocked(ws: Workspace, store: HistoryStore, req: ReviewRequest): Promise<ReviewResult> {
+  const { recovered } = await recoverLocked(ws, store, req);
+  const model = await loadHistory(store);
+  const plan = await planReview(ws, store, model, req);
+  const { overrides } = plan;
+  const result: ReviewResult = {
+    action: req.action,
+    review_id: null,
+    changed: [],
+    cascaded: [],
+    unchanged: plan.unchanged,
+    still_rejected: plan.stillRejected,
+    files: plan.files,
+    discarded: [],
+    recovered,
+  };
+  if (overrides.size === 0) return result;
+
+  await refuseConflicts(plan.conflicts, req, overrides);
+  for (const id of plan.failed) {
+    overrides.set(id, "rejected");
+    result.cascaded.push(id);
+  }
+  for (const [id, status] of overrides) result.changed.push(statusChange(model, id, status));
+  if (plan.outside.length > 0) {
+    await confirmOrRefuse(plan.outside, req);
+    result.discarded = plan.outside.map((c) => c.path);
   }
 
+  const { changes, finals, contents } = plan;
   const statuses = Object.fromEntries(overrides);
   if (finals.length === 0) {
     await applyStatuses(store, model, statuses);
@@ -274,7 +376,7 @@ async function confirmOrRefuse(outside: ExternalChange[], policy: DiscardPolicy)
   );
 }
 
-function refuseConflicts(conflicts: Conflict[], req: ReviewRequest, overrides: Map<string, EditStatus>): void {
+async function refuseConflicts(conflicts: Conflict[], req: Pick<ReviewRequest, "action" | "cascade" | "confirmCascade">, overrides: Map<string, EditStatus>): Promise<void> {
   if (conflicts.length === 0) return;
   const fatal = conflicts.filter((c) => !c.cascadable);
   if (fatal.length > 0) {
@@ -289,6 +391,7 @@ function refuseConflicts(conflicts: Conflict[], req: ReviewRequest, overrides: M
   }
   if (req.cascade) return;
   const ids = [...new Set(conflicts.map((c) => c.edit_id))];
+  if (req.confirmCascade && (await req.confirmCascade(ids))) return;
   throw invalidArgument(
     `later kept edits depend on the rejected one${overrides.size === 1 ? "" : "s"} and would no longer apply: ${ids.join(", ")}; nothing was written`,
     { reason: "dependent_edits", dependent_edit_ids: ids, conflicts, resolution: "cascade" },
@@ -346,6 +449,10 @@ export function resolveConversationId(model: HistoryModel, id: string): string {
 }
 
 function resolveTargets(model: HistoryModel, req: ReviewRequest): LogEntry[] {
+  if (req.pick) {
+    if (req.editIds !== undefined || req.conversationId !== undefined) throw invalidArgument("name the edits to review one way: pick, edit ids or a conversation", {});
+    return req.pick(model);
+  }
   const ids = req.editIds ?? [];
   if ((req.conversationId === undefined) === (ids.length === 0)) throw invalidArgument("name the edits to review: edit ids, or one conversation", {});
   if (req.conversationId !== undefined) return model.byConversation.get(resolveConversationId(model, req.conversationId)) ?? [];

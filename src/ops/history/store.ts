@@ -32,6 +32,12 @@ export interface HistoryStore {
   writeLog(conversationId: string, entries: LogEntry[]): Promise<void>;
   /** Appends entries atomically: the log afterwards holds all of them or none. Call with the log lock held. */
   appendLog(conversationId: string, entries: LogEntry[]): Promise<void>;
+  /**
+   * A cheap value that changes whenever a log, a finished review or an
+   * interrupted review changes, whichever process changed it (a page that
+   * shows the history polls it).
+   */
+  changeStamp(): Promise<string>;
   /** Runs fn holding the log locks of these conversations (taken in byte order, so never deadlocking). */
   withLogLock<T>(conversationIds: string[], fn: () => Promise<T>): Promise<T>;
 

@@ -76,6 +76,10 @@ export class TouchedPaths {
 }
 
 const LEASE_ID = /^lease_[0-9a-f]{32}$/;
+/** What a lease_id argument may be: the id, or `lease_` and a prefix of at least LEASE_PREFIX_MIN of its hex digits. */
+const LEASE_REF = /^lease_[0-9a-f]{12,32}$/;
+/** Hex digits a lease prefix needs; answers written for a model show this many (48 bits, unique among 10,000 leases). */
+export const LEASE_PREFIX_MIN = 12;
 
 /**
  * Limits on what a server keeps: leases, and touched paths over all of them.
@@ -98,6 +102,8 @@ function isBlobId(v: string): boolean {
 
 export class LeaseStore {
   private readonly leases = new Map<string, Lease>();
+  /** Lease ids by their first LEASE_PREFIX_MIN hex digits, so a shortened id is found without a scan. */
+  private readonly byPrefix = new Map<string, string[]>();
 
   constructor(
     private readonly limits = LEASE_LIMITS,
@@ -112,14 +118,24 @@ export class LeaseStore {
       touched: new TouchedPaths(this.resolve),
     };
     this.leases.set(lease.id, lease);
+    const key = prefixKey(lease.id);
+    this.byPrefix.set(key, [...(this.byPrefix.get(key) ?? []), lease.id]);
     let touched = 0;
     for (const l of this.leases.values()) touched += l.touched.size;
     for (const [id, oldest] of this.leases) {
       if (id === lease.id || (this.leases.size <= this.limits.leases && touched <= this.limits.touched)) break;
       touched -= oldest.touched.size;
-      this.leases.delete(id);
+      this.forget(id);
     }
     return lease;
+  }
+
+  private forget(id: string): void {
+    this.leases.delete(id);
+    const key = prefixKey(id);
+    const rest = (this.byPrefix.get(key) ?? []).filter((x) => x !== id);
+    if (rest.length > 0) this.byPrefix.set(key, rest);
+    else this.byPrefix.delete(key);
   }
 
   /**
@@ -129,21 +145,36 @@ export class LeaseStore {
   acquire(leaseId: string | undefined, live: Fingerprint): Lease {
     if (leaseId === undefined) return this.issue(live);
     const lease = this.get(leaseId);
-    if (!sameFingerprint(lease.fingerprint, live)) throw staleLease(leaseId, live, "the repository changed since the lease was issued");
+    if (!sameFingerprint(lease.fingerprint, live)) throw staleLease(lease.id, live, "the repository changed since the lease was issued");
     return lease;
   }
 
-  /** Looks a lease up without validating it; unknown ids are STALE_LEASE (the server may have restarted). */
+  /**
+   * Looks a lease up without validating it: the full id or a unique prefix
+   * (`lease_` and at least 12 hex digits, as compact answers show it).
+   * Unknown ids are STALE_LEASE (the server may have restarted); a prefix
+   * that two live leases share is INVALID_ARGUMENT (never a guess).
+   */
   get(leaseId: string): Lease {
-    if (typeof leaseId !== "string" || !LEASE_ID.test(leaseId)) {
+    if (typeof leaseId !== "string" || !LEASE_REF.test(leaseId)) {
       throw invalidArgument(`lease_id ${JSON.stringify(leaseId)} is malformed; pass a lease_id returned by a worktree call, or omit it`, {
         arg: "lease_id",
       });
     }
-    const lease = this.leases.get(leaseId);
+    const exact = this.leases.get(leaseId);
+    if (exact) return exact;
+    const matches = LEASE_ID.test(leaseId) ? [] : (this.byPrefix.get(prefixKey(leaseId)) ?? []).filter((id) => id.startsWith(leaseId));
+    if (matches.length > 1) {
+      throw invalidArgument(`lease_id ${leaseId} matches ${matches.length} leases; pass the whole lease_id`, { arg: "lease_id" });
+    }
+    const lease = matches.length === 1 ? this.leases.get(matches[0] as string) : undefined;
     if (!lease) throw staleLease(leaseId, null, "the lease is unknown (expired, or issued by a server that has restarted)");
     return lease;
   }
+}
+
+function prefixKey(id: string): string {
+  return id.slice(0, 6 + LEASE_PREFIX_MIN);
 }
 
 export function staleLease(leaseId: string, live: Fingerprint | null, why: string): WorksnapError {

@@ -53,7 +53,7 @@ export async function applyPatchOp(ws: Workspace, args: ApplyPatchArgs): Promise
   const r = await runMutation(ws, args, "edit_file_diff", async (view) => {
     const plan = await planPatch(args.patch, { read: (p) => readForPatch(view, p) });
     return { changes: plan.ok ? plan.changes.map(toWriteChange) : null, extra: shapeAnswer(plan), fromReads: true };
-  });
+  }, { showDiff: true });
   return r.result;
 }
 

@@ -9,6 +9,8 @@ import type { PathState } from "../write/edit-recorder";
 import { touch } from "../live/leases";
 import { liveFingerprint, readLiveTree } from "../live/live-tree";
 import { SnapshotTree, applyToSnapshot } from "./snapshot-tree";
+import { appliedDiff } from "./applied-diff";
+import type { LineChange } from "../../core/line-change";
 import { type AppliedChange, type ChangeStatus, type KnownState, type WriteChange, applyChangesLocked } from "../write/write-path";
 import { withWorktreeLock } from "../write/worktree-lock";
 import { type WorktreeTarget, WorktreeAccess, readTargetState, resolveWorktreeTarget, statStamp } from "../write/target";
@@ -40,6 +42,8 @@ export interface MutationArgs {
   /** Cancellation: honoured until the first byte is published; after that the change set completes. */
   signal?: AbortSignal;
   onProgress?: (done: number, total: number, message: string) => void;
+  /** Told what the edit history recorded for a work-tree write (not called when nothing was written). */
+  onRecorded?: (recorded: { conversation_id: string; edit_ids: string[] }) => void;
 }
 
 export interface TreeTarget {
@@ -89,6 +93,10 @@ export type MutationResult<T> = MutationBranch &
     changed: ChangedEntry[];
     changed_total: number;
     truncated: boolean;
+    /** What the write changed, as a capped unified diff (write_file and apply_patch). */
+    diff?: string;
+    /** Changed files whose diff was left out of `diff` (wholly or in part). */
+    diff_omitted?: number;
     mcp_conversation_id?: string;
     note?: string;
   };
@@ -102,13 +110,21 @@ export interface Mutated<T> {
 /** Changed paths listed in an answer; past this, changed_total says how many there were. */
 export const CHANGED_CAP = 200;
 
+export interface MutationOptions {
+  /** Put the applied change in the answer as a capped diff (applied-diff.ts). */
+  showDiff?: boolean;
+}
+
 export async function runMutation<T extends object>(
   ws: Workspace,
   args: MutationArgs,
   toolName: string,
   build: (view: TreeView) => Promise<Built<T>>,
+  opts: MutationOptions = {},
 ): Promise<Mutated<T>> {
   const conv = conversationOf(args);
+  const finish = (branch: MutationBranch, built: Built<T>, changes: AppliedChange[], recorded: boolean) =>
+    finishAnswer(branch, built, changes, conv, recorded, opts.showDiff === true);
   const progress = (done: number, message: string) => args.onProgress?.(done, 3, message);
   if (args.mode === "snapshot") {
     if (args.snapshot_id === undefined) throw invalidArgument('mode "snapshot" needs snapshot_id', { arg: "snapshot_id" });
@@ -119,11 +135,11 @@ export async function runMutation<T extends object>(
     const built = await build(snapshotView(tree));
     checkCancelled(args.signal);
     if (built.changes === null) {
-      return finish({ cache_hint: "immutable", snapshot_id: baseId, base_snapshot_id: baseId }, built.extra, [], conv, false);
+      return finish({ cache_hint: "immutable", snapshot_id: baseId, base_snapshot_id: baseId }, built, [], false);
     }
     progress(1, "storing the new snapshot");
     const derived = await applyToSnapshot(ws, tree, built.changes);
-    return finish({ cache_hint: "immutable", snapshot_id: derived.snapshotId, base_snapshot_id: baseId }, built.extra, derived.changes, conv, false);
+    return finish({ cache_hint: "immutable", snapshot_id: derived.snapshotId, base_snapshot_id: baseId }, built, derived.changes, false);
   }
   if (args.mode !== "worktree") throw invalidArgument('mode must be "worktree" or "snapshot"', { arg: "mode" });
   if (args.snapshot_id !== undefined) throw invalidArgument('snapshot_id applies to mode "snapshot" only', { arg: "snapshot_id" });
@@ -131,71 +147,60 @@ export async function runMutation<T extends object>(
     // The directories the change set reads and writes are held open for the whole call (write/target.ts).
     const access = new WorktreeAccess(ws.repo);
     try {
-      return await worktreeMutation(ws, args, toolName, build, conv, access);
+      // git computes the fingerprint while the change set is built (both only read, under the lock); the lease is
+      // validated before anything is written, and a stale lease is reported before any error of the build.
+      const fingerprintRead = liveFingerprint(ws);
+      fingerprintRead.catch(() => undefined);
+      progress(0, "reading the work tree");
+      const reads = new Map<string, KnownState>();
+      let built: Built<T>;
+      try {
+        built = await build(worktreeView(ws, access, reads));
+      } catch (err) {
+        const fp = await fingerprintRead.catch(() => null);
+        if (fp && args.lease_id !== undefined) ws.leases.acquire(args.lease_id, fp);
+        throw err;
+      }
+      const fingerprint = await fingerprintRead;
+      const lease = args.lease_id !== undefined ? ws.leases.acquire(args.lease_id, fingerprint) : null;
+      checkCancelled(args.signal);
+      if (built.changes === null || built.changes.length === 0) {
+        const kept = lease ?? ws.leases.issue(fingerprint);
+        return finish({ cache_hint: "until_dirty", lease_id: kept.id, fingerprint }, built, [], true);
+      }
+      progress(1, "writing");
+      // The new fingerprint is read as soon as the files are published, while the history appends its log: the work
+      // tree no longer changes under the lock, and the history lives in .mcp, which git does not list.
+      let fingerprintAfter: Promise<Fingerprint> | null = null;
+      const outcome = await applyChangesLocked(ws, built.changes, {
+        recorder: ws.recorder,
+        conversationId: conv.id,
+        toolName,
+        lease: lease ? { lease, fingerprint } : undefined,
+        signal: args.signal,
+        known: built.fromReads ? reads : undefined,
+        access,
+        onPublished: () => {
+          fingerprintAfter = liveFingerprint(ws);
+          fingerprintAfter.catch(() => undefined);
+        },
+      });
+      if (outcome.editIds.length > 0) args.onRecorded?.({ conversation_id: conv.id, edit_ids: outcome.editIds });
+      progress(2, "reading the new fingerprint");
+      const after = await (fingerprintAfter ?? liveFingerprint(ws));
+      const next = ws.leases.issue(after);
+      if (lease) for (const [p, b] of lease.touched) next.touched.set(p, b);
+      for (const c of outcome.changes) {
+        for (const l of lease ? [next, lease] : [next]) {
+          if (c.from) touch(l, c.from, null);
+          touch(l, c.path, c.blob);
+        }
+      }
+      return finish({ cache_hint: "until_dirty", lease_id: next.id, fingerprint: after }, built, outcome.changes, true);
     } finally {
       access.close();
     }
   });
-}
-
-async function worktreeMutation<T extends object>(
-  ws: Workspace,
-  args: MutationArgs,
-  toolName: string,
-  build: (view: TreeView) => Promise<Built<T>>,
-  conv: Conversation,
-  access: WorktreeAccess,
-): Promise<Mutated<T>> {
-  const progress = (done: number, message: string) => args.onProgress?.(done, 3, message);
-  // git computes the fingerprint while the change set is built (both only read, under the lock); the lease is
-  // validated before anything is written, and a stale lease is reported before any error of the build.
-  const fingerprintRead = liveFingerprint(ws);
-  fingerprintRead.catch(() => undefined);
-  progress(0, "reading the work tree");
-  const reads = new Map<string, KnownState>();
-  let built: Built<T>;
-  try {
-    built = await build(worktreeView(ws, access, reads));
-  } catch (err) {
-    const fp = await fingerprintRead.catch(() => null);
-    if (fp && args.lease_id !== undefined) ws.leases.acquire(args.lease_id, fp);
-    throw err;
-  }
-  const fingerprint = await fingerprintRead;
-  const lease = args.lease_id !== undefined ? ws.leases.acquire(args.lease_id, fingerprint) : null;
-  checkCancelled(args.signal);
-  if (built.changes === null || built.changes.length === 0) {
-    const kept = lease ?? ws.leases.issue(fingerprint);
-    return finish({ cache_hint: "until_dirty", lease_id: kept.id, fingerprint }, built.extra, [], conv, true);
-  }
-  progress(1, "writing");
-  // The new fingerprint is read as soon as the files are published, while the history appends its log: the work
-  // tree no longer changes under the lock, and the history lives in .mcp, which git does not list.
-  let fingerprintAfter: Promise<Fingerprint> | null = null;
-  const outcome = await applyChangesLocked(ws, built.changes, {
-    recorder: ws.recorder,
-    conversationId: conv.id,
-    toolName,
-    lease: lease ? { lease, fingerprint } : undefined,
-    signal: args.signal,
-    known: built.fromReads ? reads : undefined,
-    access,
-    onPublished: () => {
-      fingerprintAfter = liveFingerprint(ws);
-      fingerprintAfter.catch(() => undefined);
-    },
-  });
-  progress(2, "reading the new fingerprint");
-  const after = await (fingerprintAfter ?? liveFingerprint(ws));
-  const next = ws.leases.issue(after);
-  if (lease) for (const [p, b] of lease.touched) next.touched.set(p, b);
-  for (const c of outcome.changes) {
-    for (const l of lease ? [next, lease] : [next]) {
-      if (c.from) touch(l, c.from, null);
-      touch(l, c.path, c.blob);
-    }
-  }
-  return finish({ cache_hint: "until_dirty", lease_id: next.id, fingerprint: after }, built.extra, outcome.changes, conv, true);
 }
 
 function checkCancelled(signal: AbortSignal | undefined): void {
@@ -219,22 +224,30 @@ function conversationOf(args: MutationArgs): Conversation {
   return { id: given, minted: false };
 }
 
-function finish<T extends object>(
+function finishAnswer<T extends object>(
   branch: MutationBranch,
-  extra: T,
+  built: Built<T>,
   changes: AppliedChange[],
   conv: Conversation,
   recorded: boolean,
+  showDiff: boolean,
 ): Mutated<T> {
   const sorted = [...changes].sort((a, b) => compareUtf8(a.path, b.path));
   const changed = sorted.slice(0, CHANGED_CAP).map(changedEntry);
   const out = {
     ...branch,
-    ...extra,
+    ...built.extra,
     changed,
     changed_total: sorted.length,
     truncated: sorted.length > changed.length,
   } as MutationResult<T>;
+  if (showDiff && sorted.length > 0) {
+    const lines = new Map<string, LineChange[]>();
+    for (const c of built.changes ?? []) if (c.kind === "write" && c.lines) lines.set(c.path, c.lines);
+    const applied = appliedDiff(sorted, lines);
+    out.diff = applied.diff;
+    if (applied.omitted > 0) out.diff_omitted = applied.omitted;
+  }
   if (recorded) {
     out.mcp_conversation_id = conv.id;
     if (conv.minted) {

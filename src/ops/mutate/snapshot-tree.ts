@@ -2,7 +2,7 @@ import type { FileMode } from "../../core/file-mode";
 import { posix } from "node:path";
 import { compareUtf8 } from "../../core/byte-order";
 import { invalidArgument, notFound, permissionDenied, repoChanged } from "../../core/errors";
-import { blobIdOf, type BlobId } from "../../core/hash";
+import { blobIdOf, blobMatches, type BlobId } from "../../core/hash";
 import { ROOT, ancestorsOf, isReservedPath, isWithin, type RepoPath } from "../../core/repo-path";
 import { type ManifestEntry, type SnapshotId, manifestJson, snapshotIdOf } from "../../repo/manifest";
 import type { SnapshotMeta, StoredSnapshot } from "../../repo/snapshot-store";
@@ -191,7 +191,7 @@ function change(status: ChangeStatus, t: SnapshotTarget, before: PathState, afte
 function checkExpect(path: string, before: PathState, expect: BlobId | null | undefined): void {
   if (expect === undefined) return;
   const current = before ? blobIdOf(before.bytes) : null;
-  if (current === expect) return;
+  if (expect === null ? current === null : blobMatches(current, expect)) return;
   if (expect === null) {
     throw repoChanged(`${path} already exists in the snapshot (blob ${current}); create_only refuses to overwrite it`, { path, current_blob: current, expected_blob: null });
   }

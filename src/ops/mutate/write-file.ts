@@ -1,5 +1,5 @@
 import { invalidArgument, tooLarge } from "../../core/errors";
-import { isBlobId, type BlobId } from "../../core/hash";
+import { parseBlobRef, type BlobId } from "../../core/hash";
 import { parseRepoPath } from "../../core/repo-path";
 import { type MutationArgs, type MutationResult, runMutation } from "./mutation";
 import type { Workspace } from "../workspace";
@@ -33,18 +33,21 @@ export const WRITE_MAX_BYTES = 256 * 1024 * 1024;
  */
 export async function writeFileOp(ws: Workspace, args: WriteFileArgs): Promise<WriteFileResult> {
   const path = parseRepoPath(args.path, "path");
-  if (args.expected_blob !== undefined && !isBlobId(args.expected_blob)) {
-    throw invalidArgument(`expected_blob ${JSON.stringify(args.expected_blob)} is not a blob id (sha256:<64 hex>)`, { arg: "expected_blob" });
+  const expected = args.expected_blob === undefined ? undefined : parseBlobRef(args.expected_blob);
+  if (expected === null) {
+    throw invalidArgument(`expected_blob ${JSON.stringify(args.expected_blob)} is not a blob id (sha256:<64 hex>, or at least its first 12 hex digits)`, {
+      arg: "expected_blob",
+    });
   }
   if (args.create_only === true && args.expected_blob !== undefined) {
     throw invalidArgument("create_only and expected_blob contradict each other: create_only means the file must not exist", { arg: "create_only" });
   }
   const bytes = decodeWriteContent(args.content);
-  const expect = args.create_only === true ? null : (args.expected_blob as BlobId | undefined);
+  const expect = args.create_only === true ? null : expected;
   const r = await runMutation(ws, args, "write_file", async () => ({
     changes: [{ kind: "write", path, bytes, follow: true, expect, operation: "replace" }],
     extra: {},
-  }));
+  }), { showDiff: true });
   const c = r.applied[0]!;
   const out: WriteFileResult = { ...r.result, path, blob: c.blob!, size: bytes.length, created: c.status === "created" };
   if (c.path !== path) out.resolved_path = c.path;

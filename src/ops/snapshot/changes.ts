@@ -109,7 +109,7 @@ export function sidesBranch(sides: OpenedSides): SidesBranch {
 
 /** What a comparison's cursor is tied to: the resolved sides (a work tree side by its fingerprint). */
 export function sidesState(sides: OpenedSides): unknown {
-  const key = (s: OpenedSides["from"]) => (s.kind === "worktree" ? { worktree: s.fingerprint } : s.id);
+  const key = (s: OpenedSides["from"]) => (s.kind === "worktree" ? { worktree: s.fingerprint } : s.kind === "snapshot" ? s.id : { commit: s.commit });
   return [key(sides.from), key(sides.to)];
 }
 

@@ -1,13 +1,15 @@
-import { invalidArgument, permissionDenied } from "../../core/errors";
+import { WorksnapError, invalidArgument, notFound, permissionDenied } from "../../core/errors";
 import type { BlobId } from "../../core/hash";
 import { ROOT, isReservedPath, isWithin, parseRepoPath, type RepoPath } from "../../core/repo-path";
 import type { FileMode } from "../../core/file-mode";
 import { captureEntries } from "../../repo/capture";
 import type { Fingerprint } from "../../repo/fingerprint";
+import { resolveCommit } from "../../repo/git-revision";
 import type { ManifestEntry, SnapshotId } from "../../repo/manifest";
 import type { Lease } from "../live/leases";
 import { readLiveTree } from "../live/live-tree";
 import type { Workspace } from "../workspace";
+import { revisionEntries } from "./revision-side";
 
 /** One file of a side: its content is in the blob store under `blob`. */
 export interface SideEntry {
@@ -18,7 +20,11 @@ export interface SideEntry {
 
 export type TreeSide =
   | { kind: "snapshot"; id: SnapshotId; fingerprint: Fingerprint; entries: SideEntry[] }
+  | { kind: "revision"; commit: string; entries: SideEntry[] }
   | { kind: "worktree"; fingerprint: Fingerprint; entries: SideEntry[] };
+
+/** What a side argument names, before anything is read. */
+export type SideRef = { kind: "worktree" } | { kind: "snapshot"; id: SnapshotId } | { kind: "revision"; commit: string };
 
 export interface OpenedSides {
   from: TreeSide;
@@ -39,14 +45,14 @@ export const WORKTREE = "worktree";
 
 /**
  * Resolves the two sides of a comparison: each a stored snapshot (full id or
- * unique prefix) or "worktree". Snapshot sides cost a manifest read; the work
- * tree is scanned and captured once (blobs stored, so later reads see exactly
- * the bytes that were hashed) under a lease validated or issued here.
+ * unique prefix), a git revision, or "worktree". Snapshot sides cost a
+ * manifest read, revisions a tree listing from git's objects; the work tree
+ * is scanned and captured once (blobs stored, so later reads see exactly the
+ * bytes that were hashed) under a lease validated or issued here.
  */
 export async function openSides(ws: Workspace, args: SideArgs, scope: RepoPath[]): Promise<OpenedSides> {
-  const fromRef = parseSideRef(ws, args.from, "from");
-  const toRef = parseSideRef(ws, args.to, "to");
-  const needsTree = fromRef === WORKTREE || toRef === WORKTREE;
+  const [fromRef, toRef] = await Promise.all([resolveSideRef(ws, args.from, "from"), resolveSideRef(ws, args.to, "to")]);
+  const needsTree = fromRef.kind === "worktree" || toRef.kind === "worktree";
   if (!needsTree && args.lease_id !== undefined) {
     throw invalidArgument('lease_id applies only when a side is "worktree"', { arg: "lease_id" });
   }
@@ -62,21 +68,59 @@ export async function openSides(ws: Workspace, args: SideArgs, scope: RepoPath[]
     });
     live = { fingerprint: tree.fingerprint, entries: captured.entries.map((e) => ({ path: e.path, blob: e.blob, mode: e.mode })) };
   }
-  const side = (ref: SnapshotId | typeof WORKTREE): TreeSide =>
-    ref === WORKTREE ? { kind: "worktree", ...(live as NonNullable<typeof live>) } : snapshotSide(ws, ref, scope);
-  return { from: side(fromRef), to: side(toRef), lease };
+  const side = async (ref: SideRef): Promise<TreeSide> => {
+    if (ref.kind === "worktree") return { kind: "worktree", ...(live as NonNullable<typeof live>) };
+    if (ref.kind === "snapshot") return snapshotSide(ws, ref.id, scope);
+    return { kind: "revision", commit: ref.commit, entries: scoped(await revisionEntries(ws, ref.commit, args.signal), scope) };
+  };
+  return { from: await side(fromRef), to: await side(toRef), lease };
 }
 
-export function parseSideRef(ws: Workspace, ref: unknown, argName: string): SnapshotId | typeof WORKTREE {
-  if (ref === WORKTREE) return WORKTREE;
-  if (typeof ref !== "string") throw invalidArgument(`${argName} must be a snapshot id or "worktree"`, { arg: argName });
-  return ws.snapshots.resolve(ref, argName);
+/**
+ * What a side argument names, in this order: "worktree"; a snapshot id or
+ * unique prefix (8+ hex digits; `sha256:` makes it a snapshot and nothing
+ * else); a git revision (`git rev-parse --verify <rev>^{commit}`: HEAD,
+ * HEAD~2, a branch, a tag, a commit or its prefix). A hex string that is both
+ * a snapshot prefix and a commit is refused rather than guessed at, with how
+ * to say which one was meant.
+ */
+export async function resolveSideRef(ws: Workspace, ref: unknown, argName: string): Promise<SideRef> {
+  if (ref === WORKTREE) return { kind: "worktree" };
+  if (typeof ref !== "string" || ref === "") {
+    throw invalidArgument(`${argName} must be a snapshot id, "worktree" or a git revision`, { arg: argName });
+  }
+  let snapshot: SnapshotId | null = null;
+  if (/^(sha256:)?[0-9a-f]{8,64}$/.test(ref)) {
+    try {
+      snapshot = ws.snapshots.resolve(ref, argName);
+    } catch (err) {
+      if (!(err instanceof WorksnapError && err.code === "NOT_FOUND") || ref.startsWith("sha256:")) throw err;
+    }
+    if (ref.startsWith("sha256:")) return { kind: "snapshot", id: snapshot as SnapshotId };
+  }
+  const commit = await resolveCommit(ws.repo, ref);
+  if (snapshot !== null && commit !== null) {
+    throw invalidArgument(
+      `${argName} ${ref} is both a snapshot id prefix (${snapshot}) and a git commit (${commit}); pass "sha256:${ref}" for the snapshot or "${ref}^{commit}" for the commit`,
+      { arg: argName, snapshot_id: snapshot, commit },
+    );
+  }
+  if (snapshot !== null) return { kind: "snapshot", id: snapshot };
+  if (commit !== null) return { kind: "revision", commit };
+  const git = ws.repo.gitDir ? "a git revision" : "a git revision (this is not a git repository)";
+  throw notFound(`${argName} ${JSON.stringify(ref)} names no snapshot and no commit: pass a snapshot id, "worktree" or ${git}`, { arg: argName, side: ref });
 }
 
 /** A snapshot's entries under `scope`; a manifest read, no file reads. */
 export function snapshotSide(ws: Workspace, id: SnapshotId, scope: RepoPath[]): TreeSide {
   const snap = ws.snapshots.load(id);
   return { kind: "snapshot", id, fingerprint: snap.meta.fingerprint, entries: sideEntries(snap.entries, scope) };
+}
+
+/** Entries (path-sorted) under `scope`. */
+function scoped(entries: SideEntry[], scope: RepoPath[]): SideEntry[] {
+  if (scope.length === 1 && scope[0] === ROOT) return entries;
+  return entries.filter((e) => inScope(e.path, scope));
 }
 
 export function sideEntries(entries: ManifestEntry[], scope: RepoPath[]): SideEntry[] {
@@ -111,6 +155,7 @@ export function parseScopeArg(paths: string[] | undefined, argName = "paths"): R
   return out.includes(ROOT) ? [ROOT] : out;
 }
 
+/** A side in an answer: "worktree", the full snapshot id, or the full commit id a revision named. */
 export function sideName(side: TreeSide): string {
-  return side.kind === "worktree" ? WORKTREE : side.id;
+  return side.kind === "worktree" ? WORKTREE : side.kind === "snapshot" ? side.id : side.commit;
 }

@@ -1,10 +1,10 @@
 import { acquireFileLock, withQueue } from "../../repo/file-lock";
-import { processAlive, tempPath } from "../../repo/state-dir";
+import { processAlive, shownStatePath, tempPath } from "../../repo/state-dir";
 import { AsyncLocalStorage } from "node:async_hooks";
 import { mkdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { WorksnapError, internal } from "../../core/errors";
+import { WorksnapError, busy, internal } from "../../core/errors";
 import { randomId128 } from "../../core/hash";
 import type { Workspace } from "../workspace";
 
@@ -51,7 +51,7 @@ export function holdsWorktreeLock(ws: Workspace): boolean {
 export function assertLockIntact(ws: Workspace): void {
   const h = held.getStore();
   if (!h || h.lockDir !== lockDirOf(ws)) throw internal("the work-tree lock is not held by this operation");
-  if (h.compromised) throw internal(`the work-tree lock was lost while writing: ${h.compromised.message}`, { lock: h.lockDir });
+  if (h.compromised) throw internal(`the work-tree lock was lost while writing: ${h.compromised.message}`, { lock: shownStatePath(h.lockDir) });
 }
 
 /**
@@ -167,7 +167,8 @@ function acquire(file: string, state: Held): Promise<() => Promise<void>> {
       state.compromised = err;
     },
     betweenAttempts: () => recoverFromDeadOwner(file),
-    failed: (err) => (err instanceof WorksnapError ? err : internal(`cannot take the work-tree lock: ${err.message}`, { lock: file })),
-    timedOut: () => internal(`another worksnap process has held the work-tree lock for over ${LOCK_WAIT_MS / 1000}s; try again`, { lock: `${file}.lock` }),
+    failed: (err) => (err instanceof WorksnapError ? err : internal(`cannot take the work-tree lock: ${err.message}`, { lock: shownStatePath(`${file}.lock`) })),
+    timedOut: () =>
+      busy(`another worksnap process has held the work-tree lock for over ${LOCK_WAIT_MS / 1000}s; nothing was written; try again`, { reason: "lock", lock: shownStatePath(`${file}.lock`) }),
   });
 }

@@ -3,7 +3,7 @@ import { closeSync, fchmodSync, fstatSync, fsyncSync, readdirSync, statSync, wri
 import { rename } from "node:fs/promises";
 import { join } from "node:path";
 import { WorksnapError, asWorksnapError, diskFull, internal, invalidArgument, isDiskFull, notFound, repoChanged } from "../../core/errors";
-import { randomId128, type BlobId } from "../../core/hash";
+import { blobMatches, randomId128, type BlobId } from "../../core/hash";
 import { ancestorsOf, baseName, parentOf, type RepoPath } from "../../core/repo-path";
 import { CREATE_OPEN, type DirHandle } from "../../repo/dir-handle";
 import { DurableBatch } from "../../repo/durable";
@@ -390,7 +390,7 @@ function sameState(a: PathState, b: PathState): boolean {
 function checkExpect(dest: Before, expect: BlobId | null | undefined): void {
   if (expect === undefined) return;
   const current = dest.state ? blobIdOfState(dest.state.bytes) : null;
-  if (current === expect) return;
+  if (expect === null ? current === null : blobMatches(current, expect)) return;
   const path = dest.target.path;
   if (expect === null) {
     throw repoChanged(`${path} already exists (blob ${current}); create_only refuses to overwrite it`, { path, current_blob: current, expected_blob: null });

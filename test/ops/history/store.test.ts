@@ -111,6 +111,38 @@ for (const impl of IMPLS) {
     );
 
     test(
+      "the change stamp moves with every log, review and intent change (accepted and rejected have the same length), and only then",
+      withStore(async (s) => {
+        const stamps = [await s.changeStamp()];
+        const next = async () => {
+          const now = await s.changeStamp();
+          expect(now).not.toBe(stamps.at(-1)!);
+          stamps.push(now);
+        };
+        expect(await s.changeStamp()).toBe(stamps[0]!);
+        const e = entry({ status: "accepted" });
+        await s.appendLog("conv_1_a", [e]);
+        await next();
+        expect(await s.changeStamp()).toBe(stamps.at(-1)!);
+        await s.writeLog("conv_1_a", [{ ...e, status: "rejected" }]);
+        await next();
+        await s.writeLog("conv_1_a", [{ ...e, status: "accepted" }]);
+        await next();
+        const r = review();
+        await s.putIntent(r);
+        await next();
+        await s.putReview(r);
+        await next();
+        await s.deleteIntent(r.review_id);
+        await next();
+        await s.removeConversation("conv_1_a");
+        await next();
+        await s.putObject("diffs/conv_1_b/e1.diff", enc("x"));
+        expect(await s.changeStamp()).toBe(stamps.at(-1)!);
+      }),
+    );
+
+    test(
       "conversation ids that could escape the history directory are refused",
       withStore(async (s) => {
         for (const bad of ["../x", "a/b", "", ".hidden", "x".repeat(200)]) {

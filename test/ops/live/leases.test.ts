@@ -23,6 +23,34 @@ describe("LeaseStore limits", () => {
     expect(code(() => store.get("lease_1"))).toBe("INVALID_ARGUMENT");
   });
 
+  test("a lease is found by `lease_` and 12 or more of its hex digits, as answers show it; a prefix two leases share is refused", () => {
+    const store = new LeaseStore();
+    const lease = store.issue(FP);
+    for (const n of [12, 20, 32]) expect(store.acquire(lease.id.slice(0, 6 + n), FP)).toBe(lease);
+    expect(code(() => store.get(lease.id.slice(0, 6 + 11)))).toBe("INVALID_ARGUMENT");
+    expect(code(() => store.get(lease.id.slice(6, 18)))).toBe("INVALID_ARGUMENT");
+    expect(code(() => store.get(`lease_${lease.id.slice(6, 18) === "0".repeat(12) ? "1" : "0"}${"0".repeat(11)}`))).toBe("STALE_LEASE");
+    const stale = (() => {
+      try {
+        store.acquire(lease.id.slice(0, 18), { ...FP, status_hash: "t" });
+      } catch (err) {
+        return err as { code: string; details: { lease_id: string } };
+      }
+    })();
+    expect(stale?.code).toBe("STALE_LEASE");
+    expect(stale?.details.lease_id).toBe(lease.id);
+    // Two leases sharing 12 digits (48 bits) is a coincidence a server never meets; it is refused, never guessed.
+    const twins = new LeaseStore();
+    const a = twins.issue(FP);
+    const b = twins.issue(FP);
+    (twins as unknown as { leases: Map<string, unknown> }).leases.delete(b.id);
+    const forged = { ...b, id: `${a.id.slice(0, 18)}${"0".repeat(14)}` };
+    (twins as unknown as { leases: Map<string, unknown> }).leases.set(forged.id, forged);
+    (twins as unknown as { byPrefix: Map<string, string[]> }).byPrefix.set(a.id.slice(0, 18), [a.id, forged.id]);
+    expect(code(() => twins.get(a.id.slice(0, 18)))).toBe("INVALID_ARGUMENT");
+    expect(twins.get(a.id)).toBe(a);
+  });
+
   test("too many leases: the oldest go first and are STALE_LEASE afterwards", () => {
     const store = new LeaseStore({ leases: 3, touched: 1_000 });
     const ids = Array.from({ length: 5 }, () => store.issue(FP).id);

@@ -65,6 +65,12 @@ describe("workspace_write_file: content", () => {
     expect(missing.code).toBe("REPO_CHANGED");
     expect(missing.details.current_blob).toBeNull();
     expect((await writeFileOp(ws, { mode: "worktree", path: "f.txt", content: "x", expected_blob: "abc" }).catch((e) => e)).code).toBe("INVALID_ARGUMENT");
+    // A prefix of 12+ hex digits (what answers show), with or without sha256:, names the blob too.
+    const v2 = blobIdOf(enc("v2\n"));
+    expect((await writeFileOp(ws, { mode: "worktree", path: "f.txt", content: "v4\n", expected_blob: v2.slice(7, 19) })).blob).toBe(blobIdOf(enc("v4\n")));
+    const old = await writeFileOp(ws, { mode: "worktree", path: "f.txt", content: "v5\n", expected_blob: v2.slice(0, 19) }).catch((e) => e);
+    expect(old.code).toBe("REPO_CHANGED");
+    expect((await writeFileOp(ws, { mode: "worktree", path: "f.txt", content: "x", expected_blob: v2.slice(7, 18) }).catch((e) => e)).code).toBe("INVALID_ARGUMENT");
   });
 
   test("create_only refuses to overwrite and creates otherwise", async () => {

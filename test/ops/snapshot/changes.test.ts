@@ -146,7 +146,8 @@ describe("snapshot_changes", () => {
     const unknown = await snapshotChanges(ws, { from: a, to: `sha256:${"0".repeat(64)}` }).catch((e) => e);
     expect(unknown.code).toBe("NOT_FOUND");
     expect((await snapshotChanges(ws, { from: "deadbeef00", to: a }).catch((e) => e)).code).toBe("NOT_FOUND");
-    expect((await snapshotChanges(ws, { from: "HEAD", to: a }).catch((e) => e)).code).toBe("INVALID_ARGUMENT");
+    expect((await snapshotChanges(ws, { from: "HEAD", to: a }).catch((e) => e)).code).toBe("NOT_FOUND"); // no commit yet
+    expect((await snapshotChanges(ws, { from: "", to: a }).catch((e) => e)).code).toBe("INVALID_ARGUMENT");
     expect((await snapshotChanges(ws, { from: a, to: a, paths: ["../x"] }).catch((e) => e)).code).toBe("INVALID_ARGUMENT");
     expect((await snapshotChanges(ws, { from: a, to: a, paths: ["/etc"] }).catch((e) => e)).code).toBe("INVALID_ARGUMENT");
     expect((await snapshotChanges(ws, { from: a, to: a, paths: [".git"] }).catch((e) => e)).code).toBe("PERMISSION_DENIED");

@@ -1,0 +1,77 @@
+/**
+ * The pieces every text renderer shares (STYLE: only renderers build strings
+ * for the model). An answer's text is what a model reads and pays for; the
+ * full answer stays in structuredContent. Ids are shortened to prefixes the
+ * tools accept back (SHORT_HEX digits), zero and empty fields are left out,
+ * and content is raw text, never JSON-escaped.
+ */
+import type { Fingerprint } from "../../repo/fingerprint";
+
+/** Hex digits of an id shown in text: snapshot ids, blob ids, lease ids and git oids all resolve from this many. */
+export const SHORT_HEX = 12;
+
+const SHA256_ID = /sha256:([0-9a-f]{64})/g;
+const LEASE_ID = /lease_([0-9a-f]{32})/g;
+
+/** `sha256:<64 hex>` -> 12 hex; `lease_<32 hex>` -> `lease_<12 hex>`; a git oid -> 12 hex. */
+export function short(id: string): string {
+  if (id.startsWith("sha256:")) return id.slice(7, 7 + SHORT_HEX);
+  if (id.startsWith("lease_")) return id.slice(0, 6 + SHORT_HEX);
+  if (/^[0-9a-f]{40,64}$/.test(id)) return id.slice(0, SHORT_HEX);
+  return id;
+}
+
+/** The same shortening inside free text (error messages quote ids in full). */
+export function shortenIds(text: string): string {
+  return text.replace(SHA256_ID, (_m, hex: string) => hex.slice(0, SHORT_HEX)).replace(LEASE_ID, (_m, hex: string) => `lease_${hex.slice(0, SHORT_HEX)}`);
+}
+
+/** A header line: the parts that are present, separated by " · ". */
+export function line(...parts: (string | false | null | undefined)[]): string {
+  return parts.filter((p): p is string => typeof p === "string" && p !== "").join(" · ");
+}
+
+/** Lines joined with "\n"; absent ones (null, false) are dropped, empty strings are lines of text and stay. */
+export function lines(...parts: (string | false | null | undefined)[]): string {
+  return parts.filter((p): p is string => typeof p === "string").join("\n");
+}
+
+/** "1 file", "3 files". */
+export function count(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/** A byte count as people read it: 812 B, 12.3 KB, 4.5 MB (powers of 1024). */
+export function size(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  const units = ["KB", "MB", "GB", "TB"];
+  let v = bytes / 1024;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return `${v >= 100 ? Math.round(v) : v.toFixed(1)} ${units[u]}`;
+}
+
+/** A path on one line: git's C quoting when it holds a control character (a newline would split the line). */
+export function pathText(path: string): string {
+  if (!/[\x00-\x1f\x7f]/.test(path)) return path;
+  return JSON.stringify(path);
+}
+
+/** The fingerprint as short ids; an empty part (outside git, an unborn HEAD) is left out. */
+export function fingerprintText(fp: Fingerprint): string {
+  return line(fp.head_oid && `head ${short(fp.head_oid)}`, fp.index_oid && `index ${short(fp.index_oid)}`, `status ${short(fp.status_hash)}`);
+}
+
+/** What a read answer says about where it came from: the lease on the work tree (the snapshot id is the one asked for). */
+export function leaseTag(out: object): string | null {
+  const id = (out as { lease_id?: unknown }).lease_id;
+  return typeof id === "string" ? short(id) : null;
+}
+
+/** Text as it is, with a final newline removed (the answer's text has none). */
+export function raw(text: string): string {
+  return text.endsWith("\n") ? text.slice(0, -1) : text;
+}

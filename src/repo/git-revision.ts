@@ -1,0 +1,66 @@
+import { compareUtf8 } from "../core/byte-order";
+import type { FileMode } from "../core/file-mode";
+import { isReservedPath } from "../core/repo-path";
+import { decodePath, git, splitNul } from "./git";
+import type { RepoRoot } from "./root";
+import type { ScanSkips } from "./tree-scan";
+
+/** One file of a commit's tree, as git stores it. */
+export interface RevisionEntry {
+  path: string;
+  mode: FileMode;
+  /** git's blob id (hex). */
+  oid: string;
+}
+
+export interface RevisionTree {
+  entries: RevisionEntry[];
+  skipped: ScanSkips;
+}
+
+/**
+ * The commit a git revision names (`HEAD`, `HEAD~2`, a branch, a tag, a
+ * commit or its prefix, anything `git rev-parse` reads), or null when it
+ * names none (or this is not a git repository). Read-only: rev-parse takes no
+ * lock and writes nothing. A name starting with "-" is never an option
+ * (`--end-of-options`), and one with control characters is not a revision.
+ */
+export async function resolveCommit(repo: RepoRoot, rev: string): Promise<string | null> {
+  if (!repo.gitDir || rev === "" || rev.startsWith("-") || /[\x00-\x1f\x7f]/.test(rev)) return null;
+  const r = await git(["rev-parse", "--verify", "--quiet", "--end-of-options", `${rev}^{commit}`], { cwd: repo.root, okCodes: [1, 128] });
+  if (r.code !== 0) return null;
+  const oid = new TextDecoder().decode(r.stdout).trim();
+  return /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(oid) ? oid : null;
+}
+
+/**
+ * Every file of a commit's tree (`git ls-tree -r -z --full-tree`), read from
+ * git's objects: nothing is checked out, no index or lock is involved. Paths
+ * are sorted by UTF-8 bytes. Gitlinks (submodules) are not descended into,
+ * names that are not UTF-8 are skipped, both counted as a snapshot counts
+ * them; paths under `.git/` or `.mcp/` are left out, as from every side.
+ */
+export async function listRevisionTree(repo: RepoRoot, commit: string): Promise<RevisionTree> {
+  const r = await git(["ls-tree", "-r", "-z", "--full-tree", commit], { cwd: repo.root });
+  const entries: RevisionEntry[] = [];
+  const skipped: ScanSkips = { non_utf8: 0, submodules: 0 };
+  for (const rec of splitNul(r.stdout)) {
+    const tab = rec.indexOf(9);
+    if (tab < 0) continue;
+    const [mode, type, oid] = new TextDecoder().decode(rec.subarray(0, tab)).split(" ") as [string, string, string];
+    if (type === "commit") {
+      skipped.submodules++;
+      continue;
+    }
+    if (type !== "blob") continue;
+    const path = decodePath(rec.subarray(tab + 1));
+    if (path === null) {
+      skipped.non_utf8++;
+      continue;
+    }
+    if (isReservedPath(path)) continue;
+    entries.push({ path, mode: (mode === "100755" || mode === "120000" ? mode : "100644") as FileMode, oid });
+  }
+  entries.sort((a, b) => compareUtf8(a.path, b.path));
+  return { entries, skipped };
+}

@@ -1,0 +1,205 @@
+/**
+ * The review page in a real browser (headless Chromium): an agent edits
+ * through the compiled server (MCP SDK client), a person reviews in the page
+ * that `worksnap history review` serves, and the files on disk and the CLI
+ * agree with what the page did. Plain directories: no git anywhere.
+ */
+import { describe, expect, test } from "bun:test";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { cli, historyEntries as status, mcpSession } from "../helpers/binary";
+import { edited, numbered, patch, text } from "../helpers/line-patch";
+import { launchBrowser, startReviewPage } from "../helpers/review-page";
+import { tmpRepo } from "../helpers/tmp-repo";
+
+const card = (id: string) => `.card[data-edit="${id}"]`;
+
+
+describe("review page (headless Chromium)", () => {
+  test("shows the conversation with its diffs; rejecting an edit in the page restores the file on disk, and the CLI sees it", async () => {
+    await using repo = await tmpRepo({ git: false });
+    const base = numbered("line", 30);
+    repo.write("src/app.ts", text(base));
+    await using agent = await mcpSession(repo.root);
+    const r1 = await agent.call("workspace_apply_patch", { mode: "worktree", patch: patch("src/app.ts", base, 3, 1, ["const first = 1; // FIRST"]) });
+    const conv = r1.mcp_conversation_id as string;
+    const v1 = edited(base, 3, 1, ["const first = 1; // FIRST"]);
+    await agent.call("workspace_apply_patch", { mode: "worktree", patch: patch("src/app.ts", v1, 20, 0, ['export const second = "SECOND";']), mcp_conversation_id: conv });
+    const [e1, e2] = status(repo.root).map((e) => e.edit_id);
+
+    await using server = await startReviewPage(repo.root);
+    await using b = await launchBrowser();
+    const { page } = b;
+    await page.goto(server.url);
+    expect(page.url()).toBe(`${server.origin}/`);
+    await page.waitForSelector(`section.conv[data-conv="${conv}"]`);
+    // Newest first: the second edit's card comes before the first's.
+    expect(await page.$$eval(".card", (cards) => cards.map((c) => c.getAttribute("data-edit")))).toEqual([e2, e1]);
+    await page.waitForSelector(`${card(e2!)} .diff`);
+    const diffText = await page.textContent(`${card(e2!)} .diff`);
+    expect(diffText).toContain('export const second = "SECOND";');
+    // Syntax colouring and line numbers: the keyword and the string are coloured, the added line is numbered 21.
+    expect(await page.$$eval(`${card(e2!)} .d-add .t-kw`, (els) => els.map((e) => e.textContent ?? ""))).toContain("export");
+    expect(await page.$$eval(`${card(e2!)} .d-add .t-str`, (els) => els.map((e) => e.textContent ?? ""))).toContain('"SECOND"');
+    expect(await page.$eval(`${card(e2!)} .d-add .ln:nth-child(2)`, (e) => e.getAttribute("data-ln"))).toBe("21");
+
+    await page.click(`${card(e1!)} [data-act="reject"]`);
+    await page.waitForSelector(`${card(e1!)}[data-status="rejected"]`);
+    expect(readFileSync(join(repo.root, "src/app.ts"), "utf8")).toBe(text(edited(base, 20, 0, ['export const second = "SECOND";'])));
+    expect(status(repo.root).map((e) => [e.edit_id, e.status])).toEqual([
+      [e1!, "rejected"],
+      [e2!, "pending"],
+    ]);
+    await page.waitForSelector(".toast-ok");
+    expect(await page.textContent(".toast-ok")).toContain("wrote src/app.ts");
+    // Everything the page loaded came from the page's own origin.
+    expect(b.requests.filter((u) => !u.startsWith(`${server.origin}/`))).toEqual([]);
+  }, 90_000);
+
+  test("accepting a conversation marks every edit accepted; the CLI's decisions reach the open page live", async () => {
+    await using repo = await tmpRepo({ git: false });
+    await using agent = await mcpSession(repo.root);
+    const w = await agent.call("workspace_write_file", { mode: "worktree", path: "a.md", content: "# A\n" });
+    const conv = w.mcp_conversation_id as string;
+    await agent.call("workspace_write_file", { mode: "worktree", path: "b.py", content: "print('b')\n", mcp_conversation_id: conv });
+    await agent.call("workspace_write_file", { mode: "worktree", path: "other.txt", content: "other\n", mcp_conversation_id: "another-conv" });
+
+    await using server = await startReviewPage(repo.root);
+    await using b = await launchBrowser();
+    const { page } = b;
+    await page.goto(server.url);
+    await page.waitForSelector('.live[data-state="on"]');
+    await page.click(`section.conv[data-conv="${conv}"] [data-act="accept-conv"]`);
+    await page.waitForSelector(`section.conv[data-conv="${conv}"] .card[data-status="pending"]`, { state: "detached" });
+    expect(status(repo.root).map((e) => [e.conversation_id, e.status])).toEqual([
+      [conv, "accepted"],
+      [conv, "accepted"],
+      ["another-conv", "pending"],
+    ]);
+    expect(readFileSync(join(repo.root, "b.py"), "utf8")).toBe("print('b')\n");
+
+    // A decision taken in the terminal shows in the page without a reload.
+    const other = status(repo.root)[2]!.edit_id;
+    expect(cli(["history", "reject", other, "--root", repo.root]).code).toBe(0);
+    await page.waitForSelector(`${card(other)}[data-status="rejected"]`);
+  }, 90_000);
+
+  test("a reject with a dependent later edit shows the dependency report first; cancel writes nothing, cascade rejects both", async () => {
+    await using repo = await tmpRepo({ git: false });
+    const base = numbered("row", 20);
+    repo.write("f.txt", text(base));
+    await using agent = await mcpSession(repo.root);
+    const r1 = await agent.call("workspace_apply_patch", { mode: "worktree", patch: patch("f.txt", base, 8, 1, ["CHANGED"]) });
+    const v1 = edited(base, 8, 1, ["CHANGED"]);
+    await agent.call("workspace_apply_patch", { mode: "worktree", patch: patch("f.txt", v1, 8, 1, ["CHANGED AGAIN"]), mcp_conversation_id: r1.mcp_conversation_id });
+    const [e1, e2] = status(repo.root).map((e) => e.edit_id);
+    const before = readFileSync(join(repo.root, "f.txt"), "utf8");
+
+    await using server = await startReviewPage(repo.root);
+    await using b = await launchBrowser();
+    const { page } = b;
+    await page.goto(server.url);
+    await page.click(`${card(e1!)} [data-act="reject"]`);
+    await page.waitForSelector("#dialog[open] .deps");
+    expect(await page.textContent("#dialog .deps")).toContain(e2!.slice(0, 8));
+    expect(await page.textContent("#dlg-ok")).toBe("Reject 2 edits");
+    await page.click("#dlg-cancel");
+    await page.waitForSelector("#dialog[open]", { state: "detached" });
+    expect(readFileSync(join(repo.root, "f.txt"), "utf8")).toBe(before);
+    expect(status(repo.root).map((e) => e.status)).toEqual(["pending", "pending"]);
+
+    await page.click(`${card(e1!)} [data-act="reject"]`);
+    await page.waitForSelector("#dialog[open] .deps");
+    await page.click("#dlg-ok");
+    await page.waitForSelector(`${card(e2!)}[data-status="rejected"]`);
+    expect(status(repo.root).map((e) => e.status)).toEqual(["rejected", "rejected"]);
+    expect(readFileSync(join(repo.root, "f.txt"), "utf8")).toBe(text(base));
+  }, 90_000);
+
+  test("a file changed outside the history: the page shows the change and asks; cancel keeps it, confirming discards it", async () => {
+    await using repo = await tmpRepo({ git: false });
+    repo.write("notes.txt", "original\n");
+    await using agent = await mcpSession(repo.root);
+    await agent.call("workspace_write_file", { mode: "worktree", path: "notes.txt", content: "original\nagent line\n" });
+    const [e1] = status(repo.root).map((e) => e.edit_id);
+    writeFileSync(join(repo.root, "notes.txt"), "original\nagent line\nhand-written line\n");
+
+    await using server = await startReviewPage(repo.root);
+    await using b = await launchBrowser();
+    const { page } = b;
+    await page.goto(server.url);
+    await page.click(`${card(e1!)} [data-act="reject"]`);
+    await page.waitForSelector("#dialog[open] .ext");
+    expect(await page.textContent("#dialog .ext")).toContain("notes.txt");
+    expect(await page.textContent("#dialog .ext .d-add")).toContain("hand-written line");
+    await page.click("#dlg-cancel");
+    await page.waitForSelector("#dialog[open]", { state: "detached" });
+    expect(readFileSync(join(repo.root, "notes.txt"), "utf8")).toBe("original\nagent line\nhand-written line\n");
+    expect(status(repo.root)[0]!.status).toBe("pending");
+
+    // The file changes again after the page showed it: the review refuses what was not shown, and asks again.
+    await page.click(`${card(e1!)} [data-act="reject"]`);
+    await page.waitForSelector("#dialog[open] .ext");
+    writeFileSync(join(repo.root, "notes.txt"), "original\nagent line\nhand-written line\nand another\n");
+    await page.click("#dlg-ok");
+    await page.locator("#dialog[open] .ext", { hasText: "and another" }).waitFor();
+    expect(readFileSync(join(repo.root, "notes.txt"), "utf8")).toContain("and another");
+    await page.click("#dlg-ok");
+    await page.waitForSelector(`${card(e1!)}[data-status="rejected"]`);
+    expect(readFileSync(join(repo.root, "notes.txt"), "utf8")).toBe("original\n");
+  }, 90_000);
+
+  test("live: an edit an agent records while the page is open appears without a reload; keyboard j/k/a review it", async () => {
+    await using repo = await tmpRepo({ git: false });
+    await using agent = await mcpSession(repo.root);
+    const w = await agent.call("workspace_write_file", { mode: "worktree", path: "one.txt", content: "1\n" });
+    await using server = await startReviewPage(repo.root);
+    await using b = await launchBrowser();
+    const { page } = b;
+    await page.goto(server.url);
+    await page.waitForSelector('.live[data-state="on"]');
+    expect(await page.$$(".card")).toHaveLength(1);
+
+    await agent.call("workspace_write_file", { mode: "worktree", path: "two.txt", content: "2\n", mcp_conversation_id: w.mcp_conversation_id });
+    const second = status(repo.root)[1]!.edit_id;
+    await page.waitForSelector(card(second));
+    const first = status(repo.root)[0]!.edit_id;
+
+    // The selection stays on the edit the person was looking at; k moves up to the new one, j down again.
+    await page.waitForSelector(`${card(first)}.selected`);
+    await page.keyboard.press("k");
+    await page.waitForSelector(`${card(second)}.selected`);
+    await page.keyboard.press("j");
+    await page.waitForSelector(`${card(first)}.selected`);
+    await page.keyboard.press("k");
+    await page.waitForSelector(`${card(second)}.selected`);
+    await page.keyboard.press("a");
+    await page.waitForSelector(`${card(second)}[data-status="accepted"]`);
+    expect(status(repo.root).map((e) => e.status)).toEqual(["pending", "accepted"]);
+    await page.keyboard.press("j");
+    await page.keyboard.press("r");
+    await page.waitForSelector(`${card(first)}[data-status="rejected"]`);
+    expect(readFileSync(join(repo.root, "two.txt"), "utf8")).toBe("2\n");
+    expect(status(repo.root).map((e) => e.status)).toEqual(["rejected", "accepted"]);
+  }, 90_000);
+
+  test("readable on a narrow window and in the dark theme: no horizontal page scroll, the actions stay reachable", async () => {
+    await using repo = await tmpRepo({ git: false });
+    await using agent = await mcpSession(repo.root);
+    await agent.call("workspace_write_file", { mode: "worktree", path: `deeply/nested/directory/with/a/long/path/${"x".repeat(60)}.ts`, content: `export const value = "${"y".repeat(200)}";\n` });
+    await using server = await startReviewPage(repo.root);
+    await using b = await launchBrowser({ width: 390, height: 800, colorScheme: "dark" });
+    const { page } = b;
+    await page.goto(server.url);
+    await page.waitForSelector(".card .diff");
+    expect(await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")).toBe(true);
+    const reject = await page.$('.card [data-act="reject"]');
+    const box = (await reject!.boundingBox())!;
+    expect(box.x >= 0 && box.x + box.width <= 390).toBe(true);
+    // Dark theme: light text on a dark background.
+    const [bg, fg] = (await page.evaluate("[getComputedStyle(document.body).backgroundColor, getComputedStyle(document.body).color]")) as string[];
+    const lum = (c: string) => c.match(/\d+/g)!.slice(0, 3).map(Number).reduce((a, v) => a + v, 0);
+    expect(lum(bg!)).toBeLessThan(150);
+    expect(lum(fg!)).toBeGreaterThan(500);
+  }, 90_000);
+});
