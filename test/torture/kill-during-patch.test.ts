@@ -184,7 +184,17 @@ describe("kill -9 during a 400-file patch", () => {
           expect(r?.structuredContent?.applied).toBe(true);
           calibrated = performance.now() - started;
         } else {
-          await Bun.sleep(Math.random() * calibrated * 1.2);
+          if (t % 2 === 1) {
+            // Anywhere in the call: a random delay up to a little past the first call's duration.
+            await Bun.sleep(Math.random() * calibrated * 1.2);
+          } else {
+            // Around the publish: once the call is sealed (its write intent appears), after a random 0-40 ms, so the
+            // kill lands among the renames, between them and the log, or after.
+            const intents = join(s.root, ".mcp/edit_history/pending_writes");
+            const until = performance.now() + calibrated * 3;
+            while (readdirOrEmpty(intents).length === 0 && performance.now() < until) await Bun.sleep(1);
+            await Bun.sleep(Math.random() * 40);
+          }
           process.kill(pid, "SIGKILL");
           await call;
         }
