@@ -13,8 +13,9 @@
  * So a server (a long-lived workspace) keeps a reserve of empty files, its
  * spares, in `.mcp/tmp/{pid}-{id}-spares/`, and the write path stages new
  * contents in them; it publishes a staged file over an existing one by
- * exchanging their names (exchange.ts), which leaves the old file under the
- * staged name; the reserve removes those old files after the call has
+ * exchanging their names (renameat2 RENAME_EXCHANGE, dir-handle.ts), which
+ * leaves the old file under the staged name; the reserve removes those old
+ * files after the call has
  * answered, then makes spares for the next call (as many as the last call
  * staged, within RESERVE_MIN and RESERVE_MAX). All of it runs one file at a
  * time on the I/O threads, so the event loop never waits for it.

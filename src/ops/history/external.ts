@@ -7,7 +7,8 @@
 import { sha256Hex } from "../../core/hash";
 import type { RepoPath } from "../../core/repo-path";
 import { unifiedDiff } from "../diff/unified";
-import { readTargetState, resolveWorktreeTarget, type WorktreeAccess } from "../write/target";
+import type { RepoRoot } from "../../repo/root";
+import { readTargetState, resolveWorktreeTarget, WorktreeAccess } from "../write/target";
 import type { Content } from "./objects";
 
 export interface DiskState {
@@ -15,6 +16,16 @@ export interface DiskState {
   state: Content | null;
   hash: string | null;
   kind: "file" | "missing" | "dir" | "other";
+}
+
+/** What the work tree holds at each of `paths`, read through directories held open for the reading. */
+export function readDisks(repo: RepoRoot, paths: readonly string[]): Map<string, DiskState> {
+  const access = new WorktreeAccess(repo);
+  try {
+    return new Map(paths.map((p) => [p, readDisk(access, p)]));
+  } finally {
+    access.close();
+  }
 }
 
 /** What the work tree holds at `path`, read through the directories `access` holds. */

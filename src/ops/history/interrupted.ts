@@ -33,11 +33,10 @@ import { WorksnapError } from "../../core/errors";
 import { sha256Hex } from "../../core/hash";
 import type { RepoPath } from "../../core/repo-path";
 import type { Workspace } from "../workspace";
-import { WorktreeAccess } from "../write/target";
 import { withWorktreeLock } from "../write/worktree-lock";
 import { writeChangesLocked, type WriteChange } from "../write/write-path";
 import { deleteObjects } from "./batch-store";
-import { readDisk, type DiskState } from "./external";
+import { readDisks, type DiskState } from "./external";
 import { HistoryObjects, type Content } from "./objects";
 import { applyChange } from "./reapply";
 import { afterRel, checkpointMetaRel, type HistoryStore } from "./store";
@@ -105,13 +104,7 @@ async function completeOne(ws: Workspace, store: HistoryStore, intent: WriteInte
   }
   const { initial, final } = statesOf(intent, entries);
   const paths = [...final.keys()].sort(compareUtf8);
-  const disk = new Map<string, DiskState>();
-  const access = new WorktreeAccess(ws.repo);
-  try {
-    for (const p of paths) disk.set(p, readDisk(access, p));
-  } finally {
-    access.close();
-  }
+  const disk = readDisks(ws.repo, paths);
   const published = paths.filter((p) => !sameState(initial.get(p)!, final.get(p)!) && matches(disk.get(p)!, final.get(p)!));
   if (published.length === 0) {
     report.outcome = "dropped";

@@ -21,11 +21,10 @@ import { invalidArgument, notFound, repoChanged, WorksnapError } from "../../cor
 import type { RepoPath } from "../../core/repo-path";
 import type { Workspace } from "../workspace";
 import { withWorktreeLock } from "../write/worktree-lock";
-import { WorktreeAccess } from "../write/target";
 import { writeChangesLocked, type WriteChange } from "../write/write-path";
 import { putObjects, type ObjectWrite } from "./batch-store";
 import { nextTimestamps } from "./clock";
-import { describeExternal, matchesDisk, readDisk, type DiskState, type ExternalChange } from "./external";
+import { describeExternal, matchesDisk, readDisks, type ExternalChange } from "./external";
 import { HistoryObjects, type Content } from "./objects";
 import { replayComponent, type Conflict, type PathOutcome } from "./reapply";
 import { reviewContentRel, type HistoryStore } from "./store";
@@ -200,13 +199,7 @@ async function planReview(ws: Workspace, store: HistoryStore, model: HistoryMode
   const order = [...checked].sort(compareUtf8);
 
   // Rule 9.2: the files must be what the history last recorded.
-  const disk = new Map<string, DiskState>();
-  const access = new WorktreeAccess(ws.repo);
-  try {
-    for (const p of order) disk.set(p, readDisk(access, p));
-  } finally {
-    access.close();
-  }
+  const disk = readDisks(ws.repo, order);
   for (const p of order) {
     const d = disk.get(p)!;
     const exp = out.expected.get(p)!;
@@ -340,15 +333,9 @@ async function recoverLocked(ws: Workspace, store: HistoryStore, policy: Discard
     await applyStatuses(store, model, intent.statuses);
     const changes: WriteChange[] = [];
     const outside: ExternalChange[] = [];
-    const access = new WorktreeAccess(ws.repo);
-    let disks: DiskState[];
-    try {
-      disks = intent.finals.map((f) => readDisk(access, f.path));
-    } finally {
-      access.close();
-    }
-    for (const [i, f] of intent.finals.entries()) {
-      const d = disks[i]!;
+    const disks = readDisks(ws.repo, intent.finals.map((f) => f.path));
+    for (const f of intent.finals) {
+      const d = disks.get(f.path)!;
       const done = f.hash === null ? d.kind === "missing" : d.kind === "file" && d.hash === f.hash && d.state!.mode === f.mode;
       if (done) continue;
       const state = f.content_file ? { bytes: await store.getObject(f.content_file), mode: f.mode ?? "100644" } : null;
