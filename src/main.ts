@@ -4,7 +4,8 @@ import { basename, resolve } from "node:path";
 import { UsageError } from "./cli/args";
 import { reportError, stderr, stdout } from "./cli/output";
 import { nativeSummary } from "./repo/native";
-import { VERSION } from "./version";
+import { STATE_FORMAT } from "./repo/state-format";
+import { BUILD, VERSION } from "./version";
 
 const HELP = `worksnap ${VERSION}: deterministic snapshots, leased work-tree access, byte-exact
 patching and reviewable edit history for coding agents.
@@ -16,6 +17,10 @@ Usage:
   worksnap history <command> ...       review agent edits: review (a local page),
                                        status, show, accept, reject, recover,
                                        cleanup (also: mcpdiff)
+  worksnap task <command> ...          the task layer: start, context, check, end,
+                                       list, diff, restore
+  worksnap migrate [--check]           bring .mcp/ to this version's state format
+  worksnap gc [--dry-run]              prune .mcp/: exports, unreferenced blobs
   worksnap --version | --help
 
 Run "worksnap <command> --help" for details.
@@ -24,6 +29,8 @@ Run "worksnap <command> --help" for details.
 interface CommandModule {
   run: (argv: string[]) => Promise<number>;
   help: string;
+  /** A command group that needs a subcommand: alone, it prints its help as a usage error. */
+  needsArgs?: boolean;
 }
 
 /**
@@ -37,13 +44,30 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   },
   snapshot: async () => {
     const m = await import("./cli/commands/snapshot");
-    return { run: m.cmdSnapshot, help: m.SNAPSHOT_HELP };
+    return { run: m.cmdSnapshot, help: m.SNAPSHOT_HELP, needsArgs: true };
   },
   history: async () => {
     const m = await import("./cli/commands/history");
-    return { run: m.cmdHistory, help: m.HISTORY_HELP };
+    return { run: m.cmdHistory, help: m.HISTORY_HELP, needsArgs: true };
+  },
+  gc: async () => {
+    const m = await import("./cli/commands/gc");
+    return { run: m.cmdGc, help: m.GC_HELP };
+  },
+  task: async () => {
+    const m = await import("./cli/commands/task");
+    return { run: m.cmdTask, help: m.TASK_HELP };
+  },
+  migrate: async () => {
+    const m = await import("./cli/commands/migrate");
+    return { run: m.cmdMigrate, help: m.MIGRATE_HELP };
   },
 };
+
+/** `--version`: what a bug report needs, one fact a line, the version alone on the first. */
+function versionText(): string {
+  return `worksnap ${VERSION}\ncommit: ${BUILD.commit}\ntarget: ${BUILD.target}\n${nativeSummary()}\nstate format: ${STATE_FORMAT}\n`;
+}
 
 function wantsJson(argv: string[]): boolean {
   return argv.includes("--json");
@@ -65,12 +89,24 @@ function rootOf(argv: string[]): string | null {
   }
 }
 
+/** The options before a `--` (after it, everything is a positional: `grep -- --help` searches for "--help"). */
+function options(argv: string[]): string[] {
+  const end = argv.indexOf("--");
+  return end < 0 ? argv : argv.slice(0, end);
+}
+
+/**
+ * `--version` and `--help` work on every command and subcommand, under either
+ * name (`worksnap history status --help`, `mcpdiff --version`): the version,
+ * or the help of the command named (the top help when none is).
+ */
 export async function main(argv: string[], invokedAs: string): Promise<number> {
   if (invokedAs === "mcpdiff") argv = ["history", ...argv];
   const [name, ...rest] = argv;
+  const given = options(argv);
   try {
-    if (name === "--version" || name === "-V") {
-      stdout(`worksnap ${VERSION}\n${nativeSummary()}\n`);
+    if (given.includes("--version") || given.includes("-V")) {
+      stdout(versionText());
       return 0;
     }
     if (name === "--help" || name === "-h" || name === "help") {
@@ -84,7 +120,11 @@ export async function main(argv: string[], invokedAs: string): Promise<number> {
     const load = COMMANDS[name];
     if (!load) throw new UsageError(`unknown command ${name}`);
     const cmd = await load();
-    if (name !== "snapshot" && (rest.includes("--help") || rest.includes("-h"))) {
+    if (rest.length === 0 && cmd.needsArgs) {
+      stderr(cmd.help);
+      return 2;
+    }
+    if (given.includes("--help") || given.includes("-h") || rest[0] === "help") {
       stdout(cmd.help);
       return 0;
     }

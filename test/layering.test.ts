@@ -86,10 +86,12 @@ describe("layering (DESIGN 'Layers')", () => {
 const ROOM_ARROWS: Record<string, string[]> = {
   snapshot: ["live", "grep", "diff"],
   mutate: ["write", "live", "patch", "history", "snapshot"],
+  task: ["snapshot", "write", "live", "history", "diff", "patch"],
   history: ["write", "patch", "diff"],
   write: ["live"],
   diff: ["patch"],
   live: [],
   grep: [],
   patch: [],
+  gc: ["history"],
 };

@@ -15,6 +15,13 @@ import workspaceDeleteSchema from "../../schemas/workspace_delete.json" with { t
 import workspaceMoveSchema from "../../schemas/workspace_move.json" with { type: "json" };
 import historyListSchema from "../../schemas/history_list.json" with { type: "json" };
 import historyUndoSchema from "../../schemas/history_undo.json" with { type: "json" };
+import snapSchema from "../../schemas/snap.json" with { type: "json" };
+import checkSchema from "../../schemas/check.json" with { type: "json" };
+import snapEndSchema from "../../schemas/snap_end.json" with { type: "json" };
+import snapLearnSchema from "../../schemas/snap_learn.json" with { type: "json" };
+import snapViolationSchema from "../../schemas/snap_violation.json" with { type: "json" };
+import snapFixSchema from "../../schemas/snap_fix.json" with { type: "json" };
+import snapHelpSchema from "../../schemas/snap_help.json" with { type: "json" };
 export { TOOLS } from "./tool-list";
 
 const SCHEMAS: Record<string, ToolSchemas> = {
@@ -32,6 +39,13 @@ const SCHEMAS: Record<string, ToolSchemas> = {
   workspace_move: workspaceMoveSchema as ToolSchemas,
   history_list: historyListSchema as ToolSchemas,
   history_undo: historyUndoSchema as ToolSchemas,
+  snap: snapSchema as ToolSchemas,
+  check: checkSchema as ToolSchemas,
+  snap_end: snapEndSchema as ToolSchemas,
+  snap_learn: snapLearnSchema as ToolSchemas,
+  snap_violation: snapViolationSchema as ToolSchemas,
+  snap_fix: snapFixSchema as ToolSchemas,
+  snap_help: snapHelpSchema as ToolSchemas,
 };
 
 export function servedSchemas(name: string): ToolSchemas {

@@ -3,12 +3,13 @@ import type { JsonSchema } from "./output-schema";
 
 export interface ToolSchemas {
   inputSchema: JsonSchema;
-  outputSchema: JsonSchema;
+  /** Absent for a text-only tool. */
+  outputSchema?: JsonSchema;
 }
 
 /** What schemas/<tool>.json must contain for a tool definition. */
 export function toolSchemas(def: ToolDef<unknown>): ToolSchemas {
-  return { inputSchema: inputJsonSchema(def), outputSchema: def.output };
+  return def.output === null ? { inputSchema: inputJsonSchema(def) } : { inputSchema: inputJsonSchema(def), outputSchema: def.output };
 }
 
 export function schemaFileText(def: ToolDef<unknown>): string {

@@ -11,6 +11,7 @@ import { JSONRPC, JsonRpcError } from "./jsonrpc-screen";
 import { GuardedServer } from "./request-guard";
 import { registerResources } from "./resources";
 import { type TextMode, errorResult, successResult } from "./result";
+import type { PublicError } from "../core/public-error";
 import { McpSession } from "./session";
 import { LargeMessageStdioTransport } from "./stdio-transport";
 
@@ -27,9 +28,10 @@ export const MAX_CALLS_IN_FLIGHT = 8;
 /** How long a read-only call that ran out of file descriptors is retried before it is answered BUSY. */
 const DESCRIPTOR_WAIT_MS = 30_000;
 
-/** `snapshot_create` -> `snapshot.create` (the spec's names; only the first underscore is the namespace). */
-export function servedName(name: string, naming: ToolNaming): string {
-  return naming === "dotted" ? name.replace("_", ".") : name;
+/** `snapshot_create` -> `snapshot.create` (the spec's names; only the first underscore is the namespace), unless the tool names its own. */
+export function servedName(def: Pick<ToolDef<unknown>, "name" | "dottedName">, naming: ToolNaming): string {
+  if (naming !== "dotted") return def.name;
+  return def.dottedName ?? def.name.replace("_", ".");
 }
 
 /** One MCP server over a workspace: the SDK server, and what it does around every request. */
@@ -64,7 +66,7 @@ export function createServer(ws: Workspace, opts: ServeOptions = {}): WorksnapSe
   const calls = new Semaphore(MAX_CALLS_IN_FLIGHT);
   let unanswered = 0;
   let settledWaiters: (() => void)[] = [];
-  for (const t of TOOLS) byName.set(servedName(t.name, naming), t as ToolDef<unknown>);
+  for (const t of TOOLS) byName.set(servedName(t, naming), t as ToolDef<unknown>);
 
   /** Work that reads the repository on a client's behalf: in a slot of `calls`, run again while descriptors are short. */
   const bounded = <T>(name: string, signal: AbortSignal, run: () => Promise<T>): Promise<T> =>
@@ -75,10 +77,10 @@ export function createServer(ws: Workspace, opts: ServeOptions = {}): WorksnapSe
     tools: TOOLS.map((t) => {
       const s = servedSchemas(t.name);
       return {
-        name: servedName(t.name, naming),
+        name: servedName(t, naming),
         description: t.description,
         inputSchema: s.inputSchema,
-        outputSchema: s.outputSchema,
+        ...(s.outputSchema ? { outputSchema: s.outputSchema } : {}),
         annotations: t.annotations,
       };
     }),
@@ -96,11 +98,14 @@ export function createServer(ws: Workspace, opts: ServeOptions = {}): WorksnapSe
         .catch(() => undefined);
     };
     unanswered++;
+    // A text-only tool (the task tools: the wire text is the answer) has no structuredContent and its own error text.
+    const raw = req.params.arguments;
+    const own = def.output === null ? { errorText: def.errorText && ((e: PublicError) => (def.errorText as NonNullable<typeof def.errorText>)(e, raw)) } : undefined;
     try {
       const { args, answer } = await calls.run(async () => {
         idle.begin();
         try {
-          const args = parseArgs(def, req.params.arguments);
+          const args = parseArgs(def, raw);
           const answer = await retryOnDescriptorShortage(def.name, def.annotations.readOnlyHint, extra.signal, () => def.run(args, { ws, signal: extra.signal, progress, session }));
           checkBranch(def, def.branch(args), answer);
           return { args, answer };
@@ -109,12 +114,12 @@ export function createServer(ws: Workspace, opts: ServeOptions = {}): WorksnapSe
         }
       }, extra.signal);
       const text = def.text;
-      return successResult(answer, text && ((o) => text(o, args)), textMode);
+      return successResult(answer, text && ((o) => text(o, args)), textMode, own);
     } catch (err) {
       // cancelled (while queued or running): the SDK sends nothing, as MCP asks
       if (extra.signal.aborted) throw err;
       logFailure(def.name, err);
-      return errorResult(err, ws.repo.root, textMode);
+      return errorResult(err, ws.repo.root, textMode, own);
     } finally {
       unanswered--;
       if (unanswered === 0) for (const w of settledWaiters.splice(0)) w();

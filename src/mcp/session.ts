@@ -12,6 +12,8 @@
 export class McpSession {
   /** Conversations this session wrote into, by last write (oldest first), with whether they are its own. */
   private readonly written = new Map<string, boolean>();
+  /** The task this session started last (snap mode start): what task tools mean when they get no taskId. */
+  private lastTask: string | undefined;
 
   /** Records a conversation id the server minted for a write of this session. */
   conversationStarted(id: string): void {
@@ -43,5 +45,15 @@ export class McpSession {
   /** This session's own conversations, the least recently written first. */
   conversations(): string[] {
     return [...this.written].filter(([, own]) => own).map(([id]) => id);
+  }
+
+  /** Records the task this session just started. */
+  taskStarted(id: string): void {
+    this.lastTask = id;
+  }
+
+  /** The task this session started last, if any (it may have ended since). */
+  currentTask(): string | undefined {
+    return this.lastTask;
   }
 }

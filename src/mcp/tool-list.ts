@@ -13,6 +13,13 @@ import { workspaceApplyPatch } from "./tools/workspace_apply_patch";
 import { workspaceDelete } from "./tools/workspace_delete";
 import { workspaceMove } from "./tools/workspace_move";
 import { workspaceWriteFile } from "./tools/workspace_write_file";
+import { checkTool } from "./tools/check";
+import { snapTool } from "./tools/snap";
+import { snapEndTool } from "./tools/snap_end";
+import { snapFixTool } from "./tools/snap_fix";
+import { snapHelpTool } from "./tools/snap_help";
+import { snapLearnTool } from "./tools/snap_learn";
+import { snapViolationTool } from "./tools/snap_violation";
 
 /** Every tool the server offers, in the order tools/list shows them. */
-export const TOOLS: ToolDef<unknown>[] = [snapshotCreate, snapshotList, snapshotFile, snapshotInfoTool, snapshotGrepTool, snapshotChangesTool, snapshotDiffTool, snapshotExportTool, workspaceApplyPatch, workspaceWriteFile, workspaceDelete, workspaceMove, historyList, historyUndo] as unknown as ToolDef<unknown>[];
+export const TOOLS: ToolDef<unknown>[] = [snapshotCreate, snapshotList, snapshotFile, snapshotInfoTool, snapshotGrepTool, snapshotChangesTool, snapshotDiffTool, snapshotExportTool, workspaceApplyPatch, workspaceWriteFile, workspaceDelete, workspaceMove, historyList, historyUndo, snapTool, checkTool, snapEndTool, snapLearnTool, snapViolationTool, snapFixTool, snapHelpTool] as unknown as ToolDef<unknown>[];

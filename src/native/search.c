@@ -20,8 +20,8 @@ static long long find_memmem(const uint8_t *hay, size_t len, const uint8_t *need
   return at ? at - hay : -1;
 }
 
-/* The rest after a SIMD loop: memmem from offset i. */
-static long long find_tail(const uint8_t *hay, size_t len, size_t i, const uint8_t *needle, size_t nlen) {
+/* The rest after a SIMD loop: memmem from offset i (unused where there is no SIMD path). */
+__attribute__((unused)) static long long find_tail(const uint8_t *hay, size_t len, size_t i, const uint8_t *needle, size_t nlen) {
   if (i >= len) return -1;
   long long at = find_memmem(hay + i, len - i, needle, nlen);
   return at < 0 ? -1 : (long long)i + at;
@@ -72,7 +72,7 @@ static long long find_sse2(const uint8_t *hay, size_t len, const uint8_t *needle
  */
 static uint8_t lower[256];
 
-static int is_lower_letter(uint8_t c) { return c >= 'a' && c <= 'z'; }
+__attribute__((unused)) static int is_lower_letter(uint8_t c) { return c >= 'a' && c <= 'z'; }
 
 static int fold_equal(const uint8_t *a, const uint8_t *lower_needle, size_t n) {
   for (size_t k = 0; k < n; k++)

@@ -65,6 +65,8 @@ void sha1_select(int accelerate) {
   compress = compress_portable;
 #ifdef HAVE_X86
   if (accelerate && cpu_has_sha_ni()) compress = compress_shani;
+#else
+  (void)accelerate;
 #endif
 }
 

@@ -124,6 +124,12 @@ export function nativeModule(): NativeModule | null {
     loadError = "disabled by WORKSNAP_NATIVE=0";
     return null;
   }
+  // an executable built without the module (darwin targets, no compiler at build time) says why
+  const built = typeof WORKSNAP_BUILD === "object" && WORKSNAP_BUILD ? WORKSNAP_BUILD.nativeNote : "";
+  if (built) {
+    loadError = built;
+    return null;
+  }
   try {
     // a literal path, so that bun build embeds the module in the executable
     const m = require("../../build/native/worksnap.node") as NativeModule;

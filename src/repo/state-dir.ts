@@ -3,32 +3,54 @@ import { dirname, join } from "node:path";
 import { permissionDenied } from "../core/errors";
 import { randomId128 } from "../core/hash";
 import { TreeHandles } from "./dir-handle";
+import { checkStateFormat, FORMAT_FILE, STATE_FORMAT } from "./state-format";
 
 /**
  * `.mcp/` holds all of worksnap's state (DESIGN decision 5). Its `.gitignore`
  * holds `*`, so git never reports our bookkeeping and the fingerprint is not
  * changed by it. Temp files live in `.mcp/tmp/`, named after the writing
  * process, so a crashed writer's leftovers are recognised and removed.
+ * `.mcp/format` holds the layout's number (state-format.ts): an existing
+ * `.mcp/` of another format is refused before anything in it is touched.
  */
 const prepared = new Set<string>();
 
 export function ensureStateDir(stateDir: string): void {
   refuseSymlinks(stateDir);
   if (prepared.has(stateDir) && existsSync(join(stateDir, "tmp"))) return;
+  const found = existsSync(stateDir) ? checkStateFormat(stateDir) : null;
   mkdirSync(join(stateDir, "tmp"), { recursive: true });
-  const ignore = join(stateDir, ".gitignore");
-  if (!existsSync(ignore)) {
-    const tmp = tempPath(stateDir, "gitignore");
+  if (!existsSync(join(stateDir, ".gitignore"))) writeStateFile(stateDir, ".gitignore", "*\n");
+  if (!found) writeStateFile(stateDir, FORMAT_FILE, `${STATE_FORMAT}\n`);
+  else if (!found.marked) {
+    // written before the number existed: format 1, the same layout, so write it down; a read-only `.mcp/` is
+    // still read as it is
+    try {
+      writeStateFile(stateDir, FORMAT_FILE, `${STATE_FORMAT}\n`);
+    } catch (err) {
+      if (!["EACCES", "EPERM", "EROFS"].includes((err as NodeJS.ErrnoException).code ?? "")) throw err;
+    }
+  }
+  prepared.add(stateDir);
+}
+
+/** Writes a small file of `.mcp/` atomically (temp, fsync, rename). */
+export function writeStateFile(stateDir: string, name: string, text: string): void {
+  mkdirSync(join(stateDir, "tmp"), { recursive: true });
+  const tmp = tempPath(stateDir, name);
+  try {
     const fd = openSync(tmp, "w", 0o644);
     try {
-      writeSync(fd, "*\n");
+      writeSync(fd, text);
       fsyncSync(fd);
     } finally {
       closeSync(fd);
     }
-    renameSync(tmp, ignore);
+    renameSync(tmp, join(stateDir, name));
+  } catch (err) {
+    rmSync(tmp, { force: true }); // a full disk leaves no half-written temp file
+    throw err;
   }
-  prepared.add(stateDir);
 }
 
 /**

@@ -112,7 +112,7 @@ describe("disk full", () => {
       async () => {
         expect(mounted).toBe(true);
         const root = makeRepo();
-        await using s = await mcpSession(root, [], native ? {} : { WORKSNAP_NATIVE: "0" });
+        await using s = await mcpSession(root, [], { env: native ? {} : { WORKSNAP_NATIVE: "0" } });
         // One write with room to spare: the server's spares and the history's directories exist from here on.
         await s.call("workspace_write_file", { mode: "worktree", path: "seed.txt", content: "seed\n" });
         const outcomes = { ok: 0, full: 0 };

@@ -103,7 +103,7 @@ async function raceRound(repo: TmpRepo, outside: string, target: string, opts: {
 
   const racer = Bun.spawn([racerBinary, root, "d", "swap", ...(opts.pauseUs > 0 ? [String(opts.pauseUs)] : [])], { stdout: "pipe" });
   try {
-    await using s = await mcpSession(root, [], env);
+    await using s = await mcpSession(root, [], { env });
     const call = async (tool: string, args: Record<string, unknown>): Promise<{ ok: boolean; out: any }> => {
       const r: any = await s.raw(tool, { mode: "worktree", ...args });
       const out = r.structuredContent;

@@ -244,7 +244,10 @@ export class RegexSandbox {
     if (best && (best.pending.length === 0 || this.children.length >= this.size)) return best;
     let proc: Proc;
     try {
-      proc = Bun.spawn([process.execPath, "-e", CHILD_SOURCE], {
+      // As bun, the child would load bunfig.toml (its preload scripts) and .env from its working directory, which
+      // is often the repository: it starts in / without .env files, so nothing of the repository runs in it.
+      proc = Bun.spawn([process.execPath, "--no-env-file", "-e", CHILD_SOURCE], {
+        cwd: "/",
         env: { ...process.env, BUN_BE_BUN: "1" },
         stdin: "pipe",
         stdout: "pipe",

@@ -20,17 +20,20 @@ export const LOG_LOCK_STALE_MS = 10_000;
 const UPDATE_MS = 2_000;
 const WAIT_MS = 60_000;
 
-/** Runs fn holding every lock in `files` (lock directories `<file>.lock`), taken in the given order. */
-export async function withFileLocks<T>(files: string[], fn: () => Promise<T>): Promise<T> {
+/**
+ * Runs fn holding every lock in `files` (lock directories `<file>.lock`), taken in the given order. `what` names the
+ * locks in errors (the task layer's state uses the same locks).
+ */
+export async function withFileLocks<T>(files: string[], fn: () => Promise<T>, what = "history log lock"): Promise<T> {
   if (files.length === 0) return fn();
   const [first, ...rest] = files as [string, ...string[]];
   return withQueue(first, async () => {
     const compromised: Error[] = [];
-    const unlock = await acquire(first, compromised);
+    const unlock = await acquire(first, compromised, what);
     try {
-      const result = await withFileLocks(rest, fn);
+      const result = await withFileLocks(rest, fn, what);
       if (compromised.length > 0) {
-        throw internal(`the history log lock ${shownStatePath(`${first}.lock`)} was lost while held: ${compromised[0]!.message}`, { lock: shownStatePath(`${first}.lock`) });
+        throw internal(`the ${what} ${shownStatePath(`${first}.lock`)} was lost while held: ${compromised[0]!.message}`, { lock: shownStatePath(`${first}.lock`) });
       }
       return result;
     } finally {
@@ -39,7 +42,7 @@ export async function withFileLocks<T>(files: string[], fn: () => Promise<T>): P
   });
 }
 
-function acquire(file: string, compromised: Error[]): Promise<() => Promise<void>> {
+function acquire(file: string, compromised: Error[], what: string): Promise<() => Promise<void>> {
   mkdirSync(dirname(file), { recursive: true });
   const lock = shownStatePath(`${file}.lock`);
   return acquireFileLock(file, {
@@ -47,7 +50,7 @@ function acquire(file: string, compromised: Error[]): Promise<() => Promise<void
     updateMs: UPDATE_MS,
     waitMs: WAIT_MS,
     onCompromised: (err) => void compromised.push(err),
-    failed: (err) => internal(`cannot take the history lock ${lock}: ${err.message}`, { lock }),
-    timedOut: () => repoChanged(`another worksnap process has held the history lock ${lock} for over ${WAIT_MS / 1000}s; try again`, { lock }),
+    failed: (err) => internal(`cannot take the ${what} ${lock}: ${err.message}`, { lock }),
+    timedOut: () => repoChanged(`another worksnap process has held the ${what} ${lock} for over ${WAIT_MS / 1000}s; try again`, { lock }),
   });
 }

@@ -1,7 +1,8 @@
-import { invalidArgument, notFound, permissionDenied } from "../../core/errors";
-import { ROOT, isReservedPath, isWithin, parseRepoPath, type RepoPath } from "../../core/repo-path";
+import { compareUtf8 } from "../../core/byte-order";
+import { invalidArgument, notFound } from "../../core/errors";
+import { ROOT, isWithin, parseRepoPath, refuseReserved, type RepoPath } from "../../core/repo-path";
 import { captureEntries } from "../../repo/capture";
-import type { Fingerprint } from "../../repo/fingerprint";
+import type { Fingerprint, GitState } from "../../repo/fingerprint";
 import { manifestJson, snapshotIdOf, toManifestEntry, type SnapshotId } from "../../repo/manifest";
 import type { ScanSkips } from "../../repo/tree-scan";
 import { fingerprintJson } from "../../repo/fingerprint";
@@ -10,6 +11,8 @@ import { Prehash } from "../../repo/prehash";
 import { startIndexListing } from "../../repo/tree-scan";
 import { WarmCache, warmKey } from "../../repo/warm-cache";
 import { liveTreeOf, readLiveInputs } from "../live/live-tree";
+import { manifestStats, type ManifestStats } from "../../repo/snapshot-store";
+import { refuseNamedUnreadable, unreadableFields, type UnreadableFields } from "./unreadable";
 import type { Workspace } from "../workspace";
 
 export interface CreateSnapshotArgs {
@@ -17,16 +20,26 @@ export interface CreateSnapshotArgs {
   lease_id?: string;
   signal?: AbortSignal;
   onProgress?: (done: number, total: number) => void;
+  /**
+   * Named paths that hold no candidate file are left out (and listed in
+   * `missing`) instead of failing with NOT_FOUND. The snapshot's `paths` still
+   * name them: the snapshot covers them, as absent.
+   */
+  allowMissing?: boolean;
+  /** The git state, when the caller read it already (to choose the paths from the status); git roots only. */
+  gitState?: GitState;
 }
 
-export interface CreateSnapshotResult {
+export type CreateSnapshotResult = UnreadableFields & {
   snapshot_id: SnapshotId;
   cache_hint: "immutable";
   fingerprint: Fingerprint;
   created_at: string;
-  manifest_stats: { files: number; bytes: number };
+  manifest_stats: ManifestStats;
   skipped: ScanSkips & { vanished: number };
-}
+  /** With allowMissing: the named paths that held no file, in the order named. */
+  missing?: string[];
+};
 
 /**
  * snapshot_create: captures the named paths (`.` = the whole tree) or, with
@@ -59,7 +72,7 @@ async function create(
   prehash: Prehash | undefined,
   early: Promise<GitResult> | undefined,
 ): Promise<CreateSnapshotResult> {
-  const inputs = await readLiveInputs(ws, scope, { lazyListing: true, listing: early });
+  const inputs = await readLiveInputs(ws, scope, { lazyListing: true, listing: early, state: args.gitState });
   const fingerprint = inputs.fingerprint;
   let wanted: RepoPath[];
   if (args.lease_id !== undefined) {
@@ -77,15 +90,18 @@ async function create(
   const hit = warm?.lookup(key, ws.repo.root);
   if (hit && ws.snapshots.has(hit.snapshot_id)) {
     const meta = ws.snapshots.loadMeta(hit.snapshot_id.slice(7));
-    return { snapshot_id: meta.snapshot_id, cache_hint: "immutable", fingerprint, created_at: meta.created_at, manifest_stats: meta.manifest_stats, skipped: hit.skipped };
+    const out: CreateSnapshotResult = { snapshot_id: meta.snapshot_id, cache_hint: "immutable", fingerprint, created_at: meta.created_at, manifest_stats: meta.manifest_stats, skipped: hit.skipped };
+    if (args.allowMissing) out.missing = missingOf(wanted, ws.snapshots.load(meta.snapshot_id).entries);
+    return out;
   }
   const live = await liveTreeOf(inputs);
   const touchedSet = named ? null : new Set<string>(wanted);
   const candidates = touchedSet ? live.entries.filter((e) => touchedSet.has(e.path)) : live.entries;
-  for (const p of wanted) {
-    if (p !== ROOT && !candidates.some((e) => isWithin(e.path, p))) {
-      throw notFound(`${p} does not exist in the work tree (or is ignored)`, { path: p });
-    }
+  // a path named explicitly that cannot be read is refused; a caller that allows missing paths gets it named instead
+  if (named && !args.allowMissing) refuseNamedUnreadable(ws.repo, named, live.unreadable);
+  const missing = missingOf(wanted, candidates);
+  if (missing.length > 0 && !args.allowMissing) {
+    throw notFound(`${missing[0]} does not exist in the work tree (or is ignored)`, { path: missing[0] });
   }
   const captured = await captureEntries(ws.repo, ws.blobs, candidates, {
     signal: args.signal,
@@ -93,6 +109,8 @@ async function create(
     gitComparedAt: live.gitComparedAt,
     prehash,
   });
+  if (named && !args.allowMissing) refuseNamedUnreadable(ws.repo, named, captured.unreadable);
+  const unreadable = [...live.unreadable, ...captured.unreadable];
   const manifest = manifestJson(captured.entries.map(toManifestEntry));
   const snapshotId = snapshotIdOf(fingerprint, manifest);
   const bytes = captured.entries.reduce((n, e) => n + e.size, 0);
@@ -101,25 +119,54 @@ async function create(
       snapshot_id: snapshotId,
       fingerprint,
       created_at: new Date().toISOString(),
-      manifest_stats: { files: captured.entries.length, bytes },
+      manifest_stats: manifestStats(captured.entries.length, bytes, unreadable.length),
       paths: wanted,
     },
     manifest,
   );
   const skipped = { ...live.skipped, vanished: captured.vanished.length };
-  if (warm && captured.vanished.length === 0) {
+  // a capture that skipped files is not remembered: the same state, readable again, must be captured whole
+  if (warm && captured.vanished.length === 0 && unreadable.length === 0) {
     const fromGit = new Set(candidates.filter((c) => c.gitOid).map((c) => c.path));
     const loose = captured.entries.filter((e) => !fromGit.has(e.path)).map((e) => [e.path, e.blob.slice(7)] as [string, string]);
     warm.put(key, { snapshot_id: snapshotId, loose, skipped });
   }
-  return {
+  const out: CreateSnapshotResult = {
     snapshot_id: snapshotId,
     cache_hint: "immutable",
     fingerprint,
     created_at: meta.created_at,
     manifest_stats: meta.manifest_stats,
     skipped,
+    ...unreadableFields(unreadable),
   };
+  // what could not be read is named as unreadable, not missing
+  if (args.allowMissing) out.missing = missingOf(wanted, [...captured.entries, ...unreadable.map((path) => ({ path }))]);
+  return out;
+}
+
+/** The wanted paths (files or directories) under which no entry lies; entries are sorted by path. */
+function missingOf(wanted: RepoPath[], entries: readonly { path: string }[]): string[] {
+  const paths = entries.map((e) => e.path);
+  return wanted.filter((p) => p !== ROOT && !hasWithin(paths, p));
+}
+
+/** Whether a sorted path list holds `dir` itself or a path below it (binary search: lists can be long). */
+function hasWithin(sorted: string[], dir: string): boolean {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (compareUtf8(sorted[mid] as string, dir) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  // Every path starting with `dir` sorts together; siblings such as "dir-x" or "dir.ts" can sit before "dir/...".
+  for (let i = lo; i < sorted.length; i++) {
+    const p = sorted[i] as string;
+    if (!p.startsWith(dir)) return false;
+    if (isWithin(p, dir as RepoPath)) return true;
+  }
+  return false;
 }
 
 function parseScope(paths: string[]): RepoPath[] {
@@ -127,7 +174,7 @@ function parseScope(paths: string[]): RepoPath[] {
   const out: RepoPath[] = [];
   for (const raw of paths) {
     const p = parseRepoPath(raw, "paths");
-    if (isReservedPath(p)) throw permissionDenied(`${p} is reserved for git and worksnap state`, { path: p });
+    refuseReserved(p);
     if (!out.includes(p)) out.push(p);
   }
   return out.includes(ROOT) ? [ROOT] : out;

@@ -13,6 +13,8 @@ import { touch } from "../live/leases";
 import { readLiveTree } from "../live/live-tree";
 import type { BranchFields } from "../live/read-context";
 import { inScope, parseScopeArg, sideEntries, type SideEntry } from "./tree-side";
+import { manifestStats } from "../../repo/snapshot-store";
+import { refuseNamedUnreadable, unreadableFields, type UnreadableFields } from "./unreadable";
 import type { Workspace } from "../workspace";
 
 export interface ExportArgs {
@@ -26,7 +28,7 @@ export interface ExportArgs {
   onProgress?: (done: number, total: number) => void;
 }
 
-export type ExportResult = BranchFields & {
+export type ExportResult = BranchFields & UnreadableFields & {
   /** The snapshot the bundle holds (a sub-snapshot's own id when `paths` narrowed a stored snapshot). */
   snapshot_id: SnapshotId;
   /** Set when `paths` narrowed a stored snapshot: the snapshot the files came from. */
@@ -65,7 +67,7 @@ export async function exportSnapshot(ws: Workspace, args: ExportArgs): Promise<E
     files: src.entries.length,
   };
   if (src.sourceId && src.sourceId !== src.snapshotId) result.source_snapshot_id = src.sourceId;
-  return result;
+  return { ...result, ...unreadableFields(src.unreadable ?? []) };
 }
 
 interface BundleSource {
@@ -75,6 +77,8 @@ interface BundleSource {
   manifest: string;
   entries: SideEntry[];
   branch: BranchFields;
+  /** What a live capture could not read (UnreadableFields). */
+  unreadable?: string[];
 }
 
 function openStored(ws: Workspace, args: ExportArgs, scope: RepoPath[]): BundleSource {
@@ -96,8 +100,11 @@ async function captureLive(ws: Workspace, args: ExportArgs, scope: RepoPath[]): 
   if (args.snapshot_id !== undefined) throw invalidArgument('snapshot_id applies to mode "snapshot" only', { arg: "snapshot_id" });
   const live = await readLiveTree(ws, scope);
   const lease = ws.leases.acquire(args.lease_id, live.fingerprint);
+  refuseNamedUnreadable(ws.repo, scope, live.unreadable);
   requireEach(scope, live.entries, "the work tree (or it is ignored)");
   const captured = await captureEntries(ws.repo, ws.blobs, live.entries, { signal: args.signal, onProgress: args.onProgress });
+  refuseNamedUnreadable(ws.repo, scope, captured.unreadable);
+  const unreadable = [...live.unreadable, ...captured.unreadable];
   const manifest = manifestJson(captured.entries.map(toManifestEntry));
   const snapshotId = snapshotIdOf(live.fingerprint, manifest);
   ws.snapshots.save(
@@ -105,7 +112,7 @@ async function captureLive(ws: Workspace, args: ExportArgs, scope: RepoPath[]): 
       snapshot_id: snapshotId,
       fingerprint: live.fingerprint,
       created_at: new Date().toISOString(),
-      manifest_stats: { files: captured.entries.length, bytes: captured.entries.reduce((n, e) => n + e.size, 0) },
+      manifest_stats: manifestStats(captured.entries.length, captured.entries.reduce((n, e) => n + e.size, 0), unreadable.length),
       paths: scope,
     },
     manifest,
@@ -117,6 +124,7 @@ async function captureLive(ws: Workspace, args: ExportArgs, scope: RepoPath[]): 
     manifest,
     entries: captured.entries.map((e) => ({ path: e.path, blob: e.blob, mode: e.mode })),
     branch: { cache_hint: "until_dirty", lease_id: lease.id, fingerprint: live.fingerprint },
+    unreadable,
   };
 }
 
