@@ -47,6 +47,17 @@ static napi_value fail(napi_env env, const char *msg) {
   return NULL;
 }
 
+/*
+ * The root of a job could not be opened: the message carries the system's
+ * reason, so "Too many open files" is recognised as a passing shortage
+ * (BUSY), not an internal failure.
+ */
+static napi_value fail_open_root(napi_env env) {
+  char msg[160];
+  snprintf(msg, sizeof msg, "worksnap native: cannot open the root directory: %s", strerror(errno));
+  return fail(env, msg);
+}
+
 typedef struct {
   job_t *job;
   int released;
@@ -125,7 +136,7 @@ static napi_value hash_start(napi_env env, napi_callback_info info) {
   double count = num(env, argv[2]), trust = num(env, argv[3]), threshold = num(env, argv[4]);
   if (!(count >= 0) || !(threshold >= 1)) return fail(env, "worksnap native: bad count or threshold");
   int dirfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dirfd < 0) return fail(env, "worksnap native: cannot open the root directory");
+  if (dirfd < 0) return fail_open_root(env);
   hash_job_t *job = hash_job_new(paths, paths_len, (size_t)count, dirfd, isnan(trust) ? 0 : trust, (size_t)threshold);
   if (!job) return fail(env, "worksnap native: out of memory");
   pool_submit(&job->base);
@@ -180,7 +191,7 @@ static napi_value scan_start(napi_env env, napi_callback_info info) {
   CHECK(napi_get_value_string_utf8(env, argv[11], root, sizeof root, &root_len));
   if (root_len >= sizeof root - 1) return fail(env, "worksnap native: root path too long");
   int dirfd = AT_FDCWD;
-  if (root_len > 0 && (dirfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) return fail(env, "worksnap native: cannot open the root directory");
+  if (root_len > 0 && (dirfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) return fail_open_root(env);
   scan_job_t *job = scan_job_new(paths, paths_len, (size_t)count, dirfd);
   if (!job) return fail(env, "worksnap native: out of memory");
   if (flags) memcpy(job->flags, flags, (size_t)count);

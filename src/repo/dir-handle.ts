@@ -33,7 +33,7 @@
  * writes aimed at it; they go to the directory that was checked, wherever it
  * now is.
  */
-import { closeSync, constants, existsSync, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, renameSync, rmdirSync, symlinkSync, unlinkSync } from "node:fs";
+import { closeSync, constants, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, renameSync, rmdirSync, symlinkSync, unlinkSync } from "node:fs";
 import { constants as osConstants } from "node:os";
 import { join } from "node:path";
 import { repoChanged } from "../core/errors";
@@ -82,17 +82,19 @@ export function dirBackend(): DirBackend {
 
 function procAvailable(): boolean {
   if (procWorks !== undefined) return procWorks;
-  procWorks = false;
-  if (process.platform !== "linux") return false;
+  if (process.platform !== "linux") return (procWorks = false);
+  let fd: number;
   try {
-    const fd = openSync("/", DIR_OPEN);
-    try {
-      procWorks = existsSync(`/proc/self/fd/${fd}/.`) && lstatSync(`/proc/self/fd/${fd}/.`).ino === fstatSync(fd).ino;
-    } finally {
-      closeSync(fd);
-    }
+    fd = openSync("/", DIR_OPEN);
+  } catch {
+    return false; // no descriptor to spare right now: asked again next time, not remembered
+  }
+  try {
+    procWorks = lstatSync(`/proc/self/fd/${fd}/.`, { throwIfNoEntry: false })?.ino === fstatSync(fd).ino;
   } catch {
     procWorks = false;
+  } finally {
+    closeSync(fd);
   }
   return procWorks;
 }

@@ -2,7 +2,7 @@ import { modeOfPermissions, modeOfStat, type FileMode } from "../../core/file-mo
 import { lstatSync, realpathSync, type Stats } from "node:fs";
 import { join } from "node:path";
 import { invalidArgument, permissionDenied, repoChanged } from "../../core/errors";
-import { ROOT, ancestorsOf, baseName, isReservedPath, parentOf, type RepoPath } from "../../core/repo-path";
+import { PATH_MAX, ROOT, ancestorsOf, baseName, isReservedPath, parentOf, type RepoPath } from "../../core/repo-path";
 import { type DirHandle, type FileStat, TreeHandles, symlinkOnPath } from "../../repo/dir-handle";
 import type { RepoRoot } from "../../repo/root";
 import type { PathState } from "./edit-recorder";
@@ -82,6 +82,16 @@ export function resolveWorktreeTarget(access: WorktreeAccess, requested: RepoPat
   }
   if (isReservedPath(path)) {
     throw permissionDenied(`${requested} resolves into ${path}, which is reserved for git and worksnap state`, { path: requested, resolved: path });
+  }
+  // Held directories could reach deeper than the system's path limit, but nothing else could then name the file
+  // (git, editors, worksnap's own reads): a path too long under the root is refused, as the system would.
+  const bytes = Buffer.byteLength(access.repo.root, "utf8") + 1 + Buffer.byteLength(path, "utf8");
+  if (bytes >= PATH_MAX) {
+    throw invalidArgument(`${requested} is too long under the repository root (${bytes} bytes with the root; the file system takes at most ${PATH_MAX - 1})`, {
+      path: requested,
+      errno: "ENAMETOOLONG",
+      limit: PATH_MAX - 1,
+    });
   }
   const parent = parentOf(path);
   const name = baseName(path);
