@@ -5,7 +5,9 @@ import { SnapshotStore } from "../repo/snapshot-store";
 import { TmpReserve } from "../repo/tmp-reserve";
 import { keepIndexListings } from "../repo/tree-scan";
 import type { EditRecorder } from "./write/edit-recorder";
-import { historyRecorderFor } from "./history/recorder";
+import { FsHistoryStore } from "./history/fs-history-store";
+import { type CompletedWrite, completeInterruptedWrites } from "./history/interrupted";
+import { HistoryRecorder } from "./history/recorder";
 import { join } from "node:path";
 import { blobIdFromHex } from "../core/hash";
 import { LEASE_LIMITS, LeaseStore } from "./live/leases";
@@ -26,6 +28,13 @@ export interface Workspace {
   trigrams: TrigramIndex;
   /** What keeps the index up with the repository in the background: a server's only (null otherwise, or when off). */
   indexer: TrigramIndexer | null;
+  /**
+   * Runs each time this process takes the work-tree lock, before the locked
+   * work: completes recorded writes a crashed process left (history/interrupted.ts).
+   */
+  onLocked: (() => Promise<void>) | null;
+  /** What onLocked completed since the workspace was opened (`history recover` reports it). */
+  completedWrites: CompletedWrite[];
 }
 
 export interface WorkspaceOptions {
@@ -55,16 +64,23 @@ export function openWorkspace(dir: string, opts: WorkspaceOptions = {}): Workspa
   const trigrams = new TrigramIndex(repo.stateDir);
   const diskBudget = opts.index?.diskBudget ?? DEFAULT_DISK_BUDGET;
   const build = { diskBudget, memoryBudget: opts.index?.memoryBudget ?? DEFAULT_MEMORY_BUDGET, background: true };
-  return {
+  const history = new FsHistoryStore(repo.stateDir);
+  const ws: Workspace = {
     repo,
     blobs,
     snapshots: new SnapshotStore(repo.stateDir),
     leases: new LeaseStore(LEASE_LIMITS, indexBlob),
-    recorder: historyRecorderFor(repo.stateDir),
-    reserve: opts.longLived ? new TmpReserve(join(repo.stateDir, "tmp")) : null,
+    recorder: new HistoryRecorder(history),
+    reserve: opts.longLived ? new TmpReserve(repo.root) : null,
     trigrams,
     indexer: opts.longLived && diskBudget > 0 && repo.gitDir ? new TrigramIndexer(repo, trigrams, build) : null,
+    onLocked: null,
+    completedWrites: [],
   };
+  ws.onLocked = async () => {
+    ws.completedWrites.push(...(await completeInterruptedWrites(ws, history)));
+  };
+  return ws;
 }
 
 export function closeWorkspace(ws: Workspace): void {

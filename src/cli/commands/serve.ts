@@ -1,7 +1,10 @@
 import type { TextMode } from "../../mcp/result";
 import { serveStdio, type ToolNaming } from "../../mcp/server";
+import { FsHistoryStore } from "../../ops/history/fs-history-store";
+import { completeInterruptedWritesNow } from "../../ops/history/interrupted";
 import { closeWorkspace, openWorkspace } from "../../ops/workspace";
 import { UsageError, parseArgv, sizeFlag } from "../args";
+import { stderr } from "../output";
 
 export const SERVE_HELP = `worksnap serve [--root DIR] [--tool-names underscore|dotted] [--text compact|json]
                [--index-budget SIZE] [--index-memory SIZE]
@@ -33,6 +36,14 @@ export async function cmdServe(argv: string[]): Promise<number> {
   const memoryBudget = sizeFlag(flags["index-memory"], "index-memory");
   if (memoryBudget !== undefined && memoryBudget < 1024 * 1024) throw new UsageError("--index-memory must be at least 1M");
   const ws = openWorkspace((flags.root as string | undefined) ?? process.cwd(), { longLived: true, index: { diskBudget, memoryBudget } });
+  // A write a crashed process left half recorded is completed now, beside the start-up (the first tool call that
+  // writes waits for it under the work-tree lock anyway).
+  completeInterruptedWritesNow(ws, new FsHistoryStore(ws.repo.stateDir)).then(
+    (done) => {
+      for (const w of done) stderr(`worksnap: ${w.outcome} an interrupted write of ${w.conversation_id} (${w.logged.length} edits recorded)\n`);
+    },
+    (err) => stderr(`worksnap: completing an interrupted write failed: ${err instanceof Error ? err.message : String(err)}\n`),
+  );
   try {
     await serveStdio(ws, { naming: naming as ToolNaming, text: text as TextMode });
   } finally {
