@@ -37,18 +37,31 @@ export function openWorkspace(dir: string, opts: WorkspaceOptions = {}): Workspa
   ensureStateDir(repo.stateDir);
   cleanStaleTemps(repo.stateDir);
   const blobs = new RepoBlobStore(repo.stateDir);
-  const indexBlob = (gitOid: string) => {
-    const known = blobs.gitMap.get(gitOid);
-    return known ? blobIdFromHex(known.sha256) : undefined;
-  };
   return {
     repo,
     blobs,
     snapshots: new SnapshotStore(repo.stateDir),
-    leases: new LeaseStore(LEASE_LIMITS, indexBlob),
+    leases: new LeaseStore(LEASE_LIMITS, indexBlobResolver(blobs)),
     recorder: historyRecorderFor(repo.stateDir),
     reserve: opts.longLived ? new TmpReserve(join(repo.stateDir, "tmp")) : null,
   };
+}
+
+/** The sha256 blob id of a git blob the store knows, for leases that record clean files by their index blob. */
+function indexBlobResolver(blobs: RepoBlobStore): (gitOid: string) => string | undefined {
+  return (gitOid) => {
+    const known = blobs.gitMap.get(gitOid);
+    return known ? blobIdFromHex(known.sha256) : undefined;
+  };
+}
+
+/**
+ * The same workspace with leases of its own: each MCP session of a server
+ * issues and validates its own leases (another session's lease id is unknown
+ * to it), while the stores, the lock and the history are shared.
+ */
+export function withOwnLeases(ws: Workspace): Workspace {
+  return { ...ws, leases: new LeaseStore(LEASE_LIMITS, indexBlobResolver(ws.blobs)) };
 }
 
 export function closeWorkspace(ws: Workspace): void {

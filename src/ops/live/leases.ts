@@ -144,7 +144,7 @@ export class LeaseStore {
    */
   acquire(leaseId: string | undefined, live: Fingerprint): Lease {
     if (leaseId === undefined) return this.issue(live);
-    const lease = this.get(leaseId);
+    const lease = this.get(leaseId, live);
     if (!sameFingerprint(lease.fingerprint, live)) throw staleLease(lease.id, live, "the repository changed since the lease was issued");
     return lease;
   }
@@ -152,10 +152,12 @@ export class LeaseStore {
   /**
    * Looks a lease up without validating it: the full id or a unique prefix
    * (`lease_` and at least 12 hex digits, as compact answers show it).
-   * Unknown ids are STALE_LEASE (the server may have restarted); a prefix
-   * that two live leases share is INVALID_ARGUMENT (never a guess).
+   * Unknown ids are STALE_LEASE (the server may have restarted), carrying
+   * `live`, the current fingerprint, as spec 2.3 requires of every
+   * STALE_LEASE; a prefix that two live leases share is INVALID_ARGUMENT
+   * (never a guess).
    */
-  get(leaseId: string): Lease {
+  get(leaseId: string, live: Fingerprint | null = null): Lease {
     if (typeof leaseId !== "string" || !LEASE_REF.test(leaseId)) {
       throw invalidArgument(`lease_id ${JSON.stringify(leaseId)} is malformed; pass a lease_id returned by a worktree call, or omit it`, {
         arg: "lease_id",
@@ -168,7 +170,7 @@ export class LeaseStore {
       throw invalidArgument(`lease_id ${leaseId} matches ${matches.length} leases; pass the whole lease_id`, { arg: "lease_id" });
     }
     const lease = matches.length === 1 ? this.leases.get(matches[0] as string) : undefined;
-    if (!lease) throw staleLease(leaseId, null, "the lease is unknown (expired, or issued by a server that has restarted)");
+    if (!lease) throw staleLease(leaseId, live, "the lease is unknown (expired, or issued by a server that has restarted)");
     return lease;
   }
 }

@@ -14,6 +14,7 @@ import { readLiveTree } from "../live/live-tree";
 import type { BranchFields } from "../live/read-context";
 import { inScope, parseScopeArg, sideEntries, type SideEntry } from "./tree-side";
 import type { Workspace } from "../workspace";
+import { acquireLease } from "../live/stale-lease";
 
 export interface ExportArgs {
   mode?: "snapshot" | "worktree";
@@ -95,7 +96,7 @@ function openStored(ws: Workspace, args: ExportArgs, scope: RepoPath[]): BundleS
 async function captureLive(ws: Workspace, args: ExportArgs, scope: RepoPath[]): Promise<BundleSource> {
   if (args.snapshot_id !== undefined) throw invalidArgument('snapshot_id applies to mode "snapshot" only', { arg: "snapshot_id" });
   const live = await readLiveTree(ws, scope);
-  const lease = ws.leases.acquire(args.lease_id, live.fingerprint);
+  const lease = await acquireLease(ws, args.lease_id, live.fingerprint);
   requireEach(scope, live.entries, "the work tree (or it is ignored)");
   const captured = await captureEntries(ws.repo, ws.blobs, live.entries, { signal: args.signal, onProgress: args.onProgress });
   const manifest = manifestJson(captured.entries.map(toManifestEntry));

@@ -14,7 +14,23 @@ export interface FileArgs extends ModeArgs {
   path: string;
   start_line?: number;
   end_line?: number;
+  /**
+   * Told, in worktree mode, which file's content the answer shows: the
+   * resolved path and the blob of the whole file as read (a caller's pins).
+   * The content is then kept in the blob store (up to KEEP_SHOWN_MAX), so a
+   * later refusal can show what changed since.
+   */
+  onShown?: (shown: ShownFile) => void;
 }
+
+/** A file whose content an answer showed: where it is (symlinks resolved) and the blob it had. */
+export interface ShownFile {
+  path: string;
+  blob: BlobId;
+}
+
+/** Content kept for a later diff up to this size (a refusal's diff of a larger file would not fit an answer anyway). */
+export const KEEP_SHOWN_MAX = 1 << 20;
 
 export type FileResult = BranchFields & {
   path: string;
@@ -47,6 +63,7 @@ export async function readFile(ws: Workspace, args: FileArgs): Promise<FileResul
   let whole: () => Promise<Uint8Array>;
   let stream: () => Promise<ReadableStream<Uint8Array>>;
   let knownBlob: BlobId | undefined;
+  let shownPath: string = path;
   if (ctx.mode === "snapshot") {
     const entry = ctx.snapshot.entries.find((e) => e.path === path);
     if (!entry) {
@@ -61,6 +78,7 @@ export async function readFile(ws: Workspace, args: FileArgs): Promise<FileResul
   } else {
     const target = resolveInRoot(ws.repo, path);
     if (!target.exists) throw notFound(`${path} does not exist in the work tree`, { path });
+    shownPath = target.resolved;
     const st = statSync(target.abs);
     if (st.isDirectory()) throw invalidArgument(`${path} is a directory; use snapshot_list`, { path });
     if (lstatSync(`${ws.repo.root}/${path}`).isSymbolicLink()) resolvedPath = target.resolved;
@@ -87,7 +105,15 @@ export async function readFile(ws: Workspace, args: FileArgs): Promise<FileResul
     bytes = await whole();
   }
   const blob = knownBlob ?? (bytes && !range ? blobIdOf(bytes) : await blobOfStream(await stream()));
-  if (ctx.mode === "worktree") touch(ctx.lease, path, blob);
+  if (ctx.mode === "worktree") {
+    touch(ctx.lease, path, blob);
+    if (args.onShown) {
+      // a range's blob comes from a second read: the bytes are kept only when they are that blob
+      const keep = bytes !== null && bytes.length <= KEEP_SHOWN_MAX && (!range || blobIdOf(bytes) === blob);
+      if (keep && !(await ws.blobs.has(blob))) ws.blobs.loose.writeKnown(blob, bytes as Uint8Array);
+      args.onShown({ path: shownPath, blob });
+    }
+  }
   const body = slice ? slice.bytes : (bytes as Uint8Array);
   if (slice && isBinary(body)) throw invalidArgument(`${path} is binary; line ranges apply to text files only`, { path });
   const enc = encodeContent(body);

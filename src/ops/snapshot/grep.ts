@@ -11,6 +11,7 @@ import { DEFAULT_CHUNK_BYTES, type GrepCandidate, type GrepResult, type ReadAhea
 import { touch, type Lease } from "../live/leases";
 import { type BranchFields, type ModeArgs, branchFields, openReadContext } from "../live/read-context";
 import { inScope, parseScopeArg } from "./tree-side";
+import type { ShownFile } from "./file";
 import type { Workspace } from "../workspace";
 
 export interface GrepArgs extends ModeArgs {
@@ -25,6 +26,12 @@ export interface GrepArgs extends ModeArgs {
   context_lines?: number;
   cursor?: string;
   signal?: AbortSignal;
+  /**
+   * Told, in worktree mode, the files whose matches the answer shows, each
+   * with the blob of the bytes searched (a caller's pins); files searched
+   * without a match shown are not among them.
+   */
+  onShown?: (files: ShownFile[]) => void;
   /** Engine knobs for tests and the CLI (not tool arguments). */
   timeBudgetMs?: number;
   maxBytes?: number;
@@ -92,8 +99,22 @@ async function search(
     speculation: early?.speculation ?? undefined,
   });
   await touches?.finish();
+  if (ctx.mode === "worktree" && args.onShown) args.onShown(shownFiles(ctx.lease, found.matches));
   const { searched_paths: _searched, ...rest } = found;
   return { ...branchFields(ctx), ...rest, candidates: files.length };
+}
+
+/** The files of the matches shown, in order, each with the blob the lease observed when it was searched. */
+function shownFiles(lease: Lease, matches: { path: string }[]): ShownFile[] {
+  const out: ShownFile[] = [];
+  const seen = new Set<string>();
+  for (const m of matches) {
+    if (seen.has(m.path)) continue;
+    seen.add(m.path);
+    const blob = lease.touched.get(m.path);
+    if (typeof blob === "string") out.push({ path: m.path, blob: blob as BlobId });
+  }
+  return out;
 }
 
 /** The grep options that decide what one file's search answers, from the tool's arguments. */

@@ -10,6 +10,7 @@ import type { Lease } from "../live/leases";
 import { readLiveTree } from "../live/live-tree";
 import type { Workspace } from "../workspace";
 import { revisionEntries } from "./revision-side";
+import { acquireLease } from "../live/stale-lease";
 
 /** One file of a side: its content is in the blob store under `blob`. */
 export interface SideEntry {
@@ -60,7 +61,7 @@ export async function openSides(ws: Workspace, args: SideArgs, scope: RepoPath[]
   let lease: Lease | null = null;
   if (needsTree) {
     const tree = await readLiveTree(ws, scope);
-    lease = ws.leases.acquire(args.lease_id, tree.fingerprint);
+    lease = await acquireLease(ws, args.lease_id, tree.fingerprint);
     const captured = await captureEntries(ws.repo, ws.blobs, tree.entries, {
       signal: args.signal,
       onProgress: args.onProgress,

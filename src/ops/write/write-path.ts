@@ -12,6 +12,7 @@ import { blobIdOfState } from "../../core/content-hash";
 import type { LineChange } from "../../core/line-change";
 import type { EditChange, EditOperation, EditRecorder, PathState, PreparedEdit } from "./edit-recorder";
 import { type Lease, staleLease } from "../live/leases";
+import { type PinCheck, type StaleRead, StaleReadsError, staleReads } from "./pin-check";
 import { settled, stageAll, StagingArea, throwFirstFailure } from "./stage";
 import { assertLockIntact, withWorktreeLock } from "./worktree-lock";
 import { type ParentCache, type WorktreeTarget, blockingAncestor, permFor, readTargetState, resolveWorktreeTarget, statStamp } from "./target";
@@ -98,6 +99,12 @@ export interface WriteOptions {
   toolName?: string;
   /** Per-file staleness: a path the lease observed with a blob must still hold that blob. */
   lease?: { lease: Lease; fingerprint: Fingerprint };
+  /**
+   * Per-file staleness without a lease: the caller's pins (pin-check.ts). A
+   * pinned file whose content changed is refused, or reported in the
+   * outcome's staleReads.
+   */
+  pins?: PinCheck;
   /** Checked once more after staging: a cancelled request publishes nothing. */
   signal?: AbortSignal;
   /**
@@ -124,6 +131,8 @@ export interface KnownState {
 export interface WriteOutcome {
   changes: AppliedChange[];
   editIds: string[];
+  /** Pinned files that had changed when the set was written (PinCheck "report"). */
+  staleReads: StaleRead[];
 }
 
 /** The whole write path: takes the work-tree lock, then applyChangesLocked. */
@@ -142,7 +151,7 @@ export async function writeChangesLocked(ws: Workspace, changes: WriteChange[]):
 /** The write path for a caller holding the work-tree lock (it validates leases under the same lock). */
 export async function applyChangesLocked(ws: Workspace, changes: WriteChange[], opts: WriteOptions): Promise<WriteOutcome> {
   assertLockIntact(ws);
-  if (changes.length === 0) return { changes: [], editIds: [] };
+  if (changes.length === 0) return { changes: [], editIds: [], staleReads: [] };
   const plan = validate(ws, changes, opts);
   const area = new StagingArea(ws.repo.stateDir, ws.reserve);
   // The staged files are written by the I/O threads while the history records (its diffs are CPU work here).
@@ -186,7 +195,7 @@ async function writeAndRecord(ws: Workspace, plan: Plan, opts: WriteOptions, sta
       throw await withAbort(recorder, prepared, asWorksnapError(err));
     }
   }
-  return { changes: plan.steps.map((s) => s.applied), editIds };
+  return { changes: plan.steps.map((s) => s.applied), editIds, staleReads: plan.staleReads };
 }
 
 /** Aborts the history record; the original error is the one reported, with an abort failure added to it. */
@@ -229,6 +238,8 @@ interface Plan {
   steps: Step[];
   /** Every touched path with its state before the change set, for rollback. */
   befores: Map<string, Before>;
+  /** Pinned files that changed since the caller saw them (opts.pins, "report"). */
+  staleReads: StaleRead[];
 }
 
 function validate(ws: Workspace, changes: WriteChange[], opts: WriteOptions): Plan {
@@ -307,7 +318,9 @@ function validate(ws: Workspace, changes: WriteChange[], opts: WriteOptions): Pl
   }
   checkShape(ws, steps);
   if (opts.lease) checkLeaseBlobs(opts.lease, befores);
-  return { steps, befores };
+  const stale = opts.pins ? staleReads(opts.pins.pins, befores.values()) : [];
+  if (stale.length > 0 && opts.pins?.onStale === "refuse") throw new StaleReadsError(stale);
+  return { steps, befores, staleReads: stale };
 }
 
 /** The state before the change: the caller's read when the file is unchanged since, else read now. */
