@@ -60,7 +60,7 @@ describe("writes checked against the caller's pins (the session auto-lease, op l
     expect(read(repo.root, "b.txt")).toBe("B\n");
     // a lease given: its semantics, the pins are not consulted
     const file = await readFile(ws, { mode: "worktree", path: "a.txt" });
-    await writeFileOp(ws, { mode: "worktree", path: "a.txt", content: "leased\n", lease_id: file.lease_id as string, pins: pinsOf([["a.txt", blobIdOf("stale\n")]]) });
+    await writeFileOp(ws, { mode: "worktree", path: "a.txt", content: "leased\n", lease_id: (file as { lease_id: string }).lease_id, pins: pinsOf([["a.txt", blobIdOf("stale\n")]]) });
     expect(read(repo.root, "a.txt")).toBe("leased\n");
   });
 
