@@ -1,25 +1,17 @@
 import { describe, expect, test } from "bun:test";
 import { blobIdOf } from "../../../src/core/hash";
-import { WorksnapError } from "../../../src/core/errors";
 import { liveFingerprint } from "../../../src/ops/live/live-tree";
 import { readFile } from "../../../src/ops/snapshot/file";
 import { snapshotGrep } from "../../../src/ops/snapshot/grep";
 import { listEntries } from "../../../src/ops/snapshot/list";
+import { failure } from "../../helpers/errors";
 import { tmpRepo } from "../../helpers/tmp-repo";
 import { wsOf } from "../../helpers/workspace";
 
 /** The lease of a worktree answer. */
 const leaseOf = (out: object) => (out as { lease_id: string }).lease_id;
 
-async function staleLease(p: Promise<unknown>): Promise<WorksnapError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof WorksnapError && err.code === "STALE_LEASE") return err;
-    throw err;
-  }
-  throw new Error("expected STALE_LEASE");
-}
+const staleLease = (call: Promise<unknown>) => failure(call, "STALE_LEASE");
 
 describe("STALE_LEASE says what changed", () => {
   test("the files the lease read that changed (path, blob read, blob now), how many other paths changed, and the current fingerprint", async () => {

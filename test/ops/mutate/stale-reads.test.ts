@@ -2,27 +2,19 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { blobIdOf, type BlobId } from "../../../src/core/hash";
-import { WorksnapError } from "../../../src/core/errors";
 import { applyPatchOp } from "../../../src/ops/mutate/apply-patch";
 import { deleteOp } from "../../../src/ops/mutate/delete";
 import type { WrittenFile } from "../../../src/ops/mutate/mutation";
 import { moveOp } from "../../../src/ops/mutate/move";
 import { writeFileOp } from "../../../src/ops/mutate/write-file";
 import { readFile } from "../../../src/ops/snapshot/file";
+import { failure } from "../../helpers/errors";
 import { tmpRepo } from "../../helpers/tmp-repo";
 import { read, wsOf } from "../../helpers/workspace";
 
 const pinsOf = (entries: [string, string | null][]) => new Map(entries as [string, BlobId | null][]);
 
-async function refusal(p: Promise<unknown>): Promise<WorksnapError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof WorksnapError) return err;
-    throw err;
-  }
-  throw new Error("expected a refusal");
-}
+const refusal = (call: Promise<unknown>) => failure(call);
 
 describe("writes checked against the caller's pins (the session auto-lease, op level)", () => {
   test("write_file over a pinned file that changed on disk is refused: the file, both blobs and the diff; nothing written", async () => {
