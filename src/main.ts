@@ -20,6 +20,7 @@ Usage:
   worksnap task <command> ...          the task layer: start, context, check, end,
                                        list, diff, restore
   worksnap migrate [--check]           bring .mcp/ to this version's state format
+  worksnap gc [--dry-run]              prune .mcp/: exports, unreferenced blobs
   worksnap --version | --help
 
 Run "worksnap <command> --help" for details.
@@ -28,6 +29,8 @@ Run "worksnap <command> --help" for details.
 interface CommandModule {
   run: (argv: string[]) => Promise<number>;
   help: string;
+  /** A command group that needs a subcommand: alone, it prints its help as a usage error. */
+  needsArgs?: boolean;
 }
 
 /**
@@ -41,11 +44,15 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   },
   snapshot: async () => {
     const m = await import("./cli/commands/snapshot");
-    return { run: m.cmdSnapshot, help: m.SNAPSHOT_HELP };
+    return { run: m.cmdSnapshot, help: m.SNAPSHOT_HELP, needsArgs: true };
   },
   history: async () => {
     const m = await import("./cli/commands/history");
-    return { run: m.cmdHistory, help: m.HISTORY_HELP };
+    return { run: m.cmdHistory, help: m.HISTORY_HELP, needsArgs: true };
+  },
+  gc: async () => {
+    const m = await import("./cli/commands/gc");
+    return { run: m.cmdGc, help: m.GC_HELP };
   },
   task: async () => {
     const m = await import("./cli/commands/task");
@@ -82,11 +89,23 @@ function rootOf(argv: string[]): string | null {
   }
 }
 
+/** The options before a `--` (after it, everything is a positional: `grep -- --help` searches for "--help"). */
+function options(argv: string[]): string[] {
+  const end = argv.indexOf("--");
+  return end < 0 ? argv : argv.slice(0, end);
+}
+
+/**
+ * `--version` and `--help` work on every command and subcommand, under either
+ * name (`worksnap history status --help`, `mcpdiff --version`): the version,
+ * or the help of the command named (the top help when none is).
+ */
 export async function main(argv: string[], invokedAs: string): Promise<number> {
   if (invokedAs === "mcpdiff") argv = ["history", ...argv];
   const [name, ...rest] = argv;
+  const given = options(argv);
   try {
-    if (name === "--version" || name === "-V") {
+    if (given.includes("--version") || given.includes("-V")) {
       stdout(versionText());
       return 0;
     }
@@ -101,7 +120,11 @@ export async function main(argv: string[], invokedAs: string): Promise<number> {
     const load = COMMANDS[name];
     if (!load) throw new UsageError(`unknown command ${name}`);
     const cmd = await load();
-    if (name !== "snapshot" && (rest.includes("--help") || rest.includes("-h"))) {
+    if (rest.length === 0 && cmd.needsArgs) {
+      stderr(cmd.help);
+      return 2;
+    }
+    if (given.includes("--help") || given.includes("-h") || rest[0] === "help") {
       stdout(cmd.help);
       return 0;
     }

@@ -93,4 +93,5 @@ const ROOM_ARROWS: Record<string, string[]> = {
   live: [],
   grep: [],
   patch: [],
+  gc: ["history"],
 };

@@ -126,3 +126,12 @@ export function progressBar(label: string): (done: number, total: number) => voi
     }
   };
 }
+
+/** Names on stderr what an answer skipped because it could not be read (its `unreadable` fields), if anything. */
+export function warnUnreadable(r: { unreadable?: string[]; unreadable_total?: number }): void {
+  const names = r.unreadable ?? [];
+  const total = r.unreadable_total ?? names.length;
+  if (total === 0) return;
+  const more = total > names.length ? ` and ${total - names.length} more` : "";
+  stderr(`worksnap: skipped ${total} path${total === 1 ? "" : "s"} that cannot be read: ${names.join(", ")}${more}\n`);
+}

@@ -84,6 +84,8 @@ export function asWorksnapError(err: unknown): WorksnapError {
     if (sys.code === "ENOENT") return notFound(sys.message, details);
     if (sys.code === "EACCES" || sys.code === "EPERM") return permissionDenied(sys.message, details);
     if (sys.code === "EFBIG") return tooLarge(sys.message, details);
+    // a name or path the file system cannot hold is bad input, whatever call met it
+    if (sys.code === "ENAMETOOLONG") return invalidArgument("a file name or path is too long for the file system", { errno: sys.code });
   }
   if (err instanceof WorksnapError) return err;
   const message = err instanceof Error ? err.message : String(err);

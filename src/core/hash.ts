@@ -1,7 +1,6 @@
-import { closeSync, openSync, readSync } from "node:fs";
 /**
- * SHA-256 hashing with Bun's native hasher (DESIGN decision 2). Files are
- * hashed as streams so a 2 GB file never sits in memory whole.
+ * SHA-256 hashing with Bun's native hasher (DESIGN decision 2). (A work-tree
+ * file is hashed in chunks by repo/file-chunks.ts sha256OfFile.)
  */
 export type BlobId = `sha256:${string}`;
 
@@ -46,23 +45,6 @@ export function parseBlobRef(value: unknown): BlobId | null {
 /** Whether blob `id` is the one `ref` (a parseBlobRef result, whole or a prefix) names. */
 export function blobMatches(id: BlobId | null, ref: BlobId): boolean {
   return id !== null && id.startsWith(ref);
-}
-
-/** Hashes a file in 1 MiB reads into one buffer, so memory stays flat whatever its size. */
-export async function sha256File(absPath: string): Promise<string> {
-  const hasher = new Bun.CryptoHasher("sha256");
-  const fd = openSync(absPath, "r");
-  const buf = Buffer.allocUnsafe(1 << 20);
-  try {
-    for (;;) {
-      const n = readSync(fd, buf, 0, buf.length, null);
-      if (n === 0) break;
-      hasher.update(buf.subarray(0, n));
-    }
-  } finally {
-    closeSync(fd);
-  }
-  return hasher.digest("hex");
 }
 
 /** 128 random bits as hex: lease ids and other unguessable names. */

@@ -1,4 +1,4 @@
-import { invalidArgument } from "./errors";
+import { invalidArgument, permissionDenied } from "./errors";
 
 /**
  * A validated, normalised repo-relative path (spec 1.2): POSIX separators, no
@@ -27,11 +27,34 @@ export function parseRepoPath(input: unknown, argName = "path"): RepoPath {
   for (const seg of input.split("/")) {
     if (seg === "" || seg === ".") continue;
     if (seg === "..") throw reject("contains a .. segment; paths may not leave the repository root");
+    const bytes = Buffer.byteLength(seg, "utf8");
+    if (bytes > NAME_MAX) {
+      throw invalidArgument(`${argName} has a name of ${bytes} bytes (${JSON.stringify(seg.slice(0, 40))}...); a file name may be at most ${NAME_MAX} bytes`, {
+        arg: argName,
+        name_bytes: bytes,
+        limit: NAME_MAX,
+      });
+    }
     segments.push(seg);
   }
   if (segments.length === 0) return ROOT;
-  return segments.join("/") as RepoPath;
+  const path = segments.join("/");
+  const bytes = Buffer.byteLength(path, "utf8");
+  if (bytes >= PATH_MAX) {
+    throw invalidArgument(`${argName} is ${bytes} bytes long; a path may be at most ${PATH_MAX - 1} bytes`, { arg: argName, path_bytes: bytes, limit: PATH_MAX - 1 });
+  }
+  return path as RepoPath;
 }
+
+/** The longest file name the file systems worksnap runs on accept, in bytes (NAME_MAX). */
+export const NAME_MAX = 255;
+/**
+ * The system's limit on a path, in bytes with its terminating NUL (PATH_MAX:
+ * 4096 on Linux, 1024 on macOS). A repo-relative path must be shorter; one
+ * that fits but is too long once joined to the root fails with ENAMETOOLONG,
+ * which asWorksnapError maps to INVALID_ARGUMENT as well.
+ */
+export const PATH_MAX = process.platform === "darwin" ? 1024 : 4096;
 
 /** Internal constructor for paths that come from trusted sources (git, our walk). */
 export function trustedRepoPath(p: string): RepoPath {
@@ -79,7 +102,52 @@ export function topSegment(p: RepoPath): string {
   return i < 0 ? p : p.slice(0, i);
 }
 
-/** worksnap's own state and git's: never listed, never written through the tools. */
+/**
+ * worksnap's own state and git's: never listed, never written through the
+ * tools. `.git` is reserved as any segment (git's own rule: a nested
+ * repository's hooks are as dangerous as ours), `.mcp` as the first one.
+ * Names are compared as the file systems that fold them would see them
+ * (reservedName), everywhere: `.GIT/config` is `.git/config` on macOS and
+ * Windows, and refusing it on Linux too keeps a repository safe to check out
+ * on either (git refuses such names in trees for the same reason).
+ */
 export function isReservedPath(p: string): boolean {
-  return p === ".git" || p === ".mcp" || p.startsWith(".git/") || p.startsWith(".mcp/");
+  let start = 0;
+  for (;;) {
+    const slash = p.indexOf("/", start);
+    const end = slash < 0 ? p.length : slash;
+    // only a segment starting with ".", "g", "m" or a character HFS+ ignores can fold to a reserved name
+    const c = p.charCodeAt(start) | 0x20;
+    if (c === 46 || c === 0x67 || c === 0x6d || c >= 0x200c) {
+      const name = reservedName(p.slice(start, end));
+      if (name === ".git" || (start === 0 && name === ".mcp")) return true;
+    }
+    if (slash < 0) return false;
+    start = slash + 1;
+  }
+}
+
+/** Throws PERMISSION_DENIED for a reserved path (isReservedPath): what every tool answers for one. */
+export function refuseReserved(p: string): void {
+  if (isReservedPath(p)) throw permissionDenied(`${p} is reserved for git and worksnap state`, { path: p });
+}
+
+/** Code points HFS+ ignores in names (git's is_hfs_dotgit list), so ".g\u200cit" names ".git" on a Mac. */
+const HFS_IGNORED = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g;
+
+/**
+ * A name as a case-folding, normalising file system compares it, for the
+ * reserved names only: without the code points HFS+ ignores, NFC, lower
+ * case; then as NTFS reads it: trailing dots and spaces dropped, an
+ * alternate data stream (":...") cut off, the 8.3 short names `GIT~1` and
+ * `MCP~1` taken for `.git` and `.mcp`.
+ */
+function reservedName(segment: string): string {
+  let name = segment.replace(HFS_IGNORED, "").normalize("NFC").toLowerCase();
+  const colon = name.indexOf(":");
+  if (colon >= 0) name = name.slice(0, colon);
+  name = name.replace(/[. ]+$/, "");
+  if (name === "git~1") return ".git";
+  if (name === "mcp~1") return ".mcp";
+  return name;
 }

@@ -68,15 +68,60 @@ export function inputJsonSchema(def: ToolDef<unknown>): JsonSchema {
   return schema;
 }
 
-/** Parses arguments; a failure tells the model exactly which argument is wrong and how. */
+/**
+ * Parses arguments; a failure tells the model exactly which argument is
+ * wrong and how, in plain sentences ("unknown argument extra", "path is
+ * required", "limit must be at most 2000, not 5000"), not the validator's
+ * wording.
+ */
 export function parseArgs<A>(def: ToolDef<A>, raw: unknown): A {
   const result = v.safeParse(def.args, raw ?? {});
   if (result.success) return result.output;
-  const problems = result.issues.map((issue) => {
-    const where = issue.path?.map((p) => String(p.key)).join(".") || "(arguments)";
-    return `${where}: ${issue.message}`;
+  const known = Object.keys((def.args as unknown as { entries?: Record<string, unknown> }).entries ?? {});
+  const problems = result.issues.map((issue) => sentence(issue, known));
+  const first = result.issues[0]?.path?.[0]?.key;
+  // the arguments whose value is not one of the allowed ones (a mode, an action): callers tell those apart
+  const notOneOf = result.issues.filter((i) => i.type === "picklist" && typeof i.path?.[0]?.key === "string").map((i) => i.path![0]!.key as string);
+  throw invalidArgument(`${def.name}: ${problems.join("; ")}`, {
+    problems,
+    ...(typeof first === "string" ? { arg: first } : {}),
+    ...(notOneOf.length > 0 ? { not_one_of: notOneOf } : {}),
   });
-  throw invalidArgument(`invalid arguments for ${def.name}: ${problems.join("; ")}`, { problems });
+}
+
+/** One valibot issue as a sentence naming the argument (`paths[1]` for an array item). */
+function sentence(issue: v.BaseIssue<unknown>, known: string[]): string {
+  const path = issue.path ?? [];
+  const where = path.map((p, i) => (typeof p.key === "number" ? `[${p.key}]` : i === 0 ? String(p.key) : `.${String(p.key)}`)).join("");
+  const got = issue.received;
+  const requirement = (issue as { requirement?: unknown }).requirement;
+  switch (issue.type) {
+    case "strict_object":
+    case "object":
+      if (path.length === 0) return `the arguments must be an object, not ${got}`;
+      if (issue.expected === "never") return `unknown argument ${where} (the arguments are ${known.join(", ")})`;
+      if (got === "undefined") return `${where} is required`;
+      return `${where} must be an object, not ${got}`;
+    case "string":
+    case "number":
+    case "boolean":
+    case "array":
+      return `${where} must be ${issue.type === "array" ? "an array" : `a ${issue.type}`}, not ${got}`;
+    case "picklist":
+      return `${where} must be one of ${String(issue.expected).replace(/^\(|\)$/g, "").split(" | ").join(", ")}, not ${got}`;
+    case "integer":
+      return `${where} must be a whole number, not ${got}`;
+    case "min_value":
+      return `${where} must be at least ${String(requirement)}, not ${got}`;
+    case "max_value":
+      return `${where} must be at most ${String(requirement)}, not ${got}`;
+    case "min_length":
+      return requirement === 1 ? `${where} must not be empty` : `${where} must have at least ${String(requirement)} items or characters`;
+    case "max_length":
+      return `${where} must have at most ${String(requirement)} items or characters`;
+    default:
+      return `${where || "the arguments"}: ${issue.message}`;
+  }
 }
 
 /** Spec section 5 runtime enforcement: the answer's cache_hint must match the active branch. */

@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 int open_item(job_t *job, size_t index) {
-  return openat(job->dirfd, job->paths + job->offsets[index], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  return openat(job->dirfd, job->paths + job->offsets[index], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 }
 
 long long read_upto(int fd, worker_t *w, size_t limit, long long expect) {
@@ -27,7 +27,8 @@ long long read_upto(int fd, worker_t *w, size_t limit, long long expect) {
       }
     }
     size_t asked = w->cap - len;
-    ssize_t got = read(fd, w->buf + len, asked);
+    /* pread, not read: on a FIFO or socket it fails (ESPIPE) without taking bytes meant for someone else */
+    ssize_t got = pread(fd, w->buf + len, asked, (off_t)len);
     if (got < 0) {
       if (errno == EINTR) continue;
       return -1;

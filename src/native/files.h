@@ -24,13 +24,19 @@ static inline double stat_ms(struct timespec t) { return (double)t.tv_sec * 1e3 
 static inline void put_f64(uint8_t *rec, size_t at, double v) { memcpy(rec + at, &v, sizeof v); }
 static inline void put_i32(uint8_t *rec, size_t at, int32_t v) { memcpy(rec + at, &v, sizeof v); }
 
-/* Opens a path of the job without following a symlink or waiting on a FIFO; -1 with errno. */
+/*
+ * Opens a path of the job without following a symlink, waiting on a FIFO or
+ * taking a terminal; -1 with errno (ENXIO for a socket).
+ */
 int open_item(job_t *job, size_t index);
 /*
- * Reads until EOF or more than `limit` bytes are in w->buf; the count, or -1
- * with errno. With `expect` (the size an fstat gave; -1 when unknown), a
- * short read that reaches it is taken for EOF, saving the read that would
- * return 0: a file that grows meanwhile is read as it was at the fstat.
+ * Reads from offset 0 until EOF or more than `limit` bytes are in w->buf;
+ * the count, or -1 with errno. With `expect` (the size an fstat gave; -1 when
+ * unknown), a short read that reaches it is taken for EOF, saving the read
+ * that would return 0: a file that grows meanwhile is read as it was at the
+ * fstat. It reads with pread, so a FIFO or socket fails with ESPIPE before
+ * a byte is taken from it, and the descriptor's offset does not move:
+ * callers that go on reading continue with pread from the count.
  */
 long long read_upto(int fd, worker_t *w, size_t limit, long long expect);
 /* Wall-clock milliseconds since the epoch. */

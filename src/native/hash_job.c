@@ -26,8 +26,17 @@
 
 static void fail(uint8_t *rec, int err) {
   int gone = err == ENOENT || err == ENOTDIR || err == ELOOP || err == EISDIR;
-  rec[HR_STATUS] = gone ? HASH_GONE : (err == EACCES || err == EPERM) ? HASH_DENIED : HASH_ERROR;
+  /* ENXIO: a socket; ESPIPE: pread on a FIFO or socket; EAGAIN: one with nothing to read yet */
+  int special = err == ENXIO || err == EAGAIN || err == EWOULDBLOCK || err == ENODEV || err == ESPIPE;
+  rec[HR_STATUS] = gone ? HASH_GONE : (err == EACCES || err == EPERM) ? HASH_DENIED : special ? HASH_SPECIAL : HASH_ERROR;
   put_i32(rec, HR_ERRNO, err);
+}
+
+/* What is not a regular file: a directory that took the file's place is the file gone; anything else is special. */
+static void not_regular(uint8_t *rec, const struct stat *st) {
+  if (S_ISDIR(st->st_mode)) return fail(rec, EISDIR);
+  rec[HR_STATUS] = HASH_SPECIAL;
+  put_i32(rec, HR_ERRNO, 0);
 }
 
 static void put_stat(uint8_t *rec, const struct stat *st) {
@@ -41,7 +50,7 @@ static void put_stat(uint8_t *rec, const struct stat *st) {
 static void hash_stream(hash_job_t *job, int fd, worker_t *w, size_t have, uint8_t *rec) {
   struct stat before, after;
   if (fstat(fd, &before) != 0) return fail(rec, errno);
-  if (!S_ISREG(before.st_mode)) return fail(rec, EISDIR);
+  if (!S_ISREG(before.st_mode)) return not_regular(rec, &before);
   int trustable = stat_ms(ST_CTIME(before)) < atomic_load(&job->trust_before_ms);
   sha256_ctx sha;
   sha1_ctx git;
@@ -54,7 +63,7 @@ static void hash_stream(hash_job_t *job, int fd, worker_t *w, size_t have, uint8
     if (!trustable) sha1_update(&git, w->buf, n);
     size += n;
     ssize_t got;
-    do got = read(fd, w->buf, w->cap);
+    do got = pread(fd, w->buf, w->cap, (off_t)size); /* read_upto left the offset at 0 */
     while (got < 0 && errno == EINTR);
     if (got < 0) return fail(rec, errno);
     n = (size_t)got;
@@ -91,19 +100,23 @@ void hash_job_run(job_t *base, size_t index, worker_t *w) {
   /*
    * No fstat before reading (one syscall per file saved): a directory fails
    * the read with EISDIR, and the fstat after the read rejects anything else
-   * that is not a regular file (a FIFO reads as empty with O_NONBLOCK; a
-   * device is cut off at the threshold, where hash_stream checks the type).
+   * that is not a regular file (pread on a FIFO or socket fails with ESPIPE
+   * before taking a byte; a device is cut off at the threshold, where
+   * hash_stream checks the type), and the record says HASH_SPECIAL.
    */
   struct stat st;
   long long got = read_upto(fd, w, job->stream_threshold, -1);
   if (got < 0) {
-    fail(rec, errno);
+    int err = errno;
+    /* a read error on something that is not a regular file (ESPIPE: a FIFO or socket) says what it is */
+    if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) not_regular(rec, &st);
+    else fail(rec, err);
   } else if ((size_t)got > job->stream_threshold) {
     hash_stream(job, fd, w, (size_t)got, rec);
   } else if (fstat(fd, &st) != 0) {
     fail(rec, errno);
   } else if (!S_ISREG(st.st_mode)) {
-    fail(rec, EISDIR); /* a FIFO or device took the file's place: gone */
+    not_regular(rec, &st); /* a FIFO or device took the file's place */
   } else {
     size_t len = (size_t)got;
     sha256_ctx sha;

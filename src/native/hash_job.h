@@ -8,7 +8,8 @@
 
 #include "pool.h"
 
-enum { HASH_OK = 0, HASH_GONE = 1, HASH_DENIED = 2, HASH_ERROR = 3, HASH_CHANGED = 4 };
+/* HASH_SPECIAL: the path holds a FIFO, socket or device, which is never read as content */
+enum { HASH_OK = 0, HASH_GONE = 1, HASH_DENIED = 2, HASH_ERROR = 3, HASH_CHANGED = 4, HASH_SPECIAL = 5 };
 
 /* Record layout, byte offsets. */
 enum {

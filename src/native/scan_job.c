@@ -172,6 +172,7 @@ static void stream(scan_job_t *job, int fd, worker_t *w, size_t have, int hash, 
   sha256_ctx c;
   if (hash) sha256_init(&c);
   size_t carry = 0, end = have;
+  off_t offset = (off_t)have; /* read_upto reads with pread and leaves the descriptor's offset at 0 */
   int first = 1;
   for (;;) {
     if (first && memchr(w->buf, 0, end < job->sniff ? end : job->sniff)) {
@@ -188,7 +189,7 @@ static void stream(scan_job_t *job, int fd, worker_t *w, size_t have, int hash, 
     memmove(w->buf, w->buf + end - keep, keep);
     carry = keep;
     ssize_t got;
-    do got = read(fd, w->buf + carry, w->cap - carry);
+    do got = pread(fd, w->buf + carry, w->cap - carry, offset);
     while (got < 0 && errno == EINTR);
     if (got < 0) {
       rec[SR_KIND] = SCAN_ERROR;
@@ -196,6 +197,7 @@ static void stream(scan_job_t *job, int fd, worker_t *w, size_t have, int hash, 
       return;
     }
     if (got == 0) break;
+    offset += got;
     end = carry + (size_t)got;
   }
   rec[SR_KIND] = SCAN_SKIP;
@@ -211,13 +213,20 @@ static void scan_item(job_t *base, size_t index, worker_t *w) {
   int fd = open_item(base, index);
   if (fd < 0) {
     rec[SR_KIND] = SCAN_ERROR;
-    put_i32(rec, SR_ERRNO, errno);
+    put_i32(rec, SR_ERRNO, errno == ENXIO ? SCAN_NOT_REGULAR : errno); /* ENXIO: a socket */
     return;
   }
   struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (fstat(fd, &st) != 0) {
     rec[SR_KIND] = SCAN_ERROR;
-    put_i32(rec, SR_ERRNO, S_ISREG(st.st_mode) ? errno : SCAN_NOT_REGULAR);
+    put_i32(rec, SR_ERRNO, errno);
+    close(fd);
+    return;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    /* a directory that took the file's place is the file gone; a FIFO, socket or device is never read */
+    rec[SR_KIND] = SCAN_ERROR;
+    put_i32(rec, SR_ERRNO, S_ISDIR(st.st_mode) ? EISDIR : SCAN_NOT_REGULAR);
     close(fd);
     return;
   }

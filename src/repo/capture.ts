@@ -1,12 +1,13 @@
 import { lstatSync, type Stats } from "node:fs";
 import { join } from "node:path";
-import { permissionDenied } from "../core/errors";
+import { compareUtf8 } from "../core/byte-order";
 import { modeOfStat, type FileMode } from "../core/file-mode";
 import { blobIdFromHex, type BlobId } from "../core/hash";
 import { settleAll } from "../core/settle";
 import type { HashItem, HashOutcome } from "./hash-files";
 import { hashInParallel } from "./hash-pool";
 import type { Prehash, PrehashList } from "./prehash";
+import { freshen } from "./fs-blob-store";
 import type { RepoBlobStore } from "./repo-blob-store";
 import type { RepoRoot } from "./root";
 import { contentConversionPossible, dirOf } from "./content-conversion";
@@ -24,6 +25,12 @@ export interface CaptureResult {
   entries: CapturedEntry[];
   /** Candidates that disappeared between the walk and the read. */
   vanished: string[];
+  /**
+   * Candidates that could not be read, sorted by bytes: permission denied, or
+   * a FIFO, socket or device where a file was listed. They are left out of
+   * `entries`, as git and ripgrep skip what they cannot read, and named.
+   */
+  unreadable: string[];
 }
 
 export interface CaptureOptions {
@@ -55,6 +62,7 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
   const statCache = new StatCache(repo.stateDir);
   const slots: (CapturedEntry | null)[] = new Array(candidates.length).fill(null);
   const vanished: string[] = [];
+  const unreadable: string[] = [];
   const toRead: HashItem[] = [];
   const readAhead: PrehashList | null = opts.prehash ? await opts.prehash.listed : null;
   /** Candidates the read ahead covers: [candidate index, read-ahead index]. */
@@ -74,6 +82,7 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
     }
     const cached = cachedEntry(repo, store, statCache, cand.path);
     if (cached === "vanished") vanished.push(cand.path);
+    else if (cached === "unreadable") unreadable.push(cand.path);
     else if (cached) slots[i] = cached;
     else toRead.push({ index: i, path: cand.path });
   }
@@ -100,7 +109,10 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
       vanished.push(cand.path);
       continue;
     }
-    if (o.kind === "denied") throw permissionDenied(`cannot read ${cand.path}: permission denied`, { path: cand.path });
+    if (o.kind === "denied" || o.kind === "special") {
+      unreadable.push(cand.path);
+      continue;
+    }
     slots[o.index] = { path: cand.path, blob: blobIdFromHex(o.sha256), mode: o.mode, size: o.size };
     if (cand.gitOid && o.gitOid === cand.gitOid) imports.push({ oid: cand.gitOid, sha256: o.sha256, size: o.size });
     else statCache.record(cand.path, o, o.sha256, o.hashedAt);
@@ -110,8 +122,9 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
   store.gitMap.add(imports);
   statCache.save();
   opts.onProgress?.(candidates.length, candidates.length);
-  vanished.sort();
-  return { entries: slots.filter((s): s is CapturedEntry => s !== null), vanished };
+  vanished.sort(compareUtf8);
+  unreadable.sort(compareUtf8);
+  return { entries: slots.filter((s): s is CapturedEntry => s !== null), vanished, unreadable };
 }
 
 /** The ctime before which clean tracked files are taken as their index blobs; 0 trusts none. */
@@ -121,28 +134,26 @@ async function cleanTrustCutoff(repo: RepoRoot, clean: HashItem[], gitComparedAt
   return gitComparedAt - RACY_MARGIN_MS;
 }
 
-function cachedEntry(repo: RepoRoot, store: RepoBlobStore, statCache: StatCache, path: string): CapturedEntry | "vanished" | null {
+function cachedEntry(repo: RepoRoot, store: RepoBlobStore, statCache: StatCache, path: string): CapturedEntry | "vanished" | "unreadable" | null {
   let st: Stats;
   try {
     st = lstatSync(join(repo.root, path));
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "ENOTDIR") return "vanished";
-    if (code === "EACCES" || code === "EPERM") throw permissionDenied(`cannot read ${path}: permission denied`, { path });
+    if (code === "EACCES" || code === "EPERM") return "unreadable"; // a directory above it cannot be searched
     throw err;
   }
   const mode = modeOfStat(st);
-  if (mode === null) return "vanished";
+  if (mode === null) return st.isDirectory() ? "vanished" : "unreadable"; // a FIFO, socket or device is never read
   const hex = statCache.lookup(path, st);
   if (!hex || !existsLoose(store, hex)) return null;
   return { path, blob: blobIdFromHex(hex), mode, size: st.size };
 }
 
 function existsLoose(store: RepoBlobStore, hex: string): boolean {
-  try {
-    lstatSync(store.loose.pathOf(blobIdFromHex(hex)));
-    return true;
-  } catch {
-    return false;
-  }
+  const p = store.loose.pathOf(blobIdFromHex(hex));
+  const st = lstatSync(p, { throwIfNoEntry: false });
+  if (st) freshen(p, st.mtimeMs); // the snapshot about to be saved relies on it: gc must spare it
+  return st !== undefined;
 }

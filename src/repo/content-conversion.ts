@@ -1,6 +1,7 @@
-import { readFileSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
+import { readRegularText } from "./file-chunks";
 import { git } from "./git";
 import type { RepoRoot } from "./root";
 
@@ -20,7 +21,8 @@ export async function contentConversionPossible(repo: RepoRoot, dirs: Iterable<s
   const [config, indexed] = await Promise.all([
     // System config counts here: it shaped the checkout even though worksnap's own git calls ignore it.
     git(["config", "-z", "--get-regexp", "^core\\.(autocrlf|attributesfile)$"], { cwd: repo.root, okCodes: [1], env: { GIT_CONFIG_NOSYSTEM: "0" } }),
-    git(["ls-files", "-z", "--", ":(glob)**/.gitattributes"], { cwd: repo.root }),
+    // the whole index, not only the root's part: an attributes file above a root below the top applies to it too
+    git(["ls-files", "-z", "--", ":(top,glob)**/.gitattributes"], { cwd: repo.root }),
   ]);
   if (indexed.stdout.length > 0) return true;
   let attributesFile = "";
@@ -33,6 +35,10 @@ export async function contentConversionPossible(repo: RepoRoot, dirs: Iterable<s
     if (key === "core.attributesfile") attributesFile = value;
   }
   const sources = [join(repo.gitDir, "info", "attributes"), globalAttributesFile(repo.root, attributesFile)];
+  // the directories above a root below the top of the work tree: their attributes apply to its files too
+  const above = repo.gitPrefix.split("/").filter(Boolean);
+  const top = join(repo.root, ...above.map(() => ".."));
+  for (let k = 0; k < above.length; k++) sources.push(join(top, ...above.slice(0, k), ".gitattributes"));
   if (!process.env.GIT_ATTR_NOSYSTEM) sources.push("/etc/gitattributes", "/usr/local/etc/gitattributes");
   if (sources.some(hasContent)) return true;
   const seen = new Set<string>();
@@ -67,7 +73,9 @@ function hasContent(file: string): boolean {
     // No exception for the usual answer (no such file): this runs once per directory of the tree.
     const st = statSync(file, { throwIfNoEntry: false });
     if (st === undefined || st.size === 0) return false;
-    return readFileSync(file, "utf8").split("\n").some((line) => line.trim() !== "" && !line.trimStart().startsWith("#"));
+    const text = readRegularText(file);
+    if (text === null) return true; // there but unreadable: it may hold attributes
+    return text.split("\n").some((line) => line.trim() !== "" && !line.trimStart().startsWith("#"));
   } catch {
     return false;
   }

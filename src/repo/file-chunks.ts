@@ -1,16 +1,60 @@
-import { closeSync, openSync, readSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from "node:fs";
 
 /** Chunk size for streamed reads: large enough for throughput, small enough to keep memory flat. */
 export const CHUNK_BYTES = 1 << 20;
 
 /**
+ * How worksnap opens a file of the work tree for reading: never waiting on a
+ * FIFO (O_NONBLOCK makes its open return at once), never taking a terminal,
+ * and (READ_FLAGS) never through a symlink. What was opened is then checked
+ * with fstat (assertRegular), so a FIFO, socket or device is never read as
+ * content. The native reader and the reader threads open the same way.
+ */
+export const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
+/** The same, following a symlink: for a path already resolved to its target. */
+export const READ_FLAGS_FOLLOW = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY;
+
+/** Error code of a path that holds a FIFO, socket or device instead of a regular file. */
+export const NOT_REGULAR_FILE = "ENOTREG";
+
+/** Throws NOT_REGULAR_FILE for anything but a regular file (EISDIR for a directory: the file is gone). */
+export function assertRegular(st: { isFile(): boolean; isDirectory(): boolean }): void {
+  if (st.isFile()) return;
+  const code = st.isDirectory() ? "EISDIR" : NOT_REGULAR_FILE;
+  throw Object.assign(new Error(`not a regular file (${code})`), { code });
+}
+
+/**
+ * Opens a regular file for reading (READ_FLAGS, or READ_FLAGS_FOLLOW) and
+ * returns its descriptor and fstat; anything else throws (assertRegular;
+ * ENXIO for a socket), and nothing is left open.
+ */
+export function openRegular(abs: string, flags = READ_FLAGS): { fd: number; stat: Stats } {
+  const fd = openSync(abs, flags);
+  try {
+    const stat = fstatSync(fd);
+    assertRegular(stat);
+    return { fd, stat };
+  } catch (err) {
+    closeSync(fd);
+    throw err;
+  }
+}
+
+/** Whether an error means the path holds something that is not read as a file: a FIFO, socket or device. */
+export function isSpecialFileError(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  return code === NOT_REGULAR_FILE || code === "ENXIO" || code === "ESPIPE" || code === "EAGAIN" || code === "ENODEV";
+}
+
+/**
  * A file's bytes in chunks read on demand into one reused buffer. Each chunk
  * is valid only until the next one is requested. Memory stays at one chunk
  * whatever the file size (a file stream that reads ahead does not, when the
- * consumer is slower than the disk).
+ * consumer is slower than the disk). Only a regular file is read (openRegular).
  */
-export function* fileChunks(abs: string, chunkBytes = CHUNK_BYTES): Generator<Uint8Array> {
-  const fd = openSync(abs, "r");
+export function* fileChunks(abs: string, chunkBytes = CHUNK_BYTES, flags = READ_FLAGS): Generator<Uint8Array> {
+  const { fd } = openRegular(abs, flags);
   const buf = Buffer.allocUnsafe(chunkBytes);
   try {
     for (;;) {
@@ -23,28 +67,76 @@ export function* fileChunks(abs: string, chunkBytes = CHUNK_BYTES): Generator<Ui
   }
 }
 
-/** A pull-based stream over a file: the next chunk is read only when the consumer asks for it. */
-export function fileStream(abs: string, chunkBytes = CHUNK_BYTES): ReadableStream<Uint8Array> {
-  let fd: number | null = null;
+/**
+ * A pull-based stream over a regular file (opened at once, openRegular): the
+ * next chunk is read only when the consumer asks for it.
+ */
+export function fileStream(abs: string, chunkBytes = CHUNK_BYTES, flags = READ_FLAGS): ReadableStream<Uint8Array> {
+  return fdStream(openRegular(abs, flags).fd, chunkBytes);
+}
+
+/** A stream over an open descriptor, from its current offset; the descriptor is closed at the end or on cancel. */
+export function fdStream(fd: number, chunkBytes = CHUNK_BYTES): ReadableStream<Uint8Array> {
+  let open: number | null = fd;
+  const close = () => {
+    if (open !== null) closeSync(open);
+    open = null;
+  };
   return new ReadableStream<Uint8Array>(
     {
-      start() {
-        fd = openSync(abs, "r");
-      },
       pull(controller) {
-        const buf = new Uint8Array(chunkBytes);
-        const n = readSync(fd as number, buf, 0, chunkBytes, null);
-        if (n === 0) {
-          closeSync(fd as number);
-          fd = null;
-          controller.close();
-        } else controller.enqueue(n === chunkBytes ? buf : buf.subarray(0, n));
+        try {
+          const buf = new Uint8Array(chunkBytes);
+          const n = readSync(open as number, buf, 0, chunkBytes, null);
+          if (n === 0) {
+            close();
+            controller.close();
+          } else controller.enqueue(n === chunkBytes ? buf : buf.subarray(0, n));
+        } catch (err) {
+          close();
+          controller.error(err);
+        }
       },
-      cancel() {
-        if (fd !== null) closeSync(fd);
-        fd = null;
-      },
+      cancel: close,
     },
     { highWaterMark: 1 },
   );
+}
+
+/** The rest of an open descriptor's bytes (it is not closed). */
+export function readAll(fd: number, sizeHint = 0): Uint8Array {
+  let buf = Buffer.allocUnsafe(Math.max(sizeHint + 1, 64));
+  let len = 0;
+  for (;;) {
+    if (len === buf.length) {
+      const grown = Buffer.allocUnsafe(buf.length * 2);
+      buf.copy(grown, 0, 0, len);
+      buf = grown;
+    }
+    const n = readSync(fd, buf, len, buf.length - len, null);
+    if (n === 0) return buf.subarray(0, len);
+    len += n;
+  }
+}
+
+/** SHA-256 (hex) of a regular file's bytes, read in chunks (fileChunks), so memory stays flat whatever its size. */
+export function sha256OfFile(abs: string): string {
+  const hasher = new Bun.CryptoHasher("sha256");
+  for (const chunk of fileChunks(abs)) hasher.update(chunk);
+  return hasher.digest("hex");
+}
+
+/**
+ * A small configuration file's text (.gitignore, .gitattributes), following
+ * symlinks as git does, or null when it is missing, unreadable or not a
+ * regular file: a FIFO named .gitignore must not stop a walk.
+ */
+export function readRegularText(abs: string): string | null {
+  try {
+    const parts: Uint8Array[] = [];
+    for (const chunk of fileChunks(abs, 64 * 1024, READ_FLAGS_FOLLOW)) parts.push(Buffer.from(chunk));
+    return Buffer.concat(parts).toString("utf8");
+  } catch {
+    return null;
+  }
 }

@@ -32,6 +32,8 @@ export interface GitState {
   status: Uint8Array;
   /** When `git status` started comparing the work tree with the index, ms since the epoch. */
   statusStartedAt: number;
+  /** Directories git status could not open (it warns and goes on), as it named them, without the trailing "/". */
+  unreadableDirs: string[];
 }
 
 /**
@@ -54,7 +56,17 @@ export async function readGitState(repo: RepoRoot): Promise<GitState> {
     fingerprint: { head_oid: head, index_oid: indexOid, status_hash: statusHash },
     status: status.stdout,
     statusStartedAt,
+    unreadableDirs: unopenedDirectories(status.stderr)
+      .filter((d) => d.startsWith(repo.gitPrefix))
+      .map((d) => d.slice(repo.gitPrefix.length)),
   };
+}
+
+/** `warning: could not open directory 'x/': Permission denied` (git runs with LC_ALL=C): the directories named. */
+export function unopenedDirectories(stderr: string): string[] {
+  const out: string[] = [];
+  for (const m of stderr.matchAll(/^warning: could not open directory '(.*)\/': /gm)) out.push(m[1] as string);
+  return out;
 }
 
 async function readHead(repo: RepoRoot): Promise<string> {

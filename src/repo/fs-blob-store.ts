@@ -1,10 +1,30 @@
-import { existsSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { internal, notFound } from "../core/errors";
 import { blobIdOf, hexOfBlobId, sha256Hex, type BlobId } from "../core/hash";
 import type { BlobStore } from "./blob-store";
 import { fileStream } from "./file-chunks";
 import { tempPath } from "./state-dir";
+
+/**
+ * How long `worksnap gc` spares a loose blob no snapshot references: one a
+ * capture in progress has written or found already stored, but not yet
+ * entered in a saved manifest, is younger than this. A capture that relies on
+ * an older stored blob refreshes its mtime first (freshen), so it counts as
+ * young again for the time the capture takes.
+ */
+export const LOOSE_GRACE_MS = 60 * 60 * 1000;
+
+/** Marks a stored blob as in use now (its mtime) when it is older than half the grace; best effort. */
+export function freshen(path: string, mtimeMs: number): void {
+  const now = Date.now();
+  if (now - mtimeMs < LOOSE_GRACE_MS / 2) return;
+  try {
+    utimesSync(path, now / 1000, now / 1000);
+  } catch {
+    // another user's store, or gone: gc's grace still spares a blob written during the capture
+  }
+}
 
 /**
  * Loose blobs: `.mcp/blobs/sha256/<2 hex>/<62 hex>`, written temp -> rename to
@@ -24,7 +44,10 @@ export class FsBlobStore implements BlobStore {
   }
 
   async has(id: BlobId): Promise<boolean> {
-    return existsSync(this.pathOf(id));
+    const p = this.pathOf(id);
+    const st = statSync(p, { throwIfNoEntry: false });
+    if (st) freshen(p, st.mtimeMs);
+    return st !== undefined;
   }
 
   async read(id: BlobId): Promise<Uint8Array> {
@@ -57,7 +80,8 @@ export class FsBlobStore implements BlobStore {
   /** Stores bytes whose id the caller already computed (the capture hot path). */
   writeKnown(id: BlobId, bytes: Uint8Array): void {
     const p = this.pathOf(id);
-    if (existsSync(p)) return;
+    const st = statSync(p, { throwIfNoEntry: false });
+    if (st) return freshen(p, st.mtimeMs);
     const dir = join(p, "..");
     if (!this.made.has(dir)) {
       mkdirSync(dir, { recursive: true });

@@ -36,7 +36,8 @@ export async function resolveCommit(repo: RepoRoot, rev: string): Promise<string
 /**
  * Every file of a commit's tree (`git ls-tree -r -z --full-tree`), read from
  * git's objects: nothing is checked out, no index or lock is involved. Paths
- * are sorted by UTF-8 bytes. Gitlinks (submodules) are not descended into,
+ * are sorted by UTF-8 bytes; for a root below the top of the work tree, only
+ * the files under it, named from it (RepoRoot.gitPrefix). Gitlinks (submodules) are not descended into,
  * names that are not UTF-8 are skipped, both counted as a snapshot counts
  * them; paths under `.git/` or `.mcp/` are left out, as from every side.
  */
@@ -53,10 +54,15 @@ export async function listRevisionTree(repo: RepoRoot, commit: string): Promise<
       continue;
     }
     if (type !== "blob") continue;
-    const path = decodePath(rec.subarray(tab + 1));
+    let path = decodePath(rec.subarray(tab + 1));
     if (path === null) {
       skipped.non_utf8++;
       continue;
+    }
+    if (repo.gitPrefix !== "") {
+      // a root below the top of the work tree: its part of the commit, named from the root
+      if (!path.startsWith(repo.gitPrefix)) continue;
+      path = path.slice(repo.gitPrefix.length);
     }
     if (isReservedPath(path)) continue;
     entries.push({ path, mode: (mode === "100755" || mode === "120000" ? mode : "100644") as FileMode, oid });

@@ -2,8 +2,8 @@ import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readSy
 import { join } from "node:path";
 import { modeOfStat, type FileMode, type RegularMode } from "../core/file-mode";
 import { blobIdFromHex } from "../core/hash";
-import { fileChunks } from "./file-chunks";
-import { FsBlobStore } from "./fs-blob-store";
+import { NOT_REGULAR_FILE, READ_FLAGS, assertRegular, fileChunks } from "./file-chunks";
+import { FsBlobStore, freshen } from "./fs-blob-store";
 import { tempPath } from "./state-dir";
 
 /** A file the capture has to read: its path, and the index blob id it should equal if clean. */
@@ -18,7 +18,10 @@ export interface HashItem {
 export type HashOutcome =
   | { index: number; kind: "ok"; sha256: string; gitOid: string; mode: FileMode; size: number; mtimeMs: number; ctimeMs: number; ino: number; hashedAt: number }
   | { index: number; kind: "vanished" }
-  | { index: number; kind: "denied" };
+  /** permission denied */
+  | { index: number; kind: "denied" }
+  /** a FIFO, socket or device where a file was expected: never read as content */
+  | { index: number; kind: "special" };
 
 export type HashedFile = Extract<HashOutcome, { kind: "ok" }>;
 
@@ -66,18 +69,21 @@ export class FileHasher {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === "ENOENT" || code === "ENOTDIR" || code === "ELOOP" || code === "EISDIR") return { index: item.index, kind: "vanished" };
       if (code === "EACCES" || code === "EPERM") return { index: item.index, kind: "denied" };
+      // ENXIO: a socket; ESPIPE: pread on a FIFO or socket (readUpTo); EAGAIN: one with nothing to read
+      if (code === "ENXIO" || code === "ESPIPE" || code === "EAGAIN" || code === "ENODEV" || code === NOT_REGULAR_FILE) return { index: item.index, kind: "special" };
       throw err;
     }
   }
 
   /** A clean tracked file: git vouches for its type and mode, so it is opened without an lstat. */
   private hashClean(item: HashItem, abs: string, mode: RegularMode): HashOutcome {
-    const fd = openSync(abs, constants.O_RDONLY | constants.O_NOFOLLOW);
+    const fd = openSync(abs, READ_FLAGS);
     try {
       const len = this.readUpTo(fd, STREAM_THRESHOLD + 1);
       if (len > STREAM_THRESHOLD) return this.hashLarge(item, abs, fd, len, mode);
       const bytes = this.buf.subarray(0, len);
       const st = fstatSync(fd);
+      assertRegular(st);
       const sha256 = new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
       const trusted = st.size === len && st.ctimeMs < this.opts.trustCleanBefore;
       const gitOid = trusted ? (item.gitOid as string) : gitBlobHash(item.gitOid as string, bytes);
@@ -92,13 +98,14 @@ export class FileHasher {
   private hashOther(item: HashItem, abs: string): HashOutcome {
     const st = lstatSync(abs);
     const mode = modeOfStat(st);
-    if (mode === null) return { index: item.index, kind: "vanished" };
+    if (mode === null) return { index: item.index, kind: st.isDirectory() ? "vanished" : "special" };
     const hashedAt = Date.now();
     let bytes: Uint8Array;
     if (mode === "120000") bytes = readlinkSync(abs, { encoding: "buffer" });
     else {
-      const fd = openSync(abs, constants.O_RDONLY | constants.O_NOFOLLOW);
+      const fd = openSync(abs, READ_FLAGS);
       try {
+        assertRegular(fstatSync(fd)); // the lstat and the open may not have seen the same file
         const len = this.readUpTo(fd, STREAM_THRESHOLD + 1);
         if (len > STREAM_THRESHOLD) return this.hashLarge(item, abs, fd, len, mode);
         bytes = this.buf.subarray(0, len);
@@ -120,6 +127,7 @@ export class FileHasher {
    */
   private hashLarge(item: HashItem, abs: string, fd: number, have: number, mode: RegularMode): HashOutcome {
     const before = fstatSync(fd);
+    assertRegular(before); // a device reads without end
     const hashedAt = Date.now();
     const sha = new Bun.CryptoHasher("sha256");
     const trustable = item.gitOid !== undefined && before.ctimeMs < this.opts.trustCleanBefore;
@@ -131,7 +139,7 @@ export class FileHasher {
       sha.update(chunk);
       gh?.update(chunk);
       size += chunk.length;
-      chunk = this.buf.subarray(0, readSync(fd, this.buf, 0, this.buf.length, null));
+      chunk = this.buf.subarray(0, readSync(fd, this.buf, 0, this.buf.length, size)); // pread, as readUpTo
     }
     const after = fstatSync(fd);
     const sha256 = sha.digest("hex");
@@ -146,7 +154,12 @@ export class FileHasher {
     return { index: item.index, kind: "ok", sha256, gitOid, mode, size, mtimeMs: after.mtimeMs, ctimeMs: after.ctimeMs, ino: after.ino, hashedAt };
   }
 
-  /** Reads from `fd` into the reused buffer until EOF or `limit` bytes; returns the count. */
+  /**
+   * Reads from `fd` into the reused buffer, from offset 0, until EOF or
+   * `limit` bytes; returns the count. It reads with pread (an explicit
+   * position), so a FIFO or socket fails with ESPIPE before a byte is taken
+   * from it; the descriptor's offset does not move.
+   */
   private readUpTo(fd: number, limit: number): number {
     let len = 0;
     for (;;) {
@@ -156,7 +169,7 @@ export class FileHasher {
         this.buf.copy(bigger, 0, 0, len);
         this.buf = bigger;
       }
-      const n = readSync(fd, this.buf, len, this.buf.length - len, null);
+      const n = readSync(fd, this.buf, len, this.buf.length - len, len);
       if (n === 0) return len;
       len += n;
     }
@@ -174,11 +187,10 @@ function gitBlobHash(like: string, bytes: Uint8Array): string {
 function copyIntoLooseStore(stateDir: string, loose: FsBlobStore, abs: string, sha256: string): boolean {
   const id = blobIdFromHex(sha256);
   const dest = loose.pathOf(id);
-  try {
-    lstatSync(dest);
+  const stored = lstatSync(dest, { throwIfNoEntry: false });
+  if (stored) {
+    freshen(dest, stored.mtimeMs);
     return true;
-  } catch {
-    // not stored yet
   }
   const tmp = tempPath(stateDir, "blob");
   const fd = openSync(tmp, "w", 0o444);

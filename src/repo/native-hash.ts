@@ -47,6 +47,7 @@ export async function hashNatively(
     const status = records[at + L.HR_STATUS];
     if (status === 1) outcomes.push({ index: item.index, kind: "vanished" });
     else if (status === 2) outcomes.push({ index: item.index, kind: "denied" });
+    else if (status === 5) outcomes.push({ index: item.index, kind: "special" });
     else if (status === 3) throw errnoError(records.readInt32LE(at + L.HR_ERRNO), item.path);
     else if (status !== 0) fallback.push(item);
     else {

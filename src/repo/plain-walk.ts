@@ -1,9 +1,10 @@
-import { lstatSync, readdirSync, readFileSync, type Stats } from "node:fs";
+import { lstatSync, readdirSync, type Stats } from "node:fs";
 import { join } from "node:path";
 import ignore, { type Ignore } from "ignore";
 import { compareUtf8 } from "../core/byte-order";
 import { modeOfPermissions } from "../core/file-mode";
 import { isReservedPath, isWithin, type RepoPath } from "../core/repo-path";
+import { readRegularText } from "./file-chunks";
 import type { ScanSkips, TreeEntry } from "./tree-scan";
 
 /** A candidate of a plain directory walk, with the lstat the status hash needs. */
@@ -21,9 +22,11 @@ interface IgnoreLayer {
  * at every level with the `ignore` package. Symlinks are recorded, never
  * followed; `.git` and `.mcp` are never entered.
  */
-export function walkPlainTree(root: string, scope: RepoPath[]): { entries: PlainEntry[]; skipped: ScanSkips } {
+export function walkPlainTree(root: string, scope: RepoPath[]): { entries: PlainEntry[]; skipped: ScanSkips; unreadable: string[] } {
   const entries: PlainEntry[] = [];
   const skipped: ScanSkips = { non_utf8: 0, submodules: 0 };
+  /** directories that could not be opened (permission denied): named, their files are not candidates */
+  const unreadable: string[] = [];
   const visit = (dirRel: string, layers: IgnoreLayer[]) => {
     const abs = dirRel === "" ? root : join(root, dirRel);
     const here = loadIgnore(abs, dirRel);
@@ -31,8 +34,12 @@ export function walkPlainTree(root: string, scope: RepoPath[]): { entries: Plain
     let names: import("node:fs").Dirent[];
     try {
       names = readdirSync(abs, { withFileTypes: true });
-    } catch {
-      return; // vanished or unreadable directory: its files are simply not candidates
+    } catch (err) {
+      // a directory that vanished has no files; one that cannot be read is named, as git and ripgrep warn of it
+      const code = (err as NodeJS.ErrnoException).code;
+      if (dirRel !== "" && (code === "EACCES" || code === "EPERM")) unreadable.push(dirRel);
+      else if (dirRel === "") throw err;
+      return;
     }
     for (const d of names) {
       const name = d.name;
@@ -62,17 +69,12 @@ export function walkPlainTree(root: string, scope: RepoPath[]): { entries: Plain
   };
   visit("", []);
   entries.sort((a, b) => compareUtf8(a.path, b.path));
-  return { entries, skipped };
+  return { entries, skipped, unreadable: unreadable.sort(compareUtf8) };
 }
 
 function loadIgnore(absDir: string, dirRel: string): IgnoreLayer | null {
-  let text: string;
-  try {
-    text = readFileSync(join(absDir, ".gitignore"), "utf8");
-  } catch {
-    return null;
-  }
-  return { base: dirRel, rules: ignore().add(text) };
+  const text = readRegularText(join(absDir, ".gitignore"));
+  return text === null ? null : { base: dirRel, rules: ignore().add(text) };
 }
 
 function ignored(layers: IgnoreLayer[], rel: string, isDir: boolean): boolean {

@@ -1,20 +1,31 @@
-import { realpathSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { lstatSync, realpathSync, statSync } from "node:fs";
+import { dirname, join, sep } from "node:path";
 import { invalidArgument, notFound } from "../core/errors";
 import { gitSync } from "./git";
 
 /** The repository a server or command works on. `root` is canonical (symlinks resolved). */
 export interface RepoRoot {
   root: string;
-  /** Absolute git dir when the root is the top of a git work tree, else null. */
+  /** Absolute git dir of the git work tree the root lies in (at its top or below), else null. */
   gitDir: string | null;
+  /**
+   * Where the root lies in that work tree: "" at its top, else the root's
+   * path from the top with a trailing "/" ("packages/app/"), as `git
+   * rev-parse --show-prefix` gives it. Git's status names paths from the
+   * top; everything worksnap answers is relative to the root.
+   */
+  gitPrefix: string;
   stateDir: string;
 }
 
 /**
- * Canonicalises the root (spec 3.2 step 1). A directory inside a git work tree
- * but below its top is served as a plain directory: git's view would reach
- * outside the root, so only the top of a work tree counts as a git root.
+ * Canonicalises the root (spec 3.2 step 1). A root inside a git work tree,
+ * at its top or in a subdirectory, is served as part of that repository: its
+ * fingerprint is the repository's, git's ignore rules apply, and the
+ * candidates are the repository's files under the root, named relative to
+ * the root. Its state (`.mcp/`) lives in the root itself (see
+ * docs/decisions.md). Outside any work tree no git is run at all, so a plain
+ * directory needs no `git` executable.
  */
 export function openRoot(dir: string): RepoRoot {
   let root: string;
@@ -24,13 +35,42 @@ export function openRoot(dir: string): RepoRoot {
     throw notFound(`root directory ${dir} does not exist`, { root: dir });
   }
   if (!statSync(root).isDirectory()) throw invalidArgument(`root ${dir} is not a directory`, { root: dir });
-  return { root, gitDir: detectGitDir(root), stateDir: join(root, ".mcp") };
+  const git = insideGitWorkTree(root) ? detectGit(root) : null;
+  return { root, gitDir: git?.gitDir ?? null, gitPrefix: git?.prefix ?? "", stateDir: join(root, ".mcp") };
 }
 
-function detectGitDir(root: string): string | null {
-  const r = gitSync(["rev-parse", "--show-toplevel", "--absolute-git-dir"], { cwd: root, okCodes: [128] });
+/**
+ * Whether the root or a directory above it holds `.git` (a directory, or the
+ * file a linked work tree or submodule has), looked up without running git:
+ * only then is git asked about it, so a plain directory never needs git.
+ */
+function insideGitWorkTree(root: string): boolean {
+  for (let dir = root; ; dir = dirname(dir)) {
+    try {
+      lstatSync(join(dir, ".git"));
+      return true;
+    } catch {
+      // not here
+    }
+    if (dirname(dir) === dir) return false;
+  }
+}
+
+function detectGit(root: string): { gitDir: string; prefix: string } | null {
+  let r: ReturnType<typeof gitSync>;
+  try {
+    r = gitSync(["rev-parse", "--show-toplevel", "--show-prefix", "--absolute-git-dir"], { cwd: root, okCodes: [128] });
+  } catch (err) {
+    if (/Executable not found|ENOENT/i.test(String((err as Error)?.message))) {
+      throw notFound(`${root} is inside a git repository, and git is not on PATH; install git, or serve a directory outside the repository`, {
+        executable: "git",
+      });
+    }
+    throw err;
+  }
+  // 128: not a work tree after all (a bare repository, .git inside .git), or one git refuses (unsafe ownership)
   if (r.code !== 0) return null;
-  const [top, gitDir] = new TextDecoder().decode(r.stdout).trim().split("\n");
+  const [top, , gitDir] = new TextDecoder().decode(r.stdout).split("\n");
   if (!top || !gitDir) return null;
   let canonicalTop: string;
   try {
@@ -38,5 +78,10 @@ function detectGitDir(root: string): string | null {
   } catch {
     return null;
   }
-  return canonicalTop === root ? gitDir : null;
+  if (canonicalTop === root) return { gitDir, prefix: "" };
+  // below the top (git resolved the same symlinks we did)
+  if (!root.startsWith(canonicalTop + sep)) return null;
+  // a directory the repository ignores (a build output, node_modules/x) holds no candidates of it: served as a plain directory
+  if (gitSync(["check-ignore", "-q", "--no-index", "."], { cwd: root, okCodes: [1, 128] }).code === 0) return null;
+  return { gitDir, prefix: `${root.slice(canonicalTop.length + 1).split(sep).join("/")}/` };
 }

@@ -6,11 +6,26 @@ import { writeFileAtomic } from "./atomic-write";
 import type { Fingerprint } from "./fingerprint";
 import type { ManifestEntry, SnapshotId } from "./manifest";
 
+/**
+ * What a manifest holds. `unreadable` is there (and above 0) only when the
+ * capture skipped files it could not read (permission denied, FIFOs...), so
+ * such a snapshot is never taken for a full capture of its paths.
+ */
+export interface ManifestStats {
+  files: number;
+  bytes: number;
+  unreadable?: number;
+}
+
+export function manifestStats(files: number, bytes: number, unreadable = 0): ManifestStats {
+  return unreadable > 0 ? { files, bytes, unreadable } : { files, bytes };
+}
+
 export interface SnapshotMeta {
   snapshot_id: SnapshotId;
   fingerprint: Fingerprint;
   created_at: string;
-  manifest_stats: { files: number; bytes: number };
+  manifest_stats: ManifestStats;
   /** The paths the snapshot was asked to capture. */
   paths: string[];
 }

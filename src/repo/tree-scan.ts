@@ -46,16 +46,28 @@ interface StatusInfo {
 
 const UNMERGED = new Set(["DD", "AU", "UD", "UA", "DU", "AA", "UU"]);
 
-/** Parses `git status --porcelain=v1 -z`. */
-export function parseStatus(raw: Uint8Array): StatusInfo {
+/**
+ * Parses `git status --porcelain=v1 -z`, whose paths are named from the top
+ * of the work tree: with `prefix` (RepoRoot.gitPrefix, a root below the top)
+ * only paths under it count, named relative to the root.
+ */
+export function parseStatus(raw: Uint8Array, prefix = ""): StatusInfo {
   const info: StatusInfo = { dirty: new Set(), missing: new Set(), untrackedFiles: [], untrackedDirs: [], nonUtf8: 0 };
   const records = splitNul(raw);
   for (let i = 0; i < records.length; i++) {
     const rec = records[i] as Uint8Array;
     if (rec.length < 4) continue;
     const xy = String.fromCharCode(rec[0] as number, rec[1] as number);
-    const path = decodePath(rec.subarray(3));
+    let path = decodePath(rec.subarray(3));
     if (xy[0] === "R" || xy[0] === "C") i++; // the source path follows as its own record
+    if (path !== null && prefix !== "") {
+      if (xy === "??" && path.endsWith("/") && prefix.startsWith(path)) {
+        info.untrackedDirs.push("."); // the root lies in an untracked directory: every file of it is untracked
+        continue;
+      }
+      if (!path.startsWith(prefix)) continue; // outside the root
+      path = path.slice(prefix.length);
+    }
     if (path === null) {
       if (xy === "??") info.nonUtf8++;
       continue;
@@ -222,7 +234,7 @@ export interface GitTreeInputs {
 
 /** Reads the status-derived parts; the index listing starts now if given, on first use otherwise. */
 export async function readGitTreeInputs(repo: RepoRoot, status: Uint8Array, scope: RepoPath[], indexListing?: Promise<GitResult>): Promise<GitTreeInputs> {
-  const info = parseStatus(status);
+  const info = parseStatus(status, repo.gitPrefix);
   const skipped: ScanSkips = { non_utf8: info.nonUtf8, submodules: 0 };
   let started = indexListing;
   const listing = async () => {

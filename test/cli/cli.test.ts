@@ -67,16 +67,65 @@ describe("worksnap CLI", () => {
   });
 
   test("invoked as mcpdiff it runs the history commands", () => {
-    const dir = mkdtempSync(join(tmpdir(), "ws-mcpdiff-"));
-    try {
-      const link = join(dir, "mcpdiff");
-      copyFileSync(BINARY, link);
-      Bun.spawnSync(["chmod", "+x", link]);
-      const r = Bun.spawnSync([link, "--help"], { cwd: dir });
-      expect(r.exitCode).toBe(0);
-      expect(r.stdout.toString()).toContain("reject");
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
+    using mcpdiff = asMcpdiff();
+    const r = mcpdiff.run(["--help"]);
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout.toString()).toContain("reject");
+  });
+});
+
+/** A copy of the binary named mcpdiff, in a directory of its own, removed on dispose. */
+function asMcpdiff(): { run(args: string[]): { exitCode: number; stdout: Buffer } } & Disposable {
+  const dir = mkdtempSync(join(tmpdir(), "ws-mcpdiff-"));
+  const link = join(dir, "mcpdiff");
+  copyFileSync(BINARY, link);
+  Bun.spawnSync(["chmod", "+x", link]);
+  return {
+    run: (args) => {
+      const r = Bun.spawnSync([link, ...args], { cwd: dir, stdout: "pipe" });
+      return { exitCode: r.exitCode, stdout: r.stdout };
+    },
+    [Symbol.dispose]: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+describe("--help and --version on every subcommand", () => {
+  const VERSION = new RegExp(`^worksnap ${pkg.version.replaceAll(".", "\\.")}\n`);
+  const SUBCOMMANDS = [
+    ["serve"],
+    ["gc"],
+    ...["create", "info", "log", "list", "file", "grep", "changes", "diff", "export", "import"].map((s) => ["snapshot", s]),
+    ...["review", "status", "show", "accept", "reject", "recover", "cleanup"].map((s) => ["history", s]),
+  ];
+
+  test("every command and subcommand answers --version and --help (exit 0, nothing on stderr)", () => {
+    for (const cmd of [["snapshot"], ["history"], ...SUBCOMMANDS]) {
+      const v = cli([...cmd, "--version"]);
+      expect([cmd.join(" "), v.code, v.stderr]).toEqual([cmd.join(" "), 0, ""]);
+      expect(v.stdout).toMatch(VERSION);
+      for (const flag of ["--help", "-h"]) {
+        const h = cli([...cmd, flag]);
+        expect([cmd.join(" "), flag, h.code, h.stderr]).toEqual([cmd.join(" "), flag, 0, ""]);
+        expect(h.stdout).toContain(`worksnap ${cmd[0]}`);
+      }
+    }
+    // after --, --help is an argument like any other: grep searches for it
+    const r = cli(["snapshot", "grep", "--json", "--root", import.meta.dir, "--", "--help"]);
+    expect(r.code).toBe(0);
+    expect(r.json().matches.length).toBeGreaterThan(0);
+  });
+
+  test("under the mcpdiff name too", () => {
+    using mcpdiff = asMcpdiff();
+    for (const args of [["--version"], ["-V"], ["status", "--version"], ["reject", "--version"]]) {
+      const r = mcpdiff.run(args);
+      expect([args.join(" "), r.exitCode]).toEqual([args.join(" "), 0]);
+      expect(r.stdout.toString()).toMatch(VERSION);
+    }
+    for (const args of [["--help"], ["status", "--help"], ["show", "-h"], ["help"]]) {
+      const r = mcpdiff.run(args);
+      expect([args.join(" "), r.exitCode]).toEqual([args.join(" "), 0]);
+      expect(r.stdout.toString()).toContain("mcpdiff <command>");
     }
   });
 });

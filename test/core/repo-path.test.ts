@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { WorksnapError } from "../../src/core/errors";
-import { ancestorsOf, isReservedPath, isWithin, parseRepoPath, type RepoPath } from "../../src/core/repo-path";
+import { WorksnapError, asWorksnapError } from "../../src/core/errors";
+import { NAME_MAX, PATH_MAX, ancestorsOf, isReservedPath, isWithin, parseRepoPath, type RepoPath } from "../../src/core/repo-path";
 
 function rejects(input: unknown): WorksnapError {
   try {
@@ -55,6 +55,36 @@ describe("parseRepoPath (spec 1.2)", () => {
     expect(isReservedPath(".mcp/blobs")).toBe(true);
     expect(isReservedPath(".github/workflows")).toBe(false);
     expect(isReservedPath(".mcpx")).toBe(false);
+  });
+
+  test("a name over 255 bytes or a path over PATH_MAX is INVALID_ARGUMENT, counted in UTF-8 bytes", () => {
+    expect(parseRepoPath("a".repeat(255))).toBe("a".repeat(255) as RepoPath);
+    const long = rejects(`src/${"a".repeat(256)}`);
+    expect(long.details).toMatchObject({ arg: "path", name_bytes: 256, limit: NAME_MAX });
+    // 128 two-byte characters are 256 bytes, though only 128 UTF-16 units
+    expect(rejects("é".repeat(128)).details.name_bytes).toBe(256);
+    const deep = Array.from({ length: Math.ceil(PATH_MAX / 200) }, () => "d".repeat(199)).join("/");
+    expect(rejects(deep).details).toMatchObject({ arg: "path", limit: PATH_MAX - 1 });
+    expect(parseRepoPath(deep.slice(0, PATH_MAX - 1))).toBe(deep.slice(0, PATH_MAX - 1) as RepoPath);
+  });
+
+  test("ENAMETOOLONG from the file system is INVALID_ARGUMENT, never INTERNAL", () => {
+    const e = asWorksnapError(Object.assign(new Error("ENAMETOOLONG: name too long, open '/somewhere/x'"), { code: "ENAMETOOLONG", path: "/somewhere/x" }));
+    expect(e.code).toBe("INVALID_ARGUMENT");
+    expect(JSON.stringify(e.toJSON())).not.toContain("/somewhere");
+  });
+
+  test(".GIT, .Git and other spellings a case-folding or normalising file system reads as .git are reserved", () => {
+    for (const p of [".GIT", ".Git/config", ".gIt/hooks/pre-commit", ".MCP/blobs", ".Mcp", ".git.", ".git ", ".git::$INDEX_ALLOCATION", "GIT~1/config", "mcp~1", ".g\u200cit/config", "\ufeff.git", ".\u0047IT"]) {
+      expect([p, isReservedPath(p)]).toEqual([p, true]);
+    }
+    // .git anywhere (a nested repository's hooks), .mcp only at the top
+    expect(isReservedPath("vendor/lib/.git/hooks/post-checkout")).toBe(true);
+    expect(isReservedPath("vendor/.GIT")).toBe(true);
+    expect(isReservedPath("docs/.mcp/notes")).toBe(false);
+    for (const p of [".github", ".gitignore", ".gitattributes", "git", "mcp", ".mcp-config", "digit/.gi", "gitx~1", ".gi"]) {
+      expect([p, isReservedPath(p)]).toEqual([p, false]);
+    }
   });
 
   test("ancestorsOf", () => {

@@ -53,6 +53,16 @@ export interface McpSession extends AsyncDisposable {
   raw(name: string, args?: Record<string, unknown>): Promise<any>;
 }
 
+export interface SessionOptions {
+  /** Run the server as an unprivileged user when the tests run as root (see unprivileged). */
+  unprivileged?: boolean;
+  env?: Record<string, string>;
+  /** The client advertises the roots capability and answers roots/list with these directories. */
+  roots?: string[];
+  /** The server's working directory (stdio). */
+  cwd?: string;
+}
+
 /**
  * What content[0].text must be for a structured answer: under `--text json`
  * its canonical JSON; otherwise the tool's own rendering of it (the SDK client
@@ -70,22 +80,16 @@ export function expectedText(tool: string, structured: any, args: Record<string,
  * Spawns `dist/worksnap serve --root ROOT` and connects the MCP SDK's own Client over stdio. Every call checks
  * the text contract: the text is exactly the rendering of structuredContent (or its JSON under `--text json`).
  */
-export async function mcpSession(root: string, extraArgs: string[] = [], opts: ClientOptions = {}): Promise<McpSession> {
+export async function mcpSession(root: string, extraArgs: string[] = [], opts: SessionOptions = {}): Promise<McpSession> {
+  const [command, ...prefix] = opts.unprivileged ? unprivileged([requireBinary()]) : [requireBinary()];
   const transport = new StdioClientTransport({
-    command: requireBinary(),
-    args: ["serve", ...(root === "" ? [] : ["--root", root]), ...extraArgs],
+    command: command as string,
+    args: [...prefix, "serve", ...(root === "" ? [] : ["--root", root]), ...extraArgs],
     cwd: opts.cwd,
     stderr: "pipe",
-    env: { ...(process.env as Record<string, string>) },
+    env: { ...(process.env as Record<string, string>), ...(opts.unprivileged ? { HOME: "/tmp" } : {}), ...opts.env },
   });
   return connectSession(transport, extraArgs, opts);
-}
-
-export interface ClientOptions {
-  /** The client advertises the roots capability and answers roots/list with these directories. */
-  roots?: string[];
-  /** The server's working directory (stdio). */
-  cwd?: string;
 }
 
 export interface RootsSession extends McpSession {
@@ -93,7 +97,7 @@ export interface RootsSession extends McpSession {
   setRoots(dirs: string[]): Promise<void>;
 }
 
-async function connectSession(transport: Transport, extraArgs: string[], opts: ClientOptions): Promise<RootsSession> {
+async function connectSession(transport: Transport, extraArgs: string[], opts: SessionOptions): Promise<RootsSession> {
   const textIndex = extraArgs.indexOf("--text");
   const json = textIndex >= 0 && extraArgs[textIndex + 1] === "json";
   let roots = opts.roots ?? [];
@@ -139,7 +143,7 @@ export interface HttpServe extends AsyncDisposable {
   /** Everything the server wrote on stderr so far. */
   log(): string;
   /** A client session over Streamable HTTP with the token (the SDK's own transport). */
-  session(opts?: ClientOptions): Promise<RootsSession>;
+  session(opts?: SessionOptions): Promise<RootsSession>;
   /** Stops the server (SIGTERM) and waits for it to exit; resolves to its exit code. */
   stop(): Promise<number>;
 }
@@ -193,19 +197,44 @@ export async function httpServe(root: string, extraArgs: string[] = [], opts: { 
   };
 }
 
+/** The uid and gid unprivileged runs use when the tests run as root: nobody. */
+export const NOBODY = 65534;
+const asRoot = process.getuid?.() === 0;
+
+/**
+ * `cmd` run as an unprivileged user when the tests run as root (root reads
+ * anything, so a mode 000 file is only unreadable to someone else); as it is
+ * otherwise. Pair it with handToUnprivileged.
+ */
+export function unprivileged(cmd: string[]): string[] {
+  return asRoot ? ["setpriv", `--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", ...cmd] : cmd;
+}
+
+/**
+ * Gives the tree at `root` to the unprivileged user (owner, so git accepts
+ * the repository as theirs) with `unreadable` (repo-relative files or
+ * directories) made mode 000.
+ */
+export function handToUnprivileged(root: string, unreadable: string[]): void {
+  if (asRoot) Bun.spawnSync(["chown", "-R", `${NOBODY}:${NOBODY}`, root]);
+  Bun.spawnSync(["chmod", "-R", "u+rwX", root]);
+  Bun.spawnSync(["chmod", "a+rx", join(root, "..")]);
+  for (const p of unreadable) Bun.spawnSync(["chmod", "000", join(root, p)]);
+}
+
 /**
  * Runs the binary on `root` with `unreadable` (a repo-relative file) made
  * unreadable: as an unprivileged user when the tests run as root (root reads
- * anything), with the tree opened to that user except for the file.
+ * anything), with the tree handed to that user except for the file.
  */
-export function cliWithUnreadable(root: string, unreadable: string, args: string[]): { code: number; stdout: string } {
-  Bun.spawnSync(["chmod", "-R", "a+rwX", root]);
-  Bun.spawnSync(["chmod", "000", join(root, unreadable)]);
-  Bun.spawnSync(["chmod", "a+rx", join(root, "..")]);
-  const cmd = [BINARY, ...args];
-  const asNobody = process.getuid?.() === 0;
-  const r = Bun.spawnSync(asNobody ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", ...cmd] : cmd, {
-    env: { ...process.env, HOME: "/tmp" },
-  });
-  return { code: r.exitCode ?? 1, stdout: r.stdout.toString() };
+export function cliWithUnreadable(root: string, unreadable: string | string[], args: string[], env: Record<string, string> = {}): CliResult {
+  handToUnprivileged(root, typeof unreadable === "string" ? [unreadable] : unreadable);
+  return cliUnprivileged(args, env);
+}
+
+/** Runs the binary as the unprivileged user (see unprivileged) on a tree handed to it. */
+export function cliUnprivileged(args: string[], env: Record<string, string> = {}): CliResult {
+  const r = Bun.spawnSync(unprivileged([requireBinary(), ...args]), { env: { ...process.env, HOME: "/tmp", NO_COLOR: "1", ...env }, stdout: "pipe", stderr: "pipe" });
+  const stdout = r.stdout.toString();
+  return { code: r.exitCode ?? -1, stdout, stderr: r.stderr.toString(), json: () => JSON.parse(stdout) };
 }

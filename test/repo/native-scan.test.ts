@@ -142,11 +142,13 @@ describe.skipIf(m === null)("native scan job", () => {
     expect(r[0]).toMatchObject({ kind: SKIP, same: true, digest: null });
     mkdirSync(join(root, "a-dir"), { recursive: true });
     Bun.spawnSync(["mkfifo", join(root, "a-fifo")]);
-    const bad = await scan(mod, root, ["missing.txt", "a-dir", "a-fifo"], { literals: ["x"] });
-    expect(bad.map((x) => x.kind)).toEqual([ERROR, ERROR, ERROR]);
+    Bun.spawnSync(["python3", "-c", `import socket; socket.socket(socket.AF_UNIX).bind(${JSON.stringify(join(root, "a-socket"))})`]);
+    const bad = await scan(mod, root, ["missing.txt", "a-dir", "a-fifo", "a-socket"], { literals: ["x"] });
+    expect(bad.map((x) => x.kind)).toEqual([ERROR, ERROR, ERROR, ERROR]);
     expect(bad[0]!.errno).toBe(2); // ENOENT
-    expect(bad[1]!.errno).toBe(-1); // not a regular file
-    expect(bad[2]!.errno).toBe(-1);
+    expect(bad[1]!.errno).toBe(21); // EISDIR: the file is gone, a directory took its place
+    expect(bad[2]!.errno).toBe(-1); // not a regular file: never read
+    expect(bad[3]!.errno).toBe(-1); // a socket fails to open (ENXIO): not a regular file either
   });
 
   test("countByte counts a byte at every offset and length", () => {

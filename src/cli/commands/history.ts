@@ -187,11 +187,7 @@ function str(v: unknown): string | undefined {
 
 export async function cmdHistory(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
-  if (!name || name === "--help" || name === "-h" || name === "help") {
-    stdout(HISTORY_HELP);
-    return name ? 0 : 2;
-  }
-  const sub = SUBCOMMANDS[name];
+  const sub = SUBCOMMANDS[name as string];
   if (!sub) throw new UsageError(`unknown history command ${name}`);
   const { flags, positionals } = parseArgv(rest, { ...COMMON, ...sub.flags });
   const ws = openWorkspace((flags.root as string | undefined) ?? process.cwd());

@@ -7,7 +7,7 @@ import { snapshotGrep, type GrepArgs } from "../../ops/snapshot/grep";
 import { importBundle } from "../../ops/snapshot/import";
 import type { Workspace } from "../../ops/workspace";
 import { UsageError, intFlag, type FlagSpec } from "../args";
-import { printJson, progressBar, stderr, stdout } from "../output";
+import { printJson, progressBar, stderr, stdout, warnUnreadable } from "../output";
 
 /**
  * `worksnap snapshot grep|changes|diff|export|import`. Human output by default
@@ -68,6 +68,7 @@ export const COMPARE_SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> 
       for (;;) {
         const r = await snapshotGrep(ws, { ...args, cursor, max_matches: args.max_matches ?? 2000 });
         stdout(r.matches.map(renderMatch).join("")); // a page per write
+        warnUnreadable(r);
         if (!r.cursor) return;
         if (!paged || r.cursor === cursor) {
           stderr(`worksnap: ${r.note ?? "more matches remain"}\n(continue with --cursor ${r.cursor})\n`);
@@ -86,6 +87,7 @@ export const COMPARE_SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> 
       let cursor = args.cursor;
       do {
         const r = await snapshotChanges(ws, { ...args, cursor, onProgress: progressBar("hashing") });
+        if (!cursor) warnUnreadable(r); // the same on every page of a comparison
         stdout(r.changes.map((c) => `${c.status.padEnd(12)} ${c.path}${c.old_mode ? `  (${c.old_mode} -> ${c.new_mode})` : ""}\n`).join(""));
         cursor = args.limit === undefined ? r.cursor : undefined;
         if (r.cursor && !cursor) stderr(`(more changes; continue with --cursor ${r.cursor})\n`);
@@ -105,6 +107,7 @@ export const COMPARE_SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> 
         onProgress: progressBar("hashing"),
       });
       stdout(r.diff);
+      warnUnreadable(r);
       for (const o of r.omitted) stderr(`worksnap: ${o.path} left out of the diff (${o.reason}, ${o.bytes} bytes)\n`);
     },
   },
@@ -125,6 +128,7 @@ export const COMPARE_SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> 
       });
       if (flags.json) return printJson(r);
       stdout(`${r.sha256}  ${r.path}\n`);
+      warnUnreadable(r);
     },
   },
   import: {

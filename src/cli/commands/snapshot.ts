@@ -6,15 +6,16 @@ import { listEntries } from "../../ops/snapshot/list";
 import { closeWorkspace, openWorkspace, type Workspace } from "../../ops/workspace";
 import { COMPARE_HELP, COMPARE_SUBCOMMANDS } from "./snapshot-compare";
 import { UsageError, intFlag, parseArgv, type FlagSpec } from "../args";
-import { printJson, progressBar, stderr, stdout } from "../output";
+import { printJson, progressBar, stderr, stdout, warnUnreadable } from "../output";
 
 export const SNAPSHOT_HELP = `worksnap snapshot <command> [--root DIR] [--json]
 
   create [PATH...]               capture PATHs (default: the whole tree); prints the snapshot id
   info ID                        fingerprint, creation time and stats of a snapshot
   log [--limit N]                stored snapshots, newest first
-  list [PATH] [--snapshot ID] [--recursive] [--limit N]
-                                 entries under PATH, from a snapshot or the live tree
+  list [PATH] [--snapshot ID] [--recursive] [--glob GLOB] [--limit N] [--cursor C]
+                                 entries under PATH, from a snapshot or the live tree;
+                                 --glob: files matching it at any depth ("*.test.ts")
   file PATH [--snapshot ID] [--start-line N] [--end-line N]
                                  a file's content (raw bytes on stdout)
 ${COMPARE_HELP}
@@ -24,6 +25,9 @@ Exit codes: 0 ok, 1 user error, 2 usage, 70 internal.
 
 const COMMON: FlagSpec = { root: { kind: "string" }, json: { kind: "bool" } };
 
+/** What `snapshot file` prints at most without a line range (an MCP answer carries FILE_INLINE_CAP). */
+const CLI_FILE_MAX = 64 * 1024 * 1024;
+
 type Sub = (ws: Workspace, positionals: string[], flags: Record<string, unknown>) => Promise<void>;
 
 const SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> = {
@@ -32,8 +36,9 @@ const SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> = {
     flags: {},
     run: async (ws, pos, flags) => {
       const result = await createSnapshot(ws, { paths: pos.length > 0 ? pos : ["."], onProgress: flags.json ? undefined : progressBar("hashing") });
-      if (flags.json) printJson(result);
-      else stdout(`${result.snapshot_id}\n`);
+      if (flags.json) return printJson(result);
+      stdout(`${result.snapshot_id}\n`);
+      warnUnreadable(result);
     },
   },
   info: {
@@ -48,6 +53,7 @@ const SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> = {
           `created     ${result.created_at}`,
           `files       ${result.manifest_stats.files}`,
           `bytes       ${result.manifest_stats.bytes}`,
+          ...(result.manifest_stats.unreadable ? [`unreadable  ${result.manifest_stats.unreadable} (skipped: the snapshot is not a full capture)`] : []),
           `paths       ${result.paths.join(" ")}`,
           `head_oid    ${fp.head_oid || "(unborn or not git)"}`,
           `index_oid   ${fp.index_oid || "(none)"}`,
@@ -67,23 +73,38 @@ const SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> = {
     },
   },
   list: {
-    flags: { snapshot: { kind: "string" }, recursive: { kind: "bool", short: "r" }, limit: { kind: "string" } },
+    flags: {
+      snapshot: { kind: "string" },
+      recursive: { kind: "bool", short: "r" },
+      glob: { kind: "string" },
+      limit: { kind: "string" },
+      cursor: { kind: "string" },
+    },
     run: async (ws, pos, flags) => {
       if (pos.length > 1) throw new UsageError("list takes at most one PATH");
-      const result = await listEntries(ws, {
-        mode: flags.snapshot ? "snapshot" : "worktree",
+      const args = {
+        mode: (flags.snapshot ? "snapshot" : "worktree") as "snapshot" | "worktree",
         snapshot_id: flags.snapshot as string | undefined,
         path: pos[0] ?? ".",
         recursive: flags.recursive === true,
+        glob: flags.glob as string | undefined,
         limit: intFlag(flags.limit, "limit"),
-      });
-      if (flags.json) return printJson(result);
-      const line = (e: (typeof result.entries)[number]) => {
+        cursor: flags.cursor as string | undefined,
+      };
+      if (flags.json) return printJson(await listEntries(ws, args));
+      const line = (e: Awaited<ReturnType<typeof listEntries>>["entries"][number]) => {
         const size = e.type === "dir" ? "-" : String(e.size ?? "");
         return `${e.type.padEnd(7)} ${size.padStart(10)}  ${e.path}${e.type === "dir" ? "/" : ""}\n`;
       };
-      stdout(result.entries.map(line).join(""));
-      if (result.truncated) stderr(`(${result.total - result.entries.length} more; raise --limit)\n`);
+      // every page (one write each), unless --limit asks for one
+      let cursor = args.cursor;
+      do {
+        const result = await listEntries(ws, { ...args, cursor });
+        stdout(result.entries.map(line).join(""));
+        warnUnreadable(result);
+        cursor = args.limit === undefined ? result.cursor : undefined;
+        if (result.cursor && !cursor) stderr(`(more entries; continue with --cursor ${result.cursor})\n`);
+      } while (cursor);
     },
   },
   file: {
@@ -95,6 +116,8 @@ const SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> = {
         path: one(pos, "PATH"),
         start_line: intFlag(flags["start-line"], "start-line"),
         end_line: intFlag(flags["end-line"], "end-line"),
+        // a person's terminal or pipe takes more than a model's answer
+        maxContent: CLI_FILE_MAX,
       });
       if (flags.json) return printJson(result);
       stdout(decodeContent(result.content));
@@ -109,16 +132,8 @@ function one(pos: string[], what: string): string {
 
 export async function cmdSnapshot(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
-  if (!name || name === "--help" || name === "-h" || name === "help") {
-    stdout(SNAPSHOT_HELP);
-    return name ? 0 : 2;
-  }
-  const sub = SUBCOMMANDS[name];
+  const sub = SUBCOMMANDS[name as string];
   if (!sub) throw new UsageError(`unknown snapshot command ${name}`);
-  if (rest.includes("--help") || rest.includes("-h")) {
-    stdout(SNAPSHOT_HELP);
-    return 0;
-  }
   const { flags, positionals } = parseArgv(rest, { ...COMMON, ...sub.flags });
   const ws = openWorkspace((flags.root as string | undefined) ?? process.cwd());
   try {

@@ -1,6 +1,6 @@
 import type { Change, ChangeCounts, ChangesResult } from "../../ops/snapshot/changes";
 import type { DiffResult } from "../../ops/snapshot/diff";
-import { count, leaseTag, line, lines, pathText, raw, short, size } from "./text";
+import { count, leaseTag, line, lines, pathText, raw, short, size, unreadableLine } from "./text";
 
 export interface SidesView {
   from: string;
@@ -40,7 +40,7 @@ export function renderChanges(out: ChangesResult, args: SidesView): string {
   });
   const missing = out.counts.total - out.changes.length;
   const tail = out.truncated ? line(`… ${missing > 0 ? `${missing} more` : "more"}`, out.cursor && `cursor ${out.cursor}`) : null;
-  return lines(line(sidesLine(out, args), countsText(out.counts), leaseTag(out)), ...body, tail);
+  return lines(line(sidesLine(out, args), countsText(out.counts), leaseTag(out)), ...body, tail, unreadableLine(out));
 }
 
 /**
@@ -56,5 +56,5 @@ export function renderDiff(out: DiffResult, args: SidesView): string {
   );
   const omitted = out.omitted.map((o) => `omitted ${pathText(o.path)} (${o.status}, ${size(o.bytes)}: too large to show)`);
   const tail = out.truncated ? line(out.files[out.files.length - 1]?.partial ? "… the last file continues" : "… more files", out.cursor && `cursor ${out.cursor}`) : null;
-  return lines(head, out.diff !== "" && raw(out.diff), ...omitted, tail);
+  return lines(head, out.diff !== "" && raw(out.diff), ...omitted, tail, unreadableLine(out));
 }

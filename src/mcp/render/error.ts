@@ -22,8 +22,8 @@ export function renderError(e: { code: ErrorCode; message: string; details: Erro
   const out = [`error ${e.code}: ${message}`];
   const changed = details.changed;
   if (Array.isArray(changed)) {
-    for (const c of changed as { path: string; read_blob?: string; current_blob?: string | null }[]) {
-      const was = c.read_blob ? `read ${short(c.read_blob)}` : null;
+    for (const c of changed as { path: string; read_blob?: string | null; read_bytes?: number; current_blob?: string | null }[]) {
+      const was = c.read_blob ? `read ${short(c.read_blob)}` : c.read_blob === null ? "absent when read" : c.read_bytes !== undefined ? `its first ${c.read_bytes} bytes read` : null;
       const now = c.current_blob === null ? "now deleted" : c.current_blob ? `now ${short(c.current_blob)}` : null;
       out.push(`changed: ${pathText(c.path)}${was || now ? ` (${[was, now].filter(Boolean).join(", ")})` : ""}`);
     }

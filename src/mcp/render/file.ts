@@ -14,7 +14,7 @@ export function renderFile(out: FileResult): string {
     `${pathText(out.path)}${out.resolved_path !== undefined ? ` → ${pathText(out.resolved_path)}` : ""}${range}`,
     out.type === "symlink" && "symlink",
     out.encoding === "base64" && `binary, ${size(out.size)}`,
-    `blob ${short(out.blob)}`,
+    out.blob !== undefined && `blob ${short(out.blob)}`,
     leaseTag(out),
   );
   if (out.content === "") return lines(head, out.start_line !== undefined ? "(no lines in range)" : "(empty)");

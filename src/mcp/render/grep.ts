@@ -1,6 +1,6 @@
 import type { GrepMatch } from "../../ops/grep";
 import type { GrepAnswer } from "../../ops/snapshot/grep";
-import { count, leaseTag, line, lines, pathText } from "./text";
+import { count, leaseTag, line, lines, pathText, unreadableLine } from "./text";
 
 /**
  * snapshot_grep the way `rg --heading --line-number --column` prints it: a
@@ -39,7 +39,7 @@ export function renderGrep(out: GrepAnswer): string {
   }
   const more = out.matches_omitted > 0 ? `${out.matches_omitted} more matches not shown` : null;
   const tail = out.truncated ? line(more ?? "more remains", out.cursor && `cursor ${out.cursor}`) : more;
-  return lines(head, ...body, tail, out.truncated && out.note);
+  return lines(head, ...body, tail, out.truncated && out.note, unreadableLine(out));
 }
 
 function sameLine(m: GrepMatch, next: GrepMatch | undefined): boolean {

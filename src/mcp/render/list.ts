@@ -1,6 +1,6 @@
 import { compareUtf8 } from "../../core/byte-order";
 import type { ListEntry, ListResult } from "../../ops/snapshot/list";
-import { count, leaseTag, line, lines, pathText } from "./text";
+import { count, leaseTag, line, lines, pathText, unreadableLine } from "./text";
 
 /** The list arguments a rendering depends on (others, such as a glob, only change which entries come back). */
 export interface ListView {
@@ -33,7 +33,7 @@ export function renderList(out: ListResult & { cursor?: string }, args: ListView
     leaseTag(out),
   );
   const body = single ? [nameText(out.entries[0]!, pathText(out.path))] : grouped ? groups : shown.map((e) => nameText(e, e.path.startsWith(base) ? e.path.slice(base.length) : e.path));
-  return lines(head, ...body, tail(out));
+  return lines(head, ...body, tail(out), unreadableLine(out));
 }
 
 /** A name as `ls -F` marks it; quoted when a space, a quote or a control character would make it ambiguous. */

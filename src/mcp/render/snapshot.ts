@@ -1,11 +1,15 @@
 import type { CreateSnapshotResult } from "../../ops/snapshot/create";
 import type { ExportResult } from "../../ops/snapshot/export";
 import type { InfoResult } from "../../ops/snapshot/info";
-import { count, fingerprintText, leaseTag, line, lines, pathText, short, size } from "./text";
+import type { ManifestStats } from "../../repo/snapshot-store";
+import { count, fingerprintText, leaseTag, line, lines, pathText, short, size, unreadableLine } from "./text";
 
-/** `snapshot 1a2b3c4d5e6f · 120 files, 1.2 MB`: the id prefix every tool takes back, and what it holds. */
-function snapshotLine(id: string, stats: { files: number; bytes: number }): string {
-  return line(`snapshot ${short(id)}`, `${count(stats.files, "file")}, ${size(stats.bytes)}`);
+/**
+ * `snapshot 1a2b3c4d5e6f · 120 files, 1.2 MB`: the id prefix every tool takes
+ * back, and what it holds; a capture that skipped unreadable files says so.
+ */
+function snapshotLine(id: string, stats: ManifestStats): string {
+  return line(`snapshot ${short(id)}`, `${count(stats.files, "file")}, ${size(stats.bytes)}`, (stats.unreadable ?? 0) > 0 && `not a full capture: ${stats.unreadable} unreadable skipped`);
 }
 
 /** snapshot_create: the new id and the fingerprint it was taken at; skipped names only when there were any. */
@@ -16,7 +20,7 @@ export function renderCreate(out: CreateSnapshotResult): string {
     s.submodules > 0 && count(s.submodules, "submodule"),
     s.vanished > 0 && `${s.vanished} vanished while read`,
   ].filter(Boolean);
-  return lines(snapshotLine(out.snapshot_id, out.manifest_stats), fingerprintText(out.fingerprint), skipped.length > 0 && `skipped ${skipped.join(", ")}`);
+  return lines(snapshotLine(out.snapshot_id, out.manifest_stats), fingerprintText(out.fingerprint), skipped.length > 0 && `skipped ${skipped.join(", ")}`, unreadableLine(out));
 }
 
 /** snapshot_info: id, size, creation time, fingerprint and the paths it was asked to capture. */
@@ -33,5 +37,6 @@ export function renderExport(out: ExportResult): string {
   return lines(
     line(`bundle ${pathText(out.path)}`, `${count(out.files, "file")}, ${size(out.bytes)}`, `sha256 ${short(`sha256:${out.sha256}`)}`),
     line(`snapshot ${short(out.snapshot_id)}`, out.source_snapshot_id !== undefined && `narrowed from ${short(out.source_snapshot_id)}`, leaseTag(out)),
+    unreadableLine(out),
   );
 }

@@ -75,3 +75,15 @@ export function leaseTag(out: object): string | null {
 export function raw(text: string): string {
   return text.endsWith("\n") ? text.slice(0, -1) : text;
 }
+
+/**
+ * What whole-tree work skipped because it could not read it (permission
+ * denied, FIFOs): `unreadable (3): a.txt, b/secret, … 1 more`; null when nothing was.
+ */
+export function unreadableLine(out: { unreadable?: string[]; unreadable_total?: number }): string | null {
+  const names = out.unreadable ?? [];
+  if (names.length === 0) return null;
+  const total = out.unreadable_total ?? names.length;
+  const more = total > names.length ? `, … ${total - names.length} more` : "";
+  return `unreadable (${total}): ${names.map(pathText).join(", ")}${more}`;
+}

@@ -36,3 +36,16 @@ export function withMode<A extends { mode?: Mode; snapshot_id?: string }>(a: A):
 }
 
 export const modeBranch = (a: { mode?: Mode; snapshot_id?: string }) => (modeOf(a) === "snapshot" ? "immutable" : "worktree") as "immutable" | "worktree";
+
+/** What whole-tree work skipped because it could not read it (ops/snapshot/unreadable.ts); absent when nothing was. */
+export const unreadableProps = {
+  unreadable: { type: "array", items: { type: "string" } },
+  unreadable_total: { type: "integer" },
+};
+
+/** A snapshot's counts; `unreadable` when the capture skipped files it could not read. */
+export const manifestStatsSchema = {
+  type: "object",
+  properties: { files: { type: "integer" }, bytes: { type: "integer" }, unreadable: { type: "integer" } },
+  required: ["files", "bytes"],
+};

@@ -2,7 +2,7 @@ import * as v from "valibot";
 import { CHANGES_MAX_LIMIT, snapshotChanges } from "../../ops/snapshot/changes";
 import { defineTool } from "../define-tool";
 import { renderChanges } from "../render/compare";
-import { leaseIdArg, readOnly } from "./common";
+import { leaseIdArg, readOnly, unreadableProps } from "./common";
 import { countsSchema, cursorArg, scopeArg, sideArg, sidesBranch, sidesOutput, statusSchema } from "./sides-common";
 import description from "./snapshot_changes.txt" with { type: "text" };
 
@@ -36,6 +36,7 @@ export const snapshotChangesTool = defineTool({
       counts: countsSchema,
       truncated: { type: "boolean" },
       cursor: { type: "string" },
+      ...unreadableProps,
     },
     ["from", "to", "changes", "counts", "truncated"],
   ),

@@ -3,7 +3,7 @@ import { createSnapshot } from "../../ops/snapshot/create";
 import { defineTool } from "../define-tool";
 import { renderCreate } from "../render/snapshot";
 import { fingerprintSchema, immutableOutput } from "../output-schema";
-import { leaseIdArg, mutating } from "./common";
+import { leaseIdArg, manifestStatsSchema, mutating, unreadableProps } from "./common";
 import description from "./snapshot_create.txt" with { type: "text" };
 
 export const snapshotCreate = defineTool({
@@ -20,8 +20,9 @@ export const snapshotCreate = defineTool({
       snapshot_id: { type: "string" },
       fingerprint: fingerprintSchema,
       created_at: { type: "string" },
-      manifest_stats: { type: "object", properties: { files: { type: "integer" }, bytes: { type: "integer" } }, required: ["files", "bytes"] },
+      manifest_stats: manifestStatsSchema,
       skipped: { type: "object" },
+      ...unreadableProps,
     },
     ["snapshot_id", "fingerprint", "manifest_stats"],
   ),

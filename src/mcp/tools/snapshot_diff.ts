@@ -2,7 +2,7 @@ import * as v from "valibot";
 import { DIFF_CONTEXT_MAX, snapshotDiff } from "../../ops/snapshot/diff";
 import { defineTool } from "../define-tool";
 import { renderDiff } from "../render/compare";
-import { leaseIdArg, readOnly } from "./common";
+import { leaseIdArg, readOnly, unreadableProps } from "./common";
 import { countsSchema, cursorArg, scopeArg, sideArg, sidesBranch, sidesOutput, statusSchema } from "./sides-common";
 import description from "./snapshot_diff.txt" with { type: "text" };
 
@@ -43,6 +43,7 @@ export const snapshotDiffTool = defineTool({
       counts: countsSchema,
       truncated: { type: "boolean" },
       cursor: { type: "string" },
+      ...unreadableProps,
     },
     ["from", "to", "diff", "files", "omitted", "counts", "truncated"],
   ),

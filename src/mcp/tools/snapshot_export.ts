@@ -3,7 +3,7 @@ import { exportSnapshot } from "../../ops/snapshot/export";
 import { defineTool } from "../define-tool";
 import { renderExport } from "../render/snapshot";
 import { hybridOutput } from "../output-schema";
-import { leaseIdArg, mutating, snapshotIdArg } from "./common";
+import { leaseIdArg, mutating, snapshotIdArg, unreadableProps } from "./common";
 import description from "./snapshot_export.txt" with { type: "text" };
 
 export const snapshotExportTool = defineTool({
@@ -25,6 +25,7 @@ export const snapshotExportTool = defineTool({
       bytes: { type: "integer" },
       sha256: { type: "string" },
       files: { type: "integer" },
+      ...unreadableProps,
     },
     ["path", "bytes", "sha256", "files"],
   ),

@@ -33,7 +33,7 @@ export const snapshotFile = defineTool({
       truncated: { type: "boolean" },
       resolved_path: { type: "string" },
     },
-    ["path", "blob", "size", "encoding", "content", "truncated"],
+    ["path", "size", "encoding", "content", "truncated"],
   ),
   annotations: readOnly("Read file"),
   branch: modeBranch,

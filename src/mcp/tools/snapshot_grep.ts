@@ -4,7 +4,7 @@ import { defineTool } from "../define-tool";
 import { renderGrep } from "../render/grep";
 import { hybridOutput } from "../output-schema";
 import { cursorArg } from "./sides-common";
-import { leaseIdArg, modeArg, modeBranch, withMode, readOnly, snapshotIdArg } from "./common";
+import { leaseIdArg, modeArg, modeBranch, withMode, readOnly, snapshotIdArg, unreadableProps } from "./common";
 import description from "./snapshot_grep.txt" with { type: "text" };
 
 const globs = (what: string) => v.optional(v.pipe(v.array(v.string()), v.description(what)));
@@ -56,6 +56,7 @@ export const snapshotGrepTool = defineTool({
       cursor: { type: "string" },
       timed_out: { type: "boolean" },
       note: { type: "string" },
+      ...unreadableProps,
     },
     ["matches", "candidates", "files_searched", "files_matched", "binary_skipped", "matches_omitted", "truncated"],
   ),

@@ -3,7 +3,7 @@ import { snapshotInfo } from "../../ops/snapshot/info";
 import { defineTool } from "../define-tool";
 import { renderInfo } from "../render/snapshot";
 import { fingerprintSchema, immutableOutput } from "../output-schema";
-import { readOnly, snapshotIdArg } from "./common";
+import { manifestStatsSchema, readOnly, snapshotIdArg } from "./common";
 import description from "./snapshot_info.txt" with { type: "text" };
 
 export const snapshotInfoTool = defineTool({
@@ -15,7 +15,7 @@ export const snapshotInfoTool = defineTool({
       snapshot_id: { type: "string" },
       fingerprint: fingerprintSchema,
       created_at: { type: "string" },
-      manifest_stats: { type: "object", properties: { files: { type: "integer" }, bytes: { type: "integer" } }, required: ["files", "bytes"] },
+      manifest_stats: manifestStatsSchema,
       paths: { type: "array", items: { type: "string" } },
     },
     ["snapshot_id", "fingerprint", "created_at", "manifest_stats"],

@@ -3,7 +3,8 @@ import { listEntries } from "../../ops/snapshot/list";
 import { defineTool } from "../define-tool";
 import { renderList } from "../render/list";
 import { hybridOutput } from "../output-schema";
-import { leaseIdArg, modeArg, modeBranch, withMode, pathArg, readOnly, snapshotIdArg } from "./common";
+import { leaseIdArg, modeArg, modeBranch, withMode, pathArg, readOnly, snapshotIdArg, unreadableProps } from "./common";
+import { cursorArg } from "./sides-common";
 import description from "./snapshot_list.txt" with { type: "text" };
 
 export const snapshotList = defineTool({
@@ -15,7 +16,9 @@ export const snapshotList = defineTool({
     lease_id: v.optional(leaseIdArg),
     path: v.optional(pathArg('Default "." (the root).')),
     recursive: v.optional(v.boolean()),
+    glob: v.optional(v.pipe(v.string(), v.minLength(1))),
     limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(2000), v.description("Default 200."))),
+    cursor: v.optional(cursorArg),
   }),
   output: hybridOutput(
     {
@@ -36,6 +39,8 @@ export const snapshotList = defineTool({
       },
       total: { type: "integer" },
       truncated: { type: "boolean" },
+      cursor: { type: "string" },
+      ...unreadableProps,
     },
     ["path", "entries", "total", "truncated"],
   ),

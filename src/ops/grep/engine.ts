@@ -92,8 +92,15 @@ const MAX_LOOKAHEAD_BYTES_PREFETCHED = 16 * 1024 * 1024;
 const MAX_LOOKAHEAD_BYTES = 64 * 1024 * 1024;
 /** Files over chunkBytes searched through a window at once (each window is about twice chunkBytes). */
 const MAX_WINDOWS = 2;
-/** Read errors that mean the path no longer holds a regular file (deleted, replaced, not followed). */
-const GONE = new Set(["ENOENT", "ENOTDIR", "ELOOP", NOT_REGULAR]);
+/** Read errors that mean the path no longer holds the file (deleted, replaced by a directory, a symlink not followed). */
+const GONE = new Set(["ENOENT", "ENOTDIR", "ELOOP", "EISDIR"]);
+/**
+ * Read errors of a file that is there but cannot be searched: permission
+ * denied, or a FIFO, socket or device (ENXIO: a socket; EAGAIN: a FIFO
+ * opened without waiting). Such a file is skipped and named, as ripgrep
+ * does, and the search goes on.
+ */
+const UNREADABLE = new Set(["EACCES", "EPERM", NOT_REGULAR, "ENXIO", "ESPIPE", "EAGAIN", "ENODEV"]);
 
 /** Thrown inside the run when the time budget ends it; never escapes grep(). */
 const TIME_UP = Symbol("grep time budget");
@@ -136,6 +143,7 @@ class GrepRun {
     matches_omitted: 0,
     truncated: false,
     searched_paths: [],
+    unreadable: [],
   };
   private matchBytes = 0;
   private lastPath: string | null = null;
@@ -250,7 +258,7 @@ class GrepRun {
         at,
         `time budget of ${q.timeBudgetMs} ms ran out` +
           (head ? ` while searching ${head.path}` : "") +
-          "; pass the cursor to continue. If this repeats at the same file, the pattern backtracks heavily on a long line there: simplify it or use fixedStrings",
+          "; pass the cursor to continue. If this repeats at the same file, the pattern backtracks heavily on a long line there: simplify it or use fixed_strings",
       );
       return result;
     } finally {
@@ -396,6 +404,7 @@ class GrepRun {
     if (this.stop.signal.aborted) return { error: this.stop.signal.reason };
     const code = (err as NodeJS.ErrnoException | null)?.code;
     if (file.c.onRead !== undefined && code !== undefined && GONE.has(code)) return { ...NO_MATCH, sha256: null, kept };
+    if (file.c.onRead !== undefined && code !== undefined && UNREADABLE.has(code)) return { ...NO_MATCH, unreadable: true, kept };
     const e = asWorksnapError(err);
     e.details.path = file.c.path; // the repo path, not the file-system one
     return { error: e };
@@ -459,6 +468,10 @@ class GrepRun {
     const { q, result } = this;
     if (found.binary) {
       result.binary_skipped++;
+      return true;
+    }
+    if (found.unreadable) {
+      result.unreadable.push(c.path); // not searched, so not touched either
       return true;
     }
     result.files_searched++;

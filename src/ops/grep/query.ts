@@ -90,8 +90,8 @@ export function compileQuery(opts: GrepOptions): CompiledQuery {
     throw invalidArgument(`pattern is longer than ${MAX_PATTERN_LENGTH} characters`, { arg: "pattern" });
   }
   if (typeof opts.queryKey !== "string") throw invalidArgument("queryKey must be a string", { arg: "queryKey" });
-  const fixedStrings = flag(opts.fixedStrings, "fixedStrings");
-  const caseInsensitive = flag(opts.caseInsensitive, "caseInsensitive");
+  const fixedStrings = flag(opts.fixedStrings, "fixed_strings");
+  const caseInsensitive = flag(opts.caseInsensitive, "case_insensitive");
   const identity = queryIdentity({ pattern, fixedStrings, caseInsensitive, queryKey: opts.queryKey });
   let cursor: CursorPosition | null = null;
   if (opts.cursor !== undefined) {
@@ -102,9 +102,9 @@ export function compileQuery(opts: GrepOptions): CompiledQuery {
     pattern,
     fixedStrings,
     caseInsensitive,
-    contextLines: int(opts.contextLines, "contextLines", 0, MAX_CONTEXT_LINES, 0),
-    maxMatches: int(opts.maxMatches, "maxMatches", 1, 1_000_000, DEFAULT_MAX_MATCHES),
-    maxFiles: int(opts.maxFiles, "maxFiles", 1, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER),
+    contextLines: int(opts.contextLines, "context_lines", 0, MAX_CONTEXT_LINES, 0),
+    maxMatches: int(opts.maxMatches, "max_matches", 1, 1_000_000, DEFAULT_MAX_MATCHES),
+    maxFiles: int(opts.maxFiles, "max_files", 1, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER),
     maxBytes: int(opts.maxBytes, "maxBytes", 1, 64 * 1024 * 1024, DEFAULT_MAX_BYTES),
     concurrency: int(opts.concurrency, "concurrency", 1, 256, DEFAULT_CONCURRENCY),
     timeBudgetMs: int(opts.timeBudgetMs, "timeBudgetMs", 1, 24 * 3600 * 1000, DEFAULT_TIME_BUDGET_MS),

@@ -26,6 +26,7 @@
  * hands it to a killable child process.
  */
 import { availableParallelism } from "node:os";
+import { NOT_REGULAR_FILE } from "../../repo/file-chunks";
 import { RACY_MARGIN_MS, sharedHashMemory, type HashMemory } from "./hash-memory";
 import { regexScan, type AsciiFold, type RegionScan } from "./regex-scan";
 import { readToEnd } from "./read-to-end";
@@ -81,8 +82,8 @@ export function nativeLiterals(filter: ReadFilter): { literals: Uint8Array[] | n
 /** A ReadFilter as posted: literals as plain arrays, which clone several times faster than typed arrays. */
 type PostedFilter = Omit<ReadFilter, "literals" | "required"> & { literals: number[][] | null; required: number[][][] };
 
-/** Error code of a path that is no longer a regular file (a directory, a FIFO...). */
-export const NOT_REGULAR = "ENOTREG";
+/** Error code of a path that holds a FIFO, socket or device instead of a regular file (a directory: EISDIR). */
+export const NOT_REGULAR = NOT_REGULAR_FILE;
 
 interface Request {
   path: string;
@@ -147,7 +148,7 @@ export const READER_TRIES = 2e8;
  */
 function readerMain(scan: typeof regexScan, readWhole: typeof readToEnd, fs: typeof import("node:fs"), sniff: number, budget: number, notRegular: string, racyMs: number): void {
   const [BINARY, SKIP, BYTES, SCANNED, LARGE, ERROR, LONG] = [0, 1, 2, 3, 4, 5, 6];
-  const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
+  const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY } = fs.constants;
   let buf: Buffer = Buffer.allocUnsafe(1 << 20);
   const cache = new Map<string, RegExp>();
   let filter: PostedFilter | null = null;
@@ -247,10 +248,10 @@ function readerMain(scan: typeof regexScan, readWhole: typeof readToEnd, fs: typ
       const path = entry.slice(colon + 1);
       let fd = -1;
       try {
-        // never follow a symlink; never wait on a FIFO that replaced the file
-        fd = fs.openSync(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+        // never follow a symlink; never wait on a FIFO that replaced the file, never take a terminal
+        fd = fs.openSync(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
         const st = fs.fstatSync(fd);
-        if (!st.isFile()) throw Object.assign(new Error(`${path} is not a regular file`), { code: notRegular });
+        if (!st.isFile()) throw Object.assign(new Error(`${path} is not a regular file`), { code: st.isDirectory() ? "EISDIR" : notRegular });
         const fields = [st.dev, st.ino, st.size, st.mtimeMs, st.ctimeMs];
         const same = hash && knownStamp !== "" && knownStamp === fields.join(";");
         const settled = Date.now() - racyMs;

@@ -73,11 +73,18 @@ function childMain(scan: typeof regexScan, readWhole: typeof readToEnd, fs: type
     text.copy(reply, 16 + code.length);
     send(reply);
   };
-  /** The whole file (or limit + 1 bytes of it); a symlink is refused, never followed. */
+  /**
+   * The whole file (or limit + 1 bytes of it); a symlink is refused, never
+   * followed, and a FIFO, socket or device is never read (ENOTREG, as the
+   * reader threads answer; O_NONBLOCK so that opening a FIFO returns at once).
+   */
   const readFile = (path: string, limit: number): Buffer => {
-    const fd = fs.openSync(path, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+    const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY } = fs.constants;
+    const fd = fs.openSync(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
     try {
-      const { buf: data, len } = readWhole(fs, fd, Buffer.allocUnsafe(Math.min(fs.fstatSync(fd).size, limit) + 1), limit);
+      const st = fs.fstatSync(fd);
+      if (!st.isFile()) throw Object.assign(new Error(`${path} is not a regular file`), { code: st.isDirectory() ? "EISDIR" : "ENOTREG" });
+      const { buf: data, len } = readWhole(fs, fd, Buffer.allocUnsafe(Math.min(st.size, limit) + 1), limit);
       return data.subarray(0, len);
     } finally {
       fs.closeSync(fd);

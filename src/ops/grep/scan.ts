@@ -13,8 +13,8 @@
  * (line, column, text, context). Rendering for people or models happens in
  * the adapters.
  */
-import { constants } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
+import { READ_FLAGS, assertRegular } from "../../repo/file-chunks";
 import { BINARY_SNIFF_BYTES, isBinary } from "../../core/binary";
 import { asBuffer, charStartAtOrAfter, charStartAtOrBefore, countNewlines, lastNewlineBefore } from "./literal";
 import type { RegionScan } from "./regex-scan";
@@ -45,6 +45,8 @@ export interface FileSearch {
   sha256?: string | null;
   /** bytes a reader thread kept for it that were not counted in advance (engine bookkeeping) */
   kept?: number;
+  /** the file could not be read (permission denied, or not a regular file): skipped and named, not searched */
+  unreadable?: true;
 }
 
 export const LONG_LINE_BYTES = 300;
@@ -269,7 +271,7 @@ class ByteWindow {
   }
 
   private async fillFromFile(min: number): Promise<void> {
-    this.handle ??= await open(this.file!, constants.O_RDONLY | constants.O_NOFOLLOW); // never follow a symlink
+    this.handle ??= await openRegularFile(this.file!);
     while (this.hi - this.lo < min && !this.done) {
       this.makeRoom(min - (this.hi - this.lo));
       const { bytesRead } = await this.handle.read(this.store, this.hi, this.store.length - this.hi, null);
@@ -332,4 +334,16 @@ function releaseStore(store: Uint8Array): void {
   if (store.length < 64 * 1024 || store.length > MAX_SPARE_BYTES) return;
   spareStores.push(store);
   if (spareStores.length > MAX_SPARE_STORES) spareStores.sort((a, b) => b.length - a.length).pop();
+}
+
+/** Opens a file for a window: never through a symlink, never waiting on a FIFO, only a regular file (READ_FLAGS). */
+async function openRegularFile(file: string): Promise<FileHandle> {
+  const handle = await open(file, READ_FLAGS);
+  try {
+    assertRegular(await handle.stat());
+    return handle;
+  } catch (err) {
+    await handle.close();
+    throw err;
+  }
 }

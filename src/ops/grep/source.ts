@@ -5,45 +5,32 @@
  * callers: small files in one synchronous read, larger ones streamed in
  * `chunkBytes` reads, so a 2 GB file never sits in memory whole.
  */
-import { readFileSync, statSync } from "node:fs";
-import { open } from "node:fs/promises";
+import { closeSync } from "node:fs";
 import type { RepoPath } from "../../core/repo-path";
+import { fdStream, fileStream as regularFileStream, openRegular, readAll } from "../../repo/file-chunks";
 import { DEFAULT_CHUNK_BYTES } from "./query";
 import type { GrepCandidate } from "./types";
 
 /** `size` null: not known yet (the engine stats the file when it reads it). */
 export function fileCandidate(path: RepoPath, absPath: string, size: number | null, chunkBytes = DEFAULT_CHUNK_BYTES): GrepCandidate {
-  return {
-    path,
-    size,
-    absPath,
-    open: async () => ((size ?? statSync(absPath).size) <= chunkBytes ? readFileSync(absPath) : fileStream(absPath, chunkBytes)),
-  };
+  return { path, size, absPath, open: async () => readRegular(absPath, chunkBytes) };
 }
 
-/** A file as a stream of reads of `chunkBytes` each. */
+/**
+ * A regular file (never a symlink, FIFO or device: openRegular), whole when
+ * it holds at most `chunkBytes`, else as a stream of reads of that size.
+ */
+function readRegular(absPath: string, chunkBytes: number): Uint8Array | ReadableStream<Uint8Array> {
+  const { fd, stat } = openRegular(absPath);
+  if (stat.size > chunkBytes) return fdStream(fd, chunkBytes);
+  try {
+    return readAll(fd, stat.size);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** A regular file as a stream of reads of `chunkBytes` each. */
 export function fileStream(absPath: string, chunkBytes = DEFAULT_CHUNK_BYTES): ReadableStream<Uint8Array> {
-  let handle: Awaited<ReturnType<typeof open>> | null = null;
-  const closeHandle = async () => {
-    const h = handle;
-    handle = null;
-    await h?.close();
-  };
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        handle ??= await open(absPath, "r");
-        const buf = new Uint8Array(chunkBytes);
-        const { bytesRead } = await handle.read(buf, 0, chunkBytes, null);
-        if (bytesRead === 0) {
-          await closeHandle();
-          controller.close();
-        } else controller.enqueue(bytesRead === chunkBytes ? buf : buf.subarray(0, bytesRead));
-      } catch (err) {
-        await closeHandle().catch(() => {});
-        controller.error(err);
-      }
-    },
-    cancel: closeHandle,
-  }, { highWaterMark: 0 });
+  return regularFileStream(absPath, chunkBytes);
 }

@@ -70,6 +70,12 @@ export interface GrepResult {
   cursor?: string;
   /** every candidate searched, in walk order, binary excluded: the lease's touched set */
   searched_paths: string[];
+  /**
+   * candidates met in this call that could not be read (permission denied,
+   * or a FIFO, socket or device where a file was listed), in walk order:
+   * skipped, not searched and not touched
+   */
+  unreadable: string[];
   /** the time budget ran out; `cursor` resumes at the file being searched then */
   timed_out?: boolean;
   /** why the answer was cut short, for the model */

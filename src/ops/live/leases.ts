@@ -1,5 +1,6 @@
 import { WorksnapError, internal, invalidArgument } from "../../core/errors";
-import { randomId128 } from "../../core/hash";
+import { blobIdOfState } from "../../core/content-hash";
+import { randomId128, sha256Hex } from "../../core/hash";
 import { type Fingerprint, sameFingerprint } from "../../repo/fingerprint";
 
 /**
@@ -19,13 +20,25 @@ export interface Lease {
 export type IndexBlobResolver = (gitOid: string) => string | undefined;
 
 /**
- * The paths a lease touched, each with the blob observed: a Map of path to
+ * What a line range of a large file read (snapshot_file): its first `bytes`
+ * bytes, which hash to `sha256` (hex). The read stops where the range ends,
+ * so the whole file's blob is not known; the lease records exactly what was
+ * read, never a blob it did not see.
+ */
+export interface PartialRead {
+  bytes: number;
+  sha256: string;
+}
+
+/**
+ * The paths a lease touched, each with what was observed: a Map of path to
  * blob id (or null), except that a clean tracked file may be recorded by its
  * git blob id (setIndexBlob), which is turned into the sha256 blob id only
- * when someone reads it. A whole-tree grep touches every file, and making
- * 100k blob ids nobody may ever look at cost more than the search. The two
+ * when someone reads it (a whole-tree grep touches every file, and making
+ * 100k blob ids nobody may ever look at cost more than the search), and a
+ * file of which only a prefix was read by its PartialRead (setPartial). The
  * kinds of value tell themselves apart: a blob id starts with "sha256:", a
- * git id is hex.
+ * partial read with "part:", a git id is hex.
  */
 export class TouchedPaths {
   private readonly map = new Map<string, string | null>();
@@ -40,9 +53,43 @@ export class TouchedPaths {
     return this.map.has(path);
   }
 
+  /** The blob observed at `path` (null: no file); undefined when not touched, or when only part of it was read (partialRead). */
   get(path: string): string | null | undefined {
     const v = this.map.get(path);
+    if (v !== undefined && v !== null && isPartial(v)) return undefined;
     return v === undefined || v === null || isBlobId(v) ? v : this.resolved(path, v);
+  }
+
+  /** Records that only the first `read.bytes` bytes of the file at `path` were read. */
+  setPartial(path: string, read: PartialRead): void {
+    this.map.set(path, `part:${read.bytes}:${read.sha256}`);
+  }
+
+  partialRead(path: string): PartialRead | undefined {
+    const v = this.map.get(path);
+    if (v === undefined || v === null || !isPartial(v)) return undefined;
+    const colon = v.indexOf(":", 5);
+    return { bytes: Number(v.slice(5, colon)), sha256: v.slice(colon + 1) };
+  }
+
+  /**
+   * How `current` (the file's bytes now; null: no file) differs from what the
+   * lease observed at `path`; null when it does not, or when the lease
+   * observed no file content there. A partial read is compared on the bytes
+   * it read: a change beyond them was never seen, so it is not the lease's to
+   * guard (the patch's context or expected_blob guard the rest).
+   */
+  changedSince(path: string, current: Uint8Array | null): { read_blob: string; current_blob: string | null } | { read_bytes: number; current_blob: string | null } | null {
+    const part = this.partialRead(path);
+    const currentBlob = () => (current ? blobIdOfState(current) : null);
+    if (part) {
+      const same = current !== null && current.length >= part.bytes && sha256Hex(current.subarray(0, part.bytes)) === part.sha256;
+      return same ? null : { read_bytes: part.bytes, current_blob: currentBlob() };
+    }
+    const seen = this.get(path);
+    if (typeof seen !== "string") return null;
+    const now = currentBlob();
+    return now === seen ? null : { read_blob: seen, current_blob: now };
   }
 
   set(path: string, blob: string | null): this {
@@ -59,8 +106,9 @@ export class TouchedPaths {
     return this.map.keys();
   }
 
+  /** Every touched path with its value: a blob id, null, or a partial read as stored (set() takes it back as it is). */
   *entries(): IterableIterator<[string, string | null]> {
-    for (const [path, v] of this.map) yield [path, v === null || isBlobId(v) ? v : this.resolved(path, v)];
+    for (const [path, v] of this.map) yield [path, v === null || isBlobId(v) || isPartial(v) ? v : this.resolved(path, v)];
   }
 
   [Symbol.iterator](): IterableIterator<[string, string | null]> {
@@ -98,6 +146,11 @@ export const LEASE_LIMITS = { leases: 10_000, touched: 250_000 };
 /** "sha256:..." (a blob id), not a git object id (hex only). */
 function isBlobId(v: string): boolean {
   return v.charCodeAt(0) === 115; // "s"
+}
+
+/** "part:..." (a partial read). */
+function isPartial(v: string): boolean {
+  return v.charCodeAt(0) === 112; // "p"
 }
 
 export class LeaseStore {

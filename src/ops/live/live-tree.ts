@@ -1,5 +1,5 @@
 import { sha256Hex } from "../../core/hash";
-import { ROOT, type RepoPath } from "../../core/repo-path";
+import { ROOT, isWithin, type RepoPath } from "../../core/repo-path";
 import { type Fingerprint, type GitState, readGitState } from "../../repo/fingerprint";
 import type { GitResult } from "../../repo/git";
 import { walkPlainTree } from "../../repo/plain-walk";
@@ -11,6 +11,8 @@ export interface LiveTree {
   fingerprint: Fingerprint;
   entries: TreeEntry[];
   skipped: ScanSkips;
+  /** Directories under the scope that could not be opened (permission denied), sorted by bytes. */
+  unreadable: string[];
   /** When git compared the work tree with the index for this state (see captureEntries); git only. */
   gitComparedAt?: number;
 }
@@ -28,6 +30,8 @@ export interface LiveInputs {
   git: GitTreeInputs | null;
   plain: TreeEntry[];
   skipped: ScanSkips;
+  /** See LiveTree.unreadable. */
+  unreadable: string[];
   gitComparedAt?: number;
 }
 
@@ -47,17 +51,25 @@ export async function readLiveInputs(
     const listing = opts.listing ?? (opts.lazyListing ? undefined : startIndexListing(ws.repo, scope));
     const state = await statePromise;
     const git = await readGitTreeInputs(ws.repo, state.status, scope, listing);
-    return { fingerprint: state.fingerprint, git, plain: [], skipped: git.skipped, gitComparedAt: state.statusStartedAt };
+    const unreadable = state.unreadableDirs.filter((d) => scope.some((s) => isWithin(d, s) || isWithin(s, d as RepoPath)));
+    return { fingerprint: state.fingerprint, git, plain: [], skipped: git.skipped, unreadable, gitComparedAt: state.statusStartedAt };
   }
   const all = walkPlainTree(ws.repo.root, [ROOT]);
-  const inScope = scope.length === 1 && scope[0] === ROOT ? all.entries : walkPlainTree(ws.repo.root, scope).entries;
-  return { fingerprint: { head_oid: "", index_oid: "", status_hash: listingHash(all.entries) }, git: null, plain: inScope, skipped: all.skipped };
+  const inScope = scope.length === 1 && scope[0] === ROOT ? all : walkPlainTree(ws.repo.root, scope);
+  return {
+    fingerprint: { head_oid: "", index_oid: "", status_hash: listingHash(all.entries) },
+    git: null,
+    plain: inScope.entries,
+    skipped: all.skipped,
+    unreadable: inScope.unreadable,
+  };
 }
 
 export async function liveTreeOf(inputs: LiveInputs): Promise<LiveTree> {
-  if (!inputs.git) return { fingerprint: inputs.fingerprint, entries: inputs.plain, skipped: inputs.skipped };
+  const { fingerprint, skipped, unreadable } = inputs;
+  if (!inputs.git) return { fingerprint, entries: inputs.plain, skipped, unreadable };
   const scan = await gitTreeEntries(inputs.git);
-  return { fingerprint: inputs.fingerprint, entries: scan.entries, skipped: scan.skipped, gitComparedAt: inputs.gitComparedAt };
+  return { fingerprint, entries: scan.entries, skipped: scan.skipped, unreadable, gitComparedAt: inputs.gitComparedAt };
 }
 
 /** The live fingerprint and the candidate files under `scope` (`listing`: the index listing for it, started already). */

@@ -1,7 +1,7 @@
 import { lstatSync, realpathSync } from "node:fs";
 import { dirname, join, sep } from "node:path";
 import { permissionDenied } from "../../core/errors";
-import { isReservedPath, type RepoPath } from "../../core/repo-path";
+import { isReservedPath, refuseReserved, type RepoPath } from "../../core/repo-path";
 import type { RepoRoot } from "../../repo/root";
 
 export interface ResolvedTarget {
@@ -23,7 +23,7 @@ function within(root: string, abs: string): boolean {
  * absolute path or a symlink, is PERMISSION_DENIED, as is `.git/` and `.mcp/`.
  */
 export function resolveInRoot(repo: RepoRoot, path: RepoPath): ResolvedTarget {
-  if (isReservedPath(path)) throw permissionDenied(`${path} is reserved for git and worksnap state`, { path });
+  refuseReserved(path);
   const joined = join(repo.root, path);
   let abs: string;
   let exists = true;

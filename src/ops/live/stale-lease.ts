@@ -1,8 +1,9 @@
-import { lstatSync, readlinkSync } from "node:fs";
+import { closeSync, lstatSync, readSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { compareUtf8 } from "../../core/byte-order";
 import { WorksnapError } from "../../core/errors";
-import { blobIdFromHex, blobIdOf, sha256File } from "../../core/hash";
+import { blobIdFromHex, blobIdOf, sha256Hex } from "../../core/hash";
+import { openRegular, sha256OfFile } from "../../repo/file-chunks";
 import { isWithin, type RepoPath } from "../../core/repo-path";
 import { type Fingerprint, sameFingerprint } from "../../repo/fingerprint";
 import { indexTreeChanges, recalledState, stateEntries } from "../../repo/state-memory";
@@ -31,10 +32,12 @@ export async function acquireLease(ws: Workspace, leaseId: string | undefined, l
 
 export interface LeaseFileChange {
   path: string;
-  /** The blob the lease read there (null: no file). */
-  read_blob: string | null;
-  /** The blob there now (null: no file). */
-  current_blob: string | null;
+  /** The blob the lease read there (null: no file); absent when it read only a prefix of the file. */
+  read_blob?: string | null;
+  /** The length of the prefix the lease read (a line range of a large file), when that is all it read. */
+  read_bytes?: number;
+  /** The blob there now (null: no file); absent for a file only a prefix of which was read and compared. */
+  current_blob?: string | null;
 }
 
 export interface LeaseChanges {
@@ -81,6 +84,22 @@ export async function leaseChanges(ws: Workspace, lease: Lease, live: Fingerprin
   let budgetBytes = HASH_BUDGET.bytes;
   for (const path of lease.touched.keys()) {
     if (!mayHaveChanged(path)) continue;
+    const abs = join(ws.repo.root, path);
+    const st = statOrNull(abs);
+    const part = lease.touched.partialRead(path);
+    if (part) {
+      // only a prefix was read (a line range of a large file): what changed is whether that prefix did
+      if (budgetFiles <= 0 || budgetBytes < part.bytes) {
+        unchecked++;
+        continue;
+      }
+      budgetFiles--;
+      budgetBytes -= part.bytes;
+      const prefix = st?.isFile() ? readPrefix(abs, part.bytes) : null;
+      if (prefix === null) changed.push({ path, read_bytes: part.bytes, current_blob: null });
+      else if (prefix.length < part.bytes || sha256Hex(prefix) !== part.sha256) changed.push({ path, read_bytes: part.bytes });
+      continue;
+    }
     let read: string | null | undefined;
     try {
       read = lease.touched.get(path);
@@ -89,15 +108,13 @@ export async function leaseChanges(ws: Workspace, lease: Lease, live: Fingerprin
       continue;
     }
     if (read === undefined) continue;
-    const abs = join(ws.repo.root, path);
-    const st = statOrNull(abs);
     if (st && st.isFile() && (budgetFiles <= 0 || budgetBytes < st.size)) {
       unchecked++;
       continue;
     }
     budgetFiles--;
     budgetBytes -= st?.size ?? 0;
-    const current = await currentBlob(abs, st);
+    const current = currentBlob(abs, st);
     if (current !== read) changed.push({ path, read_blob: read, current_blob: current });
   }
   changed.sort((a, b) => compareUtf8(a.path, b.path));
@@ -130,13 +147,37 @@ function statOrNull(abs: string) {
   }
 }
 
-/** The blob at a path now: a file's content, a symlink's text; null for no file (missing, a directory). */
-async function currentBlob(abs: string, st: ReturnType<typeof statOrNull>): Promise<string | null> {
+/** The blob at a path now: a file's content, a symlink's text; null for no file (missing, a directory, a FIFO). */
+function currentBlob(abs: string, st: ReturnType<typeof statOrNull>): string | null {
   try {
     if (st?.isSymbolicLink()) return blobIdOf(new Uint8Array(readlinkSync(abs, { encoding: "buffer" })));
-    if (st?.isFile()) return blobIdFromHex(await sha256File(abs));
+    if (st?.isFile()) return blobIdFromHex(sha256OfFile(abs));
   } catch {
     return null;
   }
   return null;
+}
+
+/** The first `n` bytes of a regular file (fewer when it is shorter); null when it cannot be read. */
+function readPrefix(abs: string, n: number): Uint8Array | null {
+  let opened: { fd: number };
+  try {
+    opened = openRegular(abs);
+  } catch {
+    return null;
+  }
+  try {
+    const buf = Buffer.allocUnsafe(n);
+    let len = 0;
+    while (len < n) {
+      const got = readSync(opened.fd, buf, len, n - len, len);
+      if (got === 0) break;
+      len += got;
+    }
+    return buf.subarray(0, len);
+  } catch {
+    return null;
+  } finally {
+    closeSync(opened.fd);
+  }
 }

@@ -157,8 +157,8 @@ export async function runMutation<T extends object>(
   opts: MutationOptions = {},
 ): Promise<Mutated<T>> {
   const conv = conversationOf(args);
-  const finish = (branch: MutationBranch, built: Built<T>, changes: AppliedChange[], recorded: boolean) =>
-    finishAnswer(branch, built, changes, conv, recorded, opts.showDiff === true);
+  const finish = (branch: MutationBranch, built: Built<T>, changes: AppliedChange[], recorded: boolean, note?: string) =>
+    finishAnswer(branch, built, changes, conv, recorded, opts.showDiff === true, note);
   const progress = (done: number, message: string) => args.onProgress?.(done, 3, message);
   if (args.mode === "snapshot") {
     if (args.snapshot_id === undefined) throw invalidArgument('mode "snapshot" needs snapshot_id', { arg: "snapshot_id" });
@@ -195,10 +195,14 @@ export async function runMutation<T extends object>(
     const fingerprint = await fingerprintRead;
     const lease = args.lease_id !== undefined ? await acquireLease(ws, args.lease_id, fingerprint) : null;
     checkCancelled(args.signal);
-    if (built.changes === null || built.changes.length === 0) {
+    const changes = built.changes === null ? null : withoutNoOps(ws, built.changes, reads);
+    if (changes === null || changes.length === 0) {
+      // a rejected patch or a write that changes nothing: nothing is written or recorded, and no conversation starts
       const kept = lease ?? ws.leases.issue(fingerprint);
-      return finish({ cache_hint: "until_dirty", lease_id: kept.id, fingerprint }, built, [], true);
+      const unchanged = built.changes !== null ? unchangedNote(built.changes) : undefined;
+      return finish({ cache_hint: "until_dirty", lease_id: kept.id, fingerprint }, built, [], false, unchanged);
     }
+    built.changes = changes;
     progress(1, "writing");
     // The new fingerprint is read as soon as the files are published, while the history appends its log: the work
     // tree no longer changes under the lock, and the history lives in .mcp, which git does not list.
@@ -292,6 +296,7 @@ function finishAnswer<T extends object>(
   conv: Conversation,
   recorded: boolean,
   showDiff: boolean,
+  note?: string,
 ): Mutated<T> {
   const sorted = [...changes].sort((a, b) => compareUtf8(a.path, b.path));
   const changed = sorted.slice(0, CHANGED_CAP).map(changedEntry);
@@ -315,7 +320,37 @@ function finishAnswer<T extends object>(
       out.note = `Started edit conversation ${conv.id}: pass mcp_conversation_id "${conv.id}" on the next edits of this turn so they are reviewed together.`;
     }
   }
+  if (note !== undefined) out.note = note;
   return { result: out, applied: sorted };
+}
+
+/**
+ * The changes that would change something: a write of exactly the bytes and
+ * mode a file already holds is dropped (nothing to write, nothing to record),
+ * unless it carries a compare-and-swap the write path must still check. The
+ * current state is what the build read (a patch), else read now, without
+ * entering it among the build's reads.
+ */
+function withoutNoOps(ws: Workspace, changes: WriteChange[], reads: Map<string, KnownState>): WriteChange[] {
+  return changes.filter((c) => {
+    if (c.kind !== "write" || c.expect !== undefined) return true;
+    let current: PathState;
+    try {
+      const target = resolveWorktreeTarget(ws.repo, c.path, c.follow === true);
+      current = reads.get(target.path)?.state ?? (target.kind === "file" || target.kind === "symlink" ? readTargetState(target) : null);
+    } catch {
+      return true; // the write path reports what is wrong with it
+    }
+    if (current === null || (c.mode !== undefined && c.mode !== current.mode)) return true;
+    return Buffer.compare(current.bytes, c.bytes) !== 0;
+  });
+}
+
+function unchangedNote(changes: WriteChange[]): string {
+  const paths = [...new Set(changes.map((c) => c.path))].sort(compareUtf8);
+  if (paths.length === 0) return "Nothing changed: every file already holds this content. Nothing was written or recorded.";
+  const named = paths.length <= 3 ? paths.join(", ") : `${paths.slice(0, 3).join(", ")} and ${paths.length - 3} more`;
+  return `Nothing changed: ${named} already ${paths.length === 1 ? "holds" : "hold"} this content. Nothing was written or recorded.`;
 }
 
 function changedEntry(c: AppliedChange): ChangedEntry {

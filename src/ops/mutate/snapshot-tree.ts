@@ -3,9 +3,9 @@ import { posix } from "node:path";
 import { compareUtf8 } from "../../core/byte-order";
 import { invalidArgument, notFound, permissionDenied, repoChanged } from "../../core/errors";
 import { blobIdOf, blobMatches, type BlobId } from "../../core/hash";
-import { ROOT, ancestorsOf, isReservedPath, isWithin, type RepoPath } from "../../core/repo-path";
+import { ROOT, ancestorsOf, isReservedPath, isWithin, refuseReserved, type RepoPath } from "../../core/repo-path";
 import { type ManifestEntry, type SnapshotId, manifestJson, snapshotIdOf } from "../../repo/manifest";
-import type { SnapshotMeta, StoredSnapshot } from "../../repo/snapshot-store";
+import { manifestStats, type SnapshotMeta, type StoredSnapshot } from "../../repo/snapshot-store";
 import type { PathState } from "../write/edit-recorder";
 import type { AppliedChange, ChangeStatus, WriteChange } from "../write/write-path";
 import type { Workspace } from "../workspace";
@@ -74,7 +74,7 @@ export class SnapshotTree {
 
   async resolve(requested: RepoPath, follow: boolean): Promise<SnapshotTarget> {
     if (requested === ROOT) throw invalidArgument("the repository root is not a file; name a path inside it", { path: requested });
-    if (isReservedPath(requested)) throw permissionDenied(`${requested} is reserved for git and worksnap state`, { path: requested });
+    refuseReserved(requested);
     let segs = requested.split("/");
     let hops = 0;
     const hop = async (linkPath: string, rest: string[]): Promise<string[]> => {
@@ -236,7 +236,8 @@ async function store(ws: Workspace, tree: SnapshotTree, next: Map<string, Manife
     snapshot_id: snapshotId,
     fingerprint,
     created_at: new Date().toISOString(),
-    manifest_stats: { files: entries.length, bytes },
+    // a derived snapshot still lacks what its base could not read
+    manifest_stats: manifestStats(entries.length, bytes, tree.base.meta.manifest_stats.unreadable),
     paths,
   };
   ws.snapshots.save(meta, manifest);

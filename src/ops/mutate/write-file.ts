@@ -1,5 +1,5 @@
 import { invalidArgument, tooLarge } from "../../core/errors";
-import { parseBlobRef, type BlobId } from "../../core/hash";
+import { blobIdOf, parseBlobRef, type BlobId } from "../../core/hash";
 import { parseRepoPath } from "../../core/repo-path";
 import { type MutationArgs, type MutationResult, runMutation } from "./mutation";
 import type { Workspace } from "../workspace";
@@ -48,7 +48,9 @@ export async function writeFileOp(ws: Workspace, args: WriteFileArgs): Promise<W
     changes: [{ kind: "write", path, bytes, follow: true, expect, operation: "replace" }],
     extra: {},
   }), { showDiff: true });
-  const c = r.applied[0]!;
+  const c = r.applied[0];
+  // no change applied: the file already held these bytes (the answer's note says so)
+  if (!c) return { ...r.result, path, blob: blobIdOf(bytes), size: bytes.length, created: false };
   const out: WriteFileResult = { ...r.result, path, blob: c.blob!, size: bytes.length, created: c.status === "created" };
   if (c.path !== path) out.resolved_path = c.path;
   return out;

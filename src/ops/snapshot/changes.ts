@@ -5,6 +5,7 @@ import type { Fingerprint } from "../../repo/fingerprint";
 import { touch } from "../live/leases";
 import { decodeCursor, encodeCursor } from "./page-cursor";
 import { type OpenedSides, type SideEntry, openSides, parseScopeArg, sideName } from "./tree-side";
+import { unreadableFields, type UnreadableFields } from "./unreadable";
 import type { Workspace } from "../workspace";
 
 export type ChangeStatus = "added" | "modified" | "deleted" | "mode_changed";
@@ -46,7 +47,8 @@ export interface ChangesArgs {
 /** The fields that put an answer comparing two sides in one of spec section 5's branches. */
 export type SidesBranch = { cache_hint: "immutable" } | { cache_hint: "until_dirty"; lease_id: string; fingerprint: Fingerprint };
 
-export type ChangesResult = SidesBranch & {
+export type ChangesResult = SidesBranch &
+  UnreadableFields & {
   from: string;
   to: string;
   changes: Change[];
@@ -156,6 +158,7 @@ export async function snapshotChanges(ws: Workspace, args: ChangesArgs): Promise
     changes: page.map((p) => p.change),
     counts: countChanges(pairs),
     truncated,
+    ...unreadableFields(sides.unreadable),
   };
   if (truncated) result.cursor = encodeCursor(keys, (page[page.length - 1] as ChangePair).change.path);
   return result;

@@ -1,6 +1,6 @@
 import { compareUtf8 } from "../../core/byte-order";
-import { invalidArgument, notFound, permissionDenied } from "../../core/errors";
-import { ROOT, isReservedPath, isWithin, parseRepoPath, type RepoPath } from "../../core/repo-path";
+import { invalidArgument, notFound } from "../../core/errors";
+import { ROOT, isWithin, parseRepoPath, refuseReserved, type RepoPath } from "../../core/repo-path";
 import { captureEntries } from "../../repo/capture";
 import type { Fingerprint, GitState } from "../../repo/fingerprint";
 import { manifestJson, snapshotIdOf, toManifestEntry, type SnapshotId } from "../../repo/manifest";
@@ -11,6 +11,8 @@ import { Prehash } from "../../repo/prehash";
 import { startIndexListing } from "../../repo/tree-scan";
 import { WarmCache, warmKey } from "../../repo/warm-cache";
 import { liveTreeOf, readLiveInputs } from "../live/live-tree";
+import { manifestStats, type ManifestStats } from "../../repo/snapshot-store";
+import { refuseNamedUnreadable, unreadableFields, type UnreadableFields } from "./unreadable";
 import type { Workspace } from "../workspace";
 import { acquireLease } from "../live/stale-lease";
 
@@ -29,16 +31,16 @@ export interface CreateSnapshotArgs {
   gitState?: GitState;
 }
 
-export interface CreateSnapshotResult {
+export type CreateSnapshotResult = UnreadableFields & {
   snapshot_id: SnapshotId;
   cache_hint: "immutable";
   fingerprint: Fingerprint;
   created_at: string;
-  manifest_stats: { files: number; bytes: number };
+  manifest_stats: ManifestStats;
   skipped: ScanSkips & { vanished: number };
   /** With allowMissing: the named paths that held no file, in the order named. */
   missing?: string[];
-}
+};
 
 /**
  * snapshot_create: captures the named paths (`.` = the whole tree) or, with
@@ -96,6 +98,8 @@ async function create(
   const live = await liveTreeOf(inputs);
   const touchedSet = named ? null : new Set<string>(wanted);
   const candidates = touchedSet ? live.entries.filter((e) => touchedSet.has(e.path)) : live.entries;
+  // a path named explicitly that cannot be read is refused; a caller that allows missing paths gets it named instead
+  if (named && !args.allowMissing) refuseNamedUnreadable(ws.repo, named, live.unreadable);
   const missing = missingOf(wanted, candidates);
   if (missing.length > 0 && !args.allowMissing) {
     throw notFound(`${missing[0]} does not exist in the work tree (or is ignored)`, { path: missing[0] });
@@ -106,6 +110,8 @@ async function create(
     gitComparedAt: live.gitComparedAt,
     prehash,
   });
+  if (named && !args.allowMissing) refuseNamedUnreadable(ws.repo, named, captured.unreadable);
+  const unreadable = [...live.unreadable, ...captured.unreadable];
   const manifest = manifestJson(captured.entries.map(toManifestEntry));
   const snapshotId = snapshotIdOf(fingerprint, manifest);
   const bytes = captured.entries.reduce((n, e) => n + e.size, 0);
@@ -114,13 +120,14 @@ async function create(
       snapshot_id: snapshotId,
       fingerprint,
       created_at: new Date().toISOString(),
-      manifest_stats: { files: captured.entries.length, bytes },
+      manifest_stats: manifestStats(captured.entries.length, bytes, unreadable.length),
       paths: wanted,
     },
     manifest,
   );
   const skipped = { ...live.skipped, vanished: captured.vanished.length };
-  if (warm && captured.vanished.length === 0) {
+  // a capture that skipped files is not remembered: the same state, readable again, must be captured whole
+  if (warm && captured.vanished.length === 0 && unreadable.length === 0) {
     const fromGit = new Set(candidates.filter((c) => c.gitOid).map((c) => c.path));
     const loose = captured.entries.filter((e) => !fromGit.has(e.path)).map((e) => [e.path, e.blob.slice(7)] as [string, string]);
     warm.put(key, { snapshot_id: snapshotId, loose, skipped });
@@ -132,8 +139,10 @@ async function create(
     created_at: meta.created_at,
     manifest_stats: meta.manifest_stats,
     skipped,
+    ...unreadableFields(unreadable),
   };
-  if (args.allowMissing) out.missing = missingOf(wanted, captured.entries);
+  // what could not be read is named as unreadable, not missing
+  if (args.allowMissing) out.missing = missingOf(wanted, [...captured.entries, ...unreadable.map((path) => ({ path }))]);
   return out;
 }
 
@@ -166,7 +175,7 @@ function parseScope(paths: string[]): RepoPath[] {
   const out: RepoPath[] = [];
   for (const raw of paths) {
     const p = parseRepoPath(raw, "paths");
-    if (isReservedPath(p)) throw permissionDenied(`${p} is reserved for git and worksnap state`, { path: p });
+    refuseReserved(p);
     if (!out.includes(p)) out.push(p);
   }
   return out.includes(ROOT) ? [ROOT] : out;

@@ -15,6 +15,7 @@ import {
   touchPairs,
 } from "./changes";
 import { type SideEntry, openSides, parseScopeArg, sideName } from "./tree-side";
+import { unreadableFields, type UnreadableFields } from "./unreadable";
 import type { Workspace } from "../workspace";
 
 export interface DiffArgs {
@@ -46,7 +47,8 @@ export interface OmittedFile {
   bytes: number;
 }
 
-export type DiffResult = SidesBranch & {
+export type DiffResult = SidesBranch &
+  UnreadableFields & {
   from: string;
   to: string;
   /** git-style unified diff text of `files`, LF line ends; `git apply` reproduces the target. */
@@ -174,6 +176,7 @@ export async function snapshotDiff(ws: Workspace, args: DiffArgs): Promise<DiffR
     omitted,
     counts: countChanges(pairs),
     truncated: next !== null,
+    ...unreadableFields(sides.unreadable),
   };
   if (next) result.cursor = encodeCursor(keys, next);
   return result;

@@ -13,6 +13,8 @@ import { touch } from "../live/leases";
 import { readLiveTree } from "../live/live-tree";
 import type { BranchFields } from "../live/read-context";
 import { inScope, parseScopeArg, sideEntries, type SideEntry } from "./tree-side";
+import { manifestStats } from "../../repo/snapshot-store";
+import { refuseNamedUnreadable, unreadableFields, type UnreadableFields } from "./unreadable";
 import type { Workspace } from "../workspace";
 import { acquireLease } from "../live/stale-lease";
 
@@ -27,7 +29,7 @@ export interface ExportArgs {
   onProgress?: (done: number, total: number) => void;
 }
 
-export type ExportResult = BranchFields & {
+export type ExportResult = BranchFields & UnreadableFields & {
   /** The snapshot the bundle holds (a sub-snapshot's own id when `paths` narrowed a stored snapshot). */
   snapshot_id: SnapshotId;
   /** Set when `paths` narrowed a stored snapshot: the snapshot the files came from. */
@@ -66,7 +68,7 @@ export async function exportSnapshot(ws: Workspace, args: ExportArgs): Promise<E
     files: src.entries.length,
   };
   if (src.sourceId && src.sourceId !== src.snapshotId) result.source_snapshot_id = src.sourceId;
-  return result;
+  return { ...result, ...unreadableFields(src.unreadable ?? []) };
 }
 
 interface BundleSource {
@@ -76,6 +78,8 @@ interface BundleSource {
   manifest: string;
   entries: SideEntry[];
   branch: BranchFields;
+  /** What a live capture could not read (UnreadableFields). */
+  unreadable?: string[];
 }
 
 function openStored(ws: Workspace, args: ExportArgs, scope: RepoPath[]): BundleSource {
@@ -97,8 +101,11 @@ async function captureLive(ws: Workspace, args: ExportArgs, scope: RepoPath[]): 
   if (args.snapshot_id !== undefined) throw invalidArgument('snapshot_id applies to mode "snapshot" only', { arg: "snapshot_id" });
   const live = await readLiveTree(ws, scope);
   const lease = await acquireLease(ws, args.lease_id, live.fingerprint);
+  refuseNamedUnreadable(ws.repo, scope, live.unreadable);
   requireEach(scope, live.entries, "the work tree (or it is ignored)");
   const captured = await captureEntries(ws.repo, ws.blobs, live.entries, { signal: args.signal, onProgress: args.onProgress });
+  refuseNamedUnreadable(ws.repo, scope, captured.unreadable);
+  const unreadable = [...live.unreadable, ...captured.unreadable];
   const manifest = manifestJson(captured.entries.map(toManifestEntry));
   const snapshotId = snapshotIdOf(live.fingerprint, manifest);
   ws.snapshots.save(
@@ -106,7 +113,7 @@ async function captureLive(ws: Workspace, args: ExportArgs, scope: RepoPath[]): 
       snapshot_id: snapshotId,
       fingerprint: live.fingerprint,
       created_at: new Date().toISOString(),
-      manifest_stats: { files: captured.entries.length, bytes: captured.entries.reduce((n, e) => n + e.size, 0) },
+      manifest_stats: manifestStats(captured.entries.length, captured.entries.reduce((n, e) => n + e.size, 0), unreadable.length),
       paths: scope,
     },
     manifest,
@@ -118,6 +125,7 @@ async function captureLive(ws: Workspace, args: ExportArgs, scope: RepoPath[]): 
     manifest,
     entries: captured.entries.map((e) => ({ path: e.path, blob: e.blob, mode: e.mode })),
     branch: { cache_hint: "until_dirty", lease_id: lease.id, fingerprint: live.fingerprint },
+    unreadable,
   };
 }
 

@@ -1,7 +1,8 @@
 import { join, sep } from "node:path";
 import { canonicalJson } from "../../core/canonical-json";
 import { invalidArgument, notFound } from "../../core/errors";
-import { blobIdFromHex, sha256File, type BlobId } from "../../core/hash";
+import { blobIdFromHex, type BlobId } from "../../core/hash";
+import { sha256OfFile } from "../../repo/file-chunks";
 import { ROOT, trustedRepoPath, type RepoPath } from "../../core/repo-path";
 import type { GitResult } from "../../repo/git";
 import type { GitBlobMap } from "../../repo/git-blob-map";
@@ -10,8 +11,10 @@ import type { TreeEntry } from "../../repo/tree-scan";
 import { DEFAULT_CHUNK_BYTES, type GrepCandidate, type GrepResult, type ReadAhead, fileCandidate, grep, startReadAhead } from "../grep";
 import { touch, type Lease } from "../live/leases";
 import { type BranchFields, type ModeArgs, branchFields, openReadContext } from "../live/read-context";
+import { globFilter } from "./glob";
 import { inScope, parseScopeArg } from "./tree-side";
 import type { ShownFile } from "./file";
+import { refuseNamedUnreadable, unreadableFields, type UnreadableFields } from "./unreadable";
 import type { Workspace } from "../workspace";
 
 export interface GrepArgs extends ModeArgs {
@@ -37,8 +40,11 @@ export interface GrepArgs extends ModeArgs {
   maxBytes?: number;
 }
 
+export { globFilter } from "./glob";
+
 export type GrepAnswer = BranchFields &
-  Omit<GrepResult, "searched_paths"> & {
+  UnreadableFields &
+  Omit<GrepResult, "searched_paths" | "unreadable"> & {
     /** Text files under paths that passed include/exclude (binary files among them are skipped, not searched). */
     candidates: number;
   };
@@ -81,6 +87,7 @@ async function search(
     if (e.mode === "120000" || !filter(e.path)) continue;
     files.push(e);
   }
+  if (ctx.mode === "worktree") refuseNamedUnreadable(ws.repo, scope, ctx.live.unreadable);
   if (ctx.mode === "worktree" && inPaths === 0 && !all) {
     throw notFound(`${scope.join(", ")}: nothing to search in the work tree (missing or ignored)`, { paths: scope });
   }
@@ -99,9 +106,12 @@ async function search(
     speculation: early?.speculation ?? undefined,
   });
   await touches?.finish();
+  const { searched_paths: _searched, unreadable: skipped, ...rest } = found;
+  // directories the walk could not open are named on the first page only; files as the pages meet them
+  const unreadable = ctx.mode === "worktree" && args.cursor === undefined ? [...ctx.live.unreadable, ...skipped] : skipped;
+  if (ctx.mode === "worktree") refuseNamedUnreadable(ws.repo, scope, skipped);
   if (ctx.mode === "worktree" && args.onShown) args.onShown(shownFiles(ctx.lease, found.matches));
-  const { searched_paths: _searched, ...rest } = found;
-  return { ...branchFields(ctx), ...rest, candidates: files.length };
+  return { ...branchFields(ctx), ...rest, candidates: files.length, ...unreadableFields(unreadable) };
 }
 
 /** The files of the matches shown, in order, each with the blob the lease observed when it was searched. */
@@ -154,27 +164,6 @@ function startWorktreeReadAhead(ws: Workspace, args: GrepArgs, scope: RepoPath[]
   return started && listing ? { ...started, listing } : null;
 }
 
-/**
- * include/exclude as Bun globs. Like ripgrep's -g, a glob without "/" matches
- * the file name at any depth ("*.ts"); one with "/" matches the whole
- * repo-relative path ("src/**\/*.ts"). Exclude wins over include.
- */
-export function globFilter(include: string[] | undefined, exclude: string[] | undefined): (path: string) => boolean {
-  const compile = (globs: string[] | undefined, arg: string) => {
-    if (globs === undefined) return null;
-    if (!Array.isArray(globs)) throw invalidArgument(`${arg} must be an array of globs`, { arg });
-    return globs.map((g) => {
-      if (typeof g !== "string" || g === "") throw invalidArgument(`${arg} globs must be non-empty strings`, { arg });
-      const glob = new Bun.Glob(g.startsWith("./") ? g.slice(2) : g);
-      const whole = g.includes("/");
-      return (path: string) => glob.match(whole ? path : path.slice(path.lastIndexOf("/") + 1));
-    });
-  };
-  const inc = compile(include, "include");
-  const exc = compile(exclude, "exclude");
-  return (path) => (inc === null || inc.some((m) => m(path))) && !(exc ?? []).some((m) => m(path));
-}
-
 async function* snapshotCandidates(ws: Workspace, files: { path: string; blob?: BlobId }[]): AsyncGenerator<GrepCandidate> {
   for (const f of files) {
     const blob = f.blob as BlobId;
@@ -224,7 +213,7 @@ class LeaseTouches {
     for (const path of this.unhashed) {
       let blob: BlobId | null;
       try {
-        blob = blobIdFromHex(await sha256File(join(this.ws.repo.root, path)));
+        blob = blobIdFromHex(sha256OfFile(join(this.ws.repo.root, path)));
       } catch {
         blob = null;
       }

@@ -1,5 +1,6 @@
 import type { Fingerprint } from "../../repo/fingerprint";
 import type { SnapshotId } from "../../repo/manifest";
+import type { ManifestStats } from "../../repo/snapshot-store";
 import type { Workspace } from "../workspace";
 
 export interface InfoResult {
@@ -7,7 +8,7 @@ export interface InfoResult {
   cache_hint: "immutable";
   fingerprint: Fingerprint;
   created_at: string;
-  manifest_stats: { files: number; bytes: number };
+  manifest_stats: ManifestStats;
   paths: string[];
 }
 

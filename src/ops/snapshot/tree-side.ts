@@ -1,6 +1,7 @@
+import { compareUtf8 } from "../../core/byte-order";
 import { WorksnapError, invalidArgument, notFound, permissionDenied } from "../../core/errors";
 import type { BlobId } from "../../core/hash";
-import { ROOT, isReservedPath, isWithin, parseRepoPath, type RepoPath } from "../../core/repo-path";
+import { ROOT, isWithin, parseRepoPath, refuseReserved, type RepoPath } from "../../core/repo-path";
 import type { FileMode } from "../../core/file-mode";
 import { captureEntries } from "../../repo/capture";
 import type { Fingerprint } from "../../repo/fingerprint";
@@ -8,6 +9,7 @@ import { resolveCommit } from "../../repo/git-revision";
 import type { ManifestEntry, SnapshotId } from "../../repo/manifest";
 import type { Lease } from "../live/leases";
 import { readLiveTree } from "../live/live-tree";
+import { refuseNamedUnreadable, withoutUnreadable } from "./unreadable";
 import type { Workspace } from "../workspace";
 import { revisionEntries } from "./revision-side";
 import { acquireLease } from "../live/stale-lease";
@@ -32,6 +34,12 @@ export interface OpenedSides {
   to: TreeSide;
   /** Set when either side is the work tree. */
   lease: Lease | null;
+  /**
+   * What the work tree side could not read (files, and directories it could
+   * not open), sorted by bytes. These paths are left out of both sides, so a
+   * file that cannot be read is never reported as deleted.
+   */
+  unreadable: string[];
 }
 
 export interface SideArgs {
@@ -59,22 +67,29 @@ export async function openSides(ws: Workspace, args: SideArgs, scope: RepoPath[]
   }
   let live: { fingerprint: Fingerprint; entries: SideEntry[] } | null = null;
   let lease: Lease | null = null;
+  let unreadable: string[] = [];
   if (needsTree) {
     const tree = await readLiveTree(ws, scope);
     lease = await acquireLease(ws, args.lease_id, tree.fingerprint);
+    refuseNamedUnreadable(ws.repo, scope, tree.unreadable);
     const captured = await captureEntries(ws.repo, ws.blobs, tree.entries, {
       signal: args.signal,
       onProgress: args.onProgress,
       gitComparedAt: tree.gitComparedAt,
     });
+    refuseNamedUnreadable(ws.repo, scope, captured.unreadable);
+    unreadable = [...tree.unreadable, ...captured.unreadable].sort(compareUtf8);
     live = { fingerprint: tree.fingerprint, entries: captured.entries.map((e) => ({ path: e.path, blob: e.blob, mode: e.mode })) };
   }
   const side = async (ref: SideRef): Promise<TreeSide> => {
     if (ref.kind === "worktree") return { kind: "worktree", ...(live as NonNullable<typeof live>) };
-    if (ref.kind === "snapshot") return snapshotSide(ws, ref.id, scope);
-    return { kind: "revision", commit: ref.commit, entries: scoped(await revisionEntries(ws, ref.commit, args.signal), scope) };
+    const stored: TreeSide =
+      ref.kind === "snapshot"
+        ? snapshotSide(ws, ref.id, scope)
+        : { kind: "revision", commit: ref.commit, entries: scoped(await revisionEntries(ws, ref.commit, args.signal), scope) };
+    return unreadable.length === 0 ? stored : { ...stored, entries: withoutUnreadable(stored.entries, unreadable) };
   };
-  return { from: await side(fromRef), to: await side(toRef), lease };
+  return { from: await side(fromRef), to: await side(toRef), lease, unreadable };
 }
 
 /**
@@ -150,7 +165,7 @@ export function parseScopeArg(paths: string[] | undefined, argName = "paths"): R
   const out: RepoPath[] = [];
   for (const raw of paths) {
     const p = parseRepoPath(raw, argName);
-    if (isReservedPath(p)) throw permissionDenied(`${p} is reserved for git and worksnap state`, { path: p });
+    refuseReserved(p);
     if (!out.includes(p)) out.push(p);
   }
   return out.includes(ROOT) ? [ROOT] : out;

@@ -82,7 +82,7 @@ export async function taskContext(ws: Workspace, args: ContextArgs): Promise<Con
 async function dirtyWithoutTask(ws: Workspace): Promise<number> {
   const inputs = await readLiveInputs(ws, [ROOT], { lazyListing: true });
   if (inputs.git) {
-    const status = statusPaths(inputs.git.status);
+    const status = statusPaths(inputs.git.status, ws.repo.gitPrefix);
     const dirs = status.untrackedDirs as RepoPath[];
     const tracked = status.present.filter((p) => !dirs.includes(p as RepoPath)).length;
     const inDirs = inputs.git.untracked.filter((u) => dirs.some((d) => isWithin(u.path, d))).length;

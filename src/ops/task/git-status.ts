@@ -15,7 +15,12 @@ export interface StatusPaths {
   absent: string[];
 }
 
-export function statusPaths(raw: Uint8Array): StatusPaths {
+/**
+ * `prefix`: RepoRoot.gitPrefix. Git's status names paths from the top of the
+ * work tree; for a root below it only the paths under the root count, named
+ * from the root (a root inside an untracked directory is "." untracked).
+ */
+export function statusPaths(raw: Uint8Array, prefix = ""): StatusPaths {
   const present = new Set<string>();
   const absent = new Set<string>();
   const untrackedDirs: string[] = [];
@@ -29,6 +34,12 @@ export function statusPaths(raw: Uint8Array): StatusPaths {
     let source: string | null = null;
     if (x === "R" || x === "C") source = decodePath((records[++i] as Uint8Array | undefined) ?? new Uint8Array());
     if (x === "!" || path === null) continue;
+    if (prefix !== "") {
+      if (x === "?" && path.endsWith("/") && prefix.startsWith(path)) path = "./";
+      else if (!path.startsWith(prefix)) continue;
+      else path = path.slice(prefix.length);
+      if (source !== null) source = source.startsWith(prefix) ? source.slice(prefix.length) : null;
+    }
     if (x === "?" && path.endsWith("/")) {
       path = path.slice(0, -1);
       untrackedDirs.push(path);

@@ -278,7 +278,9 @@ export function renderDiff(r: DiffResult): WireResponse {
 
 export function renderError(err: PublicError): WireResponse {
   const code = wireCodeOf(err);
-  const message = err.message.replace(/^invalid arguments for \w+: /, "");
+  // a refusal of the arguments reads as its problems, without the tool's name in front
+  const problems = Array.isArray(err.details.problems) && err.details.problems.every((p) => typeof p === "string") ? (err.details.problems as string[]) : [];
+  const message = problems.length > 0 ? problems.join("; ") : err.message;
   const completed = Array.isArray(err.details.completed) && err.details.completed.length > 0 ? ` Before it: ${(err.details.completed as string[]).join("; ")}.` : "";
   const sentence = /[.!?]$/.test(message) ? message : `${message}.`;
   return { type: "!", fields: [f("code", code), f("reason", message, 160)], summary: `Error: ${sentence}${completed}${hintFor(code)}` };

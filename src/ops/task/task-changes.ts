@@ -52,7 +52,7 @@ export async function taskState(ws: Workspace, task: TaskRecord, opts: TaskState
     return { changes, fingerprint: live.fingerprint, dirtyNow: changes.length };
   }
   const state = opts.state ?? (await readGitState(ws.repo));
-  const status = statusPaths(state.status);
+  const status = statusPaths(state.status, ws.repo.gitPrefix);
   const moved = await pathsChangedBetween(ws, task.base.head_oid, state.fingerprint.head_oid);
   const candidateFiles = new Set<string>([...status.present, ...status.absent, ...snapshotEntries.map((e) => e.path), ...task.base.absent, ...moved]);
   const candidateDirs = [...status.untrackedDirs, ...task.named.held, ...task.named.missing];

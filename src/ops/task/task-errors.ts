@@ -50,8 +50,9 @@ export function wireCodeOf(err: PublicError): WireErrorCode {
     case "NOT_FOUND":
       return "snapshot_id" in err.details ? "SNAPSHOT_NOT_FOUND" : "NOT_FOUND";
     case "INVALID_ARGUMENT": {
-      const problems = Array.isArray(err.details.problems) ? (err.details.problems as string[]) : [];
-      if (problems.some((p) => MODE_ARGS.has(p.split(":")[0] ?? "") && /Invalid type: Expected \(/.test(p))) return "INVALID_MODE";
+      // the adapter's parser names the arguments whose value is not one of the allowed ones
+      const notOneOf = Array.isArray(err.details.not_one_of) ? (err.details.not_one_of as string[]) : [];
+      if (notOneOf.some((arg) => MODE_ARGS.has(arg))) return "INVALID_MODE";
       return "VALIDATION_FAILED";
     }
     case "STALE_LEASE":

@@ -1,4 +1,4 @@
-import { asWorksnapError } from "../../core/errors";
+import { asWorksnapError, permissionDenied } from "../../core/errors";
 import { ROOT, isWithin, type RepoPath } from "../../core/repo-path";
 import { type Fingerprint, type GitState, readGitState } from "../../repo/fingerprint";
 import { type ManifestEntry, type SnapshotId, manifestJson, snapshotIdOf } from "../../repo/manifest";
@@ -47,7 +47,7 @@ export async function captureStart(ws: Workspace, args: CaptureArgs): Promise<St
   const startedAt = Date.now();
   if (!ws.repo.gitDir) return capturePlain(ws, args, startedAt);
   const state = args.state ?? (await readGitState(ws.repo));
-  const status = statusPaths(state.status);
+  const status = statusPaths(state.status, ws.repo.gitPrefix);
   const dirtyScope = status.present as RepoPath[];
   const scope = unique([...args.named, ...dirtyScope]);
   const base: TaskBaseRecord = { git: true, head_oid: state.fingerprint.head_oid, absent: status.absent };
@@ -67,6 +67,7 @@ export async function captureStart(ws: Workspace, args: CaptureArgs): Promise<St
         signal: args.signal,
         onProgress: args.onProgress,
       });
+      refuseIncomplete(res);
       entries = ws.snapshots.load(res.snapshot_id).entries;
       snapshot = { id: res.snapshot_id, status: reusedOrCreated(res.created_at, startedAt), files: res.manifest_stats.files };
     }
@@ -92,6 +93,7 @@ async function capturePlain(ws: Workspace, args: CaptureArgs, startedAt: number)
   let res: Awaited<ReturnType<typeof createSnapshot>>;
   try {
     res = await createSnapshot(ws, { paths: [ROOT], signal: args.signal, onProgress: args.onProgress });
+    refuseIncomplete(res);
   } catch (err) {
     return failed(err, base, null, args.named, 0);
   }
@@ -109,6 +111,22 @@ async function capturePlain(ws: Workspace, args: CaptureArgs, startedAt: number)
     named: heldAndMissing(args.named, entries.map((e) => e.path)),
     dirty,
   };
+}
+
+/**
+ * A capture that had to skip files it cannot read (permission denied, FIFOs)
+ * is not a starting state a restore may rely on: a restore would take a
+ * skipped file for one the task created. The task starts unprotected and
+ * says which files, as when the capture fails outright.
+ */
+function refuseIncomplete(res: { unreadable?: string[]; unreadable_total?: number }): void {
+  const names = res.unreadable ?? [];
+  if (names.length === 0) return;
+  const more = (res.unreadable_total ?? names.length) - names.length;
+  throw permissionDenied(`cannot read ${names.slice(0, 5).join(", ")}${more + names.length > 5 ? ` and ${more + names.length - 5} more` : ""}: permission denied or not a regular file`, {
+    path: names[0],
+    unreadable: names,
+  });
 }
 
 function reusedOrCreated(createdAt: string, startedAt: number): "created" | "reused" {

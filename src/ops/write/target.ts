@@ -1,5 +1,6 @@
 import { modeOfPermissions, modeOfStat, type FileMode } from "../../core/file-mode";
-import { lstatSync, readFileSync, readlinkSync, realpathSync, type Stats } from "node:fs";
+import { closeSync, lstatSync, readlinkSync, realpathSync, type Stats } from "node:fs";
+import { openRegular, readAll } from "../../repo/file-chunks";
 import { join } from "node:path";
 import { invalidArgument, permissionDenied } from "../../core/errors";
 import { ROOT, ancestorsOf, baseName, isReservedPath, parentOf, type RepoPath } from "../../core/repo-path";
@@ -113,9 +114,14 @@ export function readTargetState(t: WorktreeTarget): PathState {
   if (t.kind === "missing") return null;
   if (t.kind === "symlink") return { bytes: new Uint8Array(readlinkSync(t.abs, { encoding: "buffer" })), mode: "120000" };
   if (t.kind === "file") {
-    // A view, not a copy: on a 50 MB file the copy costs as much as the read.
-    const buf = readFileSync(t.abs);
-    return { bytes: new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength), mode: targetMode(t.stat as Stats) };
+    // never waiting on a FIFO that took the file's place since the lstat (openRegular); a view, not a copy
+    const { fd, stat } = openRegular(t.abs);
+    try {
+      const buf = readAll(fd, stat.size);
+      return { bytes: new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength), mode: targetMode(t.stat as Stats) };
+    } finally {
+      closeSync(fd);
+    }
   }
   if (t.kind === "dir") throw invalidArgument(`${t.requested} is a directory, not a file`, { path: t.requested });
   throw invalidArgument(`${t.requested} is not a regular file or symlink`, { path: t.requested });

@@ -386,12 +386,11 @@ function checkShape(ws: Workspace, steps: Step[]): void {
 }
 
 function checkLeaseBlobs(l: { lease: Lease; fingerprint: Fingerprint }, befores: Map<string, Before>): void {
-  const changed: { path: string; read_blob: string; current_blob: string | null }[] = [];
+  const changed: ({ path: string } & NonNullable<ReturnType<Lease["touched"]["changedSince"]>>)[] = [];
   for (const [path, b] of befores) {
-    const seen = l.lease.touched.get(path);
-    if (typeof seen !== "string" || b.state?.mode === "120000") continue;
-    const current = b.state ? blobIdOfState(b.state.bytes) : null;
-    if (current !== seen) changed.push({ path, read_blob: seen, current_blob: current });
+    if (b.state?.mode === "120000") continue;
+    const change = l.lease.touched.changedSince(path, b.state ? b.state.bytes : null);
+    if (change) changed.push({ path, ...change });
   }
   if (changed.length === 0) return;
   const err = staleLease(l.lease.id, l.fingerprint, `${changed.map((c) => c.path).join(", ")} changed since the lease read ${changed.length === 1 ? "it" : "them"}`);

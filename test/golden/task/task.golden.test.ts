@@ -173,7 +173,7 @@ const SHAPES: Record<string, WireResponse> = {
   "R-restore-dry": renderRestore({ snap: "3f2a9c1b41aa", dryRun: true, files: restoreFiles.slice(0, 2), basis: "task", editIds: [] }),
   "D": renderDiff({ from: "3f2a9c1b41aa", to: "worktree", added: ["src/auth/new-guard.ts"], removed: [], changed: ["src/auth.ts", "src/session.ts"], basis: "task" }),
   "!-no-task": renderError(noTask("task task_9 does not exist in this repository; start one with snap mode \"start\"", { task_id: "task_9" })),
-  "!-invalid-mode": renderError(new WorksnapError("INVALID_ARGUMENT", 'invalid arguments for check: mode: Invalid type: Expected ("quick" | "full") but received "fast"', { problems: ['mode: Invalid type: Expected ("quick" | "full") but received "fast"'] })),
+  "!-invalid-mode": renderError(new WorksnapError("INVALID_ARGUMENT", 'check: mode must be one of "quick", "full", not "fast"', { problems: ['mode must be one of "quick", "full", not "fast"'], arg: "mode", not_one_of: ["mode"] })),
 };
 
 describe("task wire responses (golden)", () => {

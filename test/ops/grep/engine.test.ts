@@ -132,11 +132,11 @@ describe("grep pipeline", () => {
     }
   });
 
-  test("options are validated with messages that name the argument", async () => {
+  test("options are validated with messages that name the tool's argument (max_matches, not maxMatches)", async () => {
     await expectError(grepAll(TREE, { pattern: "" }), "INVALID_ARGUMENT", /pattern must not be empty/);
-    await expectError(grepAll(TREE, { pattern: "a", contextLines: 11 }), "INVALID_ARGUMENT", /contextLines/);
-    await expectError(grepAll(TREE, { pattern: "a", maxMatches: 0 }), "INVALID_ARGUMENT", /maxMatches/);
-    await expectError(grepAll(TREE, { pattern: "a", maxFiles: 1.5 }), "INVALID_ARGUMENT", /maxFiles/);
+    await expectError(grepAll(TREE, { pattern: "a", contextLines: 11 }), "INVALID_ARGUMENT", /context_lines/);
+    await expectError(grepAll(TREE, { pattern: "a", maxMatches: 0 }), "INVALID_ARGUMENT", /max_matches/);
+    await expectError(grepAll(TREE, { pattern: "a", maxFiles: 1.5 }), "INVALID_ARGUMENT", /max_files/);
     await expectError(grepAll(TREE, { pattern: "a\nb", fixedStrings: true }), "INVALID_ARGUMENT", /line break/);
     await expectError(grepAll(TREE, { pattern: "a\\nb" }), "INVALID_ARGUMENT", /line break/);
     const err = await expectError(grepAll(TREE, { pattern: "foo(" }), "INVALID_ARGUMENT");

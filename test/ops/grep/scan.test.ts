@@ -78,7 +78,8 @@ describe("windowed scanning", () => {
   });
 
   test("columns are byte offsets even across invalid UTF-8", async () => {
-    const bytes = fc.uint8Array({ maxLength: 60 }).map((b) => b.map((x) => (x === 0 ? 0x61 : x)));
+    // no NUL (binary) and no "z": the model below counts "a" only, and "a|zz" would also match a "zz" the data held
+    const bytes = fc.uint8Array({ maxLength: 60 }).map((b) => b.map((x) => (x === 0 ? 0x61 : x === 0x7a ? 0x79 : x)));
     await fc.assert(
       fc.asyncProperty(bytes, fc.constantFrom("a", "[a]", "(?<=)a", "a|zz"), async (data, pattern) => {
         const want: string[] = [];

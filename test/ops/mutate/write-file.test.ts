@@ -145,7 +145,7 @@ describe("workspace_write_file: leases and conversations", () => {
     const rd = await readFile(ws, { mode: "worktree", path: "read.txt" });
     const w = await writeFileOp(ws, { mode: "worktree", path: "new.txt", content: "n\n", lease_id: lease(rd) });
     const l = ws.leases.get(lease(w));
-    expect(Object.fromEntries(l.touched)).toEqual({ "read.txt": rd.blob, "new.txt": w.blob });
+    expect(Object.fromEntries(l.touched)).toEqual({ "read.txt": rd.blob as string, "new.txt": w.blob });
   });
 
   test("per-file staleness: a file changed since the lease read it is STALE_LEASE even when the fingerprint did not move", async () => {

@@ -241,14 +241,15 @@ describe("snapshot_create", () => {
     expect(amb.details.candidates).toHaveLength(2);
   });
 
-  test("an unreadable file is PERMISSION_DENIED naming the path", async () => {
+  test("an unreadable untracked file is skipped and named; naming it alone is PERMISSION_DENIED", async () => {
     await using repo = await tmpRepo();
     repo.write("ok.txt", "ok");
     repo.write("secret.txt", "s");
     const r = cliWithUnreadable(repo.root, "secret.txt", ["snapshot", "create", "--root", repo.root, "--json"]);
-    const out = JSON.parse(r.stdout);
-    expect(r.code).toBe(1);
-    expect(out.error.code).toBe("PERMISSION_DENIED");
-    expect(out.error.details.path).toBe("secret.txt");
+    expect(r.code).toBe(0);
+    expect(r.json()).toMatchObject({ manifest_stats: { files: 1, unreadable: 1 }, unreadable: ["secret.txt"], unreadable_total: 1 });
+    const named = cliWithUnreadable(repo.root, "secret.txt", ["snapshot", "create", "secret.txt", "--root", repo.root, "--json"]);
+    expect(named.code).toBe(1);
+    expect(named.json().error).toMatchObject({ code: "PERMISSION_DENIED", details: { path: "secret.txt" } });
   });
 });

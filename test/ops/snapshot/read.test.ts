@@ -100,8 +100,10 @@ describe("snapshot_file", () => {
     expect(mid).toMatchObject({ content: "two\r\nthree", start_line: 2, end_line: 3, total_lines: 3 });
     const past = await readFile(ws, { mode: "worktree", path: "src/b.ts", start_line: 3, end_line: 99 });
     expect(past).toMatchObject({ content: "b3\n", end_line: 3 });
-    const beyond = await readFile(ws, { mode: "worktree", path: "src/b.ts", start_line: 50 });
-    expect(beyond.content).toBe("");
+    // start_line past the end is an error naming the file's line count, not an empty answer
+    const beyond = await readFile(ws, { mode: "worktree", path: "src/b.ts", start_line: 50 }).catch((e) => e);
+    expect(beyond).toMatchObject({ code: "INVALID_ARGUMENT", details: { arg: "start_line", total_lines: 3 } });
+    expect(beyond.message).toContain("has 3 lines");
     expect((await readFile(ws, { mode: "worktree", path: "src/b.ts", start_line: 3, end_line: 2 }).catch((e) => e)).code).toBe("INVALID_ARGUMENT");
     expect((await readFile(ws, { mode: "worktree", path: "img.png", start_line: 1 }).catch((e) => e)).code).toBe("INVALID_ARGUMENT");
   });
