@@ -116,3 +116,26 @@ describe("STALE_LEASE says what changed", () => {
     expect(err.details.fingerprint).toEqual(await liveFingerprint(ws));
   });
 });
+
+describe("STALE_LEASE after a line range of a large file", () => {
+  test("only the prefix the lease read counts: a change inside it is named (with the bytes read), a change beyond it is not", async () => {
+    await using repo = await tmpRepo();
+    const line = "x".repeat(99) + "\n";
+    const big = "head\n" + line.repeat(100_000); // 10 MB: a range reads only as far as it needs
+    repo.write("big.txt", big);
+    repo.write("small.txt", "s\n");
+    repo.commit();
+    using ws = wsOf(repo);
+    const read = await readFile(ws, { mode: "worktree", path: "big.txt", start_line: 1, end_line: 2 });
+    expect(read.blob).toBeUndefined();
+    repo.write("big.txt", `${big}tail\n`); // beyond what was read
+    const beyond = await staleLease(readFile(ws, { mode: "worktree", path: "small.txt", lease_id: leaseOf(read) }));
+    expect(beyond.details.changed).toEqual([]);
+    const again = await readFile(ws, { mode: "worktree", path: "big.txt", start_line: 1, end_line: 2 });
+    repo.write("big.txt", `HEAD\n${line.repeat(100_000)}`); // inside it (big.txt stays modified: an untracked file moves the fingerprint)
+    repo.write("new.txt", "n\n");
+    const inside = await staleLease(readFile(ws, { mode: "worktree", path: "small.txt", lease_id: leaseOf(again) }));
+    expect(inside.details.changed).toMatchObject([{ path: "big.txt" }]);
+    expect(inside.details.changed[0].read_bytes).toBeGreaterThan(0);
+  });
+});
