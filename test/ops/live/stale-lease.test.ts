@@ -136,6 +136,6 @@ describe("STALE_LEASE after a line range of a large file", () => {
     repo.write("new.txt", "n\n");
     const inside = await staleLease(readFile(ws, { mode: "worktree", path: "small.txt", lease_id: leaseOf(again) }));
     expect(inside.details.changed).toMatchObject([{ path: "big.txt" }]);
-    expect(inside.details.changed[0].read_bytes).toBeGreaterThan(0);
+    expect((inside.details.changed as { read_bytes: number }[])[0]?.read_bytes).toBeGreaterThan(0);
   });
 });
