@@ -109,10 +109,11 @@ export function serveHttp(opts: HttpOptions): HttpServer {
   /** A new session: its own server over its own transport, registered once the transport names it. */
   async function open(req: Request, initialize: JSONRPCMessage): Promise<Response> {
     const server = createServer(opts.roots, shared);
-    const entry: Session = { id: "", server, transport: undefined as unknown as WebStandardStreamableHTTPServerTransport, lastActive: Date.now(), inFlight: 0 };
-    entry.transport = new WebStandardStreamableHTTPServerTransport({
+    let entry: Session | null = null;
+    const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (sid) => {
+        if (!entry) return;
         entry.id = sid;
         sessions.set(sid, entry);
         log(`session ${sid.slice(0, 8)} opened (${sessions.size} open)`);
@@ -120,9 +121,11 @@ export function serveHttp(opts: HttpOptions): HttpServer {
       onsessionclosed: (sid) => void drop(sid, "closed by the client"),
       maxRequestBodySize: MAX_MESSAGE_BYTES,
     });
-    server.sdk.onclose = () => void drop(entry.id, "closed");
-    await server.connect(entry.transport);
-    return track(entry, () => entry.transport.handleRequest(req, { parsedBody: initialize }));
+    const opened: Session = { id: "", server, transport, lastActive: Date.now(), inFlight: 0 };
+    entry = opened;
+    server.sdk.onclose = () => void drop(opened.id, "closed");
+    await server.connect(transport);
+    return track(opened, () => transport.handleRequest(req, { parsedBody: initialize }));
   }
 
   async function track(s: Session, run: () => Promise<Response>): Promise<Response> {
