@@ -6,6 +6,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { connect } from "node:net";
+import { join } from "node:path";
 import { httpServe } from "../helpers/binary";
 import { tmpRepo } from "../helpers/tmp-repo";
 
@@ -181,5 +182,30 @@ describe("serve --http: sessions", () => {
     await s.call("snapshot_list", { path: "." });
     expect(await server.stop()).toBe(0);
     expect(server.log()).toContain("the server stops");
+  });
+});
+
+describe("serve --http: the MCP Inspector", () => {
+  const inspector = join(import.meta.dir, "..", "..", "node_modules", ".bin", "mcp-inspector");
+  const run = (args: string[]) => {
+    const r = Bun.spawnSync([inspector, "--cli", ...args], { stdout: "pipe", stderr: "pipe", env: { ...process.env, MCP_AUTO_OPEN_ENABLED: "false" } });
+    return { code: r.exitCode, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
+  };
+
+  test("its CLI lists the tools and calls one with the token; without it, it gets nowhere", async () => {
+    await using repo = await tmpRepo();
+    repo.write("a.txt", "hello\n");
+    repo.commit();
+    await using server = await httpServe(repo.root);
+    const auth = ["--header", `Authorization: Bearer ${server.token}`];
+    const listed = run([server.url, ...auth, "--method", "tools/list"]);
+    expect(listed.code).toBe(0);
+    expect(JSON.parse(listed.stdout).tools.map((t: { name: string }) => t.name)).toContain("workspace_write_file");
+    const called = run([server.url, ...auth, "--method", "tools/call", "--tool-name", "snapshot_file", "--tool-arg", "path=a.txt"]);
+    expect(called.code).toBe(0);
+    expect(JSON.parse(called.stdout).structuredContent.content).toBe("hello\n");
+    const refused = run([server.url, "--header", "Authorization: Bearer wrong-token", "--method", "tools/list"]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stdout).not.toContain("workspace_write_file");
   });
 });
