@@ -67,6 +67,23 @@ for (const [transport, open] of Object.entries(TRANSPORTS)) {
       expect(onDisk(repo.root, "a.txt")).toBe(SEVEN.replace("two", "TWO"));
     });
 
+    test("a refusal that showed the whole change pins what it showed: a second change is refused again with only its own diff", async () => {
+      await using repo = await repoWith({ "a.txt": SEVEN });
+      await using o = await open(repo.root);
+      await o.s.call("snapshot_file", { path: "a.txt" });
+      writeFileSync(join(repo.root, "a.txt"), SEVEN.replace("two", "TWO"));
+      const first = await o.s.callError("workspace_write_file", { path: "a.txt", content: "mine\n" });
+      expect(first.details.files[0].diff).toContain("-two\n+TWO\n");
+      writeFileSync(join(repo.root, "a.txt"), SEVEN.replace("two", "TWO").replace("six", "SIX"));
+      const second = await o.s.callError("workspace_write_file", { path: "a.txt", content: "mine\n" });
+      expect(second.details.files).toMatchObject([{ pinned: blobIdOf(SEVEN.replace("two", "TWO")), diff_complete: true }]);
+      expect(second.details.files[0].diff).toContain("-six\n+SIX\n");
+      expect(second.details.files[0].diff).not.toContain("-two\n");
+      // the model has now seen every change: its merged write goes through
+      await o.s.call("workspace_write_file", { path: "a.txt", content: "merged\n" });
+      expect(onDisk(repo.root, "a.txt")).toBe("merged\n");
+    });
+
     test("fresh re-read: the same, but A is read again after the change: the write passes", async () => {
       await using repo = await repoWith({ "a.txt": SEVEN, "b.txt": "bee\n" });
       await using o = await open(repo.root);
@@ -96,7 +113,8 @@ for (const [transport, open] of Object.entries(TRANSPORTS)) {
       const wrote = await o.s.call("workspace_write_file", { path: "a.txt", content: "mine\n" });
       writeFileSync(join(repo.root, "a.txt"), "theirs\n");
       const err = await o.s.callError("workspace_write_file", { path: "a.txt", content: "mine again\n" });
-      expect(err.details.files).toMatchObject([{ path: "a.txt", pinned: wrote.blob, current: blobIdOf("theirs\n") }]);
+      expect(err.details.files).toMatchObject([{ path: "a.txt", pinned: wrote.blob, current: blobIdOf("theirs\n"), diff_complete: true }]);
+      expect(err.details.files[0].diff).toContain("-mine\n+theirs\n");
       // with the lease of a fresh read the pins are not consulted: the lease decides
       const fresh = await o.s.call("snapshot_list", { path: "." });
       await o.s.call("workspace_write_file", { path: "a.txt", content: "leased\n", lease_id: fresh.lease_id });

@@ -7,6 +7,7 @@ import type { StaleRead } from "../write/pin-check";
 import type { AppliedChange } from "../write/write-path";
 import type { Workspace } from "../workspace";
 import { appliedDiff } from "./applied-diff";
+import { keepShown } from "../snapshot/file";
 
 /**
  * A file that changed since the caller saw it (its pin), as an answer shows
@@ -48,6 +49,8 @@ export async function describeStaleReads(ws: Workspace, reads: StaleRead[]): Pro
       file.diff = shown.diff;
       file.diff_complete = shown.omitted === 0 && textual(before) && textual(r.state);
       budget -= shown.diff.length;
+      // the caller may pin what the diff showed whole: keep it for the next diff
+      if (file.diff_complete && r.state && r.current) await keepShown(ws, r.current, r.state.bytes);
     }
     out.push(file);
   }

@@ -37,6 +37,15 @@ export interface ShownFile {
 /** Content kept for a later diff up to this size (a refusal's diff of a larger file would not fit an answer anyway). */
 export const KEEP_SHOWN_MAX = 1 << 20;
 
+/**
+ * Keeps content a caller pins (what an answer showed, or a write wrote) in the
+ * blob store, content-addressed like a capture's blobs, so a later stale-read
+ * refusal can diff from it. `blob` must be the id of `bytes`.
+ */
+export async function keepShown(ws: Workspace, blob: BlobId, bytes: Uint8Array): Promise<void> {
+  if (bytes.length <= KEEP_SHOWN_MAX && !(await ws.blobs.has(blob))) ws.blobs.loose.writeKnown(blob, bytes);
+}
+
 export type FileResult = BranchFields & {
   path: string;
   /**
@@ -146,7 +155,7 @@ async function answer(
     else if (partial) ctx.lease.touched.setPartial(path, partial);
     if (blob !== undefined && onShown) {
       // bytes read whole are that blob (or the store knows it already: a clean tracked file)
-      if (bytes !== null && bytes.length <= KEEP_SHOWN_MAX && !(await ws.blobs.has(blob))) ws.blobs.loose.writeKnown(blob, bytes);
+      if (bytes !== null) await keepShown(ws, blob, bytes);
       onShown({ path: src.shownPath, blob });
     }
   }
