@@ -48,6 +48,43 @@ export const internal = (message: string, details?: ErrorDetails) =>
 export const busy = (message: string, details?: ErrorDetails) =>
   new WorksnapError("BUSY", message, details);
 
+/** The system errors that mean "no room left": the device is full, or the user's quota is. */
+export const DISK_FULL_ERRNOS: readonly string[] = ["ENOSPC", "EDQUOT"];
+
+/**
+ * The disk holding the repository is full (or its quota is used up). Spec
+ * 000's error codes are kept: TOO_LARGE says the request does not fit, which
+ * is what happened, and `details.reason: "disk_full"` says why; the message
+ * says it in words. Never INTERNAL: nothing is broken, space is missing.
+ */
+export function diskFull(what: string, errno = "ENOSPC"): WorksnapError {
+  const quota = errno === "EDQUOT";
+  return tooLarge(`the disk is full (${quota ? "the disk quota is used up" : "no space left on the device that holds the repository"}): ${what}. Free some space and retry`, {
+    reason: "disk_full",
+    errno,
+  });
+}
+
+/**
+ * The errno when `err` says the disk is full: by its code, or by its text where
+ * a child process (git) only gave a message; null otherwise.
+ */
+export function diskFullErrno(err: unknown): "ENOSPC" | "EDQUOT" | null {
+  if (err instanceof WorksnapError) {
+    if (err.details.reason === "disk_full") return err.details.errno === "EDQUOT" ? "EDQUOT" : "ENOSPC";
+    if (err.code !== "INTERNAL") return null;
+  }
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  if (code === "ENOSPC" || code === "EDQUOT") return code;
+  const message = err instanceof Error ? err.message : typeof err === "string" ? err : "";
+  if (/\bEDQUOT\b|disk quota exceeded/i.test(message)) return "EDQUOT";
+  return /\bENOSPC\b|no space left on device/i.test(message) ? "ENOSPC" : null;
+}
+
+export function isDiskFull(err: unknown): boolean {
+  return diskFullErrno(err) !== null;
+}
+
 const DESCRIPTOR_ERRNOS = new Set(["EMFILE", "ENFILE"]);
 
 /**
@@ -77,6 +114,8 @@ export function asWorksnapError(err: unknown): WorksnapError {
   if (isDescriptorShortage(err)) {
     return busy("the server has no file descriptor free right now (too many open files); retry the call", { reason: "descriptors" });
   }
+  const full = diskFullErrno(err);
+  if (full !== null) return err instanceof WorksnapError && err.code === "TOO_LARGE" ? err : diskFull("the operation could not write its data", full);
   const sys = err as NodeJS.ErrnoException | undefined;
   if (sys && typeof sys === "object" && typeof sys.code === "string") {
     const path = typeof sys.path === "string" ? sys.path : undefined;

@@ -14,6 +14,9 @@ import { closeWorkspace, openWorkspace, type Workspace } from "../ops/workspace"
 export class WorkspacePool {
   private readonly byDir = new Map<string, Workspace>();
 
+  /** `onOpen`: told each workspace as it is opened (the server completes interrupted writes there). */
+  constructor(private readonly onOpen: (ws: Workspace) => void = () => undefined) {}
+
   /** The workspace of `dir` (opened on first use; a directory reached by two names is one workspace). */
   get(dir: string): Workspace {
     let key: string;
@@ -26,6 +29,7 @@ export class WorkspacePool {
     if (known) return known;
     const ws = openWorkspace(key, { longLived: true });
     this.byDir.set(key, ws);
+    this.onOpen(ws);
     return ws;
   }
 

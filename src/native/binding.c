@@ -13,9 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-#include "exchange.h"
+#include "dirfd.h"
 #include "files.h"
 #include "hash_job.h"
 #include "pool.h"
@@ -44,6 +45,17 @@ static napi_value throw_(napi_env env, const char *what) {
 static napi_value fail(napi_env env, const char *msg) {
   napi_throw_error(env, NULL, msg);
   return NULL;
+}
+
+/*
+ * The root of a job could not be opened: the message carries the system's
+ * reason, so "Too many open files" is recognised as a passing shortage
+ * (BUSY), not an internal failure.
+ */
+static napi_value fail_open_root(napi_env env) {
+  char msg[160];
+  snprintf(msg, sizeof msg, "worksnap native: cannot open the root directory: %s", strerror(errno));
+  return fail(env, msg);
 }
 
 typedef struct {
@@ -124,7 +136,7 @@ static napi_value hash_start(napi_env env, napi_callback_info info) {
   double count = num(env, argv[2]), trust = num(env, argv[3]), threshold = num(env, argv[4]);
   if (!(count >= 0) || !(threshold >= 1)) return fail(env, "worksnap native: bad count or threshold");
   int dirfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dirfd < 0) return fail(env, "worksnap native: cannot open the root directory");
+  if (dirfd < 0) return fail_open_root(env);
   hash_job_t *job = hash_job_new(paths, paths_len, (size_t)count, dirfd, isnan(trust) ? 0 : trust, (size_t)threshold);
   if (!job) return fail(env, "worksnap native: out of memory");
   pool_submit(&job->base);
@@ -179,7 +191,7 @@ static napi_value scan_start(napi_env env, napi_callback_info info) {
   CHECK(napi_get_value_string_utf8(env, argv[11], root, sizeof root, &root_len));
   if (root_len >= sizeof root - 1) return fail(env, "worksnap native: root path too long");
   int dirfd = AT_FDCWD;
-  if (root_len > 0 && (dirfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) return fail(env, "worksnap native: cannot open the root directory");
+  if (root_len > 0 && (dirfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) return fail_open_root(env);
   scan_job_t *job = scan_job_new(paths, paths_len, (size_t)count, dirfd);
   if (!job) return fail(env, "worksnap native: out of memory");
   if (flags) memcpy(job->flags, flags, (size_t)count);
@@ -504,16 +516,132 @@ static napi_value longest_run_of(napi_env env, napi_callback_info info) {
   return number(env, (double)longest_run(data, len, (uint8_t)num(env, argv[1])));
 }
 
-/* exchange(a, b): swaps the two paths' names atomically; 0, or the errno (ENOSYS: not on this platform) */
-static napi_value exchange(napi_env env, napi_callback_info info) {
-  napi_value argv[2];
-  if (!args_of(env, info, 2, argv)) return NULL;
-  char a[4096], b[4096];
-  size_t la = 0, lb = 0;
-  if (napi_get_value_string_utf8(env, argv[0], a, sizeof a, &la) != napi_ok || napi_get_value_string_utf8(env, argv[1], b, sizeof b, &lb) != napi_ok)
-    return fail(env, "worksnap native: exchange takes two strings");
-  if (la + 1 >= sizeof a || lb + 1 >= sizeof b) return number(env, ENAMETOOLONG);
-  return number(env, exchange_paths(a, b));
+/*
+ * Directory-descriptor operations (dirfd.h, src/repo/dir-handle.ts). Each
+ * returns at once with a number: a descriptor, 0, or an errno (negated where a
+ * descriptor could have been returned); names are single components (or, for
+ * dirOpenBeneath, a relative path) of at most PATH_MAX bytes.
+ */
+static int string_arg(napi_env env, napi_value v, char *buf, size_t cap) {
+  size_t len = 0;
+  if (napi_get_value_string_utf8(env, v, buf, cap, &len) != napi_ok) return -EINVAL;
+  if (len + 1 >= cap) return -ENAMETOOLONG;
+  return 0;
+}
+
+static int int_arg(napi_env env, napi_value v) {
+  int32_t i = -1;
+  napi_get_value_int32(env, v, &i);
+  return i;
+}
+
+/* A call taking (dirfd, name, ...): its arguments read, the name into `name`; 0, or the errno that refuses them. */
+static int fd_name(napi_env env, napi_callback_info info, size_t want, napi_value *argv, int *fd, char *name, size_t cap) {
+  if (!args_of(env, info, want, argv)) return -1;
+  *fd = int_arg(env, argv[0]);
+  return -string_arg(env, argv[1], name, cap);
+}
+
+/* The (dirfd, name) arguments of the calls below, read into `fd` and `name`; `bad` is the errno refusing them, or 0. */
+#define FD_NAME_ARGS(want)                                           \
+  napi_value argv[want];                                             \
+  int fd;                                                            \
+  char name[4096];                                                   \
+  int bad = fd_name(env, info, want, argv, &fd, name, sizeof name); \
+  if (bad < 0) return NULL
+
+/* dirOpenBeneath(rootfd, rel): a directory descriptor, or -errno */
+static napi_value dir_open_beneath(napi_env env, napi_callback_info info) {
+  FD_NAME_ARGS(2);
+  if (bad) return number(env, -bad);
+  return number(env, dirfd_open_beneath(fd, name));
+}
+
+/* openAt(dirfd, name, flags, mode): a descriptor, or -errno (flags and mode as the platform's open(2) takes them) */
+static napi_value open_at(napi_env env, napi_callback_info info) {
+  FD_NAME_ARGS(4);
+  if (bad) return number(env, -bad);
+  int out;
+  do out = openat(fd, name, int_arg(env, argv[2]) | O_CLOEXEC, (mode_t)int_arg(env, argv[3]));
+  while (out < 0 && errno == EINTR);
+  return number(env, out < 0 ? -errno : out);
+}
+
+/* mkdirAt(dirfd, name, mode): 0 or errno */
+static napi_value mkdir_at(napi_env env, napi_callback_info info) {
+  FD_NAME_ARGS(3);
+  if (bad) return number(env, bad);
+  return number(env, mkdirat(fd, name, (mode_t)int_arg(env, argv[2])) == 0 ? 0 : errno);
+}
+
+/* unlinkAt(dirfd, name, directory): 0 or errno (directory: rmdir) */
+static napi_value unlink_at(napi_env env, napi_callback_info info) {
+  FD_NAME_ARGS(3);
+  if (bad) return number(env, bad);
+  bool dir = false;
+  napi_get_value_bool(env, argv[2], &dir);
+  return number(env, unlinkat(fd, name, dir ? AT_REMOVEDIR : 0) == 0 ? 0 : errno);
+}
+
+/* renameAt(fromfd, from, tofd, to, flags): 0 or errno; flags 1 = no replace, 2 = exchange (ENOSYS where unsupported) */
+static napi_value rename_at(napi_env env, napi_callback_info info) {
+  FD_NAME_ARGS(5);
+  if (bad) return number(env, bad);
+  char to[4096];
+  bad = -string_arg(env, argv[3], to, sizeof to);
+  if (bad) return number(env, bad);
+  return number(env, dirfd_rename(fd, name, int_arg(env, argv[2]), to, int_arg(env, argv[4])));
+}
+
+/* symlinkAt(target bytes, dirfd, name): 0 or errno */
+static napi_value symlink_at(napi_env env, napi_callback_info info) {
+  napi_value argv[3];
+  if (!args_of(env, info, 3, argv)) return NULL;
+  void *data;
+  size_t len;
+  if (!bytes_of(env, argv[0], &data, &len)) return fail(env, "worksnap native: symlinkAt takes the target as a Uint8Array");
+  char target[4096], name[4096];
+  if (len + 1 > sizeof target || memchr(data, 0, len)) return number(env, len + 1 > sizeof target ? ENAMETOOLONG : EINVAL);
+  memcpy(target, data, len);
+  target[len] = 0;
+  int bad = string_arg(env, argv[2], name, sizeof name);
+  if (bad) return number(env, -bad);
+  return number(env, symlinkat(target, int_arg(env, argv[1]), name) == 0 ? 0 : errno);
+}
+
+/* readlinkAt(dirfd, name): the link text as a Buffer, or an errno */
+static napi_value readlink_at(napi_env env, napi_callback_info info) {
+  FD_NAME_ARGS(2);
+  if (bad) return number(env, bad);
+  char target[4096];
+  ssize_t n = readlinkat(fd, name, target, sizeof target);
+  if (n < 0) return number(env, errno);
+  if ((size_t)n >= sizeof target) return number(env, ENAMETOOLONG);
+  napi_value buf;
+  void *out;
+  CHECK(napi_create_buffer_copy(env, (size_t)n, target, &out, &buf));
+  return buf;
+}
+
+/* lstatAt(dirfd, name): [dev, ino, mode, size, mtimeMs, ctimeMs, nlink] of the name itself (a symlink is not followed), or an errno */
+static napi_value lstat_at(napi_env env, napi_callback_info info) {
+  FD_NAME_ARGS(2);
+  if (bad) return number(env, bad);
+  struct stat st;
+  if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return number(env, errno);
+  napi_value ab, arr;
+  void *data;
+  CHECK(napi_create_arraybuffer(env, 7 * sizeof(double), &data, &ab));
+  double *f = data;
+  f[0] = (double)st.st_dev;
+  f[1] = (double)st.st_ino;
+  f[2] = (double)st.st_mode;
+  f[3] = (double)st.st_size;
+  f[4] = stat_ms(ST_MTIME(st));
+  f[5] = stat_ms(ST_CTIME(st));
+  f[6] = (double)st.st_nlink;
+  CHECK(napi_create_typedarray(env, napi_float64_array, 7, ab, 0, &arr));
+  return arr;
 }
 
 static napi_value describe(napi_env env, napi_callback_info info) {
@@ -551,7 +679,8 @@ NAPI_MODULE_INIT() {
       {"hashStart", hash_start}, {"scanStart", scan_start}, {"ready", ready}, {"hashRecords", hash_records},
       {"scanCollect", scan_collect}, {"release", release}, {"setTrust", set_trust}, {"scanKinds", scan_kinds}, {"notify", notify}, {"watch", watch}, {"sha256", sha256_once}, {"gitBlobId", git_blob_id},
       {"describe", describe}, {"accelerate", accelerate}, {"countByte", count_byte_of}, {"longestRun", longest_run_of},
-      {"exchange", exchange},
+      {"dirOpenBeneath", dir_open_beneath}, {"openAt", open_at}, {"mkdirAt", mkdir_at}, {"unlinkAt", unlink_at},
+      {"renameAt", rename_at}, {"symlinkAt", symlink_at}, {"readlinkAt", readlink_at}, {"lstatAt", lstat_at},
   };
   for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
     napi_value fn;
@@ -561,6 +690,6 @@ NAPI_MODULE_INIT() {
   napi_value l = layout(env);
   if (l) napi_set_named_property(env, exports, "layout", l);
   napi_value version;
-  if (napi_create_int32(env, 2, &version) == napi_ok) napi_set_named_property(env, exports, "version", version);
+  if (napi_create_int32(env, 3, &version) == napi_ok) napi_set_named_property(env, exports, "version", version);
   return exports;
 }

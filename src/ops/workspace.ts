@@ -5,7 +5,9 @@ import { SnapshotStore } from "../repo/snapshot-store";
 import { TmpReserve } from "../repo/tmp-reserve";
 import { keepIndexListings } from "../repo/tree-scan";
 import type { EditRecorder } from "./write/edit-recorder";
-import { historyRecorderFor } from "./history/recorder";
+import { FsHistoryStore } from "./history/fs-history-store";
+import { type CompletedWrite, completeInterruptedWrites } from "./history/interrupted";
+import { HistoryRecorder } from "./history/recorder";
 import { join } from "node:path";
 import { blobIdFromHex } from "../core/hash";
 import { LEASE_LIMITS, LeaseStore } from "./live/leases";
@@ -20,6 +22,13 @@ export interface Workspace {
   recorder: EditRecorder | null;
   /** A server's spare files and removals done between calls (tmp-reserve.ts); null for one-shot commands. */
   reserve: TmpReserve | null;
+  /**
+   * Runs each time this process takes the work-tree lock, before the locked
+   * work: completes recorded writes a crashed process left (history/interrupted.ts).
+   */
+  onLocked: (() => Promise<void>) | null;
+  /** What onLocked completed since the workspace was opened (`history recover` reports it). */
+  completedWrites: CompletedWrite[];
 }
 
 export interface WorkspaceOptions {
@@ -37,14 +46,21 @@ export function openWorkspace(dir: string, opts: WorkspaceOptions = {}): Workspa
   ensureStateDir(repo.stateDir);
   cleanStaleTemps(repo.stateDir);
   const blobs = new RepoBlobStore(repo.stateDir);
-  return {
+  const history = new FsHistoryStore(repo.stateDir);
+  const ws: Workspace = {
     repo,
     blobs,
     snapshots: new SnapshotStore(repo.stateDir),
     leases: new LeaseStore(LEASE_LIMITS, indexBlobResolver(blobs)),
-    recorder: historyRecorderFor(repo.stateDir),
-    reserve: opts.longLived ? new TmpReserve(join(repo.stateDir, "tmp")) : null,
+    recorder: new HistoryRecorder(history),
+    reserve: opts.longLived ? new TmpReserve(repo.root) : null,
+    onLocked: null,
+    completedWrites: [],
   };
+  ws.onLocked = async () => {
+    ws.completedWrites.push(...(await completeInterruptedWrites(ws, history)));
+  };
+  return ws;
 }
 
 /** The sha256 blob id of a git blob the store knows, for leases that record clean files by their index blob. */
@@ -58,7 +74,8 @@ function indexBlobResolver(blobs: RepoBlobStore): (gitOid: string) => string | u
 /**
  * The same workspace with leases of its own: each MCP session of a server
  * issues and validates its own leases (another session's lease id is unknown
- * to it), while the stores, the lock and the history are shared.
+ * to it), while the stores, the lock, the history and the completion of
+ * interrupted writes are shared.
  */
 export function withOwnLeases(ws: Workspace): Workspace {
   return { ...ws, leases: new LeaseStore(LEASE_LIMITS, indexBlobResolver(ws.blobs)) };

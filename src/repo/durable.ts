@@ -25,10 +25,10 @@
  * `WORKSNAP_SYNCFS=0` in the environment, or configureDurability, turns
  * syncfs off.
  */
-import { closeSync, fchmodSync, openSync, readFileSync, writeSync } from "node:fs";
+import { closeSync, fchmodSync, fsync, openSync, readFileSync, writeSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { release } from "node:os";
-import { internal } from "../core/errors";
+import { DISK_FULL_ERRNOS, diskFull, internal } from "../core/errors";
 
 /** Below this many files a batch fsyncs each one. */
 export const SYNCFS_MIN_FILES = 8;
@@ -188,6 +188,16 @@ export class DurableBatch {
     await syncDirsEach(list);
   }
 
+  /** syncDirs for directories held open (dir-handle.ts), by their descriptors. */
+  async syncDirFds(fds: number[]): Promise<void> {
+    if (fds.length === 0) return;
+    if (this.anchor !== null && chooseFlush(fds.length, 0) === "syncfs") {
+      syncfsOrThrow(this.anchor);
+      return;
+    }
+    await Promise.all(fds.map((fd) => new Promise<void>((resolve) => fsync(fd, () => resolve())))); // a refusal is not an error (see syncDirs)
+  }
+
   close(): void {
     if (this.anchor !== null) closeSync(this.anchor);
     this.anchor = null;
@@ -202,6 +212,7 @@ function syncfsOrThrow(fd: number): void {
   const r = loadSyncfs()!.call(fd);
   if (!r.ok) {
     const code = r.errno === 5 ? "EIO" : r.errno === 28 ? "ENOSPC" : r.errno === 122 ? "EDQUOT" : `errno ${r.errno}`;
+    if (DISK_FULL_ERRNOS.includes(code)) throw diskFull("data written before it could not all be stored", code);
     throw internal(`syncfs failed (${code}): data written before it may not be on disk`, { errno: code });
   }
 }

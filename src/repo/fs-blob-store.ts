@@ -39,8 +39,14 @@ export class FsBlobStore implements BlobStore {
   constructor(private readonly stateDir: string) {}
 
   pathOf(id: BlobId): string {
+    const { dir, name } = FsBlobStore.placeOf(id);
+    return join(this.stateDir, dir, name);
+  }
+
+  /** Where a blob lives, relative to the state directory: its fan-out directory and its name there. */
+  static placeOf(id: BlobId): { dir: string; name: string } {
     const hex = hexOfBlobId(id);
-    return join(this.stateDir, "blobs", "sha256", hex.slice(0, 2), hex.slice(2));
+    return { dir: `blobs/sha256/${hex.slice(0, 2)}`, name: hex.slice(2) };
   }
 
   async has(id: BlobId): Promise<boolean> {

@@ -92,14 +92,27 @@ export interface NativeModule {
   /** Occurrences of `byte` in bytes[from, to). */
   countByte(bytes: Uint8Array, byte: number, from: number, to: number): number;
   gitBlobId(bytes: Uint8Array): Buffer;
-  /** Swaps the names of two paths atomically: 0, or the errno (ENOSYS where the platform cannot). */
-  exchange(a: string, b: string): number;
+  /**
+   * Directory-descriptor operations (src/native/dirfd.c; src/repo/dir-handle.ts wraps them). Names are single
+   * components; numbers are a descriptor, 0, or an errno (negated where a descriptor could have been returned).
+   */
+  /** The directory `rel` beneath `rootfd`, no symlink followed on the way (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, or an O_NOFOLLOW walk). */
+  dirOpenBeneath(rootfd: number, rel: string): number;
+  openAt(dirfd: number, name: string, flags: number, mode: number): number;
+  mkdirAt(dirfd: number, name: string, mode: number): number;
+  unlinkAt(dirfd: number, name: string, directory: boolean): number;
+  /** flags: 0, 1 (RENAME_NOREPLACE) or 2 (RENAME_EXCHANGE; ENOSYS where the platform has none). */
+  renameAt(fromfd: number, from: string, tofd: number, to: string, flags: number): number;
+  symlinkAt(target: Uint8Array, dirfd: number, name: string): number;
+  readlinkAt(dirfd: number, name: string): Buffer | number;
+  /** [dev, ino, mode, size, mtimeMs, ctimeMs, nlink] of the name itself, or an errno. */
+  lstatAt(dirfd: number, name: string): Float64Array | number;
   describe(): { sha256: "sha-ni" | "portable"; threads: number };
   /** SHA extensions on or off (tests of both implementations); true when they are on. Only while no job runs. */
   accelerate(on: boolean): boolean;
 }
 
-const MODULE_VERSION = 2;
+const MODULE_VERSION = 3;
 let loaded: NativeModule | null | undefined;
 let loadError = "";
 

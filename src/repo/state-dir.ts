@@ -1,6 +1,8 @@
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
-import { join } from "node:path";
+import { closeSync, existsSync, fsyncSync, lstatSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { permissionDenied } from "../core/errors";
 import { randomId128 } from "../core/hash";
+import { TreeHandles } from "./dir-handle";
 import { checkStateFormat, FORMAT_FILE, STATE_FORMAT } from "./state-format";
 
 /**
@@ -14,6 +16,7 @@ import { checkStateFormat, FORMAT_FILE, STATE_FORMAT } from "./state-format";
 const prepared = new Set<string>();
 
 export function ensureStateDir(stateDir: string): void {
+  refuseSymlinks(stateDir);
   if (prepared.has(stateDir) && existsSync(join(stateDir, "tmp"))) return;
   const found = existsSync(stateDir) ? checkStateFormat(stateDir) : null;
   mkdirSync(join(stateDir, "tmp"), { recursive: true });
@@ -35,14 +38,37 @@ export function ensureStateDir(stateDir: string): void {
 export function writeStateFile(stateDir: string, name: string, text: string): void {
   mkdirSync(join(stateDir, "tmp"), { recursive: true });
   const tmp = tempPath(stateDir, name);
-  const fd = openSync(tmp, "w", 0o644);
   try {
-    writeSync(fd, text);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
+    const fd = openSync(tmp, "w", 0o644);
+    try {
+      writeSync(fd, text);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, join(stateDir, name));
+  } catch (err) {
+    rmSync(tmp, { force: true }); // a full disk leaves no half-written temp file
+    throw err;
   }
-  renameSync(tmp, join(stateDir, name));
+}
+
+/**
+ * `.mcp` and `.mcp/tmp` must be real directories inside the root: the write
+ * path stages work-tree content there, and a symlink would carry it (and the
+ * temp cleanup's removals) somewhere else. Refused, never followed.
+ */
+function refuseSymlinks(stateDir: string): void {
+  for (const dir of [stateDir, join(stateDir, "tmp")]) {
+    const st = lstatSync(dir, { throwIfNoEntry: false });
+    if (st?.isSymbolicLink() || (st && !st.isDirectory())) {
+      const name = dir === stateDir ? ".mcp" : ".mcp/tmp";
+      throw permissionDenied(`${name} is ${st.isSymbolicLink() ? "a symbolic link" : "not a directory"}; worksnap keeps its state in a real directory ${name} inside the root. Remove it (worksnap makes it again) and retry`, {
+        path: name,
+        reason: "state_dir_not_a_directory",
+      });
+    }
+  }
 }
 
 /**
@@ -70,23 +96,27 @@ export function processAlive(pid: number): boolean {
   }
 }
 
-/** Removes temp files left by processes that no longer run (crash mid-write). */
+/**
+ * Removes temp files left by processes that no longer run (crash mid-write),
+ * through `.mcp/tmp` held open (dir-handle.ts): a `.mcp` swapped for a symlink
+ * meanwhile cannot turn the cleanup's removals elsewhere.
+ */
 export function cleanStaleTemps(stateDir: string): number {
-  const dir = join(stateDir, "tmp");
-  if (!existsSync(dir)) return 0;
-  let removed = 0;
-  for (const name of readdirSync(dir)) {
-    const pid = Number.parseInt(name.split("-")[0] ?? "", 10);
-    if (Number.isFinite(pid) && pid !== process.pid && !processAlive(pid)) {
-      rmSync(join(dir, name), { recursive: true, force: true });
+  if (!existsSync(join(stateDir, "tmp"))) return 0;
+  const handles = TreeHandles.open(dirname(stateDir));
+  try {
+    const tmp = handles.dir(`${stateDir.slice(stateDir.lastIndexOf("/") + 1)}/tmp`);
+    if (!tmp) return 0;
+    let removed = 0;
+    for (const name of tmp.list()) {
+      const pid = Number.parseInt(name.split("-")[0] ?? "", 10);
+      const stale = Number.isFinite(pid) ? pid !== process.pid && !processAlive(pid) : Date.now() - (tmp.lstat(name)?.mtimeMs ?? Date.now()) > 24 * 3600 * 1000;
+      if (!stale) continue;
+      rmSync(tmp.removalPath(name), { recursive: true, force: true });
       removed++;
-    } else if (!Number.isFinite(pid)) {
-      const age = Date.now() - statSync(join(dir, name)).mtimeMs;
-      if (age > 24 * 3600 * 1000) {
-        rmSync(join(dir, name), { recursive: true, force: true });
-        removed++;
-      }
     }
+    return removed;
+  } finally {
+    handles.close();
   }
-  return removed;
 }

@@ -13,8 +13,9 @@
  * So a server (a long-lived workspace) keeps a reserve of empty files, its
  * spares, in `.mcp/tmp/{pid}-{id}-spares/`, and the write path stages new
  * contents in them; it publishes a staged file over an existing one by
- * exchanging their names (exchange.ts), which leaves the old file under the
- * staged name; the reserve removes those old files after the call has
+ * exchanging their names (renameat2 RENAME_EXCHANGE, dir-handle.ts), which
+ * leaves the old file under the staged name; the reserve removes those old
+ * files after the call has
  * answered, then makes spares for the next call (as many as the last call
  * staged, within RESERVE_MIN and RESERVE_MAX). All of it runs one file at a
  * time on the I/O threads, so the event loop never waits for it.
@@ -22,11 +23,12 @@
  * Every name starts with the process id, so what a process that died left
  * behind is removed by the temp cleanup of the next one (state-dir.ts).
  */
-import { mkdirSync, rmSync } from "node:fs";
+import { closeSync, fchmodSync, rmSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { randomId128 } from "../core/hash";
 import { writeNewFile } from "./atomic-write";
+import { CREATE_OPEN, type DirHandle, TreeHandles } from "./dir-handle";
 
 /** Spares kept once the workspace has written: at least this many, at most this many. */
 export const RESERVE_MIN = 32;
@@ -36,10 +38,21 @@ export const SPARE_PERM = 0o644;
 
 const EMPTY = new Uint8Array(0);
 
+/** A spare file: a name in the reserve's directory, held open (`.mcp/tmp/{pid}-{id}-spares/`). */
+export interface Spare {
+  dir: DirHandle;
+  name: string;
+}
+
 export class TmpReserve {
-  private readonly dir: string;
+  /** Its directory's name in `.mcp/tmp`: named after the process (the temp cleanup of a later one removes it), unique within it. */
+  private readonly dirName = `${process.pid}-${randomId128().slice(0, 8)}-spares`;
+  /** The root, `.mcp/tmp` and the spares directory, opened on first use and held until close. */
+  private handles: TreeHandles | null = null;
+  private tmp: DirHandle | null = null;
+  private dir: DirHandle | null = null;
   private readonly spares: string[] = [];
-  private readonly removals: string[] = [];
+  private readonly removals: { from: "tmp" | "spares"; name: string }[] = [];
   private target = 0;
   private next = 0;
   private work: Promise<void> | null = null;
@@ -47,19 +60,17 @@ export class TmpReserve {
   /** Set when making a spare failed (disk full, permissions): no more are made. */
   private failed = false;
 
-  constructor(tmpDir: string) {
-    // Named after the process (the temp cleanup of a later one removes it), unique within it.
-    this.dir = join(tmpDir, `${process.pid}-${randomId128().slice(0, 8)}-spares`);
-  }
+  constructor(private readonly root: string) {}
 
-  /** Where the spares are made. */
+  /** Where the spares are made (absolute; for tests and messages: the reserve itself reaches it through held directories). */
   get sparesDir(): string {
-    return this.dir;
+    return join(this.root, ".mcp", "tmp", this.dirName);
   }
 
   /** An empty spare file, permission bits SPARE_PERM, or null when none is ready. */
-  take(): string | null {
-    return this.spares.pop() ?? null;
+  take(): Spare | null {
+    const name = this.spares.pop();
+    return name === undefined || !this.dir ? null : { dir: this.dir, name };
   }
 
   /** Spares ready now. */
@@ -73,11 +84,20 @@ export class TmpReserve {
     this.kick();
   }
 
-  /** A file or directory (with everything in it) to remove in the background. */
-  discard(path: string): void {
-    if (this.closed) rmSync(path, { recursive: true, force: true });
+  /** A spare taken by a call, to remove in the background (it holds what the call left under its name). */
+  discardSpare(name: string): void {
+    this.discard({ from: "spares", name });
+  }
+
+  /** An entry of `.mcp/tmp` (a call's staging directory, with everything in it) to remove in the background. */
+  discardTemp(name: string): void {
+    this.discard({ from: "tmp", name });
+  }
+
+  private discard(r: { from: "tmp" | "spares"; name: string }): void {
+    if (this.closed) this.removeNow(r);
     else {
-      this.removals.push(path);
+      this.removals.push(r);
       this.kick();
     }
   }
@@ -90,9 +110,47 @@ export class TmpReserve {
   /** Removes the spares and what is still to be removed, now (best effort); later discards are removed on the spot. */
   close(): void {
     this.closed = true;
-    for (const p of this.removals.splice(0)) rmSync(p, { recursive: true, force: true });
+    for (const r of this.removals.splice(0)) this.removeNow(r);
     this.spares.length = 0;
-    rmSync(this.dir, { recursive: true, force: true });
+    try {
+      if (this.tmp) rmSync(this.tmp.removalPath(this.dirName), { recursive: true, force: true });
+    } catch {
+      // best effort: a later process's temp cleanup removes what is left
+    }
+    this.handles?.close();
+    this.handles = this.tmp = this.dir = null;
+  }
+
+  private pathOf(r: { from: "tmp" | "spares"; name: string }): string | null {
+    const dir = r.from === "tmp" ? this.tmpDir() : this.dir;
+    return dir ? dir.removalPath(r.name) : null;
+  }
+
+  /** `.mcp/tmp`, held open from first use. */
+  private tmpDir(): DirHandle {
+    this.handles ??= TreeHandles.open(this.root);
+    this.tmp ??= this.handles.ensureDir(".mcp/tmp");
+    return this.tmp;
+  }
+
+  private removeNow(r: { from: "tmp" | "spares"; name: string }): void {
+    try {
+      if (this.handles) {
+        const p = this.pathOf(r);
+        if (p !== null) rmSync(p, { recursive: true, force: true });
+        return;
+      }
+      if (r.from === "spares") return; // the spares directory went with close()
+      const handles = TreeHandles.open(this.root);
+      try {
+        const tmp = handles.dir(".mcp/tmp");
+        if (tmp) rmSync(tmp.removalPath(r.name), { recursive: true, force: true });
+      } finally {
+        handles.close();
+      }
+    } catch {
+      // best effort
+    }
   }
 
   private kick(): void {
@@ -102,24 +160,48 @@ export class TmpReserve {
     });
   }
 
+  /** `.mcp/tmp` and the spares directory, held open (made on first use). */
+  private open(): DirHandle {
+    if (this.dir) return this.dir;
+    const tmp = this.tmpDir();
+    tmp.mkdir(this.dirName);
+    this.dir = tmp.openDir(this.dirName);
+    return this.dir;
+  }
+
   private async run(): Promise<void> {
     while (!this.closed) {
       const gone = this.removals.shift();
       if (gone !== undefined) {
-        await rm(gone, { recursive: true, force: true }).catch(() => undefined);
+        let p: string | null = null;
+        try {
+          p = this.pathOf(gone);
+        } catch {
+          // .mcp/tmp cannot be opened (gone, or not a directory): nothing of ours to remove there
+        }
+        if (p !== null) await rm(p, { recursive: true, force: true }).catch(() => undefined);
         continue;
       }
       if (this.failed || this.spares.length >= this.target) return;
-      const path = join(this.dir, String(this.next++));
+      const name = String(this.next++);
       try {
-        if (this.next === 1) mkdirSync(this.dir, { recursive: true });
-        await writeNewFile(path, EMPTY, SPARE_PERM);
+        const dir = this.open();
+        const path = dir.asyncPath(name);
+        if (path !== null) await writeNewFile(path, EMPTY, SPARE_PERM);
+        else {
+          const fd = dir.openFile(name, CREATE_OPEN, SPARE_PERM);
+          try {
+            fchmodSync(fd, SPARE_PERM);
+          } finally {
+            closeSync(fd);
+          }
+        }
       } catch {
         this.failed = true;
         return;
       }
-      if (this.closed) rmSync(path, { force: true });
-      else this.spares.push(path);
+      if (this.closed) this.removeNow({ from: "spares", name });
+      else this.spares.push(name);
     }
   }
 }

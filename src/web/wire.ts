@@ -101,6 +101,8 @@ export interface ReviewResult {
   changed: StatusChange[];
   cascaded: string[];
   unchanged: string[];
+  /** Accepting a conversation: its rejected edits, which stay rejected. */
+  still_rejected: string[];
   files: FileWrite[];
   discarded: string[];
   recovered: string[];

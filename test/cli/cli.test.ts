@@ -4,6 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BINARY, cli } from "../helpers/binary";
 import { tmpRepo } from "../helpers/tmp-repo";
+import type { RepoPath } from "../../src/core/repo-path";
+import { closeWorkspace, openWorkspace } from "../../src/ops/workspace";
+import { applyChanges } from "../../src/ops/write/write-path";
 import pkg from "../../package.json" with { type: "json" };
 
 describe("worksnap CLI", () => {
@@ -131,6 +134,25 @@ describe("--help and --version on every subcommand", () => {
 });
 
 describe("regressions", () => {
+  test("regression (output cut at 64 KiB): a --json answer larger than a pipe holds arrives whole, even to a reader that starts late", async () => {
+    await using repo = await tmpRepo();
+    // 400 recorded edits: `history status --json` answers about 180 KB.
+    const ws = openWorkspace(repo.root);
+    try {
+      const changes = Array.from({ length: 400 }, (_, i) => ({ kind: "write" as const, path: `f${i}.txt` as RepoPath, bytes: new TextEncoder().encode(`${i}\n`) }));
+      await applyChanges(ws, changes, { recorder: ws.recorder, conversationId: "conv_1_big", toolName: "write_file" });
+    } finally {
+      closeWorkspace(ws);
+    }
+    // Through a shell pipe (64 KiB) whose reader starts half a second late, as `worksnap ... | slow-consumer` would.
+    const q = (a: string) => `'${a.replaceAll("'", "'\\''")}'`;
+    const proc = Bun.spawn(["sh", "-c", `${q(BINARY)} history status --json --root ${q(repo.root)} | (sleep 0.5; cat)`], { stdout: "pipe", stderr: "pipe" });
+    const out = await new Response(proc.stdout).text();
+    expect(await proc.exited).toBe(0);
+    expect(out.length).toBeGreaterThan(150_000);
+    expect(JSON.parse(out).entries).toHaveLength(400);
+  });
+
   test("hash workers resolve inside the compiled binary (large captures, any cwd)", async () => {
     await using repo = await tmpRepo();
     for (let i = 0; i < 2600; i++) repo.write(`d${i % 7}/f${i}.txt`, `${i}\n`);

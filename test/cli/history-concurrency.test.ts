@@ -66,8 +66,8 @@ test("parallel rejects (one process each) while the server keeps recording in th
   for (let i = 0; i < N; i++) expect(readFileSync(join(repo.root, `a${i}.txt`), "utf8")).toBe(text(numbered(`a${i}`, 20)));
   for (let k = 0; k < WRITES; k++) expect(readFileSync(join(repo.root, `new/n${k}.txt`), "utf8")).toBe(`n${k}\n`);
 
-  // The history agrees with the disk: accepting the whole conversation finds no outside change and re-applies the rejected edits.
-  const accepted = cli(["history", "accept", "--conv", conv, "--root", repo.root]);
+  // The history agrees with the disk: accepting the rejected edits (by id) finds no outside change and re-applies them.
+  const accepted = cli(["history", "accept", ...setup, "--root", repo.root]);
   expect(accepted.stderr).toBe("");
   expect(accepted.code).toBe(0);
   expect(readFileSync(join(repo.root, "a3.txt"), "utf8")).toStartWith("edited\n");

@@ -68,6 +68,7 @@ describe("history renderers", () => {
             { edit_id: result.entries[2]!.edit_id, conversation_id: "c", operation: "move", file_path: "lib/b.ts", source_path: "src/app.ts", from: "accepted", to: "rejected" },
           ],
           cascaded: [result.entries[2]!.edit_id],
+          still_rejected: [],
           unchanged: [],
           files: [
             { path: "src/app.ts", action: "written", hash: "c".repeat(64) },

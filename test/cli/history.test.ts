@@ -117,13 +117,39 @@ describe("worksnap history accept / reject", () => {
     expect(h.read("f.txt")).toBe(text(v1));
     expect(cli(["history", "status", "--json", "--root", h.repo.root]).json().entries.map((e: any) => e.status)).toEqual(["pending", "rejected", "rejected"]);
 
-    const acc = cli(["history", "accept", "--conv", C, "--root", h.repo.root, "--json"]).json();
+    // Named by id, rejected edits are accepted again and re-applied.
+    const acc = cli(["history", "accept", e2, e3, "--root", h.repo.root, "--json"]).json();
     expect(acc.changed.map((c: any) => [c.edit_id, c.from, c.to])).toEqual([
-      [e1, "pending", "accepted"],
       [e2, "rejected", "accepted"],
       [e3, "rejected", "accepted"],
     ]);
     expect(h.read("f.txt")).toBe(text(v3));
+  });
+
+  test("accept --conv never revives a rejected edit: pending edits become accepted, rejected ones stay, no file changes", async () => {
+    await using h = await historyFixture();
+    h.repo.write("a.txt", "a\n");
+    h.repo.write("b.txt", "b\n");
+    const keep = await h.write(C, "a.txt", "a\nkept\n");
+    const drop = await h.write(C, "b.txt", "b\ndropped\n");
+    expect(cli(["history", "reject", drop, "--root", h.repo.root]).code).toBe(0);
+    expect(h.read("b.txt")).toBe("b\n");
+
+    const r = cli(["history", "accept", "--conv", C, "--root", h.repo.root, "--json"]);
+    expect(r.code).toBe(0);
+    const acc = r.json();
+    expect(acc.changed.map((c: any) => [c.edit_id, c.from, c.to])).toEqual([[keep, "pending", "accepted"]]);
+    expect(acc.still_rejected).toEqual([drop]);
+    expect(acc.files).toEqual([]);
+    expect(h.read("a.txt")).toBe("a\nkept\n");
+    expect(h.read("b.txt")).toBe("b\n");
+    const statuses = cli(["history", "status", "--json", "--root", h.repo.root]).json().entries.map((e: any) => [e.edit_id, e.status]);
+    expect(statuses).toEqual([[keep, "accepted"], [drop, "rejected"]]);
+
+    const human = cli(["history", "accept", "--conv", C, "--root", h.repo.root]);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toContain(`still rejected (name an edit to accept it): ${drop.slice(0, 8)}`);
+    expect(h.read("b.txt")).toBe("b\n");
   });
 
   test("an outside change: refused non-interactively with the diff; --force discards it", async () => {

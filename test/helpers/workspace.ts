@@ -49,7 +49,7 @@ export function treeText(root: string): Record<string, string> {
 }
 
 export interface RecordedCall {
-  phase: "prepare" | "commit" | "abort";
+  phase: "prepare" | "seal" | "commit" | "abort";
   ctx?: EditContext;
   changes?: EditChange[];
   /** What the work tree held for each change's path when the hook ran. */
@@ -70,6 +70,10 @@ export function recordingRecorder(root: string, opts: { failCommit?: boolean; du
       calls.push({ phase: "prepare", ctx, changes: structuredClone(changes), onDisk: snapshotDisk(changes) });
       opts.duringPrepare?.();
       return { token: calls.length } as PreparedEdit;
+    },
+    async seal(prepared) {
+      const prep = calls[(prepared.token as number) - 1];
+      calls.push({ phase: "seal", onDisk: prep?.changes ? snapshotDisk(prep.changes) : [] });
     },
     async commit(_prepared, changes) {
       calls.push({ phase: "commit", changes: structuredClone(changes), onDisk: snapshotDisk(changes) });

@@ -142,7 +142,10 @@ describe("review of an agent's edits, end to end", () => {
     expect(readFileSync(join(repo.root, names[8] as string), "utf8")).toBe(edited(8));
     history(repo.root, "reject", "--conv", conv);
     for (const n of names) expect(readFileSync(join(repo.root, n), "utf8")).toBe(text(base));
+    // Accepting the conversation leaves its rejected edits rejected; named by id they are applied again.
     history(repo.root, "accept", "--conv", conv);
+    for (const n of names) expect(readFileSync(join(repo.root, n), "utf8")).toBe(text(base));
+    history(repo.root, "accept", ...entries.map((e: { edit_id: string }) => e.edit_id));
     names.forEach((n, i) => expect(readFileSync(join(repo.root, n), "utf8")).toBe(edited(i)));
   }, 60_000);
 });

@@ -6,6 +6,7 @@ import type { ReviewPreview, ReviewResult } from "../../ops/history/review";
 import type { CleanupResult } from "../../ops/history/cleanup";
 import type { EditStatus, LogEntry } from "../../ops/history/types";
 import { color } from "../output";
+import type { CompletedWrite } from "../../ops/history/interrupted";
 
 export interface Painter {
   on: boolean;
@@ -100,10 +101,14 @@ export function renderReview(r: ReviewResult, p: Painter): string {
     out.push(`${p.paint(STATUS_COLOUR[c.to], verb.padEnd(8))} ${p.paint("33", shortId(c.edit_id))}  ${c.operation} ${pathOf(c)}${c.from !== "pending" ? `  (was ${c.from})` : ""}${cascaded.has(c.edit_id) ? "  (depends on a rejected edit: --cascade)" : ""}`);
   }
   if (r.unchanged.length > 0) out.push(`already ${r.action === "accept" ? "accepted" : "rejected"}: ${r.unchanged.map(shortId).join(", ")}`);
+  if (r.still_rejected.length > 0) {
+    const shown = r.still_rejected.slice(0, 10).map(shortId).join(", ");
+    out.push(`still rejected (name an edit to accept it): ${shown}${r.still_rejected.length > 10 ? ` and ${r.still_rejected.length - 10} more` : ""}`);
+  }
   if (r.discarded.length > 0) out.push(`discarded outside changes to ${r.discarded.join(", ")}`);
   for (const f of r.files) out.push(`${f.action === "written" ? "wrote  " : "deleted"} ${f.path}${f.hash ? p.paint("2", `  sha256 ${f.hash.slice(0, 12)}`) : ""}`);
   if (r.changed.length > 0 && r.files.length === 0) out.push("no file changed");
-  if (r.changed.length === 0 && r.unchanged.length === 0) out.push("nothing to do");
+  if (r.changed.length === 0 && r.unchanged.length === 0 && r.still_rejected.length === 0) out.push("nothing to do");
   return `${out.join("\n")}\n`;
 }
 
@@ -171,4 +176,15 @@ export function statusJson(r: StatusResult): string {
   });
   const interrupted = r.interrupted.map((i) => ({ action: i.action, paths: i.paths, review_id: i.review_id, timestamp: i.timestamp }));
   return `${JSON.stringify({ entries, interrupted, total: r.total })}\n`;
+}
+
+/** What completing interrupted recorded writes did (a crash while a tool call published its files). */
+export function renderCompletedWrites(writes: CompletedWrite[]): string {
+  return writes
+    .map((w) => {
+      if (w.outcome === "dropped") return `interrupted write of ${w.conversation_id}: it had changed no file; dropped\n`;
+      const left = w.left.length > 0 ? `; changed since, left as they are: ${w.left.join(", ")}` : "";
+      return `completed an interrupted write of ${w.conversation_id}: ${w.logged.length} edit${w.logged.length === 1 ? "" : "s"} recorded${w.written.length > 0 ? `, ${w.written.length} file${w.written.length === 1 ? "" : "s"} finished` : ""}${left}\n`;
+    })
+    .join("");
 }

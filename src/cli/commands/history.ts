@@ -2,6 +2,7 @@ import { WorksnapError } from "../../core/errors";
 import { cleanupHistory, parseDuration } from "../../ops/history/cleanup";
 import type { ExternalChange } from "../../ops/history/external";
 import { FsHistoryStore } from "../../ops/history/fs-history-store";
+import { type CompletedWrite, completeInterruptedWritesNow } from "../../ops/history/interrupted";
 import { historyShow, historyStatus } from "../../ops/history/query";
 import type { Conflict } from "../../ops/history/reapply";
 import { previewReview, recoverReviews, reviewEdits, type DiscardPolicy } from "../../ops/history/review";
@@ -9,7 +10,7 @@ import { closeWorkspace, openWorkspace, type Workspace } from "../../ops/workspa
 import { UsageError, parseArgv, type FlagSpec } from "../args";
 import { printJson, stderr, stdout } from "../output";
 import { askYesNo, interactive } from "./history-prompt";
-import { painter, renderCleanup, renderConflicts, renderExternal, renderPreview, renderReview, renderShow, renderStatus, statusJson } from "./history-render";
+import { painter, renderCleanup, renderCompletedWrites, renderConflicts, renderExternal, renderPreview, renderReview, renderShow, renderStatus, statusJson } from "./history-render";
 
 export const HISTORY_HELP = `worksnap history <command> [--root DIR] [--json]
        mcpdiff <command> [--root DIR] [--json]     (the same binary, run under that name)
@@ -21,8 +22,9 @@ conversation. Every write is recorded in .mcp/edit_history/ (no git needed).
                               recorded edits, oldest first
   show EDIT_ID|CONV_ID        the diff of an edit, or of every edit of a conversation
   accept EDIT_ID... | --conv ID [--force] [--dry-run]
-                              mark edits accepted; files are not touched (re-accepting
-                              a rejected edit applies it again)
+                              mark edits accepted; files are not touched. --conv accepts
+                              the conversation's pending edits; a rejected edit is
+                              accepted (and applied again) only when named by its id
   reject EDIT_ID... | --conv ID [--cascade] [--force] [--dry-run]
                               mark edits rejected and rebuild the affected files from
                               their checkpoints with the remaining edits
@@ -47,7 +49,8 @@ Exit codes: 0 ok, 1 refused or user error (nothing written), 2 usage, 70 interna
 const COMMON: FlagSpec = { root: { kind: "string" }, json: { kind: "bool" } };
 
 type Flags = Record<string, unknown>;
-type Sub = (ws: Workspace, store: FsHistoryStore, positionals: string[], flags: Flags) => Promise<number>;
+/** `completed`: interrupted recorded writes this command completed first (every command does, under the lock). */
+type Sub = (ws: Workspace, store: FsHistoryStore, positionals: string[], flags: Flags, completed: CompletedWrite[]) => Promise<number>;
 
 const SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> = {
   status: {
@@ -85,12 +88,16 @@ const SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> = {
   },
   recover: {
     flags: { force: { kind: "bool" } },
-    run: async (ws, store, pos, flags) => {
+    run: async (ws, store, pos, flags, completed) => {
       if (pos.length > 0) throw new UsageError("recover takes no arguments");
       const shown: Shown = { external: false };
       const r = await withExplainedErrors(flags, shown, () => recoverReviews(ws, store, discardPolicy(flags, shown)));
-      if (flags.json) printJson(r);
-      else stdout(r.recovered.length === 0 ? "no interrupted review\n" : `completed ${r.recovered.join(", ")}\n${r.files.map((f) => `${f.action === "written" ? "wrote  " : "deleted"} ${f.path}\n`).join("")}`);
+      const writes = [...completed, ...ws.completedWrites.splice(0)];
+      if (flags.json) printJson({ ...r, writes });
+      else {
+        stdout(renderCompletedWrites(writes));
+        stdout(r.recovered.length === 0 ? "no interrupted review\n" : `completed ${r.recovered.join(", ")}\n${r.files.map((f) => `${f.action === "written" ? "wrote  " : "deleted"} ${f.path}\n`).join("")}`);
+      }
       return 0;
     },
   },
@@ -192,7 +199,11 @@ export async function cmdHistory(argv: string[]): Promise<number> {
   const { flags, positionals } = parseArgv(rest, { ...COMMON, ...sub.flags });
   const ws = openWorkspace((flags.root as string | undefined) ?? process.cwd());
   try {
-    return await sub.run(ws, new FsHistoryStore(ws.repo.stateDir), positionals, flags);
+    const store = new FsHistoryStore(ws.repo.stateDir);
+    // A write a crash left half recorded is completed before anything is shown or reviewed.
+    const completed = await completeInterruptedWritesNow(ws, store);
+    if (completed.length > 0 && name !== "recover" && !flags.json) stderr(renderCompletedWrites(completed));
+    return await sub.run(ws, store, positionals, flags, completed);
   } finally {
     closeWorkspace(ws);
   }

@@ -4,8 +4,11 @@ import type { TextMode } from "../../mcp/result";
 import { WorkspacePool } from "../../mcp/roots";
 import { type RootChoice, type ServeOptions, serveStdio, type ToolNaming } from "../../mcp/server";
 import { parseDuration } from "../../ops/history/cleanup";
-import { stderr } from "../output";
+import { FsHistoryStore } from "../../ops/history/fs-history-store";
+import { completeInterruptedWritesNow } from "../../ops/history/interrupted";
+import type { Workspace } from "../../ops/workspace";
 import { UsageError, parseArgv } from "../args";
+import { stderr } from "../output";
 
 export const SERVE_HELP = `worksnap serve [--root DIR] [--http [HOST:]PORT] [--stale-writes warn|refuse]
                [--idle-timeout DUR] [--tool-names underscore|dotted] [--text compact|json]
@@ -50,7 +53,7 @@ export async function cmdServe(argv: string[]): Promise<number> {
   const http = flags.http as string | undefined;
   if (http === undefined && flags["idle-timeout"] !== undefined) throw new UsageError("--idle-timeout applies to --http only");
   const opts: ServeOptions = { naming: naming as ToolNaming, text: text as TextMode, staleWrites };
-  const pool = new WorkspacePool();
+  const pool = new WorkspacePool(completeInterrupted);
   const roots: RootChoice = { pool, root: (flags.root as string | undefined) ?? null, fallback: process.cwd() };
   // a --root that cannot be opened is an error now, not at the first call
   if (roots.root !== null) pool.get(roots.root);
@@ -78,6 +81,20 @@ async function serveOverHttp(roots: RootChoice, opts: ServeOptions, listen: stri
     process.once("SIGTERM", stop);
   });
   await server.close();
+}
+
+/**
+ * A write a crashed process left half recorded is completed as soon as its
+ * workspace opens, beside the start-up (the first tool call that writes waits
+ * for it under the work-tree lock anyway).
+ */
+function completeInterrupted(ws: Workspace): void {
+  completeInterruptedWritesNow(ws, new FsHistoryStore(ws.repo.stateDir)).then(
+    (done) => {
+      for (const w of done) stderr(`worksnap: ${w.outcome} an interrupted write of ${w.conversation_id} (${w.logged.length} edits recorded)\n`);
+    },
+    (err) => stderr(`worksnap: completing an interrupted write failed: ${err instanceof Error ? err.message : String(err)}\n`),
+  );
 }
 
 /** `PORT`, `HOST:PORT` or `[IPv6]:PORT`; the host defaults to 127.0.0.1. */

@@ -6,9 +6,9 @@
  */
 import { sha256Hex } from "../../core/hash";
 import type { RepoPath } from "../../core/repo-path";
-import type { RepoRoot } from "../../repo/root";
 import { unifiedDiff } from "../diff/unified";
-import { readTargetState, resolveWorktreeTarget } from "../write/target";
+import type { RepoRoot } from "../../repo/root";
+import { readTargetState, resolveWorktreeTarget, WorktreeAccess } from "../write/target";
 import type { Content } from "./objects";
 
 export interface DiskState {
@@ -18,8 +18,19 @@ export interface DiskState {
   kind: "file" | "missing" | "dir" | "other";
 }
 
-export function readDisk(repo: RepoRoot, path: string): DiskState {
-  const target = resolveWorktreeTarget(repo, path as RepoPath, false);
+/** What the work tree holds at each of `paths`, read through directories held open for the reading. */
+export function readDisks(repo: RepoRoot, paths: readonly string[]): Map<string, DiskState> {
+  const access = new WorktreeAccess(repo);
+  try {
+    return new Map(paths.map((p) => [p, readDisk(access, p)]));
+  } finally {
+    access.close();
+  }
+}
+
+/** What the work tree holds at `path`, read through the directories `access` holds. */
+export function readDisk(access: WorktreeAccess, path: string): DiskState {
+  const target = resolveWorktreeTarget(access, path as RepoPath, false);
   if (target.kind === "missing") return { state: null, hash: null, kind: "missing" };
   if (target.kind === "dir" || target.kind === "other") return { state: null, hash: null, kind: target.kind };
   const state = readTargetState(target)!;

@@ -29,10 +29,11 @@ import {
   logRel,
   parseLog,
   parseReview,
+  parseWriteIntent,
   serializeLog,
   type HistoryStore,
 } from "./store";
-import type { LogEntry, ReviewRecord } from "./types";
+import type { LogEntry, ReviewRecord, WriteIntent } from "./types";
 
 export const HISTORY_DIR = "edit_history";
 /** A batch of at least this many objects of one conversation is written as one pack file. */
@@ -360,10 +361,10 @@ export class FsHistoryStore implements HistoryStore, BatchingHistoryStore {
    * lists them removes its record between the listing and the read: such a
    * record is over, and is left out rather than failing the reader.
    */
-  private listRecords(dir: string): ReviewRecord[] {
+  private listRecords<T extends { timestamp: string }>(dir: string, parse: (text: string, where: string) => T): T[] {
     const abs = this.abs(dir);
     if (!existsSync(abs)) return [];
-    const out: ReviewRecord[] = [];
+    const out: T[] = [];
     for (const n of readdirSync(abs)) {
       if (!n.endsWith(".json")) continue;
       let text: string;
@@ -373,13 +374,13 @@ export class FsHistoryStore implements HistoryStore, BatchingHistoryStore {
         if ((err as NodeJS.ErrnoException).code === "ENOENT") continue;
         throw err;
       }
-      out.push(parseReview(text, `${HISTORY_DIR}/${dir}/${n}`));
+      out.push(parse(text, `${HISTORY_DIR}/${dir}/${n}`));
     }
     return out.sort(byTimestamp);
   }
 
   async listReviews(): Promise<ReviewRecord[]> {
-    return this.listRecords("reviews");
+    return this.listRecords("reviews", parseReview);
   }
 
   async putReview(record: ReviewRecord): Promise<void> {
@@ -393,7 +394,7 @@ export class FsHistoryStore implements HistoryStore, BatchingHistoryStore {
   }
 
   async listIntents(): Promise<ReviewRecord[]> {
-    return this.listRecords("intents");
+    return this.listRecords("intents", parseReview);
   }
 
   async putIntent(record: ReviewRecord): Promise<void> {
@@ -402,6 +403,18 @@ export class FsHistoryStore implements HistoryStore, BatchingHistoryStore {
 
   async deleteIntent(reviewId: string): Promise<void> {
     rmSync(this.abs(`intents/${checkReviewId(reviewId)}.json`), { force: true });
+  }
+
+  async listWriteIntents(): Promise<WriteIntent[]> {
+    return this.listRecords("pending_writes", parseWriteIntent);
+  }
+
+  async putWriteIntent(intent: WriteIntent): Promise<void> {
+    this.write(`pending_writes/${checkReviewId(intent.intent_id)}.json`, `${JSON.stringify(intent)}\n`);
+  }
+
+  async deleteWriteIntent(intentId: string): Promise<void> {
+    rmSync(this.abs(`pending_writes/${checkReviewId(intentId)}.json`), { force: true });
   }
 
   async readClock(): Promise<string | null> {
@@ -421,8 +434,13 @@ export class FsHistoryStore implements HistoryStore, BatchingHistoryStore {
     ensureStateDir(this.stateDir);
     mkdirSync(this.root, { recursive: true });
     const tmp = tempPath(this.stateDir, "clock");
-    writeFileSync(tmp, `${timestamp}\n`);
-    renameSync(tmp, this.abs("clock"));
+    try {
+      writeFileSync(tmp, `${timestamp}\n`);
+      renameSync(tmp, this.abs("clock"));
+    } catch (err) {
+      rmSync(tmp, { force: true }); // a full disk leaves no half-written temp file
+      throw err;
+    }
   }
 }
 

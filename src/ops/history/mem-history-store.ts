@@ -6,8 +6,8 @@
 import { compareUtf8 } from "../../core/byte-order";
 import { notFound } from "../../core/errors";
 import { withQueue } from "../../repo/file-lock";
-import { byTimestamp, checkConversationId, checkObjectRel, checkReviewId, logRel, parseLog, parseReview, serializeLog, type HistoryStore } from "./store";
-import type { LogEntry, ReviewRecord } from "./types";
+import { byTimestamp, checkConversationId, checkObjectRel, checkReviewId, logRel, parseLog, parseReview, parseWriteIntent, serializeLog, type HistoryStore } from "./store";
+import type { LogEntry, ReviewRecord, WriteIntent } from "./types";
 
 let instances = 0;
 
@@ -17,6 +17,7 @@ export class MemHistoryStore implements HistoryStore {
   private readonly objects = new Map<string, Uint8Array>();
   private readonly reviews = new Map<string, string>();
   private readonly intents = new Map<string, string>();
+  private readonly writeIntents = new Map<string, string>();
   private clock: string | null = null;
   private versions = 0;
   /** Bumped by every change to a log, review or intent. */
@@ -110,6 +111,18 @@ export class MemHistoryStore implements HistoryStore {
   async deleteIntent(reviewId: string): Promise<void> {
     this.intents.delete(checkReviewId(reviewId));
     this.changes++;
+  }
+
+  async listWriteIntents(): Promise<WriteIntent[]> {
+    return [...this.writeIntents.entries()].map(([id, t]) => parseWriteIntent(t, `pending_writes/${id}.json`)).sort(byTimestamp);
+  }
+
+  async putWriteIntent(intent: WriteIntent): Promise<void> {
+    this.writeIntents.set(checkReviewId(intent.intent_id), JSON.stringify(intent));
+  }
+
+  async deleteWriteIntent(intentId: string): Promise<void> {
+    this.writeIntents.delete(checkReviewId(intentId));
   }
 
   async readClock(): Promise<string | null> {

@@ -11,10 +11,16 @@
  *   returns. The write path hands over the new states too (it writes exactly
  *   those bytes), so the diffs start here, in the background: slices of CPU
  *   work between which the write path's I/O goes on;
- * - commit, after the writes: the diffs as one batch (one flush), then the
- *   JSON Lines entries, appended atomically under the conversation's log
- *   lock: one log rewrite per tool call, however many files it changed;
- * - abort: removes what prepare (and commit) wrote; the log is untouched.
+ * - seal, while the write path stages the new contents (it has finished
+ *   before the first file is published): the diffs as one batch (one flush), then a write intent
+ *   holding the very entries the call will log (pending_writes/, durable).
+ *   From here a crash is completed by the next process that takes the
+ *   work-tree lock (interrupted.ts): every file the call published gets its
+ *   entry, or the call is dropped when it published nothing;
+ * - commit, after the writes: the JSON Lines entries, appended atomically
+ *   under the conversation's log lock (one log rewrite per tool call, however
+ *   many files it changed), then the intent is removed;
+ * - abort: removes what prepare and seal wrote; the log is untouched.
  *
  * The changes of one tool call share its tool_call_index and are recorded in
  * the order the write path publishes them (deletes, moves, writes), so
@@ -25,12 +31,11 @@ import type { EditChange, EditContext, EditRecorder, PathState, PreparedEdit } f
 import { sha256Of } from "../../core/content-hash";
 import { ObjectPresence, deleteObjects, putObjects, type ObjectWrite } from "./batch-store";
 import { nextTimestamps } from "./clock";
-import { FsHistoryStore } from "./fs-history-store";
 import { recordDiff } from "./record-diff";
 
 export { diffReplays } from "./record-diff";
 import { afterRel, checkConversationId, checkpointMetaRel, checkpointRel, diffRel, type HistoryStore } from "./store";
-import type { CheckpointMeta, LogEntry } from "./types";
+import type { CheckpointMeta, LogEntry, WriteIntent } from "./types";
 
 interface ConversationState {
   version: string | null;
@@ -68,6 +73,12 @@ interface Token {
   diffs: Promise<ObjectWrite[]> | null;
   /** Set on abort: the background diffs stop. */
   stopped: boolean;
+  /** The changes as prepare saw them. */
+  changes: EditChange[];
+  /** The entries to log, once sealed. */
+  entries: LogEntry[] | null;
+  /** The write intent seal made durable. */
+  intentId: string | null;
 }
 
 const encoder = new TextEncoder();
@@ -90,7 +101,18 @@ export class HistoryRecorder implements EditRecorder {
     const state = await this.state(conv);
     const order = recordOrder(changes);
     const stamps = await nextTimestamps(this.store, changes.length, state.lastTimestamp);
-    const token: Token = { conversationId: conv, toolName: ctx.toolName, toolCallIndex: state.nextIndex, drafts: [], created: [], diffs: null, stopped: false };
+    const token: Token = {
+      conversationId: conv,
+      toolName: ctx.toolName,
+      toolCallIndex: state.nextIndex,
+      drafts: [],
+      created: [],
+      diffs: null,
+      stopped: false,
+      changes,
+      entries: null,
+      intentId: null,
+    };
     const presence = new ObjectPresence(this.store);
     const checkpoints: ObjectWrite[] = [];
     for (let k = 0; k < order.length; k++) {
@@ -134,23 +156,45 @@ export class HistoryRecorder implements EditRecorder {
     await token.diffs?.catch(() => undefined);
   }
 
+  /**
+   * The diffs, and an intent naming the entries to log, durable before the
+   * first file is published (a crash after that is completed from them).
+   */
+  async seal(prepared: PreparedEdit): Promise<void> {
+    const token = prepared.token as Token;
+    if (token.entries) return;
+    const objects: ObjectWrite[] = token.diffs ? await token.diffs : [];
+    const records = token.drafts.map((d) => d.recorded ?? (d.recorded = recordChange(token.conversationId, d.editId, token.changes[d.index]!, objects)));
+    await this.writeObjects(token, objects);
+    const entries = token.drafts.map((d, k) => entryFor(token, d, token.changes[d.index]!, records[k]!));
+    const modes: WriteIntent["modes"] = {};
+    for (const d of token.drafts) {
+      const c = token.changes[d.index]!;
+      modes[d.editId] = [c.before?.mode ?? null, c.operation === "delete" ? null : (c.after?.mode ?? null)];
+    }
+    const intent: WriteIntent = { intent_id: crypto.randomUUID(), timestamp: entries[0]?.timestamp ?? "", conversation_id: token.conversationId, entries, modes };
+    await this.store.putWriteIntent(intent);
+    token.intentId = intent.intent_id;
+    token.entries = entries;
+  }
+
   async commit(prepared: PreparedEdit, changes: EditChange[]): Promise<{ editIds: string[] }> {
     const token = prepared.token as Token;
     const conv = token.conversationId;
-    const objects: ObjectWrite[] = token.diffs ? await token.diffs : [];
-    const records: Recorded[] = [];
     for (const d of token.drafts) {
       const change = changes[d.index];
       if (!change) throw internal("the write path committed a different change list than it prepared");
-      const prepared = d.recorded;
-      if (prepared && change.operation !== "delete" && !sameState(prepared.after, change.after ?? null)) {
+      const announced = d.recorded;
+      if (announced && change.operation !== "delete" && !sameState(announced.after, change.after ?? null)) {
         throw internal(`the write path committed ${change.path} with other bytes than it announced at prepare`, { path: change.path });
       }
-      records.push(prepared ?? recordChange(conv, d.editId, change, objects));
     }
-    await this.writeObjects(token, objects);
-    const entries = token.drafts.map((d, k) => entryFor(token, d, changes[d.index]!, records[k]!));
+    await this.seal(prepared);
+    const entries = token.entries!;
     await this.store.withLogLock([conv], () => this.store.appendLog(conv, entries));
+    // Logged: the intent has done its work (a crash before this removal finds its entries logged and removes it).
+    if (token.intentId) await this.store.deleteWriteIntent(token.intentId);
+    token.intentId = null;
     const state = this.conversations.get(conv);
     if (state) {
       for (const e of entries) applyToKnown(state.known, e);
@@ -166,6 +210,8 @@ export class HistoryRecorder implements EditRecorder {
   async abort(prepared: PreparedEdit): Promise<void> {
     const token = prepared.token as Token;
     await this.stopDiffs(token);
+    if (token.intentId) await this.store.deleteWriteIntent(token.intentId);
+    token.intentId = null;
     await this.removeObjects(token.created);
   }
 
@@ -295,9 +341,4 @@ export function recordOrder(changes: EditChange[]): number[] {
 function applyToKnown(known: Map<string, string | null>, e: LogEntry): void {
   if (e.operation === "move" && e.source_path) known.set(e.source_path, null);
   known.set(e.file_path, e.operation === "delete" ? null : e.hash_after);
-}
-
-/** The recorder for a repository's history in `.mcp/edit_history/`. */
-export function historyRecorderFor(stateDir: string): HistoryRecorder {
-  return new HistoryRecorder(new FsHistoryStore(stateDir));
 }

@@ -22,8 +22,9 @@ import type { RepoPath } from "../../core/repo-path";
 import type { Workspace } from "../workspace";
 import { withWorktreeLock } from "../write/worktree-lock";
 import { writeChangesLocked, type WriteChange } from "../write/write-path";
+import { putObjects, type ObjectWrite } from "./batch-store";
 import { nextTimestamps } from "./clock";
-import { describeExternal, matchesDisk, readDisk, type DiskState, type ExternalChange } from "./external";
+import { describeExternal, matchesDisk, readDisks, type ExternalChange } from "./external";
 import { HistoryObjects, type Content } from "./objects";
 import { replayComponent, type Conflict, type PathOutcome } from "./reapply";
 import { reviewContentRel, type HistoryStore } from "./store";
@@ -84,6 +85,11 @@ export interface ReviewResult {
   cascaded: string[];
   /** Edits that already had the requested status. */
   unchanged: string[];
+  /**
+   * Accepting a conversation: its rejected edits, which stay rejected (spec 002 section 5: accept moves pending
+   * edits to accepted and touches no file; a rejected edit is accepted again only when named by id).
+   */
+  still_rejected: string[];
   files: FileWrite[];
   /** Paths whose outside changes were discarded (confirmed or forced). */
   discarded: string[];
@@ -139,6 +145,8 @@ interface ReviewPlan {
   /** New statuses of the edits asked for (without the dependents). */
   overrides: Map<string, EditStatus>;
   unchanged: string[];
+  /** Accepting a conversation: its rejected edits, left rejected. */
+  stillRejected: string[];
   conflicts: Conflict[];
   /** Kept edits the replay had to skip: the dependents a cascade rejects. */
   failed: Set<string>;
@@ -150,15 +158,19 @@ interface ReviewPlan {
 }
 
 async function planReview(ws: Workspace, store: HistoryStore, model: HistoryModel, req: ReviewRequest): Promise<ReviewPlan> {
-  const targets = resolveTargets(model, req);
+  const named = resolveTargets(model, req);
   const to: EditStatus = req.action === "accept" ? "accepted" : "rejected";
+  // A conversation accepted as a whole accepts what is pending in it; a rejected edit is revived only by its id.
+  const byConversation = req.conversationId !== undefined && req.action === "accept";
+  const targets = byConversation ? named.filter((e) => e.status !== "rejected") : named;
+  const stillRejected = byConversation ? named.filter((e) => e.status === "rejected").map((e) => e.edit_id) : [];
   const overrides = new Map<string, EditStatus>();
   const unchanged: string[] = [];
   for (const t of targets) {
     if (t.status === to) unchanged.push(t.edit_id);
     else overrides.set(t.edit_id, to);
   }
-  const plan: ReviewPlan = { model, overrides, unchanged, conflicts: [], failed: new Set(), outside: [], changes: [], files: [], finals: [], contents: [] };
+  const plan: ReviewPlan = { model, overrides, unchanged, stillRejected, conflicts: [], failed: new Set(), outside: [], changes: [], files: [], finals: [], contents: [] };
   if (overrides.size === 0) return plan;
 
   // Only a change between kept (pending, accepted) and rejected changes what the files should hold.
@@ -187,10 +199,9 @@ async function planReview(ws: Workspace, store: HistoryStore, model: HistoryMode
   const order = [...checked].sort(compareUtf8);
 
   // Rule 9.2: the files must be what the history last recorded.
-  const disk = new Map<string, DiskState>();
+  const disk = readDisks(ws.repo, order);
   for (const p of order) {
-    const d = readDisk(ws.repo, p);
-    disk.set(p, d);
+    const d = disk.get(p)!;
     const exp = out.expected.get(p)!;
     if (!matchesDisk(exp.hash, d)) plan.outside.push(describeExternal(p, await exp.content(), exp.hash, d));
   }
@@ -250,7 +261,17 @@ async function reviewLocked(ws: Workspace, store: HistoryStore, req: ReviewReque
   const model = await loadHistory(store);
   const plan = await planReview(ws, store, model, req);
   const { overrides } = plan;
-  const result: ReviewResult = { action: req.action, review_id: null, changed: [], cascaded: [], unchanged: plan.unchanged, files: plan.files, discarded: [], recovered };
+  const result: ReviewResult = {
+    action: req.action,
+    review_id: null,
+    changed: [],
+    cascaded: [],
+    unchanged: plan.unchanged,
+    still_rejected: plan.stillRejected,
+    files: plan.files,
+    discarded: [],
+    recovered,
+  };
   if (overrides.size === 0) return result;
 
   await refuseConflicts(plan.conflicts, req, overrides);
@@ -272,12 +293,15 @@ async function reviewLocked(ws: Workspace, store: HistoryStore, req: ReviewReque
   }
   const [timestamp] = await nextTimestamps(store, 1);
   const record: ReviewRecord = { review_id: crypto.randomUUID(), timestamp: timestamp!, action: req.action, statuses, finals };
+  const written: ObjectWrite[] = [];
   for (let i = 0; i < finals.length; i++) {
     if (finals[i]!.hash === null) continue;
     const rel = reviewContentRel(record.review_id, i);
-    await store.putObject(rel, contents[i]!);
+    written.push({ rel, bytes: contents[i]! });
     finals[i]!.content_file = rel;
   }
+  // One durable batch (one flush) for all the bytes the review will write, before its intent names them.
+  await putObjects(store, written);
   await store.putIntent(record);
   req.onStep?.("intent-written");
   await applyStatuses(store, model, statuses);
@@ -309,8 +333,9 @@ async function recoverLocked(ws: Workspace, store: HistoryStore, policy: Discard
     await applyStatuses(store, model, intent.statuses);
     const changes: WriteChange[] = [];
     const outside: ExternalChange[] = [];
+    const disks = readDisks(ws.repo, intent.finals.map((f) => f.path));
     for (const f of intent.finals) {
-      const d = readDisk(ws.repo, f.path);
+      const d = disks.get(f.path)!;
       const done = f.hash === null ? d.kind === "missing" : d.kind === "file" && d.hash === f.hash && d.state!.mode === f.mode;
       if (done) continue;
       const state = f.content_file ? { bytes: await store.getObject(f.content_file), mode: f.mode ?? "100644" } : null;

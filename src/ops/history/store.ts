@@ -13,12 +13,13 @@
  *   reviews/{review_id}.json              a finished review that wrote the work tree
  *   reviews/{review_id}/{n}.bin           the bytes it wrote
  *   intents/{review_id}.json              a review that started writing and has not finished
+ *   pending_writes/{intent_id}.json       a recorded tool call that may have published files but not logged them
  *   clock                                 the last timestamp handed out
  */
 import { invalidArgument, internal } from "../../core/errors";
 import { sha256Hex } from "../../core/hash";
 import { CONVERSATION_ID } from "./conversation-id";
-import { EDIT_STATUSES, LOG_ENTRY_FIELDS, OPERATIONS, type LogEntry, type ReviewRecord } from "./types";
+import { EDIT_STATUSES, LOG_ENTRY_FIELDS, OPERATIONS, type LogEntry, type ReviewRecord, type WriteIntent } from "./types";
 
 export interface HistoryStore {
   /** Every conversation that has a log, sorted by UTF-8 bytes. */
@@ -58,6 +59,12 @@ export interface HistoryStore {
   listIntents(): Promise<ReviewRecord[]>;
   putIntent(record: ReviewRecord): Promise<void>;
   deleteIntent(reviewId: string): Promise<void>;
+
+  /** Recorded tool calls sealed and not yet committed (a crash in between leaves them), by timestamp. */
+  listWriteIntents(): Promise<WriteIntent[]>;
+  /** Durable when it returns. */
+  putWriteIntent(intent: WriteIntent): Promise<void>;
+  deleteWriteIntent(intentId: string): Promise<void>;
 
   /** The last timestamp handed out, or null. */
   readClock(): Promise<string | null>;
@@ -209,16 +216,29 @@ function entryProblem(e: Record<keyof LogEntry, unknown>): string | null {
   return null;
 }
 
-export function parseReview(text: string, where: string): ReviewRecord {
-  let value: ReviewRecord;
+function parseJson<T>(text: string, where: string): T {
   try {
-    value = JSON.parse(text) as ReviewRecord;
+    return JSON.parse(text) as T;
   } catch (err) {
     throw internal(`${where} is not JSON: ${(err as Error).message}`, { where });
   }
+}
+
+export function parseReview(text: string, where: string): ReviewRecord {
+  const value = parseJson<ReviewRecord>(text, where);
   if (!value || typeof value.review_id !== "string" || typeof value.timestamp !== "string" || !Array.isArray(value.finals) || typeof value.statuses !== "object") {
     throw internal(`${where} is not a review record`, { where });
   }
+  return value;
+}
+
+export function parseWriteIntent(text: string, where: string): WriteIntent {
+  const value = parseJson<WriteIntent>(text, where);
+  if (!value || typeof value.intent_id !== "string" || typeof value.timestamp !== "string" || !Array.isArray(value.entries) || typeof value.modes !== "object" || value.modes === null) {
+    throw internal(`${where} is not a write intent`, { where });
+  }
+  checkConversationId(value.conversation_id);
+  value.entries = value.entries.map((e, i) => checkEntry(e, `${where} entry ${i + 1}`));
   return value;
 }
 

@@ -95,3 +95,20 @@ export function isTerminal(status: EditStatus): boolean {
 export function kept(status: EditStatus): boolean {
   return status !== "rejected";
 }
+
+/**
+ * A recorded tool call between `seal` and `commit` (recorder.ts): the entries
+ * it will log, made durable (after its diffs and checkpoints) before the first
+ * file is published, so a process that dies while publishing leaves enough for
+ * the next one to complete the record or drop it (interrupted.ts).
+ */
+export interface WriteIntent {
+  intent_id: string;
+  /** The first entry's timestamp: interrupted writes are completed oldest first. */
+  timestamp: string;
+  conversation_id: string;
+  /** The entries exactly as they will be logged (status pending), in log order. */
+  entries: LogEntry[];
+  /** Per edit id, the mode before and after (null: no file), which the hashes alone do not tell. */
+  modes: Record<string, [FileMode | null, FileMode | null]>;
+}

@@ -16,7 +16,7 @@ import { StaleReadsError } from "../write/pin-check";
 import { type StaleFile, describeStaleReads, staleReadRefusal } from "./stale-reads";
 import { keepShown } from "../snapshot/file";
 import { withWorktreeLock } from "../write/worktree-lock";
-import { type ParentCache, type WorktreeTarget, readTargetState, resolveWorktreeTarget, statStamp } from "../write/target";
+import { type WorktreeTarget, WorktreeAccess, readTargetState, resolveWorktreeTarget, statStamp } from "../write/target";
 import type { Workspace } from "../workspace";
 import { acquireLease } from "../live/stale-lease";
 
@@ -179,78 +179,85 @@ export async function runMutation<T extends object>(
   if (args.mode !== "worktree") throw invalidArgument('mode must be "worktree" or "snapshot"', { arg: "mode" });
   if (args.snapshot_id !== undefined) throw invalidArgument('snapshot_id applies to mode "snapshot" only', { arg: "snapshot_id" });
   return withWorktreeLock(ws, async () => {
-    // git computes the fingerprint while the change set is built (both only read, under the lock); the lease is
-    // validated before anything is written, and a stale lease is reported before any error of the build.
-    const fingerprintRead = liveFingerprint(ws);
-    fingerprintRead.catch(() => undefined);
-    progress(0, "reading the work tree");
-    const reads = new Map<string, KnownState>();
-    let built: Built<T>;
+    // The directories the change set reads and writes are held open for the whole call (write/target.ts).
+    const access = new WorktreeAccess(ws.repo);
     try {
-      built = await build(worktreeView(ws, reads));
-    } catch (err) {
-      const fp = await fingerprintRead.catch(() => null);
-      if (fp && args.lease_id !== undefined) await acquireLease(ws, args.lease_id, fp);
-      throw err;
-    }
-    const fingerprint = await fingerprintRead;
-    const lease = args.lease_id !== undefined ? await acquireLease(ws, args.lease_id, fingerprint) : null;
-    checkCancelled(args.signal);
-    const changes = built.changes === null ? null : withoutNoOps(ws, built.changes, reads);
-    if (changes === null || changes.length === 0) {
-      // a rejected patch or a write that changes nothing: nothing is written or recorded, and no conversation starts
-      const kept = lease ?? ws.leases.issue(fingerprint);
-      const unchanged = built.changes !== null ? unchangedNote(built.changes) : undefined;
-      return finish({ cache_hint: "until_dirty", lease_id: kept.id, fingerprint }, built, [], false, unchanged);
-    }
-    built.changes = changes;
-    progress(1, "writing");
-    // The new fingerprint is read as soon as the files are published, while the history appends its log: the work
-    // tree no longer changes under the lock, and the history lives in .mcp, which git does not list.
-    let fingerprintAfter: Promise<Fingerprint> | null = null;
-    const pins = lease === null && args.pins ? { pins: args.pins, onStale: opts.onStale ?? "refuse" } : undefined;
-    let outcome: WriteOutcome;
-    try {
-      outcome = await applyChangesLocked(ws, built.changes, {
-        recorder: ws.recorder,
-        conversationId: conv.id,
-        toolName,
-        lease: lease ? { lease, fingerprint } : undefined,
-        pins,
-        signal: args.signal,
-        known: built.fromReads ? reads : undefined,
-        onPublished: () => {
-          fingerprintAfter = liveFingerprint(ws);
-          fingerprintAfter.catch(() => undefined);
-        },
-      });
-    } catch (err) {
-      if (!(err instanceof StaleReadsError)) throw err;
-      throw staleReadRefusal(await describeStaleReads(ws, err.reads), err.reads.length, WHAT[toolName] ?? "The change");
-    }
-    if (outcome.editIds.length > 0) args.onRecorded?.({ conversation_id: conv.id, edit_ids: outcome.editIds });
-    const stale = outcome.staleReads.length > 0 ? await describeStaleReads(ws, outcome.staleReads) : [];
-    if (args.onWritten) {
-      // what the caller will pin is kept, so a refusal after someone else's change can show it
-      for (const c of outcome.changes) if (c.blob && c.after && c.after.mode !== "120000") await keepShown(ws, c.blob, c.after.bytes);
-      args.onWritten(writtenFiles(outcome, stale));
-    }
-    progress(2, "reading the new fingerprint");
-    const after = await (fingerprintAfter ?? liveFingerprint(ws));
-    const next = ws.leases.issue(after);
-    if (lease) for (const [p, b] of lease.touched) next.touched.set(p, b);
-    for (const c of outcome.changes) {
-      for (const l of lease ? [next, lease] : [next]) {
-        if (c.from) touch(l, c.from, null);
-        touch(l, c.path, c.blob);
+      // git computes the fingerprint while the change set is built (both only read, under the lock); the lease is
+      // validated before anything is written, and a stale lease is reported before any error of the build.
+      const fingerprintRead = liveFingerprint(ws);
+      fingerprintRead.catch(() => undefined);
+      progress(0, "reading the work tree");
+      const reads = new Map<string, KnownState>();
+      let built: Built<T>;
+      try {
+        built = await build(worktreeView(ws, access, reads));
+      } catch (err) {
+        const fp = await fingerprintRead.catch(() => null);
+        if (fp && args.lease_id !== undefined) await acquireLease(ws, args.lease_id, fp);
+        throw err;
       }
+      const fingerprint = await fingerprintRead;
+      const lease = args.lease_id !== undefined ? await acquireLease(ws, args.lease_id, fingerprint) : null;
+      checkCancelled(args.signal);
+      const changes = built.changes === null ? null : withoutNoOps(access, built.changes, reads);
+      if (changes === null || changes.length === 0) {
+        // a rejected patch or a write that changes nothing: nothing is written or recorded, and no conversation starts
+        const kept = lease ?? ws.leases.issue(fingerprint);
+        const unchanged = built.changes !== null ? unchangedNote(built.changes) : undefined;
+        return finish({ cache_hint: "until_dirty", lease_id: kept.id, fingerprint }, built, [], false, unchanged);
+      }
+      built.changes = changes;
+      progress(1, "writing");
+      // The new fingerprint is read as soon as the files are published, while the history appends its log: the work
+      // tree no longer changes under the lock, and the history lives in .mcp, which git does not list.
+      let fingerprintAfter: Promise<Fingerprint> | null = null;
+      const pins = lease === null && args.pins ? { pins: args.pins, onStale: opts.onStale ?? "refuse" } : undefined;
+      let outcome: WriteOutcome;
+      try {
+        outcome = await applyChangesLocked(ws, built.changes, {
+          recorder: ws.recorder,
+          conversationId: conv.id,
+          toolName,
+          lease: lease ? { lease, fingerprint } : undefined,
+          pins,
+          signal: args.signal,
+          known: built.fromReads ? reads : undefined,
+          access,
+          onPublished: () => {
+            fingerprintAfter = liveFingerprint(ws);
+            fingerprintAfter.catch(() => undefined);
+          },
+        });
+      } catch (err) {
+        if (!(err instanceof StaleReadsError)) throw err;
+        throw staleReadRefusal(await describeStaleReads(ws, err.reads), err.reads.length, WHAT[toolName] ?? "The change");
+      }
+      if (outcome.editIds.length > 0) args.onRecorded?.({ conversation_id: conv.id, edit_ids: outcome.editIds });
+      const stale = outcome.staleReads.length > 0 ? await describeStaleReads(ws, outcome.staleReads) : [];
+      if (args.onWritten) {
+        // what the caller will pin is kept, so a refusal after someone else's change can show it
+        for (const c of outcome.changes) if (c.blob && c.after && c.after.mode !== "120000") await keepShown(ws, c.blob, c.after.bytes);
+        args.onWritten(writtenFiles(outcome, stale));
+      }
+      progress(2, "reading the new fingerprint");
+      const after = await (fingerprintAfter ?? liveFingerprint(ws));
+      const next = ws.leases.issue(after);
+      if (lease) for (const [p, b] of lease.touched) next.touched.set(p, b);
+      for (const c of outcome.changes) {
+        for (const l of lease ? [next, lease] : [next]) {
+          if (c.from) touch(l, c.from, null);
+          touch(l, c.path, c.blob);
+        }
+      }
+      const result = finish({ cache_hint: "until_dirty", lease_id: next.id, fingerprint: after }, built, outcome.changes, true);
+      if (outcome.staleReads.length > 0) {
+        result.result.stale_reads = stale;
+        result.result.stale_reads_total = outcome.staleReads.length;
+      }
+      return result;
+    } finally {
+      access.close();
     }
-    const result = finish({ cache_hint: "until_dirty", lease_id: next.id, fingerprint: after }, built, outcome.changes, true);
-    if (outcome.staleReads.length > 0) {
-      result.result.stale_reads = stale;
-      result.result.stale_reads_total = outcome.staleReads.length;
-    }
-    return result;
   });
 }
 
@@ -336,12 +343,12 @@ function finishAnswer<T extends object>(
  * current state is what the build read (a patch), else read now, without
  * entering it among the build's reads.
  */
-function withoutNoOps(ws: Workspace, changes: WriteChange[], reads: Map<string, KnownState>): WriteChange[] {
+function withoutNoOps(access: WorktreeAccess, changes: WriteChange[], reads: Map<string, KnownState>): WriteChange[] {
   return changes.filter((c) => {
     if (c.kind !== "write" || c.expect !== undefined) return true;
     let current: PathState;
     try {
-      const target = resolveWorktreeTarget(ws.repo, c.path, c.follow === true);
+      const target = resolveWorktreeTarget(access, c.path, c.follow === true);
       current = reads.get(target.path)?.state ?? (target.kind === "file" || target.kind === "symlink" ? readTargetState(target) : null);
     } catch {
       return true; // the write path reports what is wrong with it
@@ -373,18 +380,17 @@ function changedEntry(c: AppliedChange): ChangedEntry {
  * before it. Parent directories are resolved once per build, and a path just
  * resolved is read without resolving it again.
  */
-function worktreeView(ws: Workspace, reads: Map<string, KnownState>): TreeView {
-  const parents: ParentCache = new Map();
+function worktreeView(ws: Workspace, access: WorktreeAccess, reads: Map<string, KnownState>): TreeView {
   const resolved = new Map<string, WorktreeTarget>();
   return {
     mode: "worktree",
     resolve: async (path, follow) => {
-      const t = resolveWorktreeTarget(ws.repo, path, follow, parents);
+      const t = resolveWorktreeTarget(access, path, follow);
       if (!follow) resolved.set(t.path, t);
       return t;
     },
     read: async (path) => {
-      const t = resolved.get(path) ?? resolveWorktreeTarget(ws.repo, path, false, parents);
+      const t = resolved.get(path) ?? resolveWorktreeTarget(access, path, false);
       resolved.delete(path);
       const state = readTargetState(t);
       reads.set(t.path, { state, stamp: statStamp(t.stat) });

@@ -1,5 +1,4 @@
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
-import { join } from "node:path";
+import { closeSync, fchmodSync, rmSync, statSync, writeSync } from "node:fs";
 import { compareUtf8 } from "../../core/byte-order";
 import { invalidArgument, notFound, type WorksnapError } from "../../core/errors";
 import { hexOfBlobId, isBlobId, type BlobId } from "../../core/hash";
@@ -7,7 +6,9 @@ import { ROOT, ancestorsOf, isReservedPath, parseRepoPath } from "../../core/rep
 import { bundleEntryName, bundleManifestJson, BUNDLE_MANIFEST } from "../../repo/bundle";
 import type { Fingerprint } from "../../repo/fingerprint";
 import { manifestJson, snapshotIdOf, type ManifestEntry, type SnapshotId } from "../../repo/manifest";
-import { tempPath } from "../../repo/state-dir";
+import { CREATE_OPEN, type DirHandle, TreeHandles } from "../../repo/dir-handle";
+import { FsBlobStore } from "../../repo/fs-blob-store";
+import { randomId128 } from "../../core/hash";
 import { TarFormatError, TarReader, type TarEntryHeader } from "../../repo/tar";
 import type { Workspace } from "../workspace";
 
@@ -35,7 +36,10 @@ const MANIFEST_MAX = 512 * 1024 * 1024;
  * against the manifest and fingerprint it carries and every file against its
  * blob id, and only then stores the blobs and the snapshot. Files are staged in
  * `.mcp/tmp/` while reading; a bundle with any bad entry is refused, naming the
- * first one, and leaves the stores exactly as they were.
+ * first one, and leaves the stores exactly as they were. Staging and storing
+ * go through directories held open beneath the root (`.mcp` is never followed
+ * through a symlink: repo/dir-handle.ts), so a `.mcp` swapped meanwhile
+ * cannot carry the bundle's files out of the root.
  */
 export async function importBundle(ws: Workspace, args: ImportArgs): Promise<ImportResult> {
   try {
@@ -44,8 +48,18 @@ export async function importBundle(ws: Workspace, args: ImportArgs): Promise<Imp
     if ((err as NodeJS.ErrnoException).code === "ENOENT") throw notFound(`bundle ${args.file} does not exist`, { file: args.file });
     throw err;
   }
-  const staging = tempPath(ws.repo.stateDir, "import");
-  mkdirSync(staging, { recursive: true });
+  const handles = TreeHandles.open(ws.repo.root);
+  let tmp: DirHandle;
+  let staging: DirHandle;
+  const stagingName = `${process.pid}-${randomId128().slice(0, 12)}-import`;
+  try {
+    tmp = handles.ensureDir(".mcp/tmp");
+    tmp.mkdir(stagingName);
+    staging = tmp.openDir(stagingName);
+  } catch (err) {
+    handles.close();
+    throw err;
+  }
   const reader = new TarReader(Bun.file(args.file).stream());
   try {
     const bundle = await readManifest(reader);
@@ -54,7 +68,7 @@ export async function importBundle(ws: Workspace, args: ImportArgs): Promise<Imp
     if (end !== null) throw refuse(end.path, `unexpected entry after the last file of the manifest`);
     if (!(await reader.trailingDataIsZero())) throw refuse("(end of archive)", "data follows the end-of-archive marker");
     const created = !ws.snapshots.has(bundle.id);
-    publish(ws, staged);
+    publish(handles, staging, staged);
     ws.snapshots.save(
       {
         snapshot_id: bundle.id,
@@ -71,7 +85,11 @@ export async function importBundle(ws: Workspace, args: ImportArgs): Promise<Imp
     throw err;
   } finally {
     await reader.close();
-    rmSync(staging, { recursive: true, force: true });
+    try {
+      rmSync(tmp.removalPath(stagingName), { recursive: true, force: true });
+    } finally {
+      handles.close();
+    }
   }
 }
 
@@ -151,12 +169,12 @@ function checkTree(entries: ManifestEntry[]): void {
 }
 
 interface Staged {
-  /** Blobs that are new to this store, staged as files named by their hex. */
+  /** Blobs that are new to this store, staged as files (named by their hex) in the staging directory. */
   blobs: Map<BlobId, string>;
   bytes: number;
 }
 
-async function readFiles(ws: Workspace, reader: TarReader, bundle: Bundle, staging: string, args: ImportArgs): Promise<Staged> {
+async function readFiles(ws: Workspace, reader: TarReader, bundle: Bundle, staging: DirHandle, args: ImportArgs): Promise<Staged> {
   const staged: Staged = { blobs: new Map(), bytes: 0 };
   const total = bundle.entries.length;
   for (let i = 0; i < total; i++) {
@@ -169,20 +187,21 @@ async function readFiles(ws: Workspace, reader: TarReader, bundle: Bundle, stagi
     if (h.path !== want) throw refuse(h.path, `expected ${want} here (files must follow the manifest's order)`);
     checkHeader(h, e);
     const fresh = !staged.blobs.has(e.blob) && !(await ws.blobs.has(e.blob));
-    const stagedPath = join(staging, hexOfBlobId(e.blob));
+    const stagedName = hexOfBlobId(e.blob);
     const hasher = new Bun.CryptoHasher("sha256");
     let size = 0;
     if (h.typeflag === "2") {
       hasher.update(h.linkTarget);
       size = h.linkTarget.length;
-      if (fresh) writeAll(stagedPath, [h.linkTarget]);
+      if (fresh) writeAll(staging, stagedName, [h.linkTarget]);
     } else {
-      const fd = fresh ? openSync(stagedPath, "w", 0o600) : null;
+      const fd = fresh ? staging.openFile(stagedName, CREATE_OPEN, 0o600) : null;
       try {
         for await (const chunk of reader.body(h.size)) {
           hasher.update(chunk);
           if (fd !== null) writeChunk(fd, chunk);
         }
+        if (fd !== null) fchmodSync(fd, 0o444); // blobs are read-only in the store
       } finally {
         if (fd !== null) closeSync(fd);
       }
@@ -190,7 +209,7 @@ async function readFiles(ws: Workspace, reader: TarReader, bundle: Bundle, stagi
     }
     const hex = hasher.digest("hex");
     if (`sha256:${hex}` !== e.blob) throw refuse(want, `content hashes to sha256:${hex}, not the manifest's ${e.blob}`);
-    if (fresh) staged.blobs.set(e.blob, stagedPath);
+    if (fresh) staged.blobs.set(e.blob, stagedName);
     staged.bytes += size;
   }
   args.onProgress?.(total, total);
@@ -204,21 +223,21 @@ function checkHeader(h: TarEntryHeader, e: ManifestEntry): void {
   if ((h.mode & 0o7777) !== mode) throw refuse(h.path, `mode ${(h.mode & 0o7777).toString(8)} does not match the manifest's ${mode.toString(8)}`);
 }
 
-/** Moves verified blobs into the loose store under their hash names (write-temp -> rename-to-hash). */
-function publish(ws: Workspace, staged: Staged): void {
-  for (const [id, path] of staged.blobs) {
-    const dest = ws.blobs.loose.pathOf(id);
-    if (existsSync(dest)) continue;
-    mkdirSync(join(dest, ".."), { recursive: true });
-    chmodSync(path, 0o444);
-    renameSync(path, dest);
+/** Moves verified blobs into the loose store under their hash names (write-temp -> rename-to-hash), directory to directory. */
+function publish(handles: TreeHandles, staging: DirHandle, staged: Staged): void {
+  for (const [id, name] of staged.blobs) {
+    const place = FsBlobStore.placeOf(id);
+    const dir = handles.ensureDir(`.mcp/${place.dir}`);
+    if (dir.lstat(place.name)) continue;
+    staging.rename(name, dir, place.name);
   }
 }
 
-function writeAll(path: string, parts: Uint8Array[]): void {
-  const fd = openSync(path, "w", 0o600);
+function writeAll(dir: DirHandle, name: string, parts: Uint8Array[]): void {
+  const fd = dir.openFile(name, CREATE_OPEN, 0o600);
   try {
     for (const p of parts) writeChunk(fd, p);
+    fchmodSync(fd, 0o444);
   } finally {
     closeSync(fd);
   }

@@ -6,8 +6,11 @@ import type { LineChange } from "../../core/line-change";
  * The hook between the one work-tree write path (src/ops/write/write-path.ts) and
  * the edit history (src/ops/history/). The write path calls it with its lock
  * held: `prepare` before any byte changes (checkpoints, hashes before; the new
- * states are known already, so the diffs can start there), then `commit`
- * after every write succeeded (diffs, log entries).
+ * states are known already, so the diffs can start there), `seal` while the
+ * new contents are staged (it has finished before the first one is
+ * published; from then on the record can be completed after a crash: diffs
+ * and the entries to log are durable), then `commit` after every write
+ * succeeded (log entries).
  */
 
 /** The state of one path: null when it does not exist. */
@@ -45,7 +48,9 @@ export interface PreparedEdit {
 
 export interface EditRecorder {
   prepare(ctx: EditContext, changes: EditChange[]): Promise<PreparedEdit>;
+  /** Makes durable what completing the record after a crash needs; called before the first file is published. */
+  seal(prepared: PreparedEdit): Promise<void>;
   commit(prepared: PreparedEdit, changes: EditChange[]): Promise<{ editIds: string[] }>;
-  /** Called when the writes failed after prepare; must leave the history as it was. */
+  /** Called when the writes failed after prepare (or seal); must leave the history as it was. */
   abort(prepared: PreparedEdit): Promise<void>;
 }

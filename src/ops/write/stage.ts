@@ -3,16 +3,25 @@
  * set's new contents are written, and made durable together, before anything
  * is published.
  */
-import { constants, mkdirSync, rmSync, statSync, symlinkSync } from "node:fs";
+import { closeSync, constants, fchmodSync, fsync, fstatSync, rmSync, writeFile as writeFd } from "node:fs";
 import { chmod, writeFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
-import type { RepoPath } from "../../core/repo-path";
+import { join } from "node:path";
+import { randomId128 } from "../../core/hash";
+import { ancestorsOf, parentOf, ROOT, type RepoPath } from "../../core/repo-path";
 import { writeNewFile } from "../../repo/atomic-write";
+import { CREATE_OPEN, type DirHandle, type TreeHandles } from "../../repo/dir-handle";
 import { DurableBatch } from "../../repo/durable";
-import { ensureStateDir, tempPath } from "../../repo/state-dir";
+import { ensureStateDir } from "../../repo/state-dir";
 import { SPARE_PERM, type TmpReserve } from "../../repo/tmp-reserve";
 import type { PathState } from "./edit-recorder";
+import type { WorktreeAccess } from "./target";
 import type { Workspace } from "../workspace";
+
+/** A staged file: a name in a directory held open. */
+export interface Staged {
+  dir: DirHandle;
+  name: string;
+}
 
 /** What staging needs of a step of the write path's plan; it sets `staged`. */
 export interface StagedStep {
@@ -20,27 +29,32 @@ export interface StagedStep {
   after: PathState;
   /** A move without new content renames the file itself (nothing to stage). */
   plainRename: boolean;
-  dest: { target: { path: RepoPath } };
+  dest: { target: { path: RepoPath; dir: DirHandle | null; parent: RepoPath } };
   perm: number;
-  staged?: string;
+  staged?: Staged;
 }
 
 /**
  * Where one call stages its files: the reserve's spares when it has them
  * (tmp-reserve.ts), otherwise new files in a directory of the call's own,
  * `.mcp/tmp/{pid}-{id}-stage/`, made on first use (creating files costs more
- * the larger a directory has ever grown, and `.mcp/tmp` is shared). After
+ * the larger a directory has ever grown, and `.mcp/tmp` is shared). Both are
+ * reached through directories held open (`.mcp` and `.mcp/tmp` opened beneath
+ * the root without following symlinks), never by name from the root. After
  * the call, the staged files hold what was not published and the old files
  * that exchanges left under their names; all of it is removed, by the
- * reserve in the background when there is one, otherwise before returning.
+ * reserve in the background after a success when there is one, otherwise
+ * before the call answers.
  */
 export class StagingArea {
-  private dir: string | null = null;
+  private tmp: DirHandle | null = null;
+  private dir: DirHandle | null = null;
+  private dirName = "";
   private count = 0;
-  private readonly spares: string[] = [];
+  private readonly spares: Staged[] = [];
 
   constructor(
-    private readonly stateDir: string,
+    private readonly handles: TreeHandles,
     private readonly reserve: TmpReserve | null,
   ) {}
 
@@ -49,32 +63,43 @@ export class StagingArea {
     return this.count + this.spares.length;
   }
 
-  /** A place for a regular file: a spare (empty, SPARE_PERM) when the reserve has one, else a new path. */
-  nextFile(): { path: string; spare: boolean } {
+  /** A place for a regular file: a spare (empty, SPARE_PERM) when the reserve has one, else a new name. */
+  nextFile(): { staged: Staged; spare: boolean } {
     const spare = this.reserve?.take();
     if (spare) {
       this.spares.push(spare);
-      return { path: spare, spare: true };
+      return { staged: spare, spare: true };
     }
-    return { path: this.next(), spare: false };
+    return { staged: this.next(), spare: false };
   }
 
-  /** A new path (nothing there yet). */
-  next(): string {
+  /** A new name (nothing there yet) in the call's staging directory. */
+  next(): Staged {
     if (this.dir === null) {
-      const dir = tempPath(this.stateDir, "stage");
-      mkdirSync(dir);
-      this.dir = dir;
+      this.tmp = this.handles.ensureDir(".mcp/tmp");
+      const name = `${process.pid}-${randomId128().slice(0, 12)}-stage`;
+      this.tmp.mkdir(name);
+      this.dirName = name;
+      this.dir = this.tmp.openDir(name);
     }
-    return join(this.dir, String(this.count++));
+    return { dir: this.dir, name: String(this.count++) };
   }
 
-  /** Removes every staged file (and the directory). */
-  remove(): void {
-    const paths = this.dir === null ? this.spares : [...this.spares, this.dir];
-    for (const p of paths) {
-      if (this.reserve) this.reserve.discard(p);
-      else rmSync(p, { recursive: true, force: true });
+  /**
+   * Removes every staged file (and the directory): now when `now` (a failed
+   * call answers with nothing left behind) or without a reserve, otherwise by
+   * the reserve between calls.
+   */
+  remove(now: boolean): void {
+    const background = this.reserve !== null && !now;
+    for (const s of this.spares) {
+      if (background) this.reserve!.discardSpare(s.name);
+      else rmSync(s.dir.removalPath(s.name), { force: true });
+    }
+    if (this.dir !== null && this.tmp !== null) {
+      if (background) this.reserve!.discardTemp(this.dirName);
+      else rmSync(this.tmp.removalPath(this.dirName), { recursive: true, force: true });
+      this.dir.close();
     }
     this.spares.length = 0;
     this.dir = null;
@@ -89,10 +114,11 @@ export class StagingArea {
  * first await, so the caller's work meanwhile overlaps them; the promise
  * settles only after every write has finished, failed or not.
  */
-export async function stageAll(ws: Workspace, steps: StagedStep[], area: StagingArea): Promise<void> {
+export async function stageAll(ws: Workspace, access: WorktreeAccess, steps: StagedStep[], area: StagingArea): Promise<void> {
   ensureStateDir(ws.repo.stateDir);
   const tmpDir = join(ws.repo.stateDir, "tmp");
-  const tmpDev = statSync(tmpDir).dev;
+  const tmp = access.handles.ensureDir(".mcp/tmp");
+  const tmpDev = fstatSync(tmp.fd).dev;
   // Opened before the first write: a syncfs reports write-back errors since then.
   const batch = new DurableBatch(tmpDir);
   const devices = new Map<string, number>();
@@ -101,19 +127,21 @@ export async function stageAll(ws: Workspace, steps: StagedStep[], area: Staging
     try {
       for (const s of steps) {
         if (s.after === null || s.plainRename) continue;
-        if (deviceOf(ws.repo.root, s.dest.target.path, devices) !== tmpDev) continue; // staged beside the target at publish time
+        if (deviceOf(access, s.dest.target, devices) !== tmpDev) continue; // staged beside the target at publish time
         const bytes = s.after.bytes;
         if (s.after.mode === "120000") {
           // A symlink cannot be opened to fsync it (open follows it): a syncfs covers it; per-file flushing leaves
           // it, as before, to the flush of the directory it is renamed into.
-          const tmp = area.next();
-          s.staged = tmp;
-          symlinkSync(Buffer.from(s.after.bytes.buffer, s.after.bytes.byteOffset, s.after.bytes.byteLength), tmp);
+          const staged = area.next();
+          s.staged = staged;
+          staged.dir.symlink(bytes, staged.name);
           continue;
         }
-        const { path: tmp, spare } = area.nextFile();
-        s.staged = tmp;
-        writes.push((spare ? fillSpare(tmp, bytes, s.perm) : writeNewFile(tmp, bytes, s.perm)).then(() => batch.add(tmp, bytes.length)));
+        const { staged, spare } = area.nextFile();
+        s.staged = staged;
+        const path = staged.dir.asyncPath(staged.name);
+        if (path !== null) writes.push((spare ? fillSpare(path, bytes, s.perm) : writeNewFile(path, bytes, s.perm)).then(() => batch.add(path, bytes.length)));
+        else writes.push(writeThroughDescriptor(staged, spare, bytes, s.perm));
       }
     } finally {
       await settled(writes);
@@ -136,27 +164,34 @@ async function fillSpare(path: string, bytes: Uint8Array, perm: number): Promise
   if (perm !== SPARE_PERM || (SPARE_PERM & process.umask()) !== 0) await chmod(path, perm);
 }
 
-function deviceOf(root: string, path: string, cache: Map<string, number>): number {
-  const dir = dirname(join(root, path));
-  let dev = cache.get(dir);
-  if (dev === undefined) {
-    dev = deviceOfDir(dir);
-    cache.set(dir, dev);
+/**
+ * Where no path reaches a held directory (no /proc): the file is opened
+ * through the descriptor, written by the I/O threads, its mode set exactly,
+ * and flushed on its own.
+ */
+async function writeThroughDescriptor(staged: Staged, spare: boolean, bytes: Uint8Array, perm: number): Promise<void> {
+  const fd = staged.dir.openFile(staged.name, spare ? SPARE_OPEN : CREATE_OPEN, 0o600);
+  try {
+    await new Promise<void>((resolve, reject) => writeFd(fd, bytes, (err) => (err ? reject(err) : resolve())));
+    fchmodSync(fd, perm);
+    await new Promise<void>((resolve, reject) => fsync(fd, (err) => (err ? reject(err) : resolve())));
+  } finally {
+    closeSync(fd);
   }
-  return dev;
 }
 
-function deviceOfDir(dir: string): number {
-  let cur = dir;
-  for (;;) {
-    try {
-      return statSync(cur).dev;
-    } catch {
-      const up = dirname(cur);
-      if (up === cur) return -1;
-      cur = up;
-    }
+/** The device of the directory a target goes into (its nearest existing ancestor when that directory is still to be made). */
+function deviceOf(access: WorktreeAccess, target: StagedStep["dest"]["target"], cache: Map<string, number>): number {
+  let dev = cache.get(target.parent);
+  if (dev !== undefined) return dev;
+  let dir = target.dir;
+  if (!dir) {
+    const up = [ROOT as RepoPath, ...ancestorsOf(target.parent)];
+    for (let i = up.length - 1; i >= 0 && !dir; i--) dir = access.handles.dir(up[i]!);
   }
+  dev = dir ? fstatSync(dir.fd).dev : -1;
+  cache.set(target.parent, dev);
+  return dev;
 }
 
 export async function settled(promises: Promise<unknown>[]): Promise<void> {
@@ -167,4 +202,3 @@ export function throwFirstFailure(results: PromiseSettledResult<unknown>[]): voi
   const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
   if (failed) throw failed.reason;
 }
-

@@ -1,9 +1,9 @@
 import { modeOfPermissions, modeOfStat, type FileMode } from "../../core/file-mode";
-import { closeSync, lstatSync, readlinkSync, realpathSync, type Stats } from "node:fs";
-import { openRegular, readAll } from "../../repo/file-chunks";
+import { lstatSync, realpathSync, type Stats } from "node:fs";
 import { join } from "node:path";
-import { invalidArgument, permissionDenied } from "../../core/errors";
-import { ROOT, ancestorsOf, baseName, isReservedPath, parentOf, type RepoPath } from "../../core/repo-path";
+import { invalidArgument, permissionDenied, repoChanged } from "../../core/errors";
+import { PATH_MAX, ROOT, ancestorsOf, baseName, isReservedPath, parentOf, type RepoPath } from "../../core/repo-path";
+import { type DirHandle, type FileStat, TreeHandles, symlinkOnPath } from "../../repo/dir-handle";
 import type { RepoRoot } from "../../repo/root";
 import type { PathState } from "./edit-recorder";
 import { resolveInRoot } from "../live/path-guard";
@@ -15,48 +15,89 @@ import { resolveInRoot } from "../live/path-guard";
  * on the link as git and rm/mv do; its text is its content, mode 120000).
  * Directory symlinks on the way are always followed, and must stay inside the
  * root (spec 3.2: canonicalise, then refuse anything outside, `.git`, `.mcp`).
+ *
+ * The canonical path has no symlink in it; its directory is then opened
+ * beneath the root without following any (repo/dir-handle.ts) and held for
+ * the call: the target's state is read, and its new content published,
+ * through that descriptor. A directory swapped for a symlink after the
+ * canonical path was found makes the open fail (REPO_CHANGED); one swapped
+ * after the open no longer matters.
  */
 export interface WorktreeTarget {
   /** The path as asked for. */
   requested: RepoPath;
   /** Repo-relative path of what is acted on; differs from `requested` when a symlink was followed. */
   path: RepoPath;
-  abs: string;
+  /** `path`'s directory. */
+  parent: RepoPath;
+  /** That directory, held open; null when it does not exist yet (or a file is in the way). */
+  dir: DirHandle | null;
+  /** The target's name in `dir`. */
+  name: string;
   kind: "missing" | "file" | "symlink" | "dir" | "other";
-  stat: Stats | null;
+  stat: FileStat | null;
 }
 
 /**
- * Resolutions of parent directories, shared by the paths of one change set
- * (500 files in 10 directories resolve 10 directories). Only for one pass,
- * made within moments under the work-tree lock; never kept across calls.
+ * One call's access to the work tree for writing: the directories it holds
+ * open and the canonical resolutions of parent directories it made (500 files
+ * in 10 directories resolve 10 directories). Made under the work-tree lock
+ * for one call and closed when it ends.
  */
-export type ParentCache = Map<RepoPath, { abs: string; path: RepoPath }>;
+export class WorktreeAccess {
+  readonly handles: TreeHandles;
+  private readonly parents = new Map<RepoPath, RepoPath>();
 
-export function resolveWorktreeTarget(repo: RepoRoot, requested: RepoPath, follow: boolean, parents?: ParentCache): WorktreeTarget {
+  constructor(readonly repo: RepoRoot) {
+    this.handles = TreeHandles.open(repo.root);
+  }
+
+  /** The canonical path of a directory the caller names (symlinks on the way followed inside the root). */
+  canonicalParent(parent: RepoPath): RepoPath {
+    if (parent === ROOT) return ROOT;
+    let p = this.parents.get(parent);
+    if (p === undefined) {
+      p = resolveFollowing(this.repo, parent).path;
+      this.parents.set(parent, p);
+    }
+    return p;
+  }
+
+  close(): void {
+    this.handles.close();
+  }
+}
+
+export function resolveWorktreeTarget(access: WorktreeAccess, requested: RepoPath, follow: boolean): WorktreeTarget {
   if (requested === ROOT) throw invalidArgument("the repository root is not a file; name a path inside it", { path: requested });
   if (isReservedPath(requested)) throw permissionDenied(`${requested} is reserved for git and worksnap state`, { path: requested });
-  let abs: string;
   let path: RepoPath;
   if (follow) {
-    ({ abs, path } = resolveFollowing(repo, requested));
+    path = resolveFollowing(access.repo, requested).path;
     if (path === ROOT) throw invalidArgument(`${requested} resolves to the repository root`, { path: requested });
   } else {
-    const parent = parentOf(requested);
+    const parent = access.canonicalParent(parentOf(requested));
     const name = baseName(requested);
-    let p = parent === ROOT ? { abs: repo.root, path: ROOT } : parents?.get(parent);
-    if (!p) {
-      p = resolveFollowing(repo, parent);
-      parents?.set(parent, p);
-    }
-    abs = join(p.abs, name);
-    path = (p.path === ROOT ? name : `${p.path}/${name}`) as RepoPath;
+    path = (parent === ROOT ? name : `${parent}/${name}`) as RepoPath;
   }
   if (isReservedPath(path)) {
     throw permissionDenied(`${requested} resolves into ${path}, which is reserved for git and worksnap state`, { path: requested, resolved: path });
   }
-  const stat = lstatOrNull(abs);
-  return { requested, path, abs, kind: kindOf(stat), stat };
+  // Held directories could reach deeper than the system's path limit, but nothing else could then name the file
+  // (git, editors, worksnap's own reads): a path too long under the root is refused, as the system would.
+  const bytes = Buffer.byteLength(access.repo.root, "utf8") + 1 + Buffer.byteLength(path, "utf8");
+  if (bytes >= PATH_MAX) {
+    throw invalidArgument(`${requested} is too long under the repository root (${bytes} bytes with the root; the file system takes at most ${PATH_MAX - 1})`, {
+      path: requested,
+      errno: "ENAMETOOLONG",
+      limit: PATH_MAX - 1,
+    });
+  }
+  const parent = parentOf(path);
+  const name = baseName(path);
+  const dir = access.handles.dir(parent);
+  const stat = dir ? dir.lstat(name) : null;
+  return { requested, path, parent, dir, name, kind: kindOf(stat), stat };
 }
 
 /**
@@ -91,7 +132,7 @@ function existsFollowing(abs: string): boolean {
   }
 }
 
-function kindOf(st: Stats | null): WorktreeTarget["kind"] {
+function kindOf(st: FileStat | null): WorktreeTarget["kind"] {
   if (!st) return "missing";
   if (st.isSymbolicLink()) return "symlink";
   if (st.isFile()) return "file";
@@ -109,22 +150,27 @@ export function lstatOrNull(abs: string): Stats | null {
   }
 }
 
-/** A file's or symlink's content and git mode; null when absent. Directories are refused. */
+/** A file's or symlink's content and git mode, read through its held directory; null when absent. Directories are refused. */
 export function readTargetState(t: WorktreeTarget): PathState {
   if (t.kind === "missing") return null;
-  if (t.kind === "symlink") return { bytes: new Uint8Array(readlinkSync(t.abs, { encoding: "buffer" })), mode: "120000" };
-  if (t.kind === "file") {
-    // never waiting on a FIFO that took the file's place since the lstat (openRegular); a view, not a copy
-    const { fd, stat } = openRegular(t.abs);
-    try {
-      const buf = readAll(fd, stat.size);
-      return { bytes: new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength), mode: targetMode(t.stat as Stats) };
-    } finally {
-      closeSync(fd);
-    }
-  }
   if (t.kind === "dir") throw invalidArgument(`${t.requested} is a directory, not a file`, { path: t.requested });
-  throw invalidArgument(`${t.requested} is not a regular file or symlink`, { path: t.requested });
+  if (t.kind === "other") throw invalidArgument(`${t.requested} is not a regular file or symlink`, { path: t.requested });
+  const dir = t.dir!;
+  try {
+    if (t.kind === "symlink") return { bytes: dir.readlink(t.name), mode: "120000" };
+    // A view, not a copy: on a 50 MB file the copy costs as much as the read.
+    const { bytes, stat } = dir.readFile(t.name);
+    if (!stat.isFile()) throw changedWhileRead(t);
+    return { bytes, mode: targetMode(t.stat!) };
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ELOOP" || code === "ENOENT" || code === "EINVAL") throw changedWhileRead(t);
+    throw err;
+  }
+}
+
+function changedWhileRead(t: WorktreeTarget): Error {
+  return repoChanged(`${t.path} changed while it was being read (it is no longer the ${t.kind} it was a moment ago); nothing was written, retry`, { path: t.path, reason: "path_changed" });
 }
 
 /**
@@ -134,29 +180,33 @@ export function readTargetState(t: WorktreeTarget): PathState {
  * rewrite to the same size within one timestamp tick of the file system is
  * not seen.
  */
-export function statStamp(st: Stats | null): string | null {
+export function statStamp(st: FileStat | null): string | null {
   if (!st) return null;
   return `${st.dev}:${st.ino}:${st.mode}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
 }
 
 /** A target's mode: it is a file or a symbolic link (readTargetState refuses anything else). */
-function targetMode(st: Stats): FileMode {
+function targetMode(st: FileStat): FileMode {
   return modeOfStat(st) ?? modeOfPermissions(st.mode);
 }
 
 /**
  * The nearest existing ancestor of `path` that is not a directory (a file in
- * the way of creating `path`), or null. `removed` are paths the same change
+ * the way of creating `path`), or null. `path` is canonical (no symlink on the
+ * way), so its ancestors are looked at through held directories. `removed` are paths the same change
  * set deletes first, so they no longer block.
  */
-export function blockingAncestor(root: string, path: RepoPath, removed: Set<string>): RepoPath | null {
+export function blockingAncestor(access: WorktreeAccess, path: RepoPath, removed: Set<string>): RepoPath | null {
   const ancestors = ancestorsOf(path);
   for (let i = ancestors.length - 1; i >= 0; i--) {
     const a = ancestors[i] as RepoPath;
-    const st = lstatOrNull(join(root, a));
+    const dir = access.handles.dir(parentOf(a));
+    const st = dir ? dir.lstat(baseName(a)) : null;
     if (!st) continue;
     if (st.isDirectory()) return null;
-    return removed.has(a) ? null : a; // a file or a symlink: not a directory to create in
+    // A symlink where the canonical path had a directory, or nothing, was put there since (a file is just in the way).
+    if (st.isSymbolicLink() && !removed.has(a)) throw symlinkOnPath(path, a);
+    return removed.has(a) ? null : a; // a file: not a directory to create in
   }
   return null;
 }

@@ -54,10 +54,21 @@ export function assertLockIntact(ws: Workspace): void {
   if (h.compromised) throw internal(`the work-tree lock was lost while writing: ${h.compromised.message}`, { lock: shownStatePath(h.lockDir) });
 }
 
+/**
+ * Runs `fn` holding the work-tree lock. Each time this process takes the lock,
+ * the workspace's `onLocked` runs first (completing writes a crashed process
+ * left half recorded: history/interrupted.ts), so no write or review ever
+ * starts from such a state.
+ */
 export async function withWorktreeLock<T>(ws: Workspace, fn: () => Promise<T>): Promise<T> {
   const lockDir = lockDirOf(ws);
   if (held.getStore()?.lockDir === lockDir) return fn();
-  return withQueue(lockDir, () => withProcessLock(lockDir, fn));
+  return withQueue(lockDir, () =>
+    withProcessLock(lockDir, async () => {
+      await ws.onLocked?.();
+      return fn();
+    }),
+  );
 }
 
 interface Owner {

@@ -1,21 +1,21 @@
-import type { FileMode } from "../../core/file-mode";
-import { closeSync, fchmodSync, fsyncSync, mkdirSync, readdirSync, openSync, renameSync, rmdirSync, rmSync, statSync, symlinkSync, unlinkSync, writeSync } from "node:fs";
+import { modeOfStat, type FileMode } from "../../core/file-mode";
+import { closeSync, fchmodSync, fstatSync, fsyncSync, readdirSync, statSync, writeSync } from "node:fs";
 import { rename } from "node:fs/promises";
-import { dirname, join } from "node:path";
-import { type WorksnapError, asWorksnapError, internal, invalidArgument, notFound, repoChanged } from "../../core/errors";
+import { join } from "node:path";
+import { WorksnapError, asWorksnapError, diskFull, internal, invalidArgument, isDiskFull, notFound, repoChanged } from "../../core/errors";
 import { blobMatches, randomId128, type BlobId } from "../../core/hash";
-import { ancestorsOf, type RepoPath } from "../../core/repo-path";
-import { DurableBatch, syncDirsEach } from "../../repo/durable";
+import { ancestorsOf, baseName, parentOf, type RepoPath } from "../../core/repo-path";
+import { CREATE_OPEN, type DirHandle } from "../../repo/dir-handle";
+import { DurableBatch } from "../../repo/durable";
 import type { Fingerprint } from "../../repo/fingerprint";
-import { exchangePaths } from "../../repo/exchange";
 import { blobIdOfState } from "../../core/content-hash";
 import type { LineChange } from "../../core/line-change";
 import type { EditChange, EditOperation, EditRecorder, PathState, PreparedEdit } from "./edit-recorder";
 import { type Lease, staleLease } from "../live/leases";
 import { type PinCheck, type StaleRead, StaleReadsError, staleReads } from "./pin-check";
-import { settled, stageAll, StagingArea, throwFirstFailure } from "./stage";
+import { settled, stageAll, StagingArea, throwFirstFailure, type Staged } from "./stage";
 import { assertLockIntact, withWorktreeLock } from "./worktree-lock";
-import { type ParentCache, type WorktreeTarget, blockingAncestor, permFor, readTargetState, resolveWorktreeTarget, statStamp } from "./target";
+import { type WorktreeTarget, WorktreeAccess, blockingAncestor, permFor, readTargetState, resolveWorktreeTarget, statStamp } from "./target";
 import type { Workspace } from "../workspace";
 
 /**
@@ -31,20 +31,30 @@ import type { Workspace } from "../workspace";
  * server's spare files, or a staging directory of the call's own) and made
  * durable together (one flush for the whole set: src/repo/durable.ts), and
  * only then published, in the order deletes, moves, writes: a write over an
- * existing file exchanges names with it (src/repo/exchange.ts; the old file
- * is removed with the staging area), any other is renamed into place (the
- * writes' renames issued together, done by the I/O threads); finally the
+ * existing file exchanges names with it (renameat2 RENAME_EXCHANGE; the old
+ * file is removed with the staging area), any other is renamed into place
+ * (the writes' renames issued together, done by the I/O threads); finally the
  * touched directories are flushed.
+ *
+ * Every file operation names an entry of a directory held open for the call
+ * (target.ts, repo/dir-handle.ts): directories are resolved beneath the root
+ * without following symlinks, once, and the staged file, the target, new
+ * directories, removals and moves are all relative to those descriptors. A
+ * directory swapped for a symlink during the call cannot redirect a write out
+ * of the root or into `.git`: the write fails (REPO_CHANGED) or lands in the
+ * real directory.
  *
  * Crash safety: each file is replaced by a rename or an exchange, so it holds
  * its old or its new bytes, never a mix. Across files the set is not atomic: a crash in the
  * publish phase (renames, no data copying) can leave some files of the set
  * changed and the rest not. Temp files of a crashed writer sit in
  * `.mcp/tmp/` (ignored by git) and are removed when the next worksnap process
- * opens the repository. When the history recorder is present its `prepare`
- * record (checkpoints) was written before the first rename, so a review can
- * restore the state. A failure that is reported (not a crash) during publish
- * rolls every touched path back to its recorded before state.
+ * opens the repository. When the history recorder is present, `seal` has made
+ * the call's record durable (checkpoints, diffs, the entries to log) before
+ * the first rename, so the next process to take the lock completes the record
+ * of a call that a crash interrupted (history/interrupted.ts). A failure that
+ * is reported (not a crash) during publish rolls every touched path back to
+ * its recorded before state.
  */
 
 export type WriteChange =
@@ -120,6 +130,8 @@ export interface WriteOptions {
    * unless recording fails and the files are taken back).
    */
   onPublished?: () => void;
+  /** The caller's access to the work tree (it read the before states through it); by default the call opens its own. */
+  access?: WorktreeAccess;
 }
 
 export interface KnownState {
@@ -152,37 +164,56 @@ export async function writeChangesLocked(ws: Workspace, changes: WriteChange[]):
 export async function applyChangesLocked(ws: Workspace, changes: WriteChange[], opts: WriteOptions): Promise<WriteOutcome> {
   assertLockIntact(ws);
   if (changes.length === 0) return { changes: [], editIds: [], staleReads: [] };
-  const plan = validate(ws, changes, opts);
-  const area = new StagingArea(ws.repo.stateDir, ws.reserve);
-  // The staged files are written by the I/O threads while the history records (its diffs are CPU work here).
-  const staging = stageAll(ws, plan.steps, area);
+  const access = opts.access ?? new WorktreeAccess(ws.repo);
   try {
-    return await writeAndRecord(ws, plan, opts, staging);
+    const plan = validate(access, changes, opts);
+    const area = new StagingArea(access.handles, ws.reserve);
+    // The staged files are written by the I/O threads while the history records (its diffs are CPU work here).
+    const staging = stageAll(ws, access, plan.steps, area);
+    let failed = true;
+    try {
+      const outcome = await writeAndRecord(ws, access, plan, opts, staging);
+      failed = false;
+      return outcome;
+    } finally {
+      await staging.catch(() => undefined); // every write has finished before its file is removed
+      const staged = area.files;
+      // A failed call leaves nothing behind when it answers; after a success the reserve removes the old files the
+      // exchanges left between calls, and makes spares for the next call.
+      area.remove(failed);
+      ws.reserve?.want(staged);
+    }
   } finally {
-    await staging.catch(() => undefined); // every write has finished before its file is removed
-    const staged = area.files;
-    area.remove();
-    // Between calls: the old files the exchanges left are removed, and spares are made for the next call.
-    ws.reserve?.want(staged);
+    if (!opts.access) access.close();
   }
 }
 
-async function writeAndRecord(ws: Workspace, plan: Plan, opts: WriteOptions, staging: Promise<void>): Promise<WriteOutcome> {
+async function writeAndRecord(ws: Workspace, access: WorktreeAccess, plan: Plan, opts: WriteOptions, staging: Promise<void>): Promise<WriteOutcome> {
   const recorder = opts.recorder ?? null;
   let prepared: PreparedEdit | null = null;
+  let sealing: Promise<void> | null = null;
+  let sealed = false;
   const done: Step[] = [];
   try {
     if (recorder) {
       prepared = await recorder.prepare({ conversationId: opts.conversationId ?? "", toolName: opts.toolName ?? "" }, plan.steps.flatMap((s) => s.edits));
+      // The record a crash from the first rename on would need (diffs, the entries to log), made durable while the
+      // staged files are written and flushed: both are done before the first byte is published.
+      sealing = recorder.seal(prepared);
+      sealing.catch(() => undefined);
     }
     await staging;
+    if (sealing) {
+      await sealing;
+      sealed = true;
+    }
     if (opts.signal?.aborted) throw internal("the request was cancelled; nothing was written", { cancelled: true });
     assertLockIntact(ws);
-    await publish(ws, plan, done);
+    await publish(ws, access, plan, done);
   } catch (err) {
-    await staging.catch(() => undefined); // every write has finished before anything is rolled back
-    rollback(ws, done);
-    throw await withAbort(recorder, prepared, asWorksnapError(err));
+    // Every write (and the seal) has finished before anything is rolled back or aborted.
+    await Promise.allSettled([staging, sealing]);
+    throw await undo(recorder, prepared, sealed, rollback(access, done), err);
   }
   opts.onPublished?.();
   let editIds: string[] = [];
@@ -191,11 +222,38 @@ async function writeAndRecord(ws: Workspace, plan: Plan, opts: WriteOptions, sta
       editIds = (await recorder.commit(prepared, plan.steps.flatMap((s) => s.edits))).editIds;
     } catch (err) {
       // Every write is recorded or undone: a history that failed to record takes the files back.
-      rollback(ws, plan.steps);
-      throw await withAbort(recorder, prepared, asWorksnapError(err));
+      throw await undo(recorder, prepared, sealed, rollback(access, plan.steps), err);
     }
   }
   return { changes: plan.steps.map((s) => s.applied), editIds, staleReads: plan.staleReads };
+}
+
+/**
+ * After a failure: when every published file was taken back, the history
+ * record is aborted and the error reported as it is. When some could not be
+ * taken back (a full disk can refuse even that), the sealed record stays:
+ * the next process to take the work-tree lock completes it
+ * (history/interrupted.ts), so the files that changed are recorded, never
+ * orphaned; the error says so.
+ */
+async function undo(recorder: EditRecorder | null, prepared: PreparedEdit | null, sealed: boolean, unrestored: RepoPath[], err: unknown): Promise<WorksnapError> {
+  const e = reported(err, unrestored.length === 0);
+  if (unrestored.length === 0 || !sealed) return withAbort(recorder, prepared, e);
+  const list = unrestored.slice(0, 20).join(", ");
+  return new WorksnapError(
+    e.code,
+    `${e.message}. ${unrestored.length} file${unrestored.length === 1 ? "" : "s"} could not be taken back (${list}${unrestored.length > 20 ? ", ..." : ""}): the change set is recorded in the edit history when worksnap next takes the work-tree lock, to be reviewed or rejected there`,
+    { ...e.details, not_restored: unrestored.slice(0, 200), recorded_later: true },
+  );
+}
+
+/** A failure as the caller hears it: a full disk says so (and, when every file was taken back, that nothing was written). */
+function reported(err: unknown, restored: boolean): WorksnapError {
+  if (isDiskFull(err)) {
+    const code = (err as { details?: { errno?: string }; code?: string }).details?.errno ?? (err as { code?: string }).code ?? "ENOSPC";
+    return diskFull(restored ? "the change set did not fit; nothing was written, every file is as it was" : "the change set did not fit", code === "EDQUOT" ? "EDQUOT" : "ENOSPC");
+  }
+  return asWorksnapError(err);
 }
 
 /** Aborts the history record; the original error is the one reported, with an abort failure added to it. */
@@ -229,7 +287,9 @@ interface Step {
   perm: number;
   /** A move without new content: the file itself is renamed. */
   plainRename: boolean;
-  staged?: string;
+  staged?: Staged;
+  /** Published by exchanging names with the file it replaced, which now sits under the staged name. */
+  exchanged?: boolean;
   edits: EditChange[];
   applied: AppliedChange;
 }
@@ -242,9 +302,7 @@ interface Plan {
   staleReads: StaleRead[];
 }
 
-function validate(ws: Workspace, changes: WriteChange[], opts: WriteOptions): Plan {
-  const repo = ws.repo;
-  const parents: ParentCache = new Map();
+function validate(access: WorktreeAccess, changes: WriteChange[], opts: WriteOptions): Plan {
   const befores = new Map<string, Before>();
   const claim = (t: WorktreeTarget, dirOk = false): Before => {
     if (befores.has(t.path)) {
@@ -258,7 +316,7 @@ function validate(ws: Workspace, changes: WriteChange[], opts: WriteOptions): Pl
   const steps: Step[] = [];
   for (const c of changes) {
     if (c.kind === "write") {
-      const dest = claim(resolveWorktreeTarget(repo, c.path, c.follow === true, parents));
+      const dest = claim(resolveWorktreeTarget(access, c.path, c.follow === true));
       checkExpect(dest, c.expect);
       const mode = c.mode ?? (dest.state && dest.state.mode !== "120000" ? dest.state.mode : "100644");
       const after: PathState = { bytes: c.bytes, mode };
@@ -274,7 +332,7 @@ function validate(ws: Workspace, changes: WriteChange[], opts: WriteOptions): Pl
         applied: { status, path: dest.target.path, requested: c.path, before: dest.state, after, blob: blobIdOfState(c.bytes) },
       });
     } else if (c.kind === "delete") {
-      const dest = claim(resolveWorktreeTarget(repo, c.path, false, parents), true);
+      const dest = claim(resolveWorktreeTarget(access, c.path, false), true);
       if (dest.target.kind === "missing") throw notFound(`${c.path} does not exist`, { path: c.path });
       steps.push({
         change: c,
@@ -286,10 +344,10 @@ function validate(ws: Workspace, changes: WriteChange[], opts: WriteOptions): Pl
         applied: { status: "deleted", path: dest.target.path, requested: c.path, before: dest.state, after: null, blob: null },
       });
     } else {
-      const srcTarget = resolveWorktreeTarget(repo, c.from, false, parents);
+      const srcTarget = resolveWorktreeTarget(access, c.from, false);
       if (srcTarget.kind === "missing") throw notFound(`${c.from} does not exist`, { path: c.from });
       if (srcTarget.kind === "dir") throw invalidArgument(`${c.from} is a directory; move its files one by one`, { path: c.from });
-      const destTarget = resolveWorktreeTarget(repo, c.path, false, parents);
+      const destTarget = resolveWorktreeTarget(access, c.path, false);
       if (destTarget.path === srcTarget.path) {
         throw invalidArgument(`cannot move ${c.from} onto itself`, { from: c.from, to: c.path });
       }
@@ -316,7 +374,7 @@ function validate(ws: Workspace, changes: WriteChange[], opts: WriteOptions): Pl
       });
     }
   }
-  checkShape(ws, steps);
+  checkShape(access, steps);
   if (opts.lease) checkLeaseBlobs(opts.lease, befores);
   const stale = opts.pins ? staleReads(opts.pins.pins, befores.values()) : [];
   if (stale.length > 0 && opts.pins?.onStale === "refuse") throw new StaleReadsError(stale);
@@ -357,7 +415,7 @@ function checkExpect(dest: Before, expect: BlobId | null | undefined): void {
 }
 
 /** Files in the way of new paths: an existing file (not removed by this set), or another new path. */
-function checkShape(ws: Workspace, steps: Step[]): void {
+function checkShape(access: WorktreeAccess, steps: Step[]): void {
   const removed = new Set<string>();
   const created = new Set<string>();
   for (const s of steps) {
@@ -366,7 +424,8 @@ function checkShape(ws: Workspace, steps: Step[]): void {
   }
   for (const s of steps) {
     if (s.after === null) {
-      if (s.dest.target.kind === "dir" && readdirSync(s.dest.target.abs).length > 0) {
+      // (read by name only for the message: the removal itself goes through the held directory and fails on a non-empty one)
+      if (s.dest.target.kind === "dir" && readdirSync(join(access.repo.root, s.dest.target.path)).length > 0) {
         throw invalidArgument(`${s.dest.target.requested} is a directory that is not empty; delete it with recursive: true`, { path: s.dest.target.requested });
       }
       continue;
@@ -374,7 +433,7 @@ function checkShape(ws: Workspace, steps: Step[]): void {
     const path = s.dest.target.path;
     if (s.dest.target.kind === "dir") throw invalidArgument(`${s.dest.target.requested} is a directory, not a file`, { path: s.dest.target.requested });
     if (s.dest.target.kind === "other") throw invalidArgument(`${s.dest.target.requested} is not a regular file`, { path: s.dest.target.requested });
-    const blocker = blockingAncestor(ws.repo.root, path, removed);
+    const blocker = blockingAncestor(access, path, removed);
     if (blocker) throw invalidArgument(`cannot write ${path}: ${blocker} is a file, not a directory`, { path, blocking: blocker });
     created.add(path);
   }
@@ -400,80 +459,81 @@ function checkLeaseBlobs(l: { lease: Lease; fingerprint: Fingerprint }, befores:
 
 // ---------------------------------------------------------------------------
 
-function writeStaged(tmp: string, state: NonNullable<PathState>, perm: number): void {
-  if (state.mode === "120000") {
-    symlinkSync(Buffer.from(state.bytes.buffer, state.bytes.byteOffset, state.bytes.byteLength), tmp);
-    return;
-  }
-  const fd = openSync(tmp, "wx", 0o600);
-  try {
-    let off = 0;
-    while (off < state.bytes.length) off += writeSync(fd, state.bytes, off, state.bytes.length - off);
-    // open()'s mode passes through the umask; the recorded mode must be exact.
-    fchmodSync(fd, perm);
-  } finally {
-    closeSync(fd);
-  }
-}
+/** Directories whose entries a publish changed, to be flushed. */
+type TouchedDirs = Set<DirHandle>;
 
-function fsyncPath(path: string): void {
-  const fd = openSync(path, "r");
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-async function publish(ws: Workspace, plan: Plan, done: Step[]): Promise<void> {
-  const dirs = new Set<string>();
-  const made = new Set<string>();
-  const removedPaths: string[] = [];
+async function publish(ws: Workspace, access: WorktreeAccess, plan: Plan, done: Step[]): Promise<void> {
+  const dirs: TouchedDirs = new Set();
+  const removedPaths: RepoPath[] = [];
   /** Staged writes: renamed by the I/O threads, all at once (other work, like the history's diffs, goes on meanwhile). */
   const renames: Promise<void>[] = [];
   try {
-    publishSteps(plan, done, dirs, made, removedPaths, renames);
+    publishSteps(access, plan, done, dirs, removedPaths, renames);
   } finally {
     // Every rename has finished (or failed) before the caller rolls back or goes on.
     await settled(renames);
   }
   throwFirstFailure(await Promise.allSettled(renames));
-  for (const p of removedPaths) pruneEmptyParents(ws.repo.root, p, dirs);
+  for (const p of removedPaths) pruneEmptyParents(access, p, dirs);
   await syncDirs(ws, dirs);
 }
 
+/** The directory a new path goes into, made when missing (each new directory's parent is flushed too). */
+function parentFor(access: WorktreeAccess, t: WorktreeTarget, dirs: TouchedDirs): DirHandle {
+  if (t.dir) return t.dir;
+  const made: string[] = [];
+  const dir = access.handles.ensureDir(t.parent, made);
+  for (const m of made) {
+    const up = access.handles.dir(parentOf(m as RepoPath));
+    if (up) dirs.add(up);
+  }
+  return dir;
+}
+
 /** The synchronous part of publishing: removals, moves, and the writes' renames started (pushed on `renames`). */
-function publishSteps(plan: Plan, done: Step[], dirs: Set<string>, made: Set<string>, removedPaths: string[], renames: Promise<void>[]): void {
+function publishSteps(access: WorktreeAccess, plan: Plan, done: Step[], dirs: TouchedDirs, removedPaths: RepoPath[], renames: Promise<void>[]): void {
   const order = (s: Step) => (s.after === null ? 0 : s.source ? 1 : 2);
   for (const s of [...plan.steps].sort((a, b) => order(a) - order(b))) {
     const dest = s.dest.target;
     done.push(s);
     if (s.after === null) {
-      if (dest.kind === "dir") rmdirSync(dest.abs);
-      else unlinkSync(dest.abs);
+      const dir = dest.dir!; // it exists: validate read it
+      if (dest.kind === "dir") dir.rmdir(dest.name);
+      else dir.unlink(dest.name);
       removedPaths.push(dest.path);
-      dirs.add(dirname(dest.abs));
+      dirs.add(dir);
       continue;
     }
-    const parent = dirname(dest.abs);
-    if (!made.has(parent)) {
-      mkdirSync(parent, { recursive: true });
-      made.add(parent);
-    }
-    if (s.plainRename) renameSync(s.source!.target.abs, dest.abs);
-    else if (s.staged && !s.source) {
-      // The last group: independent renames; a file that exists is replaced by exchanging names (exchange.ts), and
-      // the old file goes with the staging area.
-      if (!(s.dest.state !== null && exchangePaths(s.staged, dest.abs))) renames.push(rename(s.staged, dest.abs));
-    }
-    else if (s.staged) renameSync(s.staged, dest.abs);
-    else writeBeside(dest.abs, s.after, s.perm);
+    const parent = parentFor(access, dest, dirs);
+    const staged = s.staged;
+    if (s.plainRename) s.source!.target.dir!.rename(s.source!.target.name, parent, dest.name);
+    else if (staged && !s.source) {
+      // The last group: independent renames; a file that exists is replaced by exchanging names, and the old file
+      // goes with the staging area.
+      if (s.dest.state !== null && staged.dir.exchange(staged.name, parent, dest.name)) s.exchanged = true;
+      else {
+        const from = staged.dir.asyncPath(staged.name);
+        const to = parent.asyncPath(dest.name);
+        if (from !== null && to !== null) renames.push(rename(from, to));
+        else staged.dir.rename(staged.name, parent, dest.name);
+      }
+    } else if (staged) staged.dir.rename(staged.name, parent, dest.name);
+    else writeBeside(parent, dest.name, s.after, s.perm);
     dirs.add(parent);
     if (s.source) {
-      if (!s.plainRename) rmSync(s.source.target.abs, { force: true });
-      removedPaths.push(s.source.target.path);
-      dirs.add(dirname(s.source.target.abs));
+      const src = s.source.target;
+      if (!s.plainRename) unlinkIfPresent(src.dir!, src.name);
+      removedPaths.push(src.path);
+      dirs.add(src.dir!);
     }
+  }
+}
+
+function unlinkIfPresent(dir: DirHandle, name: string): void {
+  try {
+    dir.unlink(name);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
   }
 }
 
@@ -481,74 +541,120 @@ function publishSteps(plan: Plan, done: Step[], dirs: Set<string>, made: Set<str
  * The renames made durable: directories on the file system of `.mcp/tmp` as
  * one batch (one syncfs when there are many), any other one by its own fsync.
  */
-async function syncDirs(ws: Workspace, dirs: Set<string>): Promise<void> {
+async function syncDirs(ws: Workspace, dirs: TouchedDirs): Promise<void> {
   const tmpDir = join(ws.repo.stateDir, "tmp");
   const tmpDev = statSync(tmpDir).dev;
-  const local: string[] = [];
-  const foreign: string[] = [];
-  for (const d of dirs) {
-    let dev = -1;
-    try {
-      dev = statSync(d).dev;
-    } catch {
-      continue; // removed meanwhile (pruned): its parent is in the set
-    }
-    (dev === tmpDev ? local : foreign).push(d);
-  }
+  const local: DirHandle[] = [];
+  const foreign: DirHandle[] = [];
+  for (const d of dirs) (fstatSync(d.fd).dev === tmpDev ? local : foreign).push(d);
   const batch = new DurableBatch(tmpDir);
   try {
-    await Promise.all([batch.syncDirs(local), syncDirsEach(foreign)]);
+    await batch.syncDirFds(local.map((d) => d.fd));
+    for (const d of foreign) d.fsync();
   } finally {
     batch.close();
   }
 }
 
-/** A target on another file system than `.mcp/tmp`: staged beside it (same directory), then renamed. */
-function writeBeside(target: string, state: NonNullable<PathState>, perm: number): void {
-  const tmp = join(dirname(target), `.${target.slice(target.lastIndexOf("/") + 1)}.worksnap-${process.pid}-${randomId128().slice(0, 8)}`);
+/**
+ * A file written beside its target in the same (held) directory, flushed, then
+ * renamed over it: for targets on another file system than `.mcp/tmp`, and
+ * for rollback.
+ */
+function writeBeside(dir: DirHandle, name: string, state: NonNullable<PathState>, perm: number): void {
+  const tmp = `.worksnap-${process.pid}-${randomId128().slice(0, 16)}`;
   try {
-    writeStaged(tmp, state, perm);
-    if (state.mode !== "120000") fsyncPath(tmp);
-    renameSync(tmp, target);
+    if (state.mode === "120000") dir.symlink(state.bytes, tmp);
+    else {
+      const fd = dir.openFile(tmp, CREATE_OPEN, 0o600);
+      try {
+        let off = 0;
+        while (off < state.bytes.length) off += writeSync(fd, state.bytes, off, state.bytes.length - off);
+        // open()'s mode passes through the umask; the recorded mode must be exact.
+        fchmodSync(fd, perm);
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+    }
+    dir.rename(tmp, dir, name);
   } catch (err) {
-    rmSync(tmp, { force: true });
+    unlinkQuietly(dir, tmp);
     throw err;
   }
 }
 
-/** Directories emptied by a removal go too, as git does; never the root. */
-function pruneEmptyParents(root: string, path: string, dirs: Set<string>): void {
-  const ancestors = ancestorsOf(path);
-  for (let i = ancestors.length - 1; i >= 0; i--) {
-    const abs = join(root, ancestors[i] as string);
-    try {
-      rmdirSync(abs);
-      dirs.add(dirname(abs));
-    } catch {
-      return; // not empty (or already gone): stop climbing
-    }
+function unlinkQuietly(dir: DirHandle, name: string): void {
+  try {
+    dir.unlink(name);
+  } catch {
+    // not there (or not ours to remove any more)
   }
 }
 
-/** Best effort: every path touched by a published step back to its before state. */
-function rollback(ws: Workspace, done: Step[]): void {
-  const befores = done.flatMap((s) => (s.source ? [s.dest, s.source] : [s.dest])).reverse();
-  for (const b of befores) {
+/** Directories emptied by a removal go too, as git does; never the root. */
+function pruneEmptyParents(access: WorktreeAccess, path: RepoPath, dirs: TouchedDirs): void {
+  const ancestors = ancestorsOf(path);
+  for (let i = ancestors.length - 1; i >= 0; i--) {
+    const a = ancestors[i] as RepoPath;
+    const up = access.handles.dir(parentOf(a));
+    if (!up) return;
     try {
-      const abs = b.target.abs;
-      if (b.target.kind === "dir") {
-        mkdirSync(abs, { recursive: true });
-        continue;
-      }
-      if (b.state === null) {
-        rmSync(abs, { force: true });
-        pruneEmptyParents(ws.repo.root, b.target.path, new Set());
-        continue;
-      }
-      mkdirSync(dirname(abs), { recursive: true });
-      writeBeside(abs, b.state, b.perm ?? permFor(b.state.mode, null));
+      up.rmdir(baseName(a));
     } catch {
-      // keep restoring the others; the original error is what the caller sees
+      return; // not empty (or already gone): stop climbing
+    }
+    access.handles.forget(a);
+    dirs.add(up);
+  }
+}
+
+/**
+ * Every path touched by a published step back to its before state, through
+ * the held directories; the paths that could not be restored (the original
+ * error is what the caller sees, with these named).
+ */
+function rollback(access: WorktreeAccess, done: Step[]): RepoPath[] {
+  const failed: RepoPath[] = [];
+  for (const s of [...done].reverse()) {
+    for (const b of s.source ? [s.dest, s.source] : [s.dest]) {
+      try {
+        restore(access, s, b);
+      } catch {
+        failed.push(b.target.path); // keep restoring the others
+      }
     }
   }
+  return failed;
+}
+
+function restore(access: WorktreeAccess, s: Step, b: Before): void {
+  const t = b.target;
+  if (t.kind === "dir") {
+    access.handles.ensureDir(t.path);
+    return;
+  }
+  if (b.state === null) {
+    const dir = access.handles.dir(t.parent);
+    if (dir) unlinkIfPresent(dir, t.name);
+    pruneEmptyParents(access, t.path, new Set());
+    return;
+  }
+  const dir = access.handles.ensureDir(t.parent);
+  // Exchanged: the old file sits under the staged name; exchanging back restores it without writing (a full disk).
+  if (b === s.dest && s.exchanged && s.staged && s.staged.dir.exchange(s.staged.name, dir, t.name)) {
+    s.exchanged = false;
+    return;
+  }
+  if (holds(dir, t.name, b.state)) return; // never replaced (the step failed before it), nothing to write
+  writeBeside(dir, t.name, b.state, b.perm ?? permFor(b.state.mode, null));
+}
+
+/** Whether `name` in `dir` holds exactly `state` (bytes and mode). */
+function holds(dir: DirHandle, name: string, state: NonNullable<PathState>): boolean {
+  const st = dir.lstat(name);
+  if (!st) return false;
+  if (state.mode === "120000") return st.isSymbolicLink() && Buffer.from(dir.readlink(name)).equals(state.bytes);
+  if (!st.isFile() || modeOfStat(st) !== state.mode || st.size !== state.bytes.length) return false;
+  return Buffer.from(dir.readFile(name).bytes).equals(state.bytes);
 }

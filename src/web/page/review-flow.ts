@@ -69,6 +69,7 @@ function noticeFor(r: ReviewResult, label: string): Notice {
   const lines: string[] = [];
   if (r.recovered.length > 0) lines.push(`completed an interrupted review first`);
   for (const id of r.cascaded) lines.push(`also rejected ${shortId(id)} (it depended on it)`);
+  if (r.still_rejected.length > 0) lines.push(`${plural(r.still_rejected.length, "rejected edit")} of the conversation stay rejected (accept one by itself to apply it again)`);
   for (const p of r.discarded) lines.push(`discarded outside changes to ${p}`);
   for (const f of r.files) lines.push(`${f.action === "written" ? "wrote" : "deleted"} ${f.path}`);
   if (r.files.length === 0) lines.push("no file changed");

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { FsHistoryStore, PACK_MIN_OBJECTS } from "../../../src/ops/history/fs-history-store";
 import { MemHistoryStore } from "../../../src/ops/history/mem-history-store";
 import { checkpointRel, sanitizePath, type HistoryStore } from "../../../src/ops/history/store";
-import type { LogEntry, ReviewRecord } from "../../../src/ops/history/types";
+import type { LogEntry, ReviewRecord, WriteIntent } from "../../../src/ops/history/types";
 import { tmpDir } from "../../helpers/tmp-repo";
 
 const enc = (s: string) => new TextEncoder().encode(s);
@@ -200,6 +200,25 @@ for (const impl of IMPLS) {
         expect(await s.listIntents()).toEqual([late]);
         await s.deleteIntent(late.review_id);
         expect(await s.listIntents()).toEqual([]);
+      }),
+    );
+
+    test(
+      "write intents keep their entries and modes exactly, are listed by timestamp and removed by id",
+      withStore(async (s) => {
+        const e1 = entry({ edit_id: crypto.randomUUID(), timestamp: "2026-01-02T00:00:00.000001Z" });
+        const e2 = entry({ edit_id: crypto.randomUUID(), timestamp: "2026-01-02T00:00:00.000002Z", operation: "create", file_path: "n.txt", hash_before: null });
+        const late: WriteIntent = { intent_id: crypto.randomUUID(), timestamp: e1.timestamp, conversation_id: e1.conversation_id, entries: [e1, e2], modes: { [e1.edit_id]: ["100644", "100755"], [e2.edit_id]: [null, "100644"] } };
+        const early: WriteIntent = { ...late, intent_id: crypto.randomUUID(), timestamp: "2026-01-01T00:00:00.000000Z", entries: [] };
+        expect(await s.listWriteIntents()).toEqual([]);
+        await s.putWriteIntent(late);
+        await s.putWriteIntent(early);
+        expect(await s.listWriteIntents()).toEqual([early, late]);
+        await s.deleteWriteIntent(early.intent_id);
+        expect(await s.listWriteIntents()).toEqual([late]);
+        await s.deleteWriteIntent(late.intent_id);
+        await s.deleteWriteIntent(late.intent_id); // removing twice is not an error
+        expect(await s.listWriteIntents()).toEqual([]);
       }),
     );
 

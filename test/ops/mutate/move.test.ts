@@ -17,7 +17,7 @@ describe("workspace_move in the work tree", () => {
     expect(treeText(repo.root)).toEqual({ "bin/tools/tool.sh": "#!/bin/sh\n" });
     expect(permOf(repo.root, "bin/tools/tool.sh")).toBe(0o755);
     expect(rec.calls[0]!.ctx!.toolName).toBe("move_file");
-    expect(rec.calls[1]!.changes!.map((c) => [c.operation, String(c.sourcePath), String(c.path)])).toEqual([["move", "src/tool.sh", "bin/tools/tool.sh"]]);
+    expect(rec.calls.find((c) => c.phase === "commit")!.changes!.map((c) => [c.operation, String(c.sourcePath), String(c.path)])).toEqual([["move", "src/tool.sh", "bin/tools/tool.sh"]]);
   });
 
   test("never overwrites unless overwrite:true; onto itself and onto a directory are refused", async () => {

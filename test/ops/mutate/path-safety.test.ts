@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createSnapshot } from "../../../src/ops/snapshot/create";
@@ -7,6 +7,7 @@ import { deleteOp } from "../../../src/ops/mutate/delete";
 import { moveOp } from "../../../src/ops/mutate/move";
 import { applyPatchOp } from "../../../src/ops/mutate/apply-patch";
 import { writeFileOp } from "../../../src/ops/mutate/write-file";
+import { openWorkspace } from "../../../src/ops/workspace";
 import { tmpRepo, type TmpRepo } from "../../helpers/tmp-repo";
 import { linkOf, read, treeText, wsOf } from "../../helpers/workspace";
 
@@ -169,5 +170,34 @@ describe("path safety in snapshot mode (symlinks are manifest entries)", () => {
     expect(r2.resolved_path).toBe("inside/made.txt");
     expect(read(repo.root, "inside/real.txt")).toBe("real\n");
     expect(existsSync(join(repo.root, "inside/made.txt"))).toBe(false);
+  });
+});
+
+describe("the state directory", () => {
+  test("a .mcp (or .mcp/tmp) that is a symlink is refused, never followed: nothing is staged or cleaned through it", async () => {
+    await using repo = await tmpRepo();
+    await using out = outside();
+    const tmpOut = join(out.dir, "tmp");
+    mkdirSync(tmpOut);
+    // A leftover that the temp cleanup would remove if it followed the link.
+    writeFileSync(join(tmpOut, "1-0123456789ab-stage"), "not worksnap's\n");
+    symlinkSync(out.dir, join(repo.root, ".mcp"));
+    let err: any = null;
+    try {
+      openWorkspace(repo.root);
+    } catch (e) {
+      err = e;
+    }
+    expect({ code: err?.code, reason: err?.details?.reason }).toEqual({ code: "PERMISSION_DENIED", reason: "state_dir_not_a_directory" });
+    expect(err.message).toContain(".mcp is a symbolic link");
+    expect(err.message).not.toContain(out.dir);
+    expect(readdirSync(tmpOut)).toEqual(["1-0123456789ab-stage"]);
+    expect(readFileSync(out.file, "utf8")).toBe("secret\n");
+
+    rmSync(join(repo.root, ".mcp"));
+    mkdirSync(join(repo.root, ".mcp"));
+    symlinkSync(tmpOut, join(repo.root, ".mcp", "tmp"));
+    expect(() => openWorkspace(repo.root)).toThrow(/\.mcp\/tmp is a symbolic link/);
+    expect(readdirSync(tmpOut)).toEqual(["1-0123456789ab-stage"]);
   });
 });

@@ -7,15 +7,20 @@ import { describe, expect, test } from "bun:test";
 import { statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type KnownState, applyChanges } from "../../../src/ops/write/write-path";
-import { resolveWorktreeTarget, readTargetState, statStamp } from "../../../src/ops/write/target";
+import { WorktreeAccess, resolveWorktreeTarget, readTargetState, statStamp } from "../../../src/ops/write/target";
 import { applyPatchOp } from "../../../src/ops/mutate/apply-patch";
 import { tmpRepo } from "../../helpers/tmp-repo";
 import { enc, read, rp, temps, wsOf } from "../../helpers/workspace";
 
 /** What the patch op's view records for a path: the stamp taken before the bytes were read. */
 function readNow(root: string, ws: Parameters<typeof applyChanges>[0], path: string): [string, KnownState] {
-  const t = resolveWorktreeTarget(ws.repo, rp(path), false);
-  return [t.path, { state: readTargetState(t), stamp: statStamp(t.stat) }];
+  const access = new WorktreeAccess(ws.repo);
+  try {
+    const t = resolveWorktreeTarget(access, rp(path), false);
+    return [t.path, { state: readTargetState(t), stamp: statStamp(t.stat) }];
+  } finally {
+    access.close();
+  }
 }
 
 describe("write path: the caller's reads as before states", () => {

@@ -1,9 +1,13 @@
-import { describe, expect, test } from "bun:test";
+import { afterEach, describe, expect, test } from "bun:test";
 import { existsSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { blobIdOf } from "../../../src/core/hash";
 import { applyChanges, applyChangesLocked, type WriteChange, writeChangesLocked } from "../../../src/ops/write/write-path";
 import { withWorktreeLock } from "../../../src/ops/write/worktree-lock";
+import { FsHistoryStore } from "../../../src/ops/history/fs-history-store";
+import { reviewEdits } from "../../../src/ops/history/review";
+import { configureDirHandles, type DirBackend } from "../../../src/repo/dir-handle";
+import { nativeModule } from "../../../src/repo/native";
 import { tmpRepo } from "../../helpers/tmp-repo";
 import { dec, enc, linkOf, permOf, read, recordingRecorder, rp, temps, treeText, wsOf } from "../../helpers/workspace";
 
@@ -189,8 +193,10 @@ describe("write path: the edit-history hook", () => {
       ],
       { recorder: rec, conversationId: "conv_1_abc", toolName: "edit_file_diff" },
     );
-    expect(rec.calls.map((c) => c.phase)).toEqual(["prepare", "commit"]);
-    const [prep, commit] = rec.calls;
+    expect(rec.calls.map((c) => c.phase)).toEqual(["prepare", "seal", "commit"]);
+    const [prep, seal, commit] = rec.calls;
+    // Sealed (beside the staging) before the first byte is published.
+    expect(seal!.onDisk).toEqual(["old a\n", null, null, "bye\n"]);
     expect(prep!.ctx).toEqual({ conversationId: "conv_1_abc", toolName: "edit_file_diff" });
     expect(prep!.changes!.map((c) => [c.operation, c.path, c.sourcePath ?? null, dec(c.before?.bytes), dec(c.after?.bytes), c.after === null])).toEqual([
       ["edit", "a.txt", null, "old a\n", "new a\n", false],
@@ -216,7 +222,7 @@ describe("write path: the edit-history hook", () => {
     using ws = wsOf(repo);
     const rec = recordingRecorder(repo.root);
     await applyChanges(ws, [{ kind: "move", from: rp("a.txt"), path: rp("b.txt"), overwrite: true }], { recorder: rec, conversationId: "c", toolName: "move_file" });
-    expect(rec.calls[1]!.changes!.map((c) => [c.operation, c.path, dec(c.before?.bytes)])).toEqual([
+    expect(rec.calls.find((c) => c.phase === "commit")!.changes!.map((c) => [c.operation, c.path, dec(c.before?.bytes)])).toEqual([
       ["delete", "b.txt", "b\n"],
       ["move", "b.txt", "a\n"],
     ]);
@@ -236,8 +242,8 @@ describe("write path: the edit-history hook", () => {
       ],
       { recorder: rec, conversationId: "c", toolName: "write_file" },
     ).catch((e) => e);
-    expect(err.code).toBeDefined();
-    expect(rec.calls.map((c) => c.phase)).toEqual(["prepare", "abort"]);
+    expect(err.code).toBe("REPO_CHANGED");
+    expect(rec.calls.map((c) => c.phase)).toEqual(["prepare", "seal", "abort"]);
     expect(read(repo.root, "a.txt")).toBe("old a\n");
     expect(temps(repo.root)).toEqual([]);
   });
@@ -277,7 +283,7 @@ describe("write path: the edit-history hook", () => {
       { recorder: rec, conversationId: "c", toolName: "write_file" },
     ).catch((e) => e);
     expect(err.message).toContain("history store is full");
-    expect(rec.calls.map((c) => c.phase)).toEqual(["prepare", "commit", "abort"]);
+    expect(rec.calls.map((c) => c.phase)).toEqual(["prepare", "seal", "commit", "abort"]);
     expect(treeText(repo.root)).toEqual(before);
   });
 
@@ -289,7 +295,7 @@ describe("write path: the edit-history hook", () => {
     const rec = recordingRecorder(repo.root, { duringPrepare: () => controller.abort() });
     const err = await applyChanges(ws, [{ kind: "write", path: rp("a.txt"), bytes: enc("new\n") }], { recorder: rec, signal: controller.signal }).catch((e) => e);
     expect(err.details.cancelled).toBe(true);
-    expect(rec.calls.map((c) => c.phase)).toEqual(["prepare", "abort"]);
+    expect(rec.calls.map((c) => c.phase)).toEqual(["prepare", "seal", "abort"]);
     expect(read(repo.root, "a.txt")).toBe("old\n");
     expect(temps(repo.root)).toEqual([]);
   });
@@ -311,4 +317,39 @@ describe("write path: the edit-history hook", () => {
     });
     expect([read(repo.root, "y.txt"), read(repo.root, "z.txt")]).toEqual(["y", "z"]);
   });
+});
+
+describe("write path: every way of holding directories", () => {
+  const backends: DirBackend[] = [...(nativeModule() ? (["native"] as const) : []), ...(process.platform === "linux" ? (["proc"] as const) : []), "paths"];
+  afterEach(() => configureDirHandles({ backend: null }));
+  for (const backend of backends) {
+    test(`${backend}: creations in new directories, edits, a symlink, a move across directories, deletes that prune, a recorded history, a reject`, async () => {
+      configureDirHandles({ backend });
+      await using repo = await tmpRepo();
+      repo.write("a.txt", "a\n");
+      repo.write("old/m.txt", "moving\n");
+      repo.write("old/gone.txt", "bye\n");
+      repo.write("keep/x.txt", "x\n");
+      using ws = wsOf(repo);
+      const before = treeText(repo.root);
+      const out = await applyChanges(
+        ws,
+        [
+          { kind: "write", path: rp("a.txt"), bytes: enc("A\n"), operation: "edit" },
+          { kind: "write", path: rp("new/deep/er/n.txt"), bytes: enc("n\n") },
+          { kind: "write", path: rp("new/link"), bytes: enc("deep/er/n.txt"), mode: "120000" },
+          { kind: "move", from: rp("old/m.txt"), path: rp("keep/m.txt") },
+          { kind: "delete", path: rp("old/gone.txt") },
+        ],
+        { recorder: ws.recorder, conversationId: "conv_1_backend", toolName: "edit_file_diff" },
+      );
+      expect(out.editIds).toHaveLength(5);
+      expect(treeText(repo.root)).toEqual({ "a.txt": "A\n", "keep/m.txt": "moving\n", "keep/x.txt": "x\n", "new/deep/er/n.txt": "n\n", "new/link": "-> deep/er/n.txt" });
+      expect(existsSync(join(repo.root, "old"))).toBe(false);
+      expect(temps(repo.root)).toEqual([]);
+      const undo = await reviewEdits(ws, new FsHistoryStore(ws.repo.stateDir), { action: "reject", conversationId: "conv_1_backend" });
+      expect(undo.changed).toHaveLength(5);
+      expect(treeText(repo.root)).toEqual(before);
+    });
+  }
 });

@@ -1,0 +1,175 @@
+/**
+ * Directories held open (src/repo/dir-handle.ts), on every backend this
+ * machine has: the native module (openat2 and the *at calls), /proc/self/fd
+ * paths (no native module), and checked absolute paths (neither). The same
+ * operations give the same results; a symlink on the way is never followed.
+ */
+import { afterEach, describe, expect, test } from "bun:test";
+import { closeSync, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, renameSync, statSync, symlinkSync, writeFileSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { CREATE_OPEN, configureDirHandles, type DirBackend, TreeHandles } from "../../src/repo/dir-handle";
+import { nativeModule } from "../../src/repo/native";
+import { tmpDir } from "../helpers/tmp-repo";
+
+const BACKENDS: DirBackend[] = [...(nativeModule() ? (["native"] as const) : []), ...(process.platform === "linux" ? (["proc"] as const) : []), "paths"];
+
+afterEach(() => configureDirHandles({ backend: null }));
+
+function tree(root: string): TreeHandles {
+  return TreeHandles.open(root);
+}
+
+for (const backend of BACKENDS) {
+  describe(`dir handles (${backend})`, () => {
+    test("open beneath the root, read, write, rename and remove relative to held directories", async () => {
+      configureDirHandles({ backend });
+      await using d = tmpDir("ws-dirh-");
+      mkdirSync(join(d.path, "a", "b"), { recursive: true });
+      writeFileSync(join(d.path, "a", "b", "f.txt"), "hello\n");
+      const t = tree(d.path);
+      try {
+        expect(t.backend).toBe(backend);
+        const b = t.dir("a/b")!;
+        expect(b).not.toBeNull();
+        expect(t.dir("a/missing")).toBeNull();
+        const st = b.lstat("f.txt")!;
+        expect(st.isFile()).toBe(true);
+        expect(st.size).toBe(6);
+        expect(b.lstat("nope")).toBeNull();
+        expect(Buffer.from(b.readFile("f.txt").bytes).toString()).toBe("hello\n");
+
+        const fd = b.openFile("new.txt", CREATE_OPEN, 0o600);
+        writeSync(fd, "new\n");
+        closeSync(fd);
+        expect(readFileSync(join(d.path, "a/b/new.txt"), "utf8")).toBe("new\n");
+        expect(() => b.openFile("new.txt", CREATE_OPEN, 0o600)).toThrow(/EEXIST/);
+
+        const made: string[] = [];
+        const deep = t.ensureDir("a/x/y/z", made);
+        expect(made).toEqual(["a/x", "a/x/y", "a/x/y/z"]);
+        b.rename("new.txt", deep, "moved.txt");
+        expect(readFileSync(join(d.path, "a/x/y/z/moved.txt"), "utf8")).toBe("new\n");
+        deep.symlink(new TextEncoder().encode("moved.txt"), "link");
+        expect(readlinkSync(join(d.path, "a/x/y/z/link"))).toBe("moved.txt");
+        expect(Buffer.from(deep.readlink("link")).toString()).toBe("moved.txt");
+        expect(deep.lstat("link")!.isSymbolicLink()).toBe(true);
+        expect(() => deep.readFile("link")).toThrow(/ELOOP/); // never followed
+        deep.unlink("link");
+        deep.unlink("moved.txt");
+        expect(deep.list()).toEqual([]);
+        t.dir("a/x/y")!.rmdir("z");
+        expect(existsSync(join(d.path, "a/x/y/z"))).toBe(false);
+        expect(b.list().sort()).toEqual(["f.txt"]);
+        b.fsync();
+      } finally {
+        t.close();
+      }
+    });
+
+    test("a symlink on the way is refused (REPO_CHANGED), wherever it points; a file on the way is just not a directory", async () => {
+      configureDirHandles({ backend });
+      await using d = tmpDir("ws-dirh-");
+      await using outside = tmpDir("ws-dirh-out-");
+      mkdirSync(join(d.path, "real"));
+      mkdirSync(join(d.path, ".git"));
+      symlinkSync(outside.path, join(d.path, "out"));
+      symlinkSync(".git", join(d.path, "git"));
+      symlinkSync("real", join(d.path, "inside"));
+      writeFileSync(join(d.path, "file"), "x");
+      const t = tree(d.path);
+      try {
+        for (const rel of ["out", "out/sub", "git", "git/objects", "inside", "real/../out"]) {
+          if (rel.includes("..")) continue; // callers never pass ".." (RepoPath refuses it)
+          let err: any = null;
+          try {
+            t.dir(rel);
+          } catch (e) {
+            err = e;
+          }
+          expect({ rel, code: err?.code, reason: err?.details?.reason }).toEqual({ rel, code: "REPO_CHANGED", reason: "symlink_on_path" });
+        }
+        expect(t.dir("file")).toBeNull();
+        expect(t.dir("file/below")).toBeNull();
+        expect(() => t.ensureDir("out/new")).toThrow(/symbolic link/);
+        expect(existsSync(join(outside.path, "new"))).toBe(false);
+      } finally {
+        t.close();
+      }
+    });
+
+    test("a directory swapped for a symlink after it was opened: the operations still act on the held directory", async () => {
+      configureDirHandles({ backend });
+      await using d = tmpDir("ws-dirh-");
+      await using outside = tmpDir("ws-dirh-out-");
+      mkdirSync(join(d.path, "d"));
+      const t = tree(d.path);
+      try {
+        const held = t.dir("d")!;
+        renameSync(join(d.path, "d"), join(d.path, "elsewhere"));
+        symlinkSync(outside.path, join(d.path, "d"));
+        if (backend === "paths") {
+          // The checked-path fallback notices the swap and refuses, before it writes.
+          expect(() => held.mkdir("x")).toThrow(/symbolic link|changed/);
+        } else {
+          held.mkdir("x");
+          const fd = held.openFile("f", CREATE_OPEN, 0o644);
+          closeSync(fd);
+          expect(statSync(join(d.path, "elsewhere", "x")).isDirectory()).toBe(true);
+          expect(existsSync(join(d.path, "elsewhere", "f"))).toBe(true);
+        }
+        expect(readFileSyncList(outside.path)).toEqual([]);
+      } finally {
+        t.close();
+      }
+    });
+
+    test("exchange swaps two names in one step where the native module is loaded; elsewhere it declines and nothing changes", async () => {
+      configureDirHandles({ backend });
+      await using d = tmpDir("ws-dirh-");
+      writeFileSync(join(d.path, "a"), "A");
+      mkdirSync(join(d.path, "sub"));
+      writeFileSync(join(d.path, "sub", "b"), "B");
+      const t = tree(d.path);
+      try {
+        const [ia, ib] = [lstatSync(join(d.path, "a")).ino, lstatSync(join(d.path, "sub/b")).ino];
+        const done = t.root.exchange("a", t.dir("sub")!, "b");
+        expect(done).toBe(backend === "native");
+        if (done) {
+          expect(readFileSync(join(d.path, "a"), "utf8")).toBe("B");
+          expect(readFileSync(join(d.path, "sub/b"), "utf8")).toBe("A");
+          expect([lstatSync(join(d.path, "a")).ino, lstatSync(join(d.path, "sub/b")).ino]).toEqual([ib, ia]);
+        } else expect(readFileSync(join(d.path, "a"), "utf8")).toBe("A");
+        // a missing side declines without changing anything, and exchanges still work afterwards
+        expect(t.root.exchange("missing", t.root, "a")).toBe(false);
+        if (backend === "native") expect(t.root.exchange("a", t.dir("sub")!, "b")).toBe(true);
+      } finally {
+        t.close();
+      }
+    });
+
+    test("errors name the repo-relative path, never an absolute or /proc path", async () => {
+      configureDirHandles({ backend });
+      await using d = tmpDir("ws-dirh-");
+      mkdirSync(join(d.path, "a"));
+      const t = tree(d.path);
+      try {
+        let err: any = null;
+        try {
+          t.dir("a")!.unlink("missing.txt");
+        } catch (e) {
+          err = e;
+        }
+        expect(err.code).toBe("ENOENT");
+        expect(err.message).toBe("ENOENT: unlink a/missing.txt");
+        expect(err.message).not.toContain(d.path);
+        expect(err.message).not.toContain("/proc/");
+      } finally {
+        t.close();
+      }
+    });
+  });
+}
+
+function readFileSyncList(dir: string): string[] {
+  return require("node:fs").readdirSync(dir);
+}
