@@ -41,9 +41,18 @@ export const KEEP_SHOWN_MAX = 1 << 20;
  * Keeps content a caller pins (what an answer showed, or a write wrote) in the
  * blob store, content-addressed like a capture's blobs, so a later stale-read
  * refusal can diff from it. `blob` must be the id of `bytes`.
+ *
+ * Best effort: a copy that cannot be kept (a full disk) only means a later
+ * refusal shows the pinned and current ids without the diff between them. It
+ * never fails the answer: after a write the files are already published and
+ * recorded, and an error there would report a write that happened as refused.
  */
 export async function keepShown(ws: Workspace, blob: BlobId, bytes: Uint8Array): Promise<void> {
-  if (bytes.length <= KEEP_SHOWN_MAX && !(await ws.blobs.has(blob))) ws.blobs.loose.writeKnown(blob, bytes);
+  try {
+    if (bytes.length <= KEEP_SHOWN_MAX && !(await ws.blobs.has(blob))) ws.blobs.loose.writeKnown(blob, bytes);
+  } catch {
+    // not kept: see above
+  }
 }
 
 export type FileResult = BranchFields & {
