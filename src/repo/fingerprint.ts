@@ -6,6 +6,7 @@ import { git } from "./git";
 import type { RepoRoot } from "./root";
 import { writeFileAtomic } from "./atomic-write";
 import { ensureStateDir, tempPath } from "./state-dir";
+import { rememberState } from "./state-memory";
 
 /** Spec 2.2: identifies the state of HEAD, the index and the work tree. */
 export interface Fingerprint {
@@ -49,8 +50,10 @@ export async function readGitState(repo: RepoRoot): Promise<GitState> {
     readIndexTree(repo),
     git(STATUS_ARGS, { cwd: repo.root }),
   ]);
+  const statusHash = sha256Hex(status.stdout);
+  rememberState(statusHash, { kind: "git", status: status.stdout });
   return {
-    fingerprint: { head_oid: head, index_oid: indexOid, status_hash: sha256Hex(status.stdout) },
+    fingerprint: { head_oid: head, index_oid: indexOid, status_hash: statusHash },
     status: status.stdout,
     statusStartedAt,
     unreadableDirs: unopenedDirectories(status.stderr)
