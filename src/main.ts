@@ -11,7 +11,8 @@ const HELP = `worksnap ${VERSION}: deterministic snapshots, leased work-tree acc
 patching and reviewable edit history for coding agents.
 
 Usage:
-  worksnap serve [--root DIR]          MCP server over stdio (for MCP hosts)
+  worksnap serve [--root DIR]          MCP server over stdio (for MCP hosts), or over
+               [--http [HOST:]PORT]    Streamable HTTP with a bearer token
   worksnap snapshot <command> ...      create, info, log, list, file, grep, changes,
                                        diff, export, import
   worksnap history <command> ...       review agent edits: review (a local page),

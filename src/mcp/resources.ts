@@ -8,6 +8,7 @@
  */
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { ErrorCode, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema, McpError, ReadResourceRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { RequestContext } from "./roots";
 import { encodeContent } from "../core/binary";
 import { invalidArgument } from "../core/errors";
 import { publicError } from "../core/public-error";
@@ -31,9 +32,12 @@ export function snapshotUri(snapshotId: string, path = "."): string {
 /** Runs a read for a client within the server's limit of work in flight (server.ts). */
 export type Bounded = <T>(name: string, signal: AbortSignal, run: () => Promise<T>) => Promise<T>;
 
-export function registerResources(server: Server, ws: Workspace, bounded: Bounded): void {
-  server.setRequestHandler(ListResourcesRequestSchema, async () => ({
-    resources: listSnapshots(ws, LISTED_SNAPSHOTS).snapshots.map((s) => ({
+/** The workspace a request works on (the session's root, learned from the client when it has roots). */
+export type WorkspaceFor = (extra: RequestContext) => Promise<Workspace>;
+
+export function registerResources(server: Server, workspaceFor: WorkspaceFor, bounded: Bounded): void {
+  server.setRequestHandler(ListResourcesRequestSchema, async (_req, extra) => ({
+    resources: listSnapshots(await workspaceFor(extra), LISTED_SNAPSHOTS).snapshots.map((s) => ({
       uri: snapshotUri(s.snapshot_id),
       name: `snapshot ${hexOfBlobId(s.snapshot_id).slice(0, 12)}`,
       title: `Snapshot ${hexOfBlobId(s.snapshot_id).slice(0, 12)} (${s.created_at})`,
@@ -55,14 +59,16 @@ export function registerResources(server: Server, ws: Workspace, bounded: Bounde
 
   server.setRequestHandler(ReadResourceRequestSchema, async (req, extra) => {
     const uri = req.params.uri;
+    let ws: Workspace | null = null;
     try {
+      const inWs = (ws = await workspaceFor(extra));
       const { id, path } = parseSnapshotUri(uri);
-      const node = await bounded("resources/read", extra.signal, () => readSnapshotNode(ws, id, path));
+      const node = await bounded("resources/read", extra.signal, () => readSnapshotNode(inWs, id, path));
       return { contents: [resourceContent(uri, node)] };
     } catch (err) {
       if (extra.signal.aborted) throw err;
       // as a tool's error answer shows it: repo-relative paths, no stack, no other absolute path
-      const e = publicError(err, { root: ws.repo.root, foreignPaths: "redact" });
+      const e = publicError(err, { root: ws?.repo.root ?? null, foreignPaths: "redact" });
       const code = e.code === "NOT_FOUND" ? RESOURCE_NOT_FOUND : e.code === "INTERNAL" ? ErrorCode.InternalError : ErrorCode.InvalidParams;
       throw new McpError(code, `${e.code}: ${e.message}`, { code: e.code, details: e.code === "INTERNAL" ? {} : e.details });
     }

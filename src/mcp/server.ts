@@ -6,7 +6,7 @@ import { VERSION } from "../version";
 import type { Workspace } from "../ops/workspace";
 import { type ToolDef, checkBranch, parseArgs } from "./define-tool";
 import { TOOLS, servedSchemas } from "./registry";
-import { IdleCollector } from "./idle-collect";
+import { type IdleCollector, idleCollector } from "./idle-collect";
 import { JSONRPC, JsonRpcError } from "./jsonrpc-screen";
 import { GuardedServer } from "./request-guard";
 import { registerResources } from "./resources";
@@ -14,6 +14,7 @@ import { type TextMode, errorResult, successResult } from "./result";
 import type { PublicError } from "../core/public-error";
 import { McpSession } from "./session";
 import { LargeMessageStdioTransport } from "./stdio-transport";
+import { type RequestContext, SessionRoot, type WorkspacePool, askWith } from "./roots";
 
 export type ToolNaming = "underscore" | "dotted";
 
@@ -34,13 +35,17 @@ export function servedName(def: Pick<ToolDef<unknown>, "name" | "dottedName">, n
   return def.dottedName ?? def.name.replace("_", ".");
 }
 
-/** One MCP server over a workspace: the SDK server, and what it does around every request. */
+/** One MCP server for one session: the SDK server, and what it does around every request. */
 export interface WorksnapServer {
   sdk: GuardedServer;
+  /** What the server remembers for its session (pins, leases, conversations). */
+  session: McpSession;
   /** Connects a transport (stdio, HTTP) through the request guard. */
   connect(transport: Transport): Promise<void>;
   /** Resolves once every tool call received so far has its answer (none runs or waits). */
   settled(): Promise<void>;
+  /** Tool calls received and not answered yet. */
+  pending(): number;
 }
 
 /** The server's log: stderr, which MCP hosts keep for their user; never stdout (the protocol). */
@@ -52,22 +57,39 @@ export interface ServeOptions {
   /** content[0].text: each tool's compact rendering (default) or the JSON of structuredContent. */
   text?: TextMode;
   log?: Log;
+  /** A patch over a file that changed since the session read it: applied with a warning (default) or refused. */
+  staleWrites?: "warn" | "refuse";
+  /** The limit of work in flight, shared by every session of a process (HTTP); a server of its own otherwise. */
+  calls?: Semaphore;
+  /** The idle collection, shared by every session of a process. */
+  idle?: IdleCollector;
 }
 
-export function createServer(ws: Workspace, opts: ServeOptions = {}): WorksnapServer {
+/**
+ * Where a server's sessions find their workspace (roots.ts): `root` (from
+ * --root) wins; without it, the client's first root, else `fallback` (the
+ * directory the server started in).
+ */
+export interface RootChoice {
+  pool: WorkspacePool;
+  root: string | null;
+  fallback: string;
+}
+
+export function createServer(roots: RootChoice, opts: ServeOptions = {}): WorksnapServer {
   const naming = opts.naming ?? "underscore";
   const textMode = opts.text ?? "compact";
   const log = opts.log ?? stderrLog;
   const sdk = new GuardedServer({ name: "worksnap", version: VERSION }, { capabilities: { tools: {}, resources: {} } });
   sdk.onerror = (err) => log(err.message);
-  const session = new McpSession();
+  const session = new McpSession({ staleWrites: opts.staleWrites });
+  const sessionRoot = new SessionRoot(sdk, roots.pool, roots.root, roots.fallback, log);
+  /** The session's view of its workspace for a request (it may ask the client for its roots first). */
+  const workspaceFor = async (extra: RequestContext): Promise<Workspace> => session.view(await sessionRoot.workspace(askWith(extra)));
   const byName = new Map<string, ToolDef<unknown>>();
-  // once idle: the heap collected, and the grep index brought up to date in the background
-  const idle = new IdleCollector(undefined, () => {
-    Bun.gc(true);
-    ws.indexer?.kick();
-  });
-  const calls = new Semaphore(MAX_CALLS_IN_FLIGHT);
+  // once idle: the heap collected, and the grep indexes brought up to date in the background
+  const idle = opts.idle ?? idleCollector(roots.pool);
+  const calls = opts.calls ?? new Semaphore(MAX_CALLS_IN_FLIGHT);
   let unanswered = 0;
   let settledWaiters: (() => void)[] = [];
   for (const t of TOOLS) byName.set(servedName(t, naming), t as ToolDef<unknown>);
@@ -75,7 +97,7 @@ export function createServer(ws: Workspace, opts: ServeOptions = {}): WorksnapSe
   /** Work that reads the repository on a client's behalf: in a slot of `calls`, run again while descriptors are short. */
   const bounded = <T>(name: string, signal: AbortSignal, run: () => Promise<T>): Promise<T> =>
     calls.run(() => retryOnDescriptorShortage(name, true, signal, run), signal);
-  registerResources(sdk, ws, bounded);
+  registerResources(sdk, workspaceFor, bounded);
 
   sdk.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: TOOLS.map((t) => {
@@ -105,12 +127,15 @@ export function createServer(ws: Workspace, opts: ServeOptions = {}): WorksnapSe
     // A text-only tool (the task tools: the wire text is the answer) has no structuredContent and its own error text.
     const raw = req.params.arguments;
     const own = def.output === null ? { errorText: def.errorText && ((e: PublicError) => (def.errorText as NonNullable<typeof def.errorText>)(e, raw)) } : undefined;
+    let ws: Workspace | null = null;
     try {
+      ws = await workspaceFor(extra);
+      const inWs = ws;
       const { args, answer } = await calls.run(async () => {
         idle.begin();
         try {
           const args = parseArgs(def, raw);
-          const answer = await retryOnDescriptorShortage(def.name, def.annotations.readOnlyHint, extra.signal, () => def.run(args, { ws, signal: extra.signal, progress, session }));
+          const answer = await retryOnDescriptorShortage(def.name, def.annotations.readOnlyHint, extra.signal, () => def.run(args, { ws: inWs, signal: extra.signal, progress, session }));
           checkBranch(def, def.branch(args), answer);
           return { args, answer };
         } finally {
@@ -123,7 +148,7 @@ export function createServer(ws: Workspace, opts: ServeOptions = {}): WorksnapSe
       // cancelled (while queued or running): the SDK sends nothing, as MCP asks
       if (extra.signal.aborted) throw err;
       logFailure(def.name, err);
-      return errorResult(err, ws.repo.root, textMode, own);
+      return errorResult(err, ws?.repo.root ?? null, textMode, own);
     } finally {
       unanswered--;
       if (unanswered === 0) for (const w of settledWaiters.splice(0)) w();
@@ -157,8 +182,10 @@ export function createServer(ws: Workspace, opts: ServeOptions = {}): WorksnapSe
 
   return {
     sdk,
+    session,
     connect: (transport) => sdk.connect(transport),
     settled: () => (unanswered === 0 ? Promise.resolve() : new Promise<void>((resolve) => settledWaiters.push(resolve))),
+    pending: () => unanswered,
   };
 }
 
@@ -169,16 +196,15 @@ export function createServer(ws: Workspace, opts: ServeOptions = {}): WorksnapSe
  * answers every line); when stdout fails, nobody can be answered: in-flight
  * calls are abandoned.
  */
-export async function serveStdio(ws: Workspace, opts: ServeOptions = {}): Promise<void> {
-  const server = createServer(ws, opts);
+export async function serveStdio(roots: RootChoice, opts: ServeOptions = {}): Promise<void> {
+  const server = createServer(roots, opts);
   // The SDK's stdio transport drops messages over 10 MB; patches and writes can be larger.
   const transport = new LargeMessageStdioTransport(process.stdin, process.stdout, undefined, opts.text);
   const closed = new Promise<void>((resolve) => {
     server.sdk.onclose = resolve;
   });
   await server.connect(transport);
-  stderrLog(`${VERSION} serving ${ws.repo.root}`);
-  ws.indexer?.kick();
+  stderrLog(`${VERSION} serving ${roots.root !== null ? roots.pool.get(roots.root).repo.root : `the client's root (or ${roots.fallback})`}`);
   await Promise.race([transport.inputEnded, closed]);
   await Promise.race([answered(server), closed]);
   await transport.drained();

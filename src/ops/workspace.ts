@@ -57,10 +57,6 @@ export function openWorkspace(dir: string, opts: WorkspaceOptions = {}): Workspa
   ensureStateDir(repo.stateDir);
   cleanStaleTemps(repo.stateDir);
   const blobs = new RepoBlobStore(repo.stateDir);
-  const indexBlob = (gitOid: string) => {
-    const known = blobs.gitMap.get(gitOid);
-    return known ? blobIdFromHex(known.sha256) : undefined;
-  };
   const trigrams = new TrigramIndex(repo.stateDir);
   const diskBudget = opts.index?.diskBudget ?? DEFAULT_DISK_BUDGET;
   const build = { diskBudget, memoryBudget: opts.index?.memoryBudget ?? DEFAULT_MEMORY_BUDGET, background: true };
@@ -69,7 +65,7 @@ export function openWorkspace(dir: string, opts: WorkspaceOptions = {}): Workspa
     repo,
     blobs,
     snapshots: new SnapshotStore(repo.stateDir),
-    leases: new LeaseStore(LEASE_LIMITS, indexBlob),
+    leases: new LeaseStore(LEASE_LIMITS, indexBlobResolver(blobs)),
     recorder: new HistoryRecorder(history),
     reserve: opts.longLived ? new TmpReserve(repo.root) : null,
     trigrams,
@@ -81,6 +77,24 @@ export function openWorkspace(dir: string, opts: WorkspaceOptions = {}): Workspa
     ws.completedWrites.push(...(await completeInterruptedWrites(ws, history)));
   };
   return ws;
+}
+
+/** The sha256 blob id of a git blob the store knows, for leases that record clean files by their index blob. */
+function indexBlobResolver(blobs: RepoBlobStore): (gitOid: string) => string | undefined {
+  return (gitOid) => {
+    const known = blobs.gitMap.get(gitOid);
+    return known ? blobIdFromHex(known.sha256) : undefined;
+  };
+}
+
+/**
+ * The same workspace with leases of its own: each MCP session of a server
+ * issues and validates its own leases (another session's lease id is unknown
+ * to it), while the stores, the lock, the history and the completion of
+ * interrupted writes are shared.
+ */
+export function withOwnLeases(ws: Workspace): Workspace {
+  return { ...ws, leases: new LeaseStore(LEASE_LIMITS, indexBlobResolver(ws.blobs)) };
 }
 
 export function closeWorkspace(ws: Workspace): void {

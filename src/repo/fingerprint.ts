@@ -6,6 +6,7 @@ import { git } from "./git";
 import type { RepoRoot } from "./root";
 import { writeCacheFile } from "./cache-file";
 import { ensureStateDir, tempPath } from "./state-dir";
+import { rememberState } from "./state-memory";
 
 /** Spec 2.2: identifies the state of HEAD, the index and the work tree. */
 export interface Fingerprint {
@@ -47,8 +48,10 @@ export async function readGitState(repo: RepoRoot): Promise<GitState> {
   // the status first: the longest of the three, it should not wait for the others' spawns
   const statusRead = git(STATUS_ARGS, { cwd: repo.root });
   const [head, indexOid, status] = await Promise.all([readHead(repo), readIndexTree(repo), statusRead]);
+  const statusHash = sha256Hex(status.stdout);
+  rememberState(statusHash, { kind: "git", status: status.stdout });
   return {
-    fingerprint: { head_oid: head, index_oid: indexOid, status_hash: sha256Hex(status.stdout) },
+    fingerprint: { head_oid: head, index_oid: indexOid, status_hash: statusHash },
     status: status.stdout,
     statusStartedAt,
     unreadableDirs: unopenedDirectories(status.stderr)

@@ -5,14 +5,13 @@
  * sets (HttpOnly, SameSite=Strict, named for the port) or an
  * `X-Worksnap-Token` header. Tokens are compared in constant time.
  *
- * Against DNS rebinding and cross-site requests: the Host header must be
- * 127.0.0.1 or localhost at our port; an Origin header, when present, must be
- * that origin; `Sec-Fetch-Site` must say same-origin (or none: a typed URL);
+ * Against DNS rebinding and cross-site requests (core/local-guard.ts): the
+ * Host header must name the loopback at our port; an Origin header, when
+ * present, must be such an origin; `Sec-Fetch-Site` must say same-origin (or none: a typed URL);
  * requests that change anything are POSTs with a JSON body, which a form on
  * another site cannot send. No CORS headers are ever sent.
  */
-import { timingSafeEqual } from "node:crypto";
-import { sha256Hex } from "../core/hash";
+import { isLoopbackHost, isLoopbackOrigin, sameToken } from "../core/local-guard";
 
 export const TOKEN_HEADER = "x-worksnap-token";
 
@@ -27,16 +26,11 @@ export function cookieName(port: number): string {
   return `worksnap_review_${port}`;
 }
 
-/** Constant time whatever the lengths: both sides are hashed to 32 bytes first. */
-export function sameToken(given: string, token: string): boolean {
-  return timingSafeEqual(Buffer.from(sha256Hex(given), "hex"), Buffer.from(sha256Hex(token), "hex"));
-}
-
 export function checkRequest(g: Guard, req: Request, url: URL): Verdict {
   const host = req.headers.get("host");
-  if (host !== `127.0.0.1:${g.port}` && host !== `localhost:${g.port}`) return { ok: false, status: 421, reason: "this page answers only at 127.0.0.1 or localhost" };
+  if (!isLoopbackHost(host, g.port)) return { ok: false, status: 421, reason: "this page answers only at 127.0.0.1 or localhost" };
   const origin = req.headers.get("origin");
-  if (origin !== null && origin !== `http://127.0.0.1:${g.port}` && origin !== `http://localhost:${g.port}`) return { ok: false, status: 403, reason: "cross-origin requests are refused" };
+  if (origin !== null && !isLoopbackOrigin(origin, g.port)) return { ok: false, status: 403, reason: "cross-origin requests are refused" };
   const site = req.headers.get("sec-fetch-site");
   if (site !== null && site !== "same-origin" && site !== "none") return { ok: false, status: 403, reason: "cross-site requests are refused" };
   if (req.method === "POST" && !(req.headers.get("content-type") ?? "").startsWith("application/json")) return { ok: false, status: 415, reason: "POST bodies must be application/json" };

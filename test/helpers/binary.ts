@@ -2,6 +2,10 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { pathToFileURL } from "node:url";
 import { canonicalJson } from "../../src/core/canonical-json";
 import { renderError } from "../../src/mcp/render/error";
 import { TOOLS } from "../../src/mcp/tool-list";
@@ -53,6 +57,10 @@ export interface SessionOptions {
   /** Run the server as an unprivileged user when the tests run as root (see unprivileged). */
   unprivileged?: boolean;
   env?: Record<string, string>;
+  /** The client advertises the roots capability and answers roots/list with these directories. */
+  roots?: string[];
+  /** The server's working directory (stdio). */
+  cwd?: string;
 }
 
 /**
@@ -73,16 +81,28 @@ export function expectedText(tool: string, structured: any, args: Record<string,
  * the text contract: the text is exactly the rendering of structuredContent (or its JSON under `--text json`).
  */
 export async function mcpSession(root: string, extraArgs: string[] = [], opts: SessionOptions = {}): Promise<McpSession> {
-  const textIndex = extraArgs.indexOf("--text");
-  const json = textIndex >= 0 && extraArgs[textIndex + 1] === "json";
   const [command, ...prefix] = opts.unprivileged ? unprivileged([requireBinary()]) : [requireBinary()];
   const transport = new StdioClientTransport({
     command: command as string,
-    args: [...prefix, "serve", "--root", root, ...extraArgs],
+    args: [...prefix, "serve", ...(root === "" ? [] : ["--root", root]), ...extraArgs],
+    cwd: opts.cwd,
     stderr: "pipe",
     env: { ...(process.env as Record<string, string>), ...(opts.unprivileged ? { HOME: "/tmp" } : {}), ...opts.env },
   });
-  const client = new Client({ name: "worksnap-test", version: "0.0.0" });
+  return connectSession(transport, extraArgs, opts);
+}
+
+export interface RootsSession extends McpSession {
+  /** Changes the client's roots and sends notifications/roots/list_changed. */
+  setRoots(dirs: string[]): Promise<void>;
+}
+
+async function connectSession(transport: Transport, extraArgs: string[], opts: SessionOptions): Promise<RootsSession> {
+  const textIndex = extraArgs.indexOf("--text");
+  const json = textIndex >= 0 && extraArgs[textIndex + 1] === "json";
+  let roots = opts.roots ?? [];
+  const client = new Client({ name: "worksnap-test", version: "0.0.0" }, opts.roots ? { capabilities: { roots: { listChanged: true } } } : {});
+  if (opts.roots) client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: roots.map((d) => ({ uri: pathToFileURL(d).href, name: d })) }));
   await client.connect(transport);
   await client.listTools(); // the client caches output schemas and validates every result against them
   const raw = (name: string, args: Record<string, unknown> = {}) => client.callTool({ name, arguments: args });
@@ -105,9 +125,75 @@ export async function mcpSession(root: string, extraArgs: string[] = [], opts: S
       }
       return r.structuredContent.error;
     },
+    async setRoots(dirs) {
+      roots = dirs;
+      await client.sendRootsListChanged();
+    },
     [Symbol.asyncDispose]: async () => {
       await client.close();
     },
+  };
+}
+
+export interface HttpServe extends AsyncDisposable {
+  url: string;
+  token: string;
+  port: number;
+  proc: ReturnType<typeof Bun.spawn>;
+  /** Everything the server wrote on stderr so far. */
+  log(): string;
+  /** A client session over Streamable HTTP with the token (the SDK's own transport). */
+  session(opts?: SessionOptions): Promise<RootsSession>;
+  /** Stops the server (SIGTERM) and waits for it to exit; resolves to its exit code. */
+  stop(): Promise<number>;
+}
+
+/**
+ * Spawns `dist/worksnap serve --http 127.0.0.1:0 ...` and reads the endpoint and the token from its stderr.
+ * `root` "" leaves --root out (the client's roots, else `cwd`).
+ */
+export async function httpServe(root: string, extraArgs: string[] = [], opts: { cwd?: string; env?: Record<string, string> } = {}): Promise<HttpServe> {
+  const proc = Bun.spawn([requireBinary(), "serve", "--http", "127.0.0.1:0", ...(root === "" ? [] : ["--root", root]), ...extraArgs], {
+    cwd: opts.cwd,
+    env: { ...process.env, ...opts.env },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  let err = "";
+  const reader = proc.stderr.getReader();
+  const decoder = new TextDecoder();
+  const pump = (async () => {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      err += decoder.decode(value);
+    }
+  })();
+  const deadline = Date.now() + 20_000;
+  while (!/token: \S+/.test(err) || !/serving MCP at \S+/.test(err)) {
+    if (Date.now() > deadline || proc.exitCode !== null) throw new Error(`serve --http did not start:\n${err}`);
+    await Bun.sleep(10);
+  }
+  const url = (/serving MCP at (\S+)/.exec(err) as RegExpExecArray)[1] as string;
+  const printed = (/token: (\S+)/.exec(err) as RegExpExecArray)[1] as string;
+  const token = printed === "from" ? (opts.env?.WORKSNAP_HTTP_TOKEN as string) : printed;
+  const stop = async () => {
+    if (proc.exitCode === null) proc.kill("SIGTERM");
+    const code = await proc.exited;
+    await pump;
+    return code;
+  };
+  return {
+    url,
+    token,
+    port: Number(new URL(url).port),
+    proc,
+    log: () => err,
+    session: (o = {}) =>
+      connectSession(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }), extraArgs, o),
+    stop,
+    [Symbol.asyncDispose]: async () => void (await stop()),
   };
 }
 

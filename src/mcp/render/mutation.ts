@@ -60,9 +60,10 @@ export function renderApplyPatch(out: ApplyPatchResult): string {
     if (out.rejects_truncated) rejects.push("… more rejects not shown");
     return lines(line(`not applied: ${count(counts.hunks, "hunk")} rejected in ${count(counts.files, "file")}, nothing written`, landed(out)), ...rejects, ...warnings);
   }
+  const stale = (out.stale_reads ?? []).flatMap((f) => (f.diff ? [`what had changed in ${pathText(f.path)} since it was read:`, raw(f.diff)] : []));
   const offsets = out.offsets.map((o) => `hunk ${o.index} of ${pathText(o.path)} applied ${Math.abs(o.offset)} lines ${o.offset > 0 ? "below" : "above"} its stated line`);
   if (out.offsets_total > out.offsets.length) offsets.push(`… ${out.offsets_total - out.offsets.length} more moved hunks`);
-  return lines(line("applied", statusCounts(out), landed(out)), conversation(out), ...offsets, ...warnings, ...changeBody(out));
+  return lines(line("applied", statusCounts(out), landed(out)), conversation(out), ...offsets, ...warnings, ...stale, ...changeBody(out));
 }
 
 function rejectLines(h: HunkReject): string[] {

@@ -37,6 +37,9 @@ export const snapshotFile = defineTool({
   ),
   annotations: readOnly("Read file"),
   branch: modeBranch,
-  run: async (args, ctx) => ({ ...(await readFile(ctx.ws, withMode(args))) }),
+  run: async (args, ctx) => {
+    const pins = ctx.session.pins(ctx.ws.repo.root);
+    return { ...(await readFile(ctx.ws, { ...withMode(args), onShown: (f) => pins.merge([[f.path, f.blob]]) })) };
+  },
   text: (out) => renderFile(out),
 });

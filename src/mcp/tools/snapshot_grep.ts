@@ -62,6 +62,9 @@ export const snapshotGrepTool = defineTool({
   ),
   annotations: readOnly("Search files"),
   branch: modeBranch,
-  run: async (args, ctx) => ({ ...(await snapshotGrep(ctx.ws, { ...withMode(args), signal: ctx.signal })) }),
+  run: async (args, ctx) => {
+    const pins = ctx.session.pins(ctx.ws.repo.root);
+    return { ...(await snapshotGrep(ctx.ws, { ...withMode(args), signal: ctx.signal, onShown: (files) => pins.merge(files.map((f) => [f.path, f.blob] as const)) })) };
+  },
   text: (out) => renderGrep(out),
 });

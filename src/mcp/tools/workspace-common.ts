@@ -5,6 +5,10 @@ import type { Props } from "../output-schema";
 import { openedConversation } from "../../ops/history/agent";
 import { modeOf } from "./common";
 import { historyStore } from "./history-common";
+import { WorksnapError } from "../../core/errors";
+import type { BlobId } from "../../core/hash";
+import type { WrittenFile } from "../../ops/mutate/mutation";
+import type { StaleFile } from "../../ops/mutate/stale-reads";
 
 /** Arguments and answer fields the four workspace mutation tools share. */
 export const writeModeArg = v.pipe(
@@ -40,6 +44,21 @@ export const mutationProps: Props = {
   truncated: { type: "boolean" },
   diff: { type: "string" },
   diff_omitted: { type: "integer" },
+  stale_reads: {
+    type: "array",
+    items: {
+      type: "object",
+      properties: {
+        path: { type: "string" },
+        pinned: { type: ["string", "null"] },
+        current: { type: ["string", "null"] },
+        diff: { type: "string" },
+        diff_complete: { type: "boolean" },
+      },
+      required: ["path", "pinned", "current", "diff_complete"],
+    },
+  },
+  stale_reads_total: { type: "integer" },
   mcp_conversation_id: { type: "string" },
   note: { type: "string" },
 };
@@ -51,6 +70,9 @@ interface MutationCall {
   signal?: AbortSignal;
   onProgress?: (done: number, total: number, message?: string) => void;
   onRecorded?: (recorded: { conversation_id: string; edit_ids: string[] }) => void;
+  pins?: ReadonlyMap<string, BlobId | null>;
+  staleWrites?: "warn" | "refuse";
+  onWritten?: (files: WrittenFile[]) => void;
 }
 
 type Mode = "worktree" | "snapshot";
@@ -60,17 +82,46 @@ type Mode = "worktree" | "snapshot";
  * on the session the conversation it wrote into: one the server started for
  * it (the call named none) is the session's own; one the call named is its
  * own when this first recorded write of the session opened it (session.ts).
+ *
+ * The session's auto-lease (pins.ts): the op gets the session's pins for the
+ * root (used when the call gives no lease_id) and the server's stale-writes
+ * setting; what it wrote is pinned, except a file whose change since the
+ * session saw it the answer did not show whole. A refusal over files that
+ * changed pins the current blob of each file whose whole change it showed.
  */
 export async function runMutationTool<
   A extends { mode?: Mode; snapshot_id?: string; mcp_conversation_id?: string },
   R extends object & { mcp_conversation_id?: string } = { mcp_conversation_id?: string },
 >(args: A, ctx: ToolContext, op: (ws: Workspace, call: A & { mode: Mode } & MutationCall) => Promise<R>): Promise<R> {
   let recorded: string[] = [];
-  const out = await op(ctx.ws, { ...args, mode: modeOf(args), signal: ctx.signal, onProgress: ctx.progress, onRecorded: (r) => void (recorded = r.edit_ids) });
+  const pins = ctx.session.pins(ctx.ws.repo.root);
+  let out: R;
+  try {
+    out = await op(ctx.ws, {
+      ...args,
+      mode: modeOf(args),
+      signal: ctx.signal,
+      onProgress: ctx.progress,
+      onRecorded: (r) => void (recorded = r.edit_ids),
+      pins: pins.view(),
+      staleWrites: ctx.session.staleWrites,
+      onWritten: (files) => pins.merge(files.filter((f) => f.unseen !== true).map((f) => [f.path, f.blob] as const)),
+    });
+  } catch (err) {
+    pins.merge(shownByRefusal(err));
+    throw err;
+  }
   const conv = out.mcp_conversation_id;
   if (conv !== undefined && recorded.length > 0) {
     if (args.mcp_conversation_id === undefined) ctx.session.conversationStarted(conv);
     else ctx.session.conversationWritten(conv, ctx.session.undecided(conv) && (await openedConversation(historyStore(ctx.ws), conv, recorded)));
   }
   return { ...out };
+}
+
+/** The files a stale-read refusal showed whole (the diff from the pin gives the current content): pinned to what is on disk now. */
+function shownByRefusal(err: unknown): [string, BlobId | null][] {
+  if (!(err instanceof WorksnapError) || err.code !== "REPO_CHANGED" || err.details.reason !== "stale_read") return [];
+  const files = err.details.files as StaleFile[];
+  return files.filter((f) => f.diff_complete).map((f) => [f.path, f.current]);
 }

@@ -3,6 +3,7 @@ import { ROOT, isWithin, type RepoPath } from "../../core/repo-path";
 import { type Fingerprint, type GitState, readGitState } from "../../repo/fingerprint";
 import type { GitResult } from "../../repo/git";
 import { walkPlainTree } from "../../repo/plain-walk";
+import { rememberState } from "../../repo/state-memory";
 import { type GitTreeInputs, type ScanSkips, type TreeEntry, gitTreeEntries, literalPathspecs, readGitTreeInputs, startIndexListing } from "../../repo/tree-scan";
 import { guessUntracked, listOthers } from "../../repo/untracked-guess";
 import type { Workspace } from "../workspace";
@@ -85,6 +86,8 @@ function plainFingerprint(root: string): Fingerprint {
 
 /** Outside git: sha256 of the sorted (mode, size, mtime, path) listing (DESIGN "Outside a git work tree"). */
 function listingHash(entries: ReturnType<typeof walkPlainTree>["entries"]): string {
-  const lines = entries.map((e) => `${e.mode} ${e.stat.size} ${Math.round(e.stat.mtimeMs * 1e6)} ${e.path}\0`);
-  return sha256Hex(lines.join(""));
+  const listing = entries.map((e) => `${e.mode} ${e.stat.size} ${Math.round(e.stat.mtimeMs * 1e6)} ${e.path}\0`).join("");
+  const hash = sha256Hex(listing);
+  rememberState(hash, { kind: "plain", listing });
+  return hash;
 }

@@ -7,6 +7,7 @@ import type { StoredSnapshot } from "../../repo/snapshot-store";
 import type { Lease } from "./leases";
 import { type LiveTree, readLiveTree } from "./live-tree";
 import type { Workspace } from "../workspace";
+import { acquireLease } from "./stale-lease";
 
 export type ReadMode = "worktree" | "snapshot";
 
@@ -39,7 +40,7 @@ export async function openReadContext(ws: Workspace, args: ModeArgs, scope: Repo
   if (args.mode !== "worktree") throw invalidArgument(`mode must be "worktree" or "snapshot"`, { arg: "mode" });
   if (args.snapshot_id !== undefined) throw invalidArgument("snapshot_id applies to mode \"snapshot\" only", { arg: "snapshot_id" });
   const live = await readLiveTree(ws, scope, listing);
-  const lease = ws.leases.acquire(args.lease_id, live.fingerprint);
+  const lease = await acquireLease(ws, args.lease_id, live.fingerprint);
   return { mode: "worktree", lease, live };
 }
 

@@ -3,6 +3,7 @@ import { type PatchPlan, type PlannedChange, type PlannedOffset, planPatch } fro
 import type { FileReject, HunkReject } from "../patch/types";
 import type { WriteChange } from "../write/write-path";
 import { type MutationArgs, type MutationResult, type TreeView, runMutation } from "./mutation";
+import { staleReadWarning } from "./stale-reads";
 import type { Workspace } from "../workspace";
 
 export interface ApplyPatchArgs extends MutationArgs {
@@ -40,6 +41,11 @@ const REJECT_LIST_BUDGET = 60_000;
  * closest partial match. A clean plan goes through the one write path (or
  * becomes a new snapshot). Symlinks are patched as links (their text, mode
  * 120000), the way git stores them.
+ *
+ * A patch over a file that changed since the caller saw it (its pins, without
+ * a lease) is applied when its context still matches: the context proves the
+ * lines it touches. The answer names each such file first among the warnings
+ * and in stale_reads; staleWrites "refuse" refuses it instead.
  */
 export async function applyPatchOp(ws: Workspace, args: ApplyPatchArgs): Promise<ApplyPatchResult> {
   if (typeof args.patch !== "string") throw invalidArgument("patch must be a string", { arg: "patch" });
@@ -53,8 +59,17 @@ export async function applyPatchOp(ws: Workspace, args: ApplyPatchArgs): Promise
   const r = await runMutation(ws, args, "edit_file_diff", async (view) => {
     const plan = await planPatch(args.patch, { read: (p) => readForPatch(view, p) });
     return { changes: plan.ok ? plan.changes.map(toWriteChange) : null, extra: shapeAnswer(plan), fromReads: true };
-  }, { showDiff: true });
-  return r.result;
+  }, { showDiff: true, onStale: args.staleWrites === "refuse" ? "refuse" : "report" });
+  const out = r.result;
+  if (out.stale_reads && out.stale_reads.length > 0) {
+    // the files that changed since they were read lead the warnings (the patch engine's follow)
+    const stale = out.stale_reads.map(staleReadWarning);
+    const more = (out.stale_reads_total ?? 0) - out.stale_reads.length;
+    if (more > 0) stale.push(`${more} more files changed since this session read them; the patch was applied over them too`);
+    out.warnings = [...stale, ...out.warnings];
+    out.warnings_total += stale.length;
+  }
+  return out;
 }
 
 async function readForPatch(view: TreeView, path: Parameters<TreeView["resolve"]>[0]) {

@@ -11,10 +11,14 @@ import { liveFingerprint, readLiveTree } from "../live/live-tree";
 import { SnapshotTree, applyToSnapshot } from "./snapshot-tree";
 import { appliedDiff } from "./applied-diff";
 import type { LineChange } from "../../core/line-change";
-import { type AppliedChange, type ChangeStatus, type KnownState, type WriteChange, applyChangesLocked } from "../write/write-path";
+import { type AppliedChange, type ChangeStatus, type KnownState, type WriteChange, type WriteOutcome, applyChangesLocked } from "../write/write-path";
+import { StaleReadsError } from "../write/pin-check";
+import { type StaleFile, describeStaleReads, staleReadRefusal } from "./stale-reads";
+import { keepShown } from "../snapshot/file";
 import { withWorktreeLock } from "../write/worktree-lock";
 import { type WorktreeTarget, WorktreeAccess, readTargetState, resolveWorktreeTarget, statStamp } from "../write/target";
 import type { Workspace } from "../workspace";
+import { acquireLease } from "../live/stale-lease";
 
 /**
  * What the four workspace mutations share: the mode switch, the lease rules
@@ -28,7 +32,12 @@ import type { Workspace } from "../workspace";
  * touched set of the lease it replaces, plus every affected path with its new
  * blob (null for removed paths); the lease that was used learns the new blobs
  * too. A write without lease_id is allowed (spec 2.3 issues a lease then):
- * the patch context, expected_blob and create_only are what protect it.
+ * the patch context, expected_blob and create_only protect it, and the
+ * caller's pins when it passes them (what it last saw of each file, checked
+ * under the lock: a write, delete or move over a pinned file that changed is
+ * refused with what changed; a patch whose context still matches is applied
+ * and the answer names the files in stale_reads, unless staleWrites is
+ * "refuse"). An explicit lease_id always wins over pins.
  *
  * Snapshot mode builds the same change set against a stored snapshot and
  * stores the result as a new snapshot (snapshot-tree.ts); nothing is
@@ -44,6 +53,24 @@ export interface MutationArgs {
   onProgress?: (done: number, total: number, message: string) => void;
   /** Told what the edit history recorded for a work-tree write (not called when nothing was written). */
   onRecorded?: (recorded: { conversation_id: string; edit_ids: string[] }) => void;
+  /** What the caller last saw of each file, by resolved path (null: no file); checked when no lease_id is given. */
+  pins?: ReadonlyMap<string, BlobId | null>;
+  /** A patch over a pinned file that changed: "warn" (applied when its context matches, named in stale_reads; the default) or "refuse". */
+  staleWrites?: "warn" | "refuse";
+  /** Told every path a work-tree write left, with its blob (null: removed); not called when nothing was written. */
+  onWritten?: (files: WrittenFile[]) => void;
+}
+
+/** A path a work-tree write left behind, as the caller may pin it. */
+export interface WrittenFile {
+  path: string;
+  blob: BlobId | null;
+  /**
+   * The file had changed since the caller saw it and the answer did not show
+   * that change whole (a patch applied with a warning): the caller does not
+   * know the content it now holds.
+   */
+  unseen?: true;
 }
 
 export interface TreeTarget {
@@ -97,6 +124,9 @@ export type MutationResult<T> = MutationBranch &
     diff?: string;
     /** Changed files whose diff was left out of `diff` (wholly or in part). */
     diff_omitted?: number;
+    /** Pinned files that had changed since the caller saw them when the write went ahead (a patch whose context matched). */
+    stale_reads?: StaleFile[];
+    stale_reads_total?: number;
     mcp_conversation_id?: string;
     note?: string;
   };
@@ -113,7 +143,12 @@ export const CHANGED_CAP = 200;
 export interface MutationOptions {
   /** Put the applied change in the answer as a capped diff (applied-diff.ts). */
   showDiff?: boolean;
+  /** A pinned file that changed: refuse the change set (write, delete, move; the default) or report it (a patch, under args.staleWrites "warn"). */
+  onStale?: "refuse" | "report";
 }
+
+/** How a refusal names the change set, by the spec 002 tool name. */
+const WHAT: Record<string, string> = { write_file: "The write", edit_file_diff: "The patch", delete_file: "The delete", move_file: "The move" };
 
 export async function runMutation<T extends object>(
   ws: Workspace,
@@ -158,11 +193,11 @@ export async function runMutation<T extends object>(
         built = await build(worktreeView(ws, access, reads));
       } catch (err) {
         const fp = await fingerprintRead.catch(() => null);
-        if (fp && args.lease_id !== undefined) ws.leases.acquire(args.lease_id, fp);
+        if (fp && args.lease_id !== undefined) await acquireLease(ws, args.lease_id, fp);
         throw err;
       }
       const fingerprint = await fingerprintRead;
-      const lease = args.lease_id !== undefined ? ws.leases.acquire(args.lease_id, fingerprint) : null;
+      const lease = args.lease_id !== undefined ? await acquireLease(ws, args.lease_id, fingerprint) : null;
       checkCancelled(args.signal);
       const changes = built.changes === null ? null : withoutNoOps(access, built.changes, reads);
       if (changes === null || changes.length === 0) {
@@ -176,20 +211,34 @@ export async function runMutation<T extends object>(
       // The new fingerprint is read as soon as the files are published, while the history appends its log: the work
       // tree no longer changes under the lock, and the history lives in .mcp, which git does not list.
       let fingerprintAfter: Promise<Fingerprint> | null = null;
-      const outcome = await applyChangesLocked(ws, built.changes, {
-        recorder: ws.recorder,
-        conversationId: conv.id,
-        toolName,
-        lease: lease ? { lease, fingerprint } : undefined,
-        signal: args.signal,
-        known: built.fromReads ? reads : undefined,
-        access,
-        onPublished: () => {
-          fingerprintAfter = liveFingerprint(ws);
-          fingerprintAfter.catch(() => undefined);
-        },
-      });
+      const pins = lease === null && args.pins ? { pins: args.pins, onStale: opts.onStale ?? "refuse" } : undefined;
+      let outcome: WriteOutcome;
+      try {
+        outcome = await applyChangesLocked(ws, built.changes, {
+          recorder: ws.recorder,
+          conversationId: conv.id,
+          toolName,
+          lease: lease ? { lease, fingerprint } : undefined,
+          pins,
+          signal: args.signal,
+          known: built.fromReads ? reads : undefined,
+          access,
+          onPublished: () => {
+            fingerprintAfter = liveFingerprint(ws);
+            fingerprintAfter.catch(() => undefined);
+          },
+        });
+      } catch (err) {
+        if (!(err instanceof StaleReadsError)) throw err;
+        throw staleReadRefusal(await describeStaleReads(ws, err.reads), err.reads.length, WHAT[toolName] ?? "The change");
+      }
       if (outcome.editIds.length > 0) args.onRecorded?.({ conversation_id: conv.id, edit_ids: outcome.editIds });
+      const stale = outcome.staleReads.length > 0 ? await describeStaleReads(ws, outcome.staleReads) : [];
+      if (args.onWritten) {
+        // what the caller will pin is kept, so a refusal after someone else's change can show it
+        for (const c of outcome.changes) if (c.blob && c.after && c.after.mode !== "120000") await keepShown(ws, c.blob, c.after.bytes);
+        args.onWritten(writtenFiles(outcome, stale));
+      }
       progress(2, "reading the new fingerprint");
       const after = await (fingerprintAfter ?? liveFingerprint(ws));
       const next = ws.leases.issue(after);
@@ -200,11 +249,35 @@ export async function runMutation<T extends object>(
           touch(l, c.path, c.blob);
         }
       }
-      return finish({ cache_hint: "until_dirty", lease_id: next.id, fingerprint: after }, built, outcome.changes, true);
+      const result = finish({ cache_hint: "until_dirty", lease_id: next.id, fingerprint: after }, built, outcome.changes, true);
+      if (outcome.staleReads.length > 0) {
+        result.result.stale_reads = stale;
+        result.result.stale_reads_total = outcome.staleReads.length;
+      }
+      return result;
     } finally {
       access.close();
     }
   });
+}
+
+/**
+ * What the write left, for the caller's pins: every written path with its
+ * blob, a removed one (a delete, a move's source) with null. A file whose
+ * change since the caller saw it was not shown whole (not listed, or its diff
+ * cut or binary) is marked unseen, and so is a move's destination when its
+ * source was.
+ */
+function writtenFiles(outcome: WriteOutcome, stale: StaleFile[]): WrittenFile[] {
+  const known = new Set(stale.filter((f) => f.diff_complete).map((f) => f.path));
+  const unseen = new Set(outcome.staleReads.filter((r) => !known.has(r.path)).map((r) => r.path as string));
+  const out: WrittenFile[] = [];
+  for (const c of outcome.changes) {
+    if (c.from) out.push(unseen.has(c.from) ? { path: c.from, blob: null, unseen: true } : { path: c.from, blob: null });
+    const blind = unseen.has(c.path) || (c.from !== undefined && unseen.has(c.from));
+    out.push(blind ? { path: c.path, blob: c.blob, unseen: true } : { path: c.path, blob: c.blob });
+  }
+  return out;
 }
 
 function checkCancelled(signal: AbortSignal | undefined): void {

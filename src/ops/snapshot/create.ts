@@ -14,6 +14,7 @@ import { liveTreeOf, readLiveInputs } from "../live/live-tree";
 import { manifestStats, type ManifestStats } from "../../repo/snapshot-store";
 import { refuseNamedUnreadable, unreadableFields, type UnreadableFields } from "./unreadable";
 import type { Workspace } from "../workspace";
+import { acquireLease } from "../live/stale-lease";
 
 export interface CreateSnapshotArgs {
   paths?: string[];
@@ -76,7 +77,7 @@ async function create(
   const fingerprint = inputs.fingerprint;
   let wanted: RepoPath[];
   if (args.lease_id !== undefined) {
-    const lease = ws.leases.acquire(args.lease_id, fingerprint);
+    const lease = await acquireLease(ws, args.lease_id, fingerprint);
     wanted = named ?? [...lease.touched.entries()].filter(([, blob]) => blob !== null).map(([p]) => p as RepoPath);
     if (wanted.length === 0) throw invalidArgument("the lease has touched no files yet; pass paths to capture", { arg: "lease_id" });
   } else {

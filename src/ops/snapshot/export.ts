@@ -16,6 +16,7 @@ import { inScope, parseScopeArg, sideEntries, type SideEntry } from "./tree-side
 import { manifestStats } from "../../repo/snapshot-store";
 import { refuseNamedUnreadable, unreadableFields, type UnreadableFields } from "./unreadable";
 import type { Workspace } from "../workspace";
+import { acquireLease } from "../live/stale-lease";
 
 export interface ExportArgs {
   mode?: "snapshot" | "worktree";
@@ -99,7 +100,7 @@ function openStored(ws: Workspace, args: ExportArgs, scope: RepoPath[]): BundleS
 async function captureLive(ws: Workspace, args: ExportArgs, scope: RepoPath[]): Promise<BundleSource> {
   if (args.snapshot_id !== undefined) throw invalidArgument('snapshot_id applies to mode "snapshot" only', { arg: "snapshot_id" });
   const live = await readLiveTree(ws, scope);
-  const lease = ws.leases.acquire(args.lease_id, live.fingerprint);
+  const lease = await acquireLease(ws, args.lease_id, live.fingerprint);
   refuseNamedUnreadable(ws.repo, scope, live.unreadable);
   requireEach(scope, live.entries, "the work tree (or it is ignored)");
   const captured = await captureEntries(ws.repo, ws.blobs, live.entries, { signal: args.signal, onProgress: args.onProgress });

@@ -18,6 +18,41 @@ export interface FileArgs extends ModeArgs {
   end_line?: number;
   /** What one answer may carry (FILE_INLINE_CAP); not a tool argument: the CLI, which prints raw bytes, allows more. */
   maxContent?: number;
+  /**
+   * Told, in worktree mode, which file's content the answer shows: the
+   * resolved path and the blob of the whole file as read (a caller's pins);
+   * not when only part of a large file was read (its blob is not known). The
+   * content is then kept in the blob store (up to KEEP_SHOWN_MAX), so a later
+   * refusal can show what changed since.
+   */
+  onShown?: (shown: ShownFile) => void;
+}
+
+/** A file whose content an answer showed: where it is (symlinks resolved) and the blob it had. */
+export interface ShownFile {
+  path: string;
+  blob: BlobId;
+}
+
+/** Content kept for a later diff up to this size (a refusal's diff of a larger file would not fit an answer anyway). */
+export const KEEP_SHOWN_MAX = 1 << 20;
+
+/**
+ * Keeps content a caller pins (what an answer showed, or a write wrote) in the
+ * blob store, content-addressed like a capture's blobs, so a later stale-read
+ * refusal can diff from it. `blob` must be the id of `bytes`.
+ *
+ * Best effort: a copy that cannot be kept (a full disk) only means a later
+ * refusal shows the pinned and current ids without the diff between them. It
+ * never fails the answer: after a write the files are already published and
+ * recorded, and an error there would report a write that happened as refused.
+ */
+export async function keepShown(ws: Workspace, blob: BlobId, bytes: Uint8Array): Promise<void> {
+  try {
+    if (bytes.length <= KEEP_SHOWN_MAX && !(await ws.blobs.has(blob))) ws.blobs.loose.writeKnown(blob, bytes);
+  } catch {
+    // not kept: see above
+  }
 }
 
 export type FileResult = BranchFields & {
@@ -63,6 +98,8 @@ interface Source {
   /** The blob id when known without reading (snapshot entry, clean tracked file the store knows). */
   knownBlob?: BlobId;
   resolvedPath?: string;
+  /** Where the content is: the path with every symlink resolved (a work tree file), as the write path names it. */
+  shownPath: string;
   whole(): Promise<Uint8Array>;
   stream(): Promise<ReadableStream<Uint8Array>>;
   /** Releases what the source holds (an open descriptor) if it was not read to the end. */
@@ -77,13 +114,21 @@ export async function readFile(ws: Workspace, args: FileArgs): Promise<FileResul
   const ctx = await openReadContext(ws, args, [path]);
   const src = ctx.mode === "snapshot" ? await snapshotSource(ws, ctx, path) : worktreeSource(ws, ctx, path);
   try {
-    return await answer(ctx, path, range, src, args.maxContent ?? FILE_INLINE_CAP);
+    return await answer(ws, ctx, path, range, src, args.maxContent ?? FILE_INLINE_CAP, args.onShown);
   } finally {
     src.close();
   }
 }
 
-async function answer(ctx: ReadContext, path: RepoPath, range: { start: number; end: number } | null, src: Source, cap: number): Promise<FileResult> {
+async function answer(
+  ws: Workspace,
+  ctx: ReadContext,
+  path: RepoPath,
+  range: { start: number; end: number } | null,
+  src: Source,
+  cap: number,
+  onShown: FileArgs["onShown"],
+): Promise<FileResult> {
   let slice: LineSlice | null = null;
   let bytes: Uint8Array | null = null;
   let blob = src.knownBlob;
@@ -117,6 +162,11 @@ async function answer(ctx: ReadContext, path: RepoPath, range: { start: number; 
   if (ctx.mode === "worktree") {
     if (blob !== undefined) touch(ctx.lease, path, blob);
     else if (partial) ctx.lease.touched.setPartial(path, partial);
+    if (blob !== undefined && onShown) {
+      // bytes read whole are that blob (or the store knows it already: a clean tracked file)
+      if (bytes !== null) await keepShown(ws, blob, bytes);
+      onShown({ path: src.shownPath, blob });
+    }
   }
   if (slice && isBinary(slice.bytes)) throw invalidArgument(`${path} is binary; line ranges apply to text files only`, { path });
   let enc = encodeContent(slice ? slice.bytes : (bytes as Uint8Array));
@@ -154,6 +204,7 @@ async function snapshotSource(ws: Workspace, ctx: Extract<ReadContext, { mode: "
     size: (await ws.blobs.size(entry.blob)) ?? 0,
     type: entry.mode === "120000" ? "symlink" : "file",
     knownBlob: entry.blob,
+    shownPath: path,
     whole: () => ws.blobs.read(entry.blob),
     stream: () => ws.blobs.stream(entry.blob),
     close: () => undefined,
@@ -198,6 +249,7 @@ function worktreeSource(ws: Workspace, ctx: Extract<ReadContext, { mode: "worktr
     type: "file",
     knownBlob: symlink ? undefined : indexBlob(ws, ctx, path),
     resolvedPath: symlink ? target.resolved : undefined,
+    shownPath: target.resolved,
     whole: async () => {
       const f = take();
       try {

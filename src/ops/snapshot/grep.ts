@@ -14,6 +14,7 @@ import { touch, type Lease } from "../live/leases";
 import { type BranchFields, type ModeArgs, branchFields, openReadContext } from "../live/read-context";
 import { globFilter } from "./glob";
 import { inScope, parseScopeArg } from "./tree-side";
+import type { ShownFile } from "./file";
 import { refuseNamedUnreadable, unreadableFields, type UnreadableFields } from "./unreadable";
 import type { Workspace } from "../workspace";
 
@@ -29,6 +30,12 @@ export interface GrepArgs extends ModeArgs {
   context_lines?: number;
   cursor?: string;
   signal?: AbortSignal;
+  /**
+   * Told, in worktree mode, the files whose matches the answer shows, each
+   * with the blob of the bytes searched (a caller's pins); files searched
+   * without a match shown are not among them.
+   */
+  onShown?: (files: ShownFile[]) => void;
   /** Engine knobs for tests and the CLI (not tool arguments). */
   timeBudgetMs?: number;
   maxBytes?: number;
@@ -109,7 +116,21 @@ async function search(
   // directories the walk could not open are named on the first page only; files as the pages meet them
   const unreadable = ctx.mode === "worktree" && args.cursor === undefined ? [...ctx.live.unreadable, ...skipped] : skipped;
   if (ctx.mode === "worktree") refuseNamedUnreadable(ws.repo, scope, skipped);
+  if (ctx.mode === "worktree" && args.onShown) args.onShown(shownFiles(ctx.lease, found.matches));
   return { ...branchFields(ctx), ...rest, candidates: files.length, ...unreadableFields(unreadable) };
+}
+
+/** The files of the matches shown, in order, each with the blob the lease observed when it was searched. */
+function shownFiles(lease: Lease, matches: { path: string }[]): ShownFile[] {
+  const out: ShownFile[] = [];
+  const seen = new Set<string>();
+  for (const m of matches) {
+    if (seen.has(m.path)) continue;
+    seen.add(m.path);
+    const blob = lease.touched.get(m.path);
+    if (typeof blob === "string") out.push({ path: m.path, blob: blob as BlobId });
+  }
+  return out;
 }
 
 /** The grep options that decide what one file's search answers, from the tool's arguments. */

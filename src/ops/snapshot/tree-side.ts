@@ -12,6 +12,7 @@ import { readLiveTree } from "../live/live-tree";
 import { refuseNamedUnreadable, withoutUnreadable } from "./unreadable";
 import type { Workspace } from "../workspace";
 import { revisionEntries } from "./revision-side";
+import { acquireLease } from "../live/stale-lease";
 
 /** One file of a side: its content is in the blob store under `blob`. */
 export interface SideEntry {
@@ -69,7 +70,7 @@ export async function openSides(ws: Workspace, args: SideArgs, scope: RepoPath[]
   let unreadable: string[] = [];
   if (needsTree) {
     const tree = await readLiveTree(ws, scope);
-    lease = ws.leases.acquire(args.lease_id, tree.fingerprint);
+    lease = await acquireLease(ws, args.lease_id, tree.fingerprint);
     refuseNamedUnreadable(ws.repo, scope, tree.unreadable);
     const captured = await captureEntries(ws.repo, ws.blobs, tree.entries, {
       signal: args.signal,

@@ -12,6 +12,7 @@ import { blobIdOfState } from "../../core/content-hash";
 import type { LineChange } from "../../core/line-change";
 import type { EditChange, EditOperation, EditRecorder, PathState, PreparedEdit } from "./edit-recorder";
 import { type Lease, staleLease } from "../live/leases";
+import { type PinCheck, type StaleRead, StaleReadsError, staleReads } from "./pin-check";
 import { settled, stageAll, StagingArea, throwFirstFailure, type Staged } from "./stage";
 import { assertLockIntact, withWorktreeLock } from "./worktree-lock";
 import { type WorktreeTarget, WorktreeAccess, blockingAncestor, permFor, readTargetState, resolveWorktreeTarget, statStamp } from "./target";
@@ -108,6 +109,12 @@ export interface WriteOptions {
   toolName?: string;
   /** Per-file staleness: a path the lease observed with a blob must still hold that blob. */
   lease?: { lease: Lease; fingerprint: Fingerprint };
+  /**
+   * Per-file staleness without a lease: the caller's pins (pin-check.ts). A
+   * pinned file whose content changed is refused, or reported in the
+   * outcome's staleReads.
+   */
+  pins?: PinCheck;
   /** Checked once more after staging: a cancelled request publishes nothing. */
   signal?: AbortSignal;
   /**
@@ -136,6 +143,8 @@ export interface KnownState {
 export interface WriteOutcome {
   changes: AppliedChange[];
   editIds: string[];
+  /** Pinned files that had changed when the set was written (PinCheck "report"). */
+  staleReads: StaleRead[];
 }
 
 /** The whole write path: takes the work-tree lock, then applyChangesLocked. */
@@ -154,7 +163,7 @@ export async function writeChangesLocked(ws: Workspace, changes: WriteChange[]):
 /** The write path for a caller holding the work-tree lock (it validates leases under the same lock). */
 export async function applyChangesLocked(ws: Workspace, changes: WriteChange[], opts: WriteOptions): Promise<WriteOutcome> {
   assertLockIntact(ws);
-  if (changes.length === 0) return { changes: [], editIds: [] };
+  if (changes.length === 0) return { changes: [], editIds: [], staleReads: [] };
   const access = opts.access ?? new WorktreeAccess(ws.repo);
   try {
     const plan = validate(access, changes, opts);
@@ -216,7 +225,7 @@ async function writeAndRecord(ws: Workspace, access: WorktreeAccess, plan: Plan,
       throw await undo(recorder, prepared, sealed, rollback(access, plan.steps), err);
     }
   }
-  return { changes: plan.steps.map((s) => s.applied), editIds };
+  return { changes: plan.steps.map((s) => s.applied), editIds, staleReads: plan.staleReads };
 }
 
 /**
@@ -289,6 +298,8 @@ interface Plan {
   steps: Step[];
   /** Every touched path with its state before the change set, for rollback. */
   befores: Map<string, Before>;
+  /** Pinned files that changed since the caller saw them (opts.pins, "report"). */
+  staleReads: StaleRead[];
 }
 
 function validate(access: WorktreeAccess, changes: WriteChange[], opts: WriteOptions): Plan {
@@ -365,7 +376,9 @@ function validate(access: WorktreeAccess, changes: WriteChange[], opts: WriteOpt
   }
   checkShape(access, steps);
   if (opts.lease) checkLeaseBlobs(opts.lease, befores);
-  return { steps, befores };
+  const stale = opts.pins ? staleReads(opts.pins.pins, befores.values()) : [];
+  if (stale.length > 0 && opts.pins?.onStale === "refuse") throw new StaleReadsError(stale);
+  return { steps, befores, staleReads: stale };
 }
 
 /** The state before the change: the caller's read when the file is unchanged since, else read now. */

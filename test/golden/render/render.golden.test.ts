@@ -8,7 +8,7 @@
  * UPDATE_GOLDEN=1 rewrites the files.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chmodSync, rmSync } from "node:fs";
+import { chmodSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { asWorksnapError } from "../../../src/core/errors";
 import { type ToolContext, parseArgs } from "../../../src/mcp/define-tool";
@@ -209,6 +209,19 @@ describe("text answers, pinned", () => {
     golden("error-invalid-argument", await failure("snapshot_grep", { pattern: "(a+)+$" }));
     golden("error-repo-changed", await failure("workspace_write_file", { path: "src/app.ts", content: "y\n", expected_blob: "0123456789ab" }));
     golden("error-unknown-side", await failure("snapshot_diff", { from: "no-such-branch", to: "worktree" }));
+    repo.git("checkout", "--", ".");
+  });
+
+  test("the session auto-lease: a write over a file changed since it was read is refused with the diff; a patch whose context matches warns", async () => {
+    await run("snapshot_file", { path: "src/app.ts" });
+    const original = readFileSync(join(repo.root, "src/app.ts"), "utf8");
+    repo.write("src/app.ts", original.replace("helper(2)", "helper(4)"));
+    golden("error-stale-read", await failure("workspace_write_file", { path: "src/app.ts", content: "x\n" }));
+    repo.git("checkout", "--", ".");
+    await run("snapshot_file", { path: "src/app.ts" });
+    repo.write("src/app.ts", `// edited elsewhere\n${original}`);
+    const patch = "--- a/src/app.ts\n+++ b/src/app.ts\n@@ -3,3 +3,3 @@\n export function main() {\n-  return helper(1) + helper(2);\n+  return helper(2);\n }\n";
+    golden("patch-over-stale-read", (await run("workspace_apply_patch", { patch, mcp_conversation_id: CONV })).text);
     repo.git("checkout", "--", ".");
   });
 

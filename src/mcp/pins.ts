@@ -1,0 +1,80 @@
+import type { BlobId } from "../core/hash";
+
+/**
+ * Per-file provenance for one MCP session and one root (spec 004's lesson:
+ * never one "last seen" marker, which a fresh listing would re-bless): for
+ * each path, the blob of the content the session last showed the model. A
+ * worktree write without lease_id hands these to the write path, which
+ * refuses (or, for a patch, warns about) a pinned file whose content on disk
+ * is no longer the pinned one.
+ *
+ * Only answers that show content move a pin: snapshot_file and grep matches
+ * in worktree mode pin the blob read, a successful write pins what it wrote
+ * (null: the path was removed), a refusal whose diff showed the whole change
+ * pins the current blob. Listings, snapshot_info, diff headers and ids move
+ * nothing. Updates are merge-only: a path absent from an answer keeps its
+ * older pin. A path never shown has no pin and passes through unchecked
+ * (never a guess).
+ *
+ * Bounded: the most recently pinned PIN_LIMIT paths are kept (about 150 bytes
+ * each); an evicted path has no pin again, never a wrong one.
+ */
+export const PIN_LIMIT = 10_000;
+
+export class Pins {
+  /** Insertion order is pin order: a path pinned again moves to the end; the oldest go first. */
+  private readonly map = new Map<string, BlobId | null>();
+
+  constructor(private readonly limit = PIN_LIMIT) {}
+
+  get size(): number {
+    return this.map.size;
+  }
+
+  get(path: string): BlobId | null | undefined {
+    return this.map.get(path);
+  }
+
+  /** Pins each path to its blob; paths not named keep theirs. */
+  merge(entries: Iterable<readonly [string, BlobId | null]>): void {
+    for (const [path, blob] of entries) {
+      this.map.delete(path);
+      this.map.set(path, blob);
+    }
+    for (const path of this.map.keys()) {
+      if (this.map.size <= this.limit) break;
+      this.map.delete(path);
+    }
+  }
+
+  /** The pins as the write path reads them (read-only; it is the live map, not a copy). */
+  view(): ReadonlyMap<string, BlobId | null> {
+    return this.map;
+  }
+}
+
+/**
+ * A session's pins, one set per root (two roots never share a pin, even for
+ * the same relative path). The most recently used MAX_ROOTS roots are kept.
+ */
+export class PinStore {
+  private readonly roots = new Map<string, Pins>();
+  static readonly MAX_ROOTS = 16;
+
+  constructor(private readonly limit = PIN_LIMIT) {}
+
+  forRoot(root: string): Pins {
+    let pins = this.roots.get(root);
+    if (pins) {
+      this.roots.delete(root);
+    } else {
+      pins = new Pins(this.limit);
+      for (const oldest of this.roots.keys()) {
+        if (this.roots.size < PinStore.MAX_ROOTS) break;
+        this.roots.delete(oldest);
+      }
+    }
+    this.roots.set(root, pins);
+    return pins;
+  }
+}
