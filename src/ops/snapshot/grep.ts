@@ -214,8 +214,11 @@ class LeaseTouches {
   }
 
   knows(entry: TreeEntry): boolean {
+    // a listing kept between calls carries what an earlier workspace's map knew; without a map of its own, this
+    // one could not turn the index blob into its sha256 when the lease is read
+    if (this.gitMap === null) return false;
     if (entry.storedBlob) return true;
-    if (entry.gitOid === undefined || this.gitMap === null || !this.gitMap.has(entry.gitOid)) return false;
+    if (entry.gitOid === undefined || !this.gitMap.has(entry.gitOid)) return false;
     entry.storedBlob = true;
     return true;
   }

@@ -19,7 +19,7 @@ import { snapshotGrep } from "../../../src/ops/snapshot/grep";
 import { openWorkspace } from "../../../src/ops/workspace";
 import { TrigramIndexer } from "../../../src/repo/trigram-index/indexer";
 import { TRIGRAM_DIR } from "../../../src/repo/trigram-index/store";
-import { plainIndexOids, startIndexListing } from "../../../src/repo/tree-scan";
+import { keepIndexListings, plainIndexOids, startIndexListing } from "../../../src/repo/tree-scan";
 import { runGit } from "../../helpers/tmp-repo";
 import { tempDir } from "./fixtures";
 import { buildTree, CASES, RG, theirs } from "./rg-fixtures";
@@ -124,14 +124,25 @@ function repositoryCases(label: string, make: (root: string) => Promise<void>, c
       const oids = plainIndexOids((await startIndexListing(ws.repo, ["." as never])).stdout);
       const settled = oids.filter((oid) => filter!.byGitOid(oid) === NO_MATCH).length;
       expect(settled).toBeGreaterThan(oids.length / 2);
-      // with the blob map of captures, and without it (then the index's own SHA-256 of a settled file is recorded)
-      for (const map of ["known", "forgotten"]) {
-        if (map === "forgotten") rmSync(join(ws.repo.stateDir, "cache", "gitblobs.bin"), { force: true });
-        const fresh = openWorkspace(root);
-        const r = await snapshotGrep(fresh, { mode: "worktree", pattern: c.pattern, fixed_strings: c.fixed, max_matches: 1_000_000, maxBytes: 64 * 1024 * 1024 });
-        const touched = fresh.leases.get((r as { lease_id: string }).lease_id).touched;
-        expect(touched.size).toBe(r.files_searched);
-        for (const [p, blob] of touched) expect({ map, p, blob }).toEqual({ map, p, blob: blobIdOf(readFileSync(join(root, p))) });
+      // with the blob map of captures, and without it (then the index's own SHA-256 of a settled file is recorded);
+      // regression (INTERNAL "the blob store no longer knows git blob"): also with the index listing kept between
+      // calls, as a server keeps it, whose entries remember what the earlier workspace's map knew
+      const map0 = readFileSync(join(ws.repo.stateDir, "cache", "gitblobs.bin"));
+      for (const keep of [false, true]) {
+        keepIndexListings(keep);
+        writeFileSync(join(ws.repo.stateDir, "cache", "gitblobs.bin"), map0);
+        try {
+          for (const map of ["known", "forgotten"]) {
+            if (map === "forgotten") rmSync(join(ws.repo.stateDir, "cache", "gitblobs.bin"), { force: true });
+            const fresh = openWorkspace(root);
+            const r = await snapshotGrep(fresh, { mode: "worktree", pattern: c.pattern, fixed_strings: c.fixed, max_matches: 1_000_000, maxBytes: 64 * 1024 * 1024 });
+            const touched = fresh.leases.get((r as { lease_id: string }).lease_id).touched;
+            expect(touched.size).toBe(r.files_searched);
+            for (const [p, blob] of touched) expect({ keep, map, p, blob }).toEqual({ keep, map, p, blob: blobIdOf(readFileSync(join(root, p))) });
+          }
+        } finally {
+          keepIndexListings(false);
+        }
       }
     }, 120_000);
   });
