@@ -9,6 +9,7 @@ import type { GitBlobMap } from "../../repo/git-blob-map";
 import { plainIndexPaths, startIndexListing } from "../../repo/tree-scan";
 import type { TreeEntry } from "../../repo/tree-scan";
 import { DEFAULT_CHUNK_BYTES, type GrepCandidate, type GrepResult, type IndexFilter, type ReadAhead, BINARY, NO_MATCH, READ, fileCandidate, grep, indexFilter, startReadAhead } from "../grep";
+import { SnapshotBlobReads } from "./blob-reads";
 import { conversionConfigured, unsettled, untrackedAttributes } from "./grep-index";
 import { touch, type Lease } from "../live/leases";
 import { type BranchFields, type ModeArgs, branchFields, openReadContext } from "../live/read-context";
@@ -178,9 +179,12 @@ function startWorktreeReadAhead(
 }
 
 async function* snapshotCandidates(ws: Workspace, files: { path: string; blob?: BlobId }[], index: IndexFilter | null): AsyncGenerator<GrepCandidate> {
-  for (const f of files) {
+  const verdicts = files.map((f) => (index ? index.bySha256((f.blob as BlobId).slice(7)) : READ));
+  const reads = new SnapshotBlobReads(ws, files.filter((_, i) => verdicts[i] === READ).map((f) => f.blob as BlobId));
+  for (let i = 0; i < files.length; i++) {
+    const f = files[i] as { path: string; blob?: BlobId };
     const blob = f.blob as BlobId;
-    const verdict = index ? index.bySha256(blob.slice(7)) : READ;
+    const verdict = verdicts[i];
     if (verdict !== READ) {
       yield { path: trustedRepoPath(f.path), size: 0, open: () => ws.blobs.read(blob), indexed: verdict === BINARY ? "binary" : "no-match" };
       continue;
@@ -190,7 +194,7 @@ async function* snapshotCandidates(ws: Workspace, files: { path: string; blob?: 
     yield {
       path: trustedRepoPath(f.path),
       size,
-      open: async () => (size <= DEFAULT_CHUNK_BYTES ? ws.blobs.read(blob) : ws.blobs.stream(blob)),
+      open: async () => (size <= DEFAULT_CHUNK_BYTES ? reads.read(blob, f.path, size) : ws.blobs.stream(blob)),
     };
   }
 }
