@@ -2,7 +2,7 @@ import type { TextMode } from "../../mcp/result";
 import { serveStdio, type ToolNaming } from "../../mcp/server";
 import { FsHistoryStore } from "../../ops/history/fs-history-store";
 import { completeInterruptedWritesNow } from "../../ops/history/interrupted";
-import { closeWorkspace, openWorkspace } from "../../ops/workspace";
+import { closeWorkspace, openWorkspace, prepareForWrites } from "../../ops/workspace";
 import { UsageError, parseArgv, sizeFlag } from "../args";
 import { stderr } from "../output";
 
@@ -36,6 +36,7 @@ export async function cmdServe(argv: string[]): Promise<number> {
   const memoryBudget = sizeFlag(flags["index-memory"], "index-memory");
   if (memoryBudget !== undefined && memoryBudget < 1024 * 1024) throw new UsageError("--index-memory must be at least 1M");
   const ws = openWorkspace((flags.root as string | undefined) ?? process.cwd(), { longLived: true, index: { diskBudget, memoryBudget } });
+  prepareForWrites(ws);
   // A write a crashed process left half recorded is completed now, beside the start-up (the first tool call that
   // writes waits for it under the work-tree lock anyway).
   completeInterruptedWritesNow(ws, new FsHistoryStore(ws.repo.stateDir)).then(
