@@ -267,7 +267,7 @@ async function main(): Promise<number> {
   console.log(table(headers, rows));
   console.log(`${loadBefore}; after: ${loadAfter}`);
   if (args.includes("--write")) {
-    const cmd = `node_modules/.bin/bun bench/apply.ts --runs ${runs}${small ? " --small" : ""}${dropHistory ? " --drop-history" : ""} --write`;
+    const cmd = `node_modules/.bin/bun bench/apply.ts --runs ${runs}${small ? " --small" : ""}${only ? ` --only ${only}` : ""}${dropHistory ? " --drop-history" : ""} --write`;
     const md = [
       "# workspace_apply_patch benchmark figures",
       "",
@@ -283,8 +283,12 @@ async function main(): Promise<number> {
       "work-tree lock, live fingerprint, the plan against the live files, validation, staged writes made durable",
       "before publishing, exchanges and renames, the edit-history record (checkpoints, diffs and log entries, all",
       "durable), the new fingerprint and lease; between calls (untimed) the server removes the files the call replaced",
-      "and makes spare files for the next one. \"op, one-shot\" is the same call as a one-shot CLI command makes it",
-      "(and a server's first write): no spares, and the replaced files removed before it returns. git apply does none",
+      "and makes spare files for the next one. \"server's first write\" is the first call of a server just opened (its",
+      "start-up spares made or taken from a pool, untimed: a server waits for its host). \"op, one-shot\" is the call",
+      "in a workspace as a one-shot CLI command opens it, in process: spares from the pool the previous process left,",
+      "the replaced files handed off and removed after it (untimed). \"CLI\" is `dist/worksnap apply patch.diff` as a",
+      "process, spawn to exit, as git apply is timed (start-up included; its detached step waited for, untimed);",
+      "\"CLI, first write\" the same with no pool in the repository. git apply does none",
       "of the fingerprinting or recording and does not fsync. \"fsync per",
       "file\" is the same call with `syncfs(2)` switched off (the fallback where it is unavailable: one fsync per",
       "file, issued in parallel). \"history off\" is the call without the edit-history recorder. \"op, snapshot\"",
