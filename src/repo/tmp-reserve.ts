@@ -340,7 +340,12 @@ const HANDOFF_PARALLEL = 32;
  * cleanup removes.
  */
 export async function finishHandOff(root: string, h: HandOff): Promise<void> {
-  const handles = TreeHandles.open(root);
+  let handles: TreeHandles;
+  try {
+    handles = TreeHandles.open(root);
+  } catch {
+    return; // the root is gone or not ours to open: nothing to tidy
+  }
   try {
     const tmp = handles.dir(".mcp/tmp");
     if (!tmp) return;
