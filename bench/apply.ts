@@ -184,7 +184,7 @@ async function measure(s: Scenario, runs: number, gitRuns: number): Promise<Resu
         }
       },
       opOneShot: async () => {
-        const ws1 = openWorkspace(s.repo);
+        const ws1 = openWorkspace(s.repo, { handOff: true });
         try {
           return await runOp(s, ws1, patch);
         } finally {

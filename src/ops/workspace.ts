@@ -25,8 +25,8 @@ export interface Workspace {
   /**
    * Spare files to stage writes in, and removals of what writes replaced
    * (tmp-reserve.ts): a server's are made and done between calls; a one-shot
-   * command's come from a pool an earlier process left, and its removals wait
-   * for closeWorkspace or are handed off (the CLI: after it has answered).
+   * command's spares come from a pool an earlier process left, and its
+   * removals are done before each call returns (or handed off: WorkspaceOptions.handOff).
    * Null writes without spares and removes at once.
    */
   reserve: TmpReserve | null;
@@ -55,6 +55,13 @@ export interface WorkspaceOptions {
    * bytes held while building. Defaults: DEFAULT_DISK_BUDGET, DEFAULT_MEMORY_BUDGET.
    */
   index?: { diskBudget?: number; memoryBudget?: number };
+  /**
+   * A one-shot command that hands the removal of what its writes replaced to
+   * a step after its answer (TmpReserve.handOff; the CLI's apply): until then
+   * those files wait in `.mcp/tmp`, and closeWorkspace removes them if no
+   * hand-off took them.
+   */
+  handOff?: boolean;
 }
 
 export function openWorkspace(dir: string, opts: WorkspaceOptions = {}): Workspace {
@@ -77,7 +84,7 @@ export function openWorkspace(dir: string, opts: WorkspaceOptions = {}): Workspa
     snapshots: new SnapshotStore(repo.stateDir),
     leases: new LeaseStore(LEASE_LIMITS, indexBlob),
     recorder: new HistoryRecorder(history),
-    reserve: new TmpReserve(repo.root, { background: opts.longLived === true }),
+    reserve: new TmpReserve(repo.root, { background: opts.longLived === true, defer: opts.handOff === true }),
     trigrams,
     indexer: opts.longLived && diskBudget > 0 && repo.gitDir ? new TrigramIndexer(repo, trigrams, build) : null,
     onLocked: null,

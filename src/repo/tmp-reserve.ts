@@ -96,18 +96,21 @@ export class TmpReserve {
   /** Spares taken by calls, by name: what a hand-off removes from the spares directory. */
   private readonly spent: string[] = [];
   private readonly background: boolean;
+  private readonly defer: boolean;
 
   /**
    * `background` (a server): spares are made and removals done between calls
    * on the I/O threads. Without (a one-shot command): nothing runs in the
    * background; spares come only from a pool an earlier process left, and
-   * removals wait for close or a hand-off.
+   * what a call replaced is removed before it returns, or with `defer` (a
+   * command that hands off, the CLI's apply) waits for close or handOff.
    */
   constructor(
     private readonly root: string,
-    opts: { background?: boolean } = {},
+    opts: { background?: boolean; defer?: boolean } = {},
   ) {
     this.background = opts.background ?? true;
+    this.defer = !this.background && opts.defer === true;
   }
 
   /** Where the spares are made (absolute; for tests and messages: the reserve itself reaches it through held directories). */
@@ -180,7 +183,7 @@ export class TmpReserve {
   }
 
   private discard(r: { from: "tmp" | "spares"; name: string }): void {
-    if (this.closed) this.removeNow(r);
+    if (this.closed || (!this.background && !this.defer)) this.removeNow(r);
     else if (!this.background) {
       // a spare taken is in `spent` already; a staging directory waits for close or the hand-off
       if (r.from === "tmp") this.removals.push(r);
@@ -223,7 +226,7 @@ export class TmpReserve {
    * has nothing left to remove. Null when there is nothing to do.
    */
   handOff(): HandOff | null {
-    if (this.background || this.closed) return null;
+    if (!this.defer || this.closed) return null;
     const entries = this.removals.filter((r) => r.from === "tmp").map((r) => r.name);
     const h: HandOff = { entries, pool: this.dir ? this.dirName : null, spent: [...this.spent], spares: this.target };
     if (h.entries.length === 0 && h.pool === null && h.spares === 0) return null;

@@ -46,7 +46,7 @@ async function leavePoolFromServer(root: string): Promise<void> {
 }
 
 async function oneShotWrite(root: string, changes: Parameters<typeof applyChanges>[1]): Promise<Workspace> {
-  const ws = openWorkspace(root);
+  const ws = openWorkspace(root, { handOff: true });
   await applyChanges(ws, changes, { recorder: ws.recorder, conversationId: "c-test", toolName: "write_file" });
   return ws;
 }
@@ -130,7 +130,7 @@ describe("spares across processes", () => {
     const script = `
       import { openWorkspace } from ${JSON.stringify(join(import.meta.dir, "../../src/ops/workspace.ts"))};
       import { applyPatchOp } from ${JSON.stringify(join(import.meta.dir, "../../src/ops/mutate/apply-patch.ts"))};
-      const ws = openWorkspace(process.argv[2]);
+      const ws = openWorkspace(process.argv[2], { handOff: true });
       let patch = "";
       for (let i = 0; i < 20; i++) patch += "--- a/src/f" + i + ".txt\\n+++ b/src/f" + i + ".txt\\n@@ -1 +1 @@\\n-old " + i + "\\n+new " + i + "\\n";
       const r = await applyPatchOp(ws, { mode: "worktree", patch, mcp_conversation_id: "c-died" });

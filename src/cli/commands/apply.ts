@@ -34,7 +34,7 @@ function readPatch(pos: string[]): string {
 export async function cmdApply(argv: string[]): Promise<number> {
   const { flags, positionals } = parseArgv(argv, { root: { kind: "string" }, json: { kind: "bool" }, snapshot: { kind: "string" }, conv: { kind: "string" } });
   const patch = readPatch(positionals);
-  const ws = openWorkspace((flags.root as string | undefined) ?? process.cwd());
+  const ws = openWorkspace((flags.root as string | undefined) ?? process.cwd(), { handOff: true });
   try {
     const snapshot = flags.snapshot as string | undefined;
     const r = await applyPatchOp(ws, {

@@ -150,7 +150,7 @@ describe("write path in a server: spares, exchanges, removals between calls", ()
     expect(temps(repo.root)).toEqual([]);
   });
 
-  test("a one-shot workspace makes no spares, and once closed leaves nothing in .mcp/tmp", async () => {
+  test("a one-shot workspace makes no spares and leaves nothing in .mcp/tmp when a call returns", async () => {
     await using repo = await tmpRepo();
     repo.write("a.txt", "a\n");
     const ws = openWorkspace(repo.root);
@@ -159,10 +159,22 @@ describe("write path in a server: spares, exchanges, removals between calls", ()
         { kind: "write", path: rp("a.txt"), bytes: enc("b\n") },
         { kind: "write", path: rp("c.txt"), bytes: enc("c\n") },
       ]);
+      expect(temps(repo.root)).toEqual([]);
       expect(read(repo.root, "a.txt")).toBe("b\n");
       expect(ws.reserve!.ready).toBe(0);
-      await ws.reserve!.idle();
-      // only the call's staging directory, with the replaced file, waits for close
+    } finally {
+      closeWorkspace(ws);
+    }
+    expect(temps(repo.root)).toEqual([]);
+  });
+
+  test("a one-shot workspace that hands off keeps the replaced files in .mcp/tmp until closed (or handed off), then nothing is left", async () => {
+    await using repo = await tmpRepo();
+    repo.write("a.txt", "a\n");
+    const ws = openWorkspace(repo.root, { handOff: true });
+    try {
+      await applyChanges(ws, [{ kind: "write", path: rp("a.txt"), bytes: enc("b\n") }]);
+      expect(read(repo.root, "a.txt")).toBe("b\n");
       expect(temps(repo.root).map((n) => n.replace(/^[0-9]+-[0-9a-f]+-/, ""))).toEqual(["stage"]);
     } finally {
       closeWorkspace(ws);
