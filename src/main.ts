@@ -15,6 +15,7 @@ Usage:
                [--http [HOST:]PORT]    Streamable HTTP with a bearer token
   worksnap snapshot <command> ...      create, info, log, list, file, grep, changes,
                                        diff, export, import
+  worksnap apply [PATCH]               apply a unified diff, all or nothing (recorded)
   worksnap history <command> ...       review agent edits: review (a local page),
                                        status, show, accept, reject, recover,
                                        cleanup (also: mcpdiff)
@@ -47,6 +48,14 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   snapshot: async () => {
     const m = await import("./cli/commands/snapshot");
     return { run: m.cmdSnapshot, help: m.SNAPSHOT_HELP, needsArgs: true };
+  },
+  "__hand-off": async () => {
+    const m = await import("./cli/hand-off");
+    return { run: m.cmdHandOff, help: "" };
+  },
+  apply: async () => {
+    const m = await import("./cli/commands/apply");
+    return { run: m.cmdApply, help: m.APPLY_HELP };
   },
   history: async () => {
     const m = await import("./cli/commands/history");

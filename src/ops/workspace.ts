@@ -2,7 +2,7 @@ import { ensureStateDir, cleanStaleTemps } from "../repo/state-dir";
 import { openRoot, type RepoRoot } from "../repo/root";
 import { RepoBlobStore } from "../repo/repo-blob-store";
 import { SnapshotStore } from "../repo/snapshot-store";
-import { TmpReserve } from "../repo/tmp-reserve";
+import { RESERVE_START, TmpReserve } from "../repo/tmp-reserve";
 import { keepIndexListings } from "../repo/tree-scan";
 import type { EditRecorder } from "./write/edit-recorder";
 import { FsHistoryStore } from "./history/fs-history-store";
@@ -22,7 +22,13 @@ export interface Workspace {
   leases: LeaseStore;
   /** Records every work-tree write for review (edit history); null records nothing. */
   recorder: EditRecorder | null;
-  /** A server's spare files and removals done between calls (tmp-reserve.ts); null for one-shot commands. */
+  /**
+   * Spare files to stage writes in, and removals of what writes replaced
+   * (tmp-reserve.ts): a server's are made and done between calls; a one-shot
+   * command's spares come from a pool an earlier process left, and its
+   * removals are done before each call returns (or handed off: WorkspaceOptions.handOff).
+   * Null writes without spares and removes at once.
+   */
   reserve: TmpReserve | null;
   /** The trigram index of blobs (`.mcp/index/`), which grep asks before reading; read by every workspace. */
   trigrams: TrigramIndex;
@@ -49,6 +55,13 @@ export interface WorkspaceOptions {
    * bytes held while building. Defaults: DEFAULT_DISK_BUDGET, DEFAULT_MEMORY_BUDGET.
    */
   index?: { diskBudget?: number; memoryBudget?: number };
+  /**
+   * A one-shot command that hands the removal of what its writes replaced to
+   * a step after its answer (TmpReserve.handOff; the CLI's apply): until then
+   * those files wait in `.mcp/tmp`, and closeWorkspace removes them if no
+   * hand-off took them.
+   */
+  handOff?: boolean;
 }
 
 export function openWorkspace(dir: string, opts: WorkspaceOptions = {}): Workspace {
@@ -67,7 +80,7 @@ export function openWorkspace(dir: string, opts: WorkspaceOptions = {}): Workspa
     snapshots: new SnapshotStore(repo.stateDir),
     leases: new LeaseStore(LEASE_LIMITS, indexBlobResolver(blobs)),
     recorder: new HistoryRecorder(history),
-    reserve: opts.longLived ? new TmpReserve(repo.root) : null,
+    reserve: new TmpReserve(repo.root, { background: opts.longLived === true, defer: opts.handOff === true }),
     trigrams,
     indexer: opts.longLived && diskBudget > 0 && repo.gitDir ? new TrigramIndexer(repo, trigrams, build) : null,
     onLocked: null,
@@ -95,6 +108,15 @@ function indexBlobResolver(blobs: RepoBlobStore): (gitOid: string) => string | u
  */
 export function withOwnLeases(ws: Workspace): Workspace {
   return { ...ws, leases: new LeaseStore(LEASE_LIMITS, indexBlobResolver(ws.blobs)) };
+}
+
+/**
+ * A server starting: spare files for its first write are made now, in the
+ * background, or taken from a pool an earlier process left (tmp-reserve.ts),
+ * so the first write costs what later ones do.
+ */
+export function prepareForWrites(ws: Workspace): void {
+  ws.reserve?.want(RESERVE_START);
 }
 
 export function closeWorkspace(ws: Workspace): void {

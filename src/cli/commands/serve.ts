@@ -6,7 +6,7 @@ import { type RootChoice, type ServeOptions, serveStdio, type ToolNaming } from 
 import { parseDuration } from "../../ops/history/cleanup";
 import { FsHistoryStore } from "../../ops/history/fs-history-store";
 import { completeInterruptedWritesNow } from "../../ops/history/interrupted";
-import type { Workspace } from "../../ops/workspace";
+import { prepareForWrites, type Workspace } from "../../ops/workspace";
 import { UsageError, parseArgv, sizeFlag } from "../args";
 import { stderr } from "../output";
 
@@ -93,11 +93,13 @@ async function serveOverHttp(roots: RootChoice, opts: ServeOptions, listen: stri
 }
 
 /**
- * A write a crashed process left half recorded is completed as soon as its
- * workspace opens, beside the start-up (the first tool call that writes waits
- * for it under the work-tree lock anyway).
+ * A workspace of the server opening: spare files for its first write are made
+ * (or taken from a pool), and a write a crashed process left half recorded is
+ * completed, beside the start-up (the first tool call that writes waits for
+ * it under the work-tree lock anyway).
  */
 function completeInterrupted(ws: Workspace): void {
+  prepareForWrites(ws);
   completeInterruptedWritesNow(ws, new FsHistoryStore(ws.repo.stateDir)).then(
     (done) => {
       for (const w of done) stderr(`worksnap: ${w.outcome} an interrupted write of ${w.conversation_id} (${w.logged.length} edits recorded)\n`);
