@@ -44,6 +44,7 @@ export function openWorkspace(dir: string, opts: WorkspaceOptions = {}): Workspa
   const repo = openRoot(dir);
   if (opts.longLived) keepIndexListings(true);
   ensureStateDir(repo.stateDir);
+  if (repo.lockStateDir !== repo.stateDir) shareTopLock(repo);
   cleanStaleTemps(repo.stateDir);
   const blobs = new RepoBlobStore(repo.stateDir);
   const history = new FsHistoryStore(repo.stateDir);
@@ -79,6 +80,21 @@ function indexBlobResolver(blobs: RepoBlobStore): (gitOid: string) => string | u
  */
 export function withOwnLeases(ws: Workspace): Workspace {
   return { ...ws, leases: new LeaseStore(LEASE_LIMITS, indexBlobResolver(ws.blobs)) };
+}
+
+/**
+ * A root below the top of a git work tree takes the top's work-tree lock
+ * (RepoRoot.lockStateDir). A top whose `.mcp/` cannot be made (a read-only
+ * top) keeps no other worksnap state either, so no other root can write
+ * under that lock: the root's own lock is used then.
+ */
+function shareTopLock(repo: RepoRoot): void {
+  try {
+    ensureStateDir(repo.lockStateDir);
+  } catch (err) {
+    if (!["EACCES", "EPERM", "EROFS"].includes((err as NodeJS.ErrnoException).code ?? "")) throw err;
+    repo.lockStateDir = repo.stateDir;
+  }
 }
 
 export function closeWorkspace(ws: Workspace): void {
