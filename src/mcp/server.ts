@@ -7,6 +7,7 @@ import type { Workspace } from "../ops/workspace";
 import { type ToolDef, checkBranch, parseArgs } from "./define-tool";
 import { TOOLS, servedSchemas } from "./registry";
 import { type IdleCollector, idleCollector } from "./idle-collect";
+import { type ToolGroup, groupOf } from "./tool-groups";
 import { JSONRPC, JsonRpcError } from "./jsonrpc-screen";
 import { GuardedServer } from "./request-guard";
 import { registerResources } from "./resources";
@@ -63,6 +64,8 @@ export interface ServeOptions {
   calls?: Semaphore;
   /** The idle collection, shared by every session of a process. */
   idle?: IdleCollector;
+  /** The groups of tools listed and callable (default: all); a tool of another group is unknown. */
+  tools?: readonly ToolGroup[];
 }
 
 /**
@@ -92,7 +95,8 @@ export function createServer(roots: RootChoice, opts: ServeOptions = {}): Worksn
   const calls = opts.calls ?? new Semaphore(MAX_CALLS_IN_FLIGHT);
   let unanswered = 0;
   let settledWaiters: (() => void)[] = [];
-  for (const t of TOOLS) byName.set(servedName(t, naming), t as ToolDef<unknown>);
+  const served = opts.tools ? TOOLS.filter((t) => opts.tools!.includes(groupOf(t.name))) : TOOLS;
+  for (const t of served) byName.set(servedName(t, naming), t as ToolDef<unknown>);
 
   /** Work that reads the repository on a client's behalf: in a slot of `calls`, run again while descriptors are short. */
   const bounded = <T>(name: string, signal: AbortSignal, run: () => Promise<T>): Promise<T> =>
@@ -100,7 +104,7 @@ export function createServer(roots: RootChoice, opts: ServeOptions = {}): Worksn
   registerResources(sdk, workspaceFor, bounded);
 
   sdk.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: TOOLS.map((t) => {
+    tools: served.map((t) => {
       const s = servedSchemas(t.name);
       return {
         name: servedName(t, naming),

@@ -68,6 +68,7 @@ export function openWorkspace(dir: string, opts: WorkspaceOptions = {}): Workspa
   const repo = openRoot(dir);
   if (opts.longLived) keepIndexListings(true);
   ensureStateDir(repo.stateDir);
+  if (repo.lockStateDir !== repo.stateDir) shareTopLock(repo);
   cleanStaleTemps(repo.stateDir);
   const blobs = new RepoBlobStore(repo.stateDir);
   const trigrams = new TrigramIndex(repo.stateDir);
@@ -117,6 +118,21 @@ export function withOwnLeases(ws: Workspace): Workspace {
  */
 export function prepareForWrites(ws: Workspace): void {
   ws.reserve?.want(RESERVE_START);
+}
+
+/**
+ * A root below the top of a git work tree takes the top's work-tree lock
+ * (RepoRoot.lockStateDir). A top whose `.mcp/` cannot be made (a read-only
+ * top) keeps no other worksnap state either, so no other root can write
+ * under that lock: the root's own lock is used then.
+ */
+function shareTopLock(repo: RepoRoot): void {
+  try {
+    ensureStateDir(repo.lockStateDir);
+  } catch (err) {
+    if (!["EACCES", "EPERM", "EROFS"].includes((err as NodeJS.ErrnoException).code ?? "")) throw err;
+    repo.lockStateDir = repo.stateDir;
+  }
 }
 
 export function closeWorkspace(ws: Workspace): void {

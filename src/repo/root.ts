@@ -16,6 +16,13 @@ export interface RepoRoot {
    */
   gitPrefix: string;
   stateDir: string;
+  /**
+   * The state directory whose `locks/` holds the work-tree lock: the root's
+   * own, or for a root below the top of a git work tree the top's, so that
+   * servers and commands on nested roots of one work tree take one lock and
+   * their writes never interleave.
+   */
+  lockStateDir: string;
 }
 
 /**
@@ -36,7 +43,8 @@ export function openRoot(dir: string): RepoRoot {
   }
   if (!statSync(root).isDirectory()) throw invalidArgument(`root ${dir} is not a directory`, { root: dir });
   const git = insideGitWorkTree(root) ? detectGit(root) : null;
-  return { root, gitDir: git?.gitDir ?? null, gitPrefix: git?.prefix ?? "", stateDir: join(root, ".mcp") };
+  const stateDir = join(root, ".mcp");
+  return { root, gitDir: git?.gitDir ?? null, gitPrefix: git?.prefix ?? "", stateDir, lockStateDir: git?.top ? join(git.top, ".mcp") : stateDir };
 }
 
 /**
@@ -56,7 +64,7 @@ function insideGitWorkTree(root: string): boolean {
   }
 }
 
-function detectGit(root: string): { gitDir: string; prefix: string } | null {
+function detectGit(root: string): { gitDir: string; prefix: string; top?: string } | null {
   let r: ReturnType<typeof gitSync>;
   try {
     r = gitSync(["rev-parse", "--show-toplevel", "--show-prefix", "--absolute-git-dir"], { cwd: root, okCodes: [128] });
@@ -83,5 +91,5 @@ function detectGit(root: string): { gitDir: string; prefix: string } | null {
   if (!root.startsWith(canonicalTop + sep)) return null;
   // a directory the repository ignores (a build output, node_modules/x) holds no candidates of it: served as a plain directory
   if (gitSync(["check-ignore", "-q", "--no-index", "."], { cwd: root, okCodes: [1, 128] }).code === 0) return null;
-  return { gitDir, prefix: `${root.slice(canonicalTop.length + 1).split(sep).join("/")}/` };
+  return { gitDir, prefix: `${root.slice(canonicalTop.length + 1).split(sep).join("/")}/`, top: canonicalTop };
 }

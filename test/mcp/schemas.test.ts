@@ -6,7 +6,7 @@ import { servedSchemas } from "../../src/mcp/registry";
 import { schemaFileText } from "../../src/mcp/schema-gen";
 import { TOOLS } from "../../src/mcp/tool-list";
 import { tmpRepo } from "../helpers/tmp-repo";
-import { mcpSession } from "../helpers/binary";
+import { cli, mcpSession } from "../helpers/binary";
 import { visibleToolTokens } from "../../bench/token-count";
 
 const SCHEMA_DIR = join(import.meta.dir, "..", "..", "schemas");
@@ -114,3 +114,29 @@ const SUBSTRATE = [
   "snapshot_create", "snapshot_list", "snapshot_file", "snapshot_info", "snapshot_grep", "snapshot_changes",
   "snapshot_diff", "snapshot_export", "workspace_apply_patch", "workspace_write_file", "workspace_delete", "workspace_move",
 ];
+
+describe("serve --tools: the groups a host offers its model", () => {
+  test("only the groups named are listed and callable; a tool of another group is unknown", async () => {
+    await using repo = await tmpRepo();
+    repo.write("a.txt", "a\n");
+    repo.commit();
+    await using s = await mcpSession(repo.root, ["--tools", "snapshot,workspace"]);
+    const names = (await s.client.listTools()).tools.map((t) => t.name);
+    expect(names.sort()).toEqual([...SUBSTRATE].sort());
+    expect((await s.call("snapshot_create", { paths: ["."] })).snapshot_id).toMatch(/^sha256:/);
+    const hidden = await s.client.callTool({ name: "snap", arguments: { mode: "start" } }).then(
+      () => "answered",
+      (err: Error) => err.message,
+    );
+    expect(hidden).toContain("Unknown tool: snap");
+  });
+
+  test("the task group alone lists the seven tools of spec 003; an unknown group is a usage error naming the groups", async () => {
+    await using repo = await tmpRepo();
+    await using s = await mcpSession(repo.root, ["--tools", "task"]);
+    expect((await s.client.listTools()).tools.map((t) => t.name).sort()).toEqual(["check", "snap", "snap_end", "snap_fix", "snap_help", "snap_learn", "snap_violation"]);
+    const r = cli(["serve", "--root", repo.root, "--tools", "snapshot,grep"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--tools takes groups among snapshot, workspace, history, task, not "grep"');
+  });
+});

@@ -3,6 +3,7 @@ import { serveHttp } from "../../mcp/http";
 import type { TextMode } from "../../mcp/result";
 import { WorkspacePool } from "../../mcp/roots";
 import { type RootChoice, type ServeOptions, serveStdio, type ToolNaming } from "../../mcp/server";
+import { TOOL_GROUPS, type ToolGroup } from "../../mcp/tool-groups";
 import { parseDuration } from "../../ops/history/cleanup";
 import { FsHistoryStore } from "../../ops/history/fs-history-store";
 import { completeInterruptedWritesNow } from "../../ops/history/interrupted";
@@ -11,8 +12,8 @@ import { UsageError, parseArgv, sizeFlag } from "../args";
 import { stderr } from "../output";
 
 export const SERVE_HELP = `worksnap serve [--root DIR] [--http [HOST:]PORT] [--stale-writes warn|refuse]
-               [--idle-timeout DUR] [--tool-names underscore|dotted] [--text compact|json]
-               [--index-budget SIZE] [--index-memory SIZE]
+               [--idle-timeout DUR] [--tools GROUPS] [--tool-names underscore|dotted]
+               [--text compact|json] [--index-budget SIZE] [--index-memory SIZE]
 
 Serves the worksnap MCP tools for an MCP host: over stdio (the default; the
 server exits when stdin ends), or over Streamable HTTP with --http. Logs go to
@@ -27,6 +28,9 @@ stderr.
   --idle-timeout DUR    close an HTTP session idle this long (default 30m)
   --stale-writes refuse a patch over a file that changed since the session
                         read it is refused (default: applied with a warning)
+  --tools GROUPS        the tools to offer, comma-separated groups of snapshot,
+                        workspace, history, task (default: all). Each listed
+                        tool costs the model its description on every turn
   --tool-names dotted   serve the spec's dotted names (snapshot.create, ...)
   --text json           content[0].text is the JSON of structuredContent, for
                         clients that parse it (default: compact text for a model)
@@ -34,6 +38,16 @@ stderr.
                         .mcp/index/ (default 1G; 0 builds none)
   --index-memory SIZE   memory the background build holds at most (default 96M)
 `;
+
+/** `--tools snapshot,workspace`: known group names, at least one, each once. */
+function toolGroups(text: string): ToolGroup[] {
+  const names = text.split(",").map((n) => n.trim()).filter((n) => n !== "");
+  const unknown = names.find((n) => !(TOOL_GROUPS as readonly string[]).includes(n));
+  if (unknown !== undefined || names.length === 0) {
+    throw new UsageError(`--tools takes groups among ${TOOL_GROUPS.join(", ")}${unknown !== undefined ? `, not ${JSON.stringify(unknown)}` : ""}`);
+  }
+  return [...new Set(names)] as ToolGroup[];
+}
 
 /** How long an HTTP session may sit idle before it is closed. */
 const DEFAULT_IDLE = "30m";
@@ -48,6 +62,7 @@ export async function cmdServe(argv: string[]): Promise<number> {
     http: { kind: "string" },
     "stale-writes": { kind: "string" },
     "idle-timeout": { kind: "string" },
+    tools: { kind: "string" },
   });
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${positionals[0]}`);
   const naming = (flags["tool-names"] as string | undefined) ?? "underscore";
@@ -61,7 +76,8 @@ export async function cmdServe(argv: string[]): Promise<number> {
   if (staleWrites !== "warn" && staleWrites !== "refuse") throw new UsageError("--stale-writes must be warn or refuse");
   const http = flags.http as string | undefined;
   if (http === undefined && flags["idle-timeout"] !== undefined) throw new UsageError("--idle-timeout applies to --http only");
-  const opts: ServeOptions = { naming: naming as ToolNaming, text: text as TextMode, staleWrites };
+  const tools = flags.tools === undefined ? undefined : toolGroups(flags.tools as string);
+  const opts: ServeOptions = { naming: naming as ToolNaming, text: text as TextMode, staleWrites, tools };
   const pool = new WorkspacePool(completeInterrupted, { diskBudget, memoryBudget });
   const roots: RootChoice = { pool, root: (flags.root as string | undefined) ?? null, fallback: process.cwd() };
   // a --root that cannot be opened is an error now, not at the first call

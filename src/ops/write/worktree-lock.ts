@@ -11,7 +11,8 @@ import type { Workspace } from "../workspace";
 /**
  * The work-tree lock: one writer at a time per repository, across every
  * worksnap process (several `serve` processes, the CLI). It is a file lock
- * (repo/file-lock.ts) on `.mcp/locks/worktree`, refreshed every UPDATE_MS and
+ * (repo/file-lock.ts) on `.mcp/locks/worktree` (of the work tree's top, for a
+ * root below it), refreshed every UPDATE_MS and
  * taken over after STALE_MS; a dead holder on this host is recognised sooner
  * by its owner file (RECOVER_MS).
  *
@@ -35,8 +36,9 @@ interface Held {
 
 const held = new AsyncLocalStorage<Held>();
 
+/** `.mcp/locks` of the root, or of the top of the git work tree the root lies below (RepoRoot.lockStateDir). */
 export function lockDirOf(ws: Workspace): string {
-  return join(ws.repo.stateDir, "locks");
+  return join(ws.repo.lockStateDir, "locks");
 }
 
 /** True when the calling async context holds the work-tree lock of `ws`. */
