@@ -13,6 +13,8 @@ import { concat } from "../../../src/core/bytes";
 import { TarReader, tarHeader, tarPadding, tarTrailer } from "../../../src/repo/tar";
 import { runGit, tmpDir, tmpRepo, type TmpRepo } from "../../helpers/tmp-repo";
 
+/** Larger than the bundle writer's read window, so the file is read on its own. */
+const WINDOW_SPILL = 33 * 1024 * 1024;
 const LONG = `deep/${"x".repeat(70)}/${"ÿ".repeat(30)}.txt`;
 
 function seed(repo: TmpRepo): void {
@@ -215,11 +217,36 @@ describe("snapshot_export", () => {
     const blobFile = ws.blobs.loose.pathOf(entry.blob);
     rmSync(blobFile);
     writeFileSync(blobFile, "UNICODE\n"); // same size, other bytes
+    repo.write("日本/naïve.txt", "Unicode\n"); // and the work tree no longer holds the snapshot's bytes either
     const err = await exportSnapshot(ws, { snapshot_id: id }).catch((e) => e);
     expect(err.code).toBe("INTERNAL");
     expect(err.message).toContain(entry.blob);
     expect(stateFiles(repo.root, "exports")).toEqual([]);
     expect(stateFiles(repo.root, "tmp")).toEqual([]);
+    closeWorkspace(ws);
+  });
+
+  test("files changed, replaced or removed in the work tree after the snapshot still export the snapshot's bytes", async () => {
+    await using repo = await tmpRepo();
+    seed(repo);
+    repo.write("big.bin", new Uint8Array(WINDOW_SPILL).map((_, i) => i % 251));
+    repo.commit();
+    const ws = openWorkspace(repo.root);
+    const id = await snap(ws);
+    const before = await exportSnapshot(ws, { snapshot_id: id, output: join(repo.root, "before.tar") });
+    const items = await readTar(join(repo.root, "before.tar"));
+    repo.write("src/main.ts", "export const y = 2;\r\nconsole.log(y)"); // same size, other bytes
+    repo.write("big.bin", new Uint8Array(WINDOW_SPILL).fill(7));
+    rmSync(join(repo.root, "README.md"));
+    expect(Bun.spawnSync(["mkfifo", join(repo.root, "README.md")]).exitCode).toBe(0); // never opened for a blocking read
+    rmSync(join(repo.root, "日本/naïve.txt"));
+    repo.symlink("日本/naïve.txt", "../src/main.ts");
+    rmSync(join(repo.root, "assets/logo.bin"));
+    rmSync(join(repo.root, "link"));
+    writeFileSync(join(repo.root, "link"), "src/main.ts"); // a file holding the symlink's target text
+    const after = await exportSnapshot(ws, { snapshot_id: id, output: join(repo.root, "after.tar") });
+    expect(after.sha256).toBe(before.sha256);
+    expect(await readTar(join(repo.root, "after.tar"))).toEqual(items);
     closeWorkspace(ws);
   });
 
