@@ -8,7 +8,8 @@
 //            repository
 // The warm-up round brings the work tree, the snapshot store and both archives into the page cache, so both sides
 // of each ratio start warm: a cold page cache would measure the disk, the same for both, and hide the difference.
-// Neither side syncs what it wrote (tar does not; the export and import write without a flush, docs/decisions.md).
+// Every run starts after an untimed `sync`: the gigabyte the previous run left dirty in the page cache would
+// otherwise be written back during the next one, and the kernel throttles whichever process writes then.
 // The imported repositories and extracted trees are moved aside after each run and deleted at the end: on ext4 a
 // directory full of inodes deleted moments before makes the next creations slower, and that would land on
 // whichever row came next. Every export's bundle must be byte-identical to the first; every import must report
@@ -64,10 +65,24 @@ async function main(): Promise<number> {
     for (let round = 0; round <= runs; round++) {
       const label = round === 0 ? "warm-up" : `round ${round}/${runs}`;
       console.error(`${label}: export`);
-      const ex = await timeCommand([bin, "snapshot", "export", snapshotId, "-o", bundle, "--root", dir], { cwd: dir, runs: 1, prepare: () => rmSync(bundle, { force: true }) });
+      const ex = await timeCommand([bin, "snapshot", "export", snapshotId, "-o", bundle, "--root", dir], {
+        cwd: dir,
+        runs: 1,
+        prepare: () => {
+          rmSync(bundle, { force: true });
+          syncAll();
+        },
+      });
       bundleHashes.push(new Bun.CryptoHasher("sha256").update(await Bun.file(bundle).bytes()).digest("hex"));
       console.error(`${label}: tar -c`);
-      const tc = await timeCommand(["tar", "-cf", treeTar, "--exclude=./.git", "--exclude=./.mcp", "."], { cwd: dir, runs: 1, prepare: () => rmSync(treeTar, { force: true }) });
+      const tc = await timeCommand(["tar", "-cf", treeTar, "--exclude=./.git", "--exclude=./.mcp", "."], {
+        cwd: dir,
+        runs: 1,
+        prepare: () => {
+          rmSync(treeTar, { force: true });
+          syncAll();
+        },
+      });
       console.error(`${label}: import`);
       const im = await timeCommand([bin, "snapshot", "import", bundle, "--root", target, "--json"], {
         cwd: scratch,
@@ -76,6 +91,7 @@ async function main(): Promise<number> {
           clearTarget();
           mkdirSync(target);
           await run(["git", "init", "-q", target]);
+          syncAll();
         },
       });
       const imported = await run([bin, "snapshot", "info", snapshotId, "--root", target, "--json"]);
@@ -87,6 +103,7 @@ async function main(): Promise<number> {
         prepare: () => {
           clearTarget();
           mkdirSync(target);
+          syncAll();
         },
       });
       clearTarget();
@@ -140,6 +157,11 @@ async function main(): Promise<number> {
   if (!identical || !sameIds) return 1;
   if (args.includes("--gate") && (exportRatio > TARGETS.export || importRatio > TARGETS.import)) return 1;
   return 0;
+}
+
+/** Writes back every dirty page (untimed, before each run). */
+function syncAll(): void {
+  Bun.spawnSync(["sync"]);
 }
 
 /** Runs a command to completion; its trimmed stdout, or an error with its stderr. */

@@ -276,17 +276,33 @@ export class TarReader {
 }
 
 function verifyChecksum(block: Uint8Array, index: number): void {
-  let sum = 0;
-  for (let i = 0; i < BLOCK; i++) sum += i >= 148 && i < 156 ? 0x20 : (block[i] as number);
+  let sum = 8 * 0x20; // the checksum field counts as spaces
+  for (let i = 0; i < 148; i++) sum += block[i] as number;
+  for (let i = 156; i < BLOCK; i++) sum += block[i] as number;
   const stated = readOctal(block, 148, 8, index, "checksum");
   if (stated !== sum) throw new TarFormatError(`header checksum mismatch (stated ${stated}, computed ${sum})`, index);
 }
 
+const SPACE = 0x20;
+
+/** An octal field: optional leading spaces, digits, then only NULs and spaces; empty is 0. */
 function readOctal(block: Uint8Array, off: number, width: number, index: number, what: string): number {
-  const text = new TextDecoder().decode(block.subarray(off, off + width)).replace(/[\0 ]+$/, "").replace(/^ +/, "");
-  if (text === "") return 0;
-  if (!/^[0-7]+$/.test(text)) throw new TarFormatError(`header field ${what} is not octal`, index);
-  return Number.parseInt(text, 8);
+  const end = off + width;
+  let i = off;
+  while (i < end && block[i] === SPACE) i++;
+  let value = 0;
+  let digits = 0;
+  for (; i < end; i++) {
+    const b = block[i] as number;
+    if (b < 0x30 || b > 0x37) break;
+    value = value * 8 + (b - 0x30);
+    digits++;
+  }
+  for (; i < end; i++) {
+    const b = block[i] as number;
+    if (b !== 0 && b !== SPACE) throw new TarFormatError(`header field ${what} is not octal`, index);
+  }
+  return digits === 0 ? 0 : value;
 }
 
 function cstr(block: Uint8Array, off: number, width: number): Uint8Array {

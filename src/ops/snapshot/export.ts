@@ -147,11 +147,8 @@ async function blobSizes(ws: Workspace, entries: SideEntry[], snapshotId: Snapsh
 
 async function writeBundle(ws: Workspace, src: BundleSource, sizes: number[], target: string, args: ExportArgs): Promise<{ bytes: number; sha256: string }> {
   const out = new AtomicFileWriter(ws.repo.stateDir, target);
-  const tarHash = new Bun.CryptoHasher("sha256");
   const emit = (bytes: Uint8Array) => {
-    if (bytes.length === 0) return;
-    tarHash.update(bytes);
-    out.write(bytes);
+    if (bytes.length > 0) out.write(bytes);
   };
   const ahead = new ExportReads(ws, src.entries, sizes, src.snapshotId);
   try {
@@ -172,13 +169,14 @@ async function writeBundle(ws: Workspace, src: BundleSource, sizes: number[], ta
       }
       emit(tarHeader({ path: bundleEntryName(e.path), type: "file", mode: e.mode === "100755" ? 0o755 : 0o644, size }));
       if (!ahead.streamed(i)) emit(await ahead.take(i));
-      else await streamVerified(ws, e, size, src.snapshotId, emit);
+      else await streamVerified(ws, e, size, src.snapshotId, emit, () => out.caughtUp());
       emit(tarPadding(size));
+      if (out.behind()) await out.caughtUp();
     }
     emit(tarTrailer());
-    out.commit();
+    const sha256 = await out.commit();
     args.onProgress?.(total, total);
-    return { bytes: out.written, sha256: tarHash.digest("hex") };
+    return { bytes: out.written, sha256 };
   } catch (err) {
     out.abort();
     throw err;
@@ -187,7 +185,15 @@ async function writeBundle(ws: Workspace, src: BundleSource, sizes: number[], ta
   }
 }
 
-async function streamVerified(ws: Workspace, e: SideEntry, size: number, snapshotId: SnapshotId, emit: (b: Uint8Array) => void): Promise<void> {
+/** A blob too large to hold whole, from the store, verified as it goes; `drain` keeps the writer's queue bounded. */
+async function streamVerified(
+  ws: Workspace,
+  e: SideEntry,
+  size: number,
+  snapshotId: SnapshotId,
+  emit: (b: Uint8Array) => void,
+  drain: () => Promise<void>,
+): Promise<void> {
   const hasher = new Bun.CryptoHasher("sha256");
   let seen = 0;
   try {
@@ -196,6 +202,7 @@ async function streamVerified(ws: Workspace, e: SideEntry, size: number, snapsho
       if (seen > size) break;
       hasher.update(chunk);
       emit(chunk);
+      await drain();
     }
   } catch (err) {
     throw asMissing(err, e, snapshotId);

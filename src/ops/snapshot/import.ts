@@ -190,11 +190,13 @@ class StagingArea {
     readonly dir: DirHandle,
     private readonly ws: Workspace,
     private readonly handles: TreeHandles,
-  ) {}
+  ) {
+    ws.blobs.gitMap.reload(); // once: the lookups below do not look for records added meanwhile
+  }
 
   /** True when the store holds the blob: in the private git store, or loose (which refreshes its age for gc's grace). */
   async stored(id: BlobId): Promise<boolean> {
-    if (this.ws.blobs.gitMap.oidOf(hexOfBlobId(id)) !== undefined) return true;
+    if (this.ws.blobs.gitMap.oidKnown(hexOfBlobId(id)) !== undefined) return true;
     const { dir } = FsBlobStore.placeOf(id);
     let absent = this.absent.get(dir);
     if (absent === undefined) this.absent.set(dir, (absent = this.handles.dir(`.mcp/${dir}`) === null));
