@@ -4,6 +4,8 @@
 //
 // Rows, one run of each per round, interleaved, after one untimed warm-up round:
 //   export   `worksnap snapshot export ID -o FILE`          anchor `tar -cf FILE` of the work tree (.git and .mcp excluded)
+//            references for what an export must do beyond tar: the archive hashed as it is written (tar | tee |
+//            openssl dgst), and every file read and hashed on the native threads (bench/hash-floor.ts)
 //   import   `worksnap snapshot import FILE` into an empty    anchor `tar -xf` of that tar into an empty directory
 //            repository
 // The warm-up round brings the work tree, the snapshot store and both archives into the page cache, so both sides
@@ -58,6 +60,8 @@ async function main(): Promise<number> {
   const names = {
     export: "worksnap snapshot export ID -o FILE",
     tarC: "tar -cf FILE (work tree, without .git and .mcp)",
+    tee: "reference: tar -cf - | tee FILE | openssl dgst -sha256 (the archive written and hashed once)",
+    floor: "reference: native read + SHA-256 of every tracked file (bench/hash-floor.ts)",
     import: "worksnap snapshot import FILE (empty repository)",
     tarX: "tar -xf FILE (empty directory)",
   };
@@ -83,6 +87,17 @@ async function main(): Promise<number> {
           syncAll();
         },
       });
+      console.error(`${label}: references`);
+      const tee = await timeCommand(["bash", "-c", `tar -cf - --exclude=./.git --exclude=./.mcp . | tee ${treeTar}.tee | openssl dgst -sha256 >/dev/null`], {
+        cwd: dir,
+        runs: 1,
+        prepare: () => {
+          rmSync(`${treeTar}.tee`, { force: true });
+          syncAll();
+        },
+      });
+      rmSync(`${treeTar}.tee`, { force: true });
+      const floor = await timeCommand([process.execPath, join(ROOT, "bench", "hash-floor.ts"), dir], { cwd: dir, runs: 1, prepare: syncAll });
       console.error(`${label}: import`);
       const im = await timeCommand([bin, "snapshot", "import", bundle, "--root", target, "--json"], {
         cwd: scratch,
@@ -108,7 +123,7 @@ async function main(): Promise<number> {
       });
       clearTarget();
       if (round === 0) continue;
-      for (const [name, t] of [[names.export, ex], [names.tarC, tc], [names.import, im], [names.tarX, tx]] as const) {
+      for (const [name, t] of [[names.export, ex], [names.tarC, tc], [names.tee, tee], [names.floor, floor], [names.import, im], [names.tarX, tx]] as const) {
         const sofar = rows.get(name);
         if (!sofar) rows.set(name, t);
         else {
@@ -117,9 +132,9 @@ async function main(): Promise<number> {
         }
       }
     }
-  } finally {
-    console.error("removing the imported and extracted trees ...");
+  } catch (err) {
     rmSync(scratch, { recursive: true, force: true });
+    throw err;
   }
 
   const identical = bundleHashes.every((h) => h === bundleHashes[0]);
@@ -154,6 +169,8 @@ async function main(): Promise<number> {
   console.log(md);
   const appendTo = argValue(args, "--append");
   if (appendTo) appendFigures(appendTo, md);
+  console.error("removing the imported and extracted trees ...");
+  rmSync(scratch, { recursive: true, force: true });
   if (!identical || !sameIds) return 1;
   if (args.includes("--gate") && (exportRatio > TARGETS.export || importRatio > TARGETS.import)) return 1;
   return 0;

@@ -2,7 +2,10 @@
  * A file written in order on a thread of its own, hashed (SHA-256) as it is
  * written: the JavaScript thread hands over chunks and carries on building
  * the next ones; the writes, and the digest of everything written, happen
- * meanwhile. What an export bundle is written through (src/repo/atomic-stream.ts).
+ * meanwhile. Writeback to the disk is started as it goes (sync_file_range,
+ * where there is one), so the fsync that makes the file durable has little
+ * left to wait for. What an export bundle is written through
+ * (src/repo/atomic-stream.ts).
  */
 #ifndef WORKSNAP_SINK_H
 #define WORKSNAP_SINK_H
