@@ -115,12 +115,26 @@ sink_t *sink_open(int fd) {
   return s;
 }
 
-int sink_write(sink_t *s, const void *data, size_t len, size_t *queued) {
+int sink_reserve(uint8_t **chunk, size_t len) {
   chunk_t *c = malloc(sizeof *c + (len ? len : 1));
   if (!c) return 0;
   c->next = NULL;
   c->len = len;
-  memcpy(c->data, data, len);
+  *chunk = (uint8_t *)c;
+  return 1;
+}
+
+uint8_t *sink_chunk_data(uint8_t *chunk) {
+  return ((chunk_t *)chunk)->data;
+}
+
+void sink_discard(uint8_t *chunk) {
+  free(chunk);
+}
+
+void sink_submit(sink_t *s, uint8_t *chunk, size_t len, size_t *queued) {
+  chunk_t *c = (chunk_t *)chunk;
+  c->len = len;
   pthread_mutex_lock(&s->mu);
   if (s->tail) s->tail->next = c;
   else s->head = c;
@@ -129,6 +143,13 @@ int sink_write(sink_t *s, const void *data, size_t len, size_t *queued) {
   *queued = s->queued;
   pthread_cond_signal(&s->more);
   pthread_mutex_unlock(&s->mu);
+}
+
+int sink_write(sink_t *s, const void *data, size_t len, size_t *queued) {
+  uint8_t *chunk;
+  if (!sink_reserve(&chunk, len)) return 0;
+  memcpy(sink_chunk_data(chunk), data, len);
+  sink_submit(s, chunk, len, queued);
   return 1;
 }
 

@@ -2,6 +2,8 @@
  * Node-API surface of the sink (sink.h), registered by binding.c:
  *   sinkOpen(fd) -> sink                   a thread that writes and hashes what it is given, in order
  *   sinkWrite(sink, bytes) -> queued       a copy of bytes queued; the bytes queued and not yet written
+ *   sinkWritev(sink, pieces, total) -> queued
+ *                                          the pieces (Uint8Arrays, `total` bytes in all) copied into one chunk
  *   sinkQueued(sink) -> queued             the bytes queued and not yet written
  *   sinkClose(sink)                        nothing more will come
  *   sinkResult(sink) -> null | [errno, written, digest]
@@ -13,6 +15,7 @@
 #include <node_api.h>
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "sink.h"
 #include "sink_napi.h"
@@ -89,6 +92,39 @@ static napi_value sink_write_fn(napi_env env, napi_callback_info info) {
   return v;
 }
 
+static napi_value sink_writev_fn(napi_env env, napi_callback_info info) {
+  napi_value argv[3];
+  sink_handle_t *h = sink_args(env, info, 3, argv);
+  if (!h) return NULL;
+  if (!h->sink) return sink_fail(env, "worksnap native: the sink was freed");
+  uint32_t n = 0;
+  double total = 0;
+  if (napi_get_array_length(env, argv[1], &n) != napi_ok || napi_get_value_double(env, argv[2], &total) != napi_ok || !(total >= 0))
+    return sink_fail(env, "worksnap native: sinkWritev takes an array of Uint8Arrays and their total length");
+  uint8_t *chunk = NULL;
+  size_t cap = (size_t)total;
+  if (!sink_reserve(&chunk, cap)) return sink_fail(env, "worksnap native: out of memory");
+  size_t at = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    napi_value piece, ab;
+    napi_typedarray_type type;
+    size_t length, offset;
+    void *data;
+    if (napi_get_element(env, argv[1], i, &piece) != napi_ok ||
+        napi_get_typedarray_info(env, piece, &type, &length, &data, &ab, &offset) != napi_ok || type != napi_uint8_array || length > cap - at) {
+      sink_discard(chunk);
+      return sink_fail(env, "worksnap native: sinkWritev: a piece is not a Uint8Array, or the pieces exceed the total");
+    }
+    memcpy(sink_chunk_data(chunk) + at, data, length);
+    at += length;
+  }
+  size_t queued = 0;
+  sink_submit(h->sink, chunk, at, &queued);
+  napi_value v;
+  napi_create_double(env, (double)queued, &v);
+  return v;
+}
+
 static napi_value sink_queued_fn(napi_env env, napi_callback_info info) {
   napi_value argv[1];
   sink_handle_t *h = sink_args(env, info, 1, argv);
@@ -140,7 +176,7 @@ static napi_value sink_free_fn(napi_env env, napi_callback_info info) {
 
 int sink_register(napi_env env, napi_value exports) {
   const struct { const char *name; napi_callback fn; } fns[] = {
-      {"sinkOpen", sink_open_fn}, {"sinkWrite", sink_write_fn}, {"sinkQueued", sink_queued_fn}, {"sinkClose", sink_close_fn}, {"sinkResult", sink_result_fn}, {"sinkFree", sink_free_fn},
+      {"sinkOpen", sink_open_fn}, {"sinkWrite", sink_write_fn}, {"sinkWritev", sink_writev_fn}, {"sinkQueued", sink_queued_fn}, {"sinkClose", sink_close_fn}, {"sinkResult", sink_result_fn}, {"sinkFree", sink_free_fn},
   };
   for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
     napi_value fn;

@@ -24,7 +24,7 @@ function writeAll(fd: number, bytes: Uint8Array): void {
  * target appear, whole (fsync, rename, fsync the directory). `abort()` leaves
  * nothing behind. A target on another file system is staged beside it.
  * Small writes (a bundle is mostly tar headers, paddings and small files) are
- * gathered into one buffer and written together. Everything written is
+ * gathered and written together. Everything written is
  * hashed (SHA-256, the bundle's digest). With the native module, the writes
  * and the hashing happen on a thread of their own (src/native/sink.h), so the
  * producer builds the next bytes meanwhile; it waits on `behind()` /
@@ -33,12 +33,16 @@ function writeAll(fd: number, bytes: Uint8Array): void {
 export class AtomicFileWriter {
   private fd: number | null;
   private readonly tmp: string;
+  /** without the writer thread: pieces gathered by copy */
   private readonly pending = Buffer.allocUnsafe(WRITE_BUFFER);
   private used = 0;
   written = 0;
   private readonly m: NativeModule | null;
   private sink: NativeSink | null = null;
   private queued = 0;
+  /** with the writer thread: pieces gathered by reference, not yet handed over */
+  private pieces: Uint8Array[] = [];
+  private pieceBytes = 0;
   private readonly hasher: Bun.CryptoHasher | null = null;
 
   constructor(
@@ -54,12 +58,23 @@ export class AtomicFileWriter {
     else this.hasher = new Bun.CryptoHasher("sha256");
   }
 
+  /**
+   * Appends bytes. With the writer thread, small pieces are kept by reference
+   * until a megabyte has gathered and then copied into one chunk at once:
+   * the caller must not change them after handing them over.
+   */
   write(bytes: Uint8Array): void {
     if (this.fd === null) throw new Error("AtomicFileWriter used after commit/abort");
     this.written += bytes.length;
-    if (bytes.length >= DIRECT_MIN && this.sink) {
-      this.flush(); // the writer thread takes its own copy: no need to gather
-      this.out(bytes);
+    if (this.sink) {
+      if (bytes.length >= DIRECT_MIN) {
+        this.flush();
+        this.out(bytes);
+        return;
+      }
+      this.pieces.push(bytes);
+      this.pieceBytes += bytes.length;
+      if (this.pieceBytes >= WRITE_BUFFER) this.flush();
       return;
     }
     if (this.used + bytes.length <= this.pending.length) {
@@ -86,6 +101,11 @@ export class AtomicFileWriter {
   }
 
   private flush(): void {
+    if (this.pieces.length > 0 && this.sink && this.m) {
+      this.queued = this.m.sinkWritev(this.sink, this.pieces, this.pieceBytes);
+      this.pieces = [];
+      this.pieceBytes = 0;
+    }
     if (this.used === 0 || this.fd === null) return;
     this.out(this.pending.subarray(0, this.used));
     this.used = 0;

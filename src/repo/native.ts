@@ -144,6 +144,8 @@ export interface NativeModule {
   sinkOpen(fd: number): NativeSink;
   /** Queues a copy of `bytes`; the bytes queued and not yet written. */
   sinkWrite(sink: NativeSink, bytes: Uint8Array): number;
+  /** Queues the pieces (`total` bytes in all) copied into one chunk; the bytes queued and not yet written. */
+  sinkWritev(sink: NativeSink, pieces: Uint8Array[], total: number): number;
   sinkQueued(sink: NativeSink): number;
   /** Nothing more will come. */
   sinkClose(sink: NativeSink): void;

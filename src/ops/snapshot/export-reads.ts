@@ -13,9 +13,10 @@
  * it the same way. The bytes written are the bytes that were hashed: the work
  * tree changing meanwhile can only send a blob to the store.
  *
- * When the work tree holds few of a window's blobs (an old snapshot), the next
- * window reads from the store alone; a window that finds them again turns the
- * work tree back on. Without the native module, everything comes from the store.
+ * When the work tree holds few of a window's blobs (an old snapshot), the
+ * following windows read from the store alone, and one in STORE_RUN + 1 tries
+ * the work tree again (a snapshot can differ from the tree in one part only).
+ * Without the native module, everything comes from the store.
  */
 import { internal, notFound, WorksnapError } from "../../core/errors";
 import { hexOfBlobId, type BlobId } from "../../core/hash";
@@ -36,6 +37,8 @@ const WINDOW_FILES = 4096;
 const WINDOWS_AHEAD = 2;
 /** Below this share of a window's blobs found in the work tree, the next window reads from the store. */
 const MIN_TREE_SHARE = 0.5;
+/** Windows read from the store alone before the work tree is tried again. */
+const STORE_RUN = 8;
 
 const KIND_BYTES = 2;
 
@@ -55,6 +58,8 @@ export class ExportReads {
   private readonly windows: Window[] = [];
   private next = 0;
   private useTree: boolean;
+  /** windows read from the store alone since the work tree was last tried */
+  private storeRun = 0;
 
   constructor(
     private readonly ws: Workspace,
@@ -109,10 +114,12 @@ export class ExportReads {
       }
       this.next = to;
       const w: Window = { from, to, job: null, collected: 0, got: new Array(to - from), treeHits: 0 };
-      if (this.useTree && this.m) {
+      if (this.m && (this.useTree || this.storeRun >= STORE_RUN)) {
+        this.storeRun = 0;
         const paths = entries.slice(from, to).map((e) => e.path);
         w.job = this.m.scanStart(joinPaths(paths), paths.length, 1, null, WHOLE_READ_MAX, 0, 0, null, [], 0, true, this.ws.repo.root);
       } else {
+        this.storeRun++;
         for (let k = from; k < to; k++) w.got[k - from] = this.fromStore(k);
       }
       this.windows.push(w);

@@ -250,6 +250,20 @@ describe("snapshot_export", () => {
     closeWorkspace(ws);
   });
 
+  test("an old snapshot whose files all changed since exports its own bytes, across many read windows", async () => {
+    await using repo = await tmpRepo({ git: false });
+    const n = 9_000; // more than two read windows of 4,096 files
+    for (let i = 0; i < n; i++) repo.write(`d${i % 30}/f${i}.txt`, `file ${i}\n`);
+    const ws = openWorkspace(repo.root);
+    const id = await snap(ws);
+    const before = await exportSnapshot(ws, { snapshot_id: id, output: join(repo.root, "before.tar") });
+    for (let i = 0; i < n; i++) repo.write(`d${i % 30}/f${i}.txt`, `FILE ${i}\n`); // same sizes, other bytes
+    const after = await exportSnapshot(ws, { snapshot_id: id, output: join(repo.root, "after.tar") });
+    expect(after.sha256).toBe(before.sha256);
+    expect(after.files).toBe(n);
+    closeWorkspace(ws);
+  }, 60_000);
+
   test("unknown ids and missing arguments", async () => {
     await using repo = await tmpRepo({ git: false });
     seed(repo);
