@@ -1,6 +1,7 @@
 // Benchmark: `worksnap snapshot export` and `snapshot import` of the generated repository's snapshot, beside tar.
 //
-//   npm run build && node_modules/.bin/bun bench/export.ts [--dir DIR] [--runs N] [--bin PATH] [--append FILE] [--gate]
+//   npm run build && node_modules/.bin/bun bench/export.ts [--dir DIR] [--runs N] [--bin PATH] [--baseline BIN]
+//                                                          [--append FILE] [--gate]
 //
 // Rows, one run of each per round, interleaved, after one untimed warm-up round:
 //   export   `worksnap snapshot export ID -o FILE`          anchor `tar -cf FILE` of the work tree (.git and .mcp excluded)
@@ -15,7 +16,8 @@
 // The imported repositories and extracted trees are moved aside after each run and deleted at the end: on ext4 a
 // directory full of inodes deleted moments before makes the next creations slower, and that would land on
 // whichever row came next. Every export's bundle must be byte-identical to the first; every import must report
-// the snapshot id the export carried. `--gate` exits 1 when a target is missed; `--append FILE` adds the markdown.
+// the snapshot id the export carried. `--baseline BIN` (another build, e.g. of the previous version) adds its export
+// and import to every round, for a before/after in the same run. `--gate` exits 1 when a target is missed; `--append FILE` adds the markdown.
 
 import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -53,12 +55,43 @@ async function main(): Promise<number> {
   const clearTarget = () => {
     if (existsSync(target)) renameSync(target, join(trash, String(moved++)));
   };
+  const baselineArg = argValue(args, "--baseline");
+  const baseline = baselineArg ? resolve(baselineArg) : null;
+  if (baseline && !existsSync(baseline)) throw new Error(`${baseline} not found`);
+  /** One timed export of the snapshot by `exe` into the bundle file. */
+  const timeExport = (exe: string) =>
+    timeCommand([exe, "snapshot", "export", snapshotId, "-o", bundle, "--root", dir], {
+      cwd: dir,
+      runs: 1,
+      prepare: () => {
+        rmSync(bundle, { force: true });
+        syncAll();
+      },
+    });
+  /** One timed import of the bundle by `exe` into a new empty repository; checks the id it stored. */
+  const timeImport = async (exe: string) => {
+    const t = await timeCommand([exe, "snapshot", "import", bundle, "--root", target, "--json"], {
+      cwd: scratch,
+      runs: 1,
+      prepare: async () => {
+        clearTarget();
+        mkdirSync(target);
+        await run(["git", "init", "-q", target]);
+        syncAll();
+      },
+    });
+    const imported = await run([bin, "snapshot", "info", snapshotId, "--root", target, "--json"]);
+    importedIds.push(JSON.parse(imported).snapshot_id);
+    return t;
+  };
   const loadBefore = machineLine();
   const bundleHashes: string[] = [];
   const importedIds: string[] = [];
   const rows = new Map<string, CommandTiming>();
   const names = {
     export: "worksnap snapshot export ID -o FILE",
+    exportBase: "baseline: worksnap snapshot export ID -o FILE (--baseline)",
+    importBase: "baseline: worksnap snapshot import FILE (--baseline)",
     tarC: "tar -cf FILE (work tree, without .git and .mcp)",
     tee: "reference: tar -cf - | tee FILE | openssl dgst -sha256 (the archive written and hashed once)",
     floor: "reference: native read + SHA-256 of every tracked file (bench/hash-floor.ts)",
@@ -69,15 +102,10 @@ async function main(): Promise<number> {
     for (let round = 0; round <= runs; round++) {
       const label = round === 0 ? "warm-up" : `round ${round}/${runs}`;
       console.error(`${label}: export`);
-      const ex = await timeCommand([bin, "snapshot", "export", snapshotId, "-o", bundle, "--root", dir], {
-        cwd: dir,
-        runs: 1,
-        prepare: () => {
-          rmSync(bundle, { force: true });
-          syncAll();
-        },
-      });
+      const ex = await timeExport(bin);
       bundleHashes.push(new Bun.CryptoHasher("sha256").update(await Bun.file(bundle).bytes()).digest("hex"));
+      const exBase = baseline ? await timeExport(baseline) : null;
+      if (exBase) bundleHashes.push(new Bun.CryptoHasher("sha256").update(await Bun.file(bundle).bytes()).digest("hex"));
       console.error(`${label}: tar -c`);
       const tc = await timeCommand(["tar", "-cf", treeTar, "--exclude=./.git", "--exclude=./.mcp", "."], {
         cwd: dir,
@@ -99,18 +127,8 @@ async function main(): Promise<number> {
       rmSync(`${treeTar}.tee`, { force: true });
       const floor = await timeCommand([process.execPath, join(ROOT, "bench", "hash-floor.ts"), dir], { cwd: dir, runs: 1, prepare: syncAll });
       console.error(`${label}: import`);
-      const im = await timeCommand([bin, "snapshot", "import", bundle, "--root", target, "--json"], {
-        cwd: scratch,
-        runs: 1,
-        prepare: async () => {
-          clearTarget();
-          mkdirSync(target);
-          await run(["git", "init", "-q", target]);
-          syncAll();
-        },
-      });
-      const imported = await run([bin, "snapshot", "info", snapshotId, "--root", target, "--json"]);
-      importedIds.push(JSON.parse(imported).snapshot_id);
+      const im = await timeImport(bin);
+      const imBase = baseline ? await timeImport(baseline) : null;
       console.error(`${label}: tar -x`);
       const tx = await timeCommand(["tar", "-xf", treeTar, "-C", target], {
         cwd: scratch,
@@ -123,7 +141,12 @@ async function main(): Promise<number> {
       });
       clearTarget();
       if (round === 0) continue;
-      for (const [name, t] of [[names.export, ex], [names.tarC, tc], [names.tee, tee], [names.floor, floor], [names.import, im], [names.tarX, tx]] as const) {
+      const timed: [string, CommandTiming][] = [[names.export, ex], [names.tarC, tc], [names.tee, tee], [names.floor, floor], [names.import, im], [names.tarX, tx]];
+      if (exBase && imBase) {
+        timed.splice(1, 0, [names.exportBase, exBase]);
+        timed.splice(6, 0, [names.importBase, imBase]);
+      }
+      for (const [name, t] of timed) {
         const sofar = rows.get(name);
         if (!sofar) rows.set(name, t);
         else {
