@@ -52,6 +52,19 @@ static sink_handle_t *sink_args(napi_env env, napi_callback_info info, size_t wa
   return data;
 }
 
+/* The sink of argument 0, which must not be freed yet; NULL (an exception pending) otherwise. */
+static sink_t *live_sink(napi_env env, napi_callback_info info, size_t want, napi_value *argv) {
+  sink_handle_t *h = sink_args(env, info, want, argv);
+  if (h && !h->sink) sink_fail(env, "worksnap native: the sink was freed");
+  return h ? h->sink : NULL;
+}
+
+static napi_value count_value(napi_env env, size_t n) {
+  napi_value v;
+  napi_create_double(env, (double)n, &v);
+  return v;
+}
+
 static napi_value sink_open_fn(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
@@ -76,9 +89,8 @@ static napi_value sink_open_fn(napi_env env, napi_callback_info info) {
 
 static napi_value sink_write_fn(napi_env env, napi_callback_info info) {
   napi_value argv[2];
-  sink_handle_t *h = sink_args(env, info, 2, argv);
-  if (!h) return NULL;
-  if (!h->sink) return sink_fail(env, "worksnap native: the sink was freed");
+  sink_t *sink = live_sink(env, info, 2, argv);
+  if (!sink) return NULL;
   napi_typedarray_type type;
   size_t length, offset;
   void *data;
@@ -86,17 +98,14 @@ static napi_value sink_write_fn(napi_env env, napi_callback_info info) {
   if (napi_get_typedarray_info(env, argv[1], &type, &length, &data, &ab, &offset) != napi_ok || type != napi_uint8_array)
     return sink_fail(env, "worksnap native: sinkWrite takes a Uint8Array");
   size_t queued = 0;
-  if (!sink_write(h->sink, data, length, &queued)) return sink_fail(env, "worksnap native: out of memory");
-  napi_value v;
-  napi_create_double(env, (double)queued, &v);
-  return v;
+  if (!sink_write(sink, data, length, &queued)) return sink_fail(env, "worksnap native: out of memory");
+  return count_value(env, queued);
 }
 
 static napi_value sink_writev_fn(napi_env env, napi_callback_info info) {
   napi_value argv[3];
-  sink_handle_t *h = sink_args(env, info, 3, argv);
-  if (!h) return NULL;
-  if (!h->sink) return sink_fail(env, "worksnap native: the sink was freed");
+  sink_t *sink = live_sink(env, info, 3, argv);
+  if (!sink) return NULL;
   uint32_t n = 0;
   double total = 0;
   if (napi_get_array_length(env, argv[1], &n) != napi_ok || napi_get_value_double(env, argv[2], &total) != napi_ok || !(total >= 0))
@@ -119,19 +128,15 @@ static napi_value sink_writev_fn(napi_env env, napi_callback_info info) {
     at += length;
   }
   size_t queued = 0;
-  sink_submit(h->sink, chunk, at, &queued);
-  napi_value v;
-  napi_create_double(env, (double)queued, &v);
-  return v;
+  sink_submit(sink, chunk, at, &queued);
+  return count_value(env, queued);
 }
 
 static napi_value sink_queued_fn(napi_env env, napi_callback_info info) {
   napi_value argv[1];
   sink_handle_t *h = sink_args(env, info, 1, argv);
   if (!h) return NULL;
-  napi_value v;
-  napi_create_double(env, h->sink ? (double)sink_queued(h->sink) : 0, &v);
-  return v;
+  return count_value(env, h->sink ? sink_queued(h->sink) : 0);
 }
 
 static napi_value sink_close_fn(napi_env env, napi_callback_info info) {
