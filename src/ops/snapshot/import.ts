@@ -185,6 +185,8 @@ class StagingArea {
   private readonly fanouts = new Map<string, DirHandle>();
   /** fan-out directories of the store, by their place: absent from the store when this import looked */
   private readonly absent = new Map<string, boolean>();
+  /** the loose store's `blobs/sha256` directory, once looked up (null: absent) */
+  private storeDir: DirHandle | null | undefined;
 
   constructor(
     readonly dir: DirHandle,
@@ -199,7 +201,13 @@ class StagingArea {
     if (this.ws.blobs.gitMap.oidKnown(hexOfBlobId(id)) !== undefined) return true;
     const { dir } = FsBlobStore.placeOf(id);
     let absent = this.absent.get(dir);
-    if (absent === undefined) this.absent.set(dir, (absent = this.handles.dir(`.mcp/${dir}`) === null));
+    if (absent === undefined) {
+      // looked at from the store's fan-out parent: no descriptor held per fan-out directory
+      const slash = dir.lastIndexOf("/");
+      if (this.storeDir === undefined) this.storeDir = this.handles.dir(`.mcp/${dir.slice(0, slash)}`);
+      absent = this.storeDir === null || this.storeDir.lstat(dir.slice(slash + 1)) === null;
+      this.absent.set(dir, absent);
+    }
     return !absent && (await this.ws.blobs.has(id));
   }
 

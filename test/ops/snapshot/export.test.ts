@@ -302,6 +302,32 @@ describe("snapshot import", () => {
     closeWorkspace(ws);
   });
 
+  test("a bundle imported where the store already holds some of its blobs stores the rest beside them", async () => {
+    await using repo = await tmpRepo({ git: false });
+    await using out = tmpDir("ws-bundles-");
+    for (let i = 0; i < 40; i++) repo.write(`a/f${i}.txt`, `first ${i}\n`);
+    const ws = openWorkspace(repo.root);
+    const first = await snap(ws);
+    const one = await exportSnapshot(ws, { snapshot_id: first, output: join(out.path, "one.tar") });
+    for (let i = 0; i < 400; i++) repo.write(`b/g${i}.txt`, `second ${i}\n`); // new blobs, most in fan-outs the first has not
+    const second = await snap(ws);
+    const two = await exportSnapshot(ws, { snapshot_id: second, output: join(out.path, "two.tar") });
+    closeWorkspace(ws);
+    await using other = await tmpRepo({ git: false });
+    const ws2 = openWorkspace(other.root);
+    expect((await importBundle(ws2, { file: one.path })).created).toBe(true);
+    const before = stateFiles(other.root, "blobs").filter((f) => f.split("/").length === 3);
+    expect(before.length).toBe(40);
+    const r = await importBundle(ws2, { file: two.path });
+    expect(r).toMatchObject({ snapshot_id: second, files: 440, created: true });
+    expect(stateFiles(other.root, "blobs").filter((f) => f.split("/").length === 3).length).toBe(440);
+    for (const i of [0, 39]) expect((await readFile(ws2, { mode: "snapshot", snapshot_id: second, path: `a/f${i}.txt` })).content).toBe(`first ${i}\n`);
+    for (const i of [0, 399]) expect((await readFile(ws2, { mode: "snapshot", snapshot_id: second, path: `b/g${i}.txt` })).content).toBe(`second ${i}\n`);
+    expect((await exportSnapshot(ws2, { snapshot_id: second })).sha256).toBe(two.sha256);
+    expect(stateFiles(other.root, "tmp")).toEqual([]);
+    closeWorkspace(ws2);
+  });
+
   async function refused(file: string): Promise<{ err: any; root: string }> {
     const dir = tmpDir("ws-import-");
     const ws = openWorkspace(dir.path);
