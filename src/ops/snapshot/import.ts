@@ -1,4 +1,4 @@
-import { closeSync, rmSync, statSync, writeSync } from "node:fs";
+import { closeSync, openSync, readSync, rmSync, statSync, writeSync } from "node:fs";
 import { compareUtf8 } from "../../core/byte-order";
 import { invalidArgument, notFound, type WorksnapError } from "../../core/errors";
 import { hexOfBlobId, isBlobId, type BlobId } from "../../core/hash";
@@ -60,7 +60,7 @@ export async function importBundle(ws: Workspace, args: ImportArgs): Promise<Imp
     handles.close();
     throw err;
   }
-  const reader = new TarReader(Bun.file(args.file).stream());
+  const reader = new TarReader(bundleStream(args.file));
   const area = new StagingArea(staging, ws, handles);
   try {
     const bundle = await readManifest(reader);
@@ -93,6 +93,47 @@ export async function importBundle(ws: Workspace, args: ImportArgs): Promise<Imp
       handles.close();
     }
   }
+}
+
+/** Bytes of the bundle read at once. */
+const READ_CHUNK = 1 << 20;
+
+/**
+ * The bundle's bytes, read on demand into three buffers taken in turn: the
+ * import consumes each chunk (hashed and written, or copied) before it asks
+ * for the next, and the reader copies what it keeps across chunks, so no
+ * gigabyte of fresh memory is faulted in and collected for a gigabyte read.
+ */
+function bundleStream(file: string): ReadableStream<Uint8Array> {
+  const fd = openSync(file, "r");
+  // plain Uint8Arrays, not Buffers: a Buffer's slice() is a view, and the reader's copies must be copies
+  const buffers = [new Uint8Array(READ_CHUNK), new Uint8Array(READ_CHUNK), new Uint8Array(READ_CHUNK)];
+  let turn = 0;
+  let open = true;
+  const done = () => {
+    if (open) closeSync(fd);
+    open = false;
+  };
+  return new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        const buf = buffers[turn++ % buffers.length] as Uint8Array;
+        let n: number;
+        try {
+          n = readSync(fd, buf, 0, buf.length, null);
+        } catch (err) {
+          done();
+          throw err;
+        }
+        if (n === 0) {
+          done();
+          controller.close();
+        } else controller.enqueue(buf.subarray(0, n));
+      },
+      cancel: done,
+    },
+    { highWaterMark: 0 },
+  );
 }
 
 interface Bundle {
