@@ -24,6 +24,7 @@
 #include "search.h"
 #include "sha1.h"
 #include "sha256.h"
+#include "sink_napi.h"
 #include "stat_job.h"
 #include "trigram_job.h"
 
@@ -795,9 +796,10 @@ NAPI_MODULE_INIT() {
     if (napi_create_function(env, fns[i].name, NAPI_AUTO_LENGTH, fns[i].fn, NULL, &fn) != napi_ok) return NULL;
     if (napi_set_named_property(env, exports, fns[i].name, fn) != napi_ok) return NULL;
   }
+  if (!sink_register(env, exports)) return NULL;
   napi_value l = layout(env);
   if (l) napi_set_named_property(env, exports, "layout", l);
   napi_value version;
-  if (napi_create_int32(env, 3, &version) == napi_ok) napi_set_named_property(env, exports, "version", version);
+  if (napi_create_int32(env, 4, &version) == napi_ok) napi_set_named_property(env, exports, "version", version);
   return exports;
 }

@@ -15,6 +15,8 @@ import { internal } from "../core/errors";
 
 /** An opaque running job. */
 export type NativeJob = { readonly __nativeJob: unique symbol };
+/** An opaque writer thread (src/native/sink.h). */
+export type NativeSink = { readonly __nativeSink: unique symbol };
 
 export interface NativeLayout {
   HASH_RECORD: number;
@@ -135,11 +137,27 @@ export interface NativeModule {
   statStart(root: string, paths: Uint8Array, count: number): NativeJob;
   /** Every path's record (STAT_RECORD bytes each) once the job is done; null while it runs. */
   statRecords(job: NativeJob): Buffer | null;
+  /**
+   * A thread that writes to `fd` what it is given, in order, hashing it (SHA-256) as it goes (src/native/sink.h).
+   * Keep `fd` open until sinkFree has returned.
+   */
+  sinkOpen(fd: number): NativeSink;
+  /** Queues a copy of `bytes`; the bytes queued and not yet written. */
+  sinkWrite(sink: NativeSink, bytes: Uint8Array): number;
+  /** Queues the pieces (`total` bytes in all) copied into one chunk; the bytes queued and not yet written. */
+  sinkWritev(sink: NativeSink, pieces: Uint8Array[], total: number): number;
+  sinkQueued(sink: NativeSink): number;
+  /** Nothing more will come. */
+  sinkClose(sink: NativeSink): void;
+  /** Once closed and everything written (or a write failed): [errno (0: none), bytes written, SHA-256]; null before. */
+  sinkResult(sink: NativeSink): [number, number, Buffer] | null;
+  /** Drops what is still queued and waits for the thread; idempotent. */
+  sinkFree(sink: NativeSink): void;
   /** SHA extensions on or off (tests of both implementations); true when they are on. Only while no job runs. */
   accelerate(on: boolean): boolean;
 }
 
-const MODULE_VERSION = 3;
+const MODULE_VERSION = 4;
 let loaded: NativeModule | null | undefined;
 let loadError = "";
 
