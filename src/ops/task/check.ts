@@ -24,6 +24,7 @@ import { type TaskRecord, taskFor, writeTask } from "./task-store";
 import { withAreaLock } from "./state-files";
 import { taskError } from "./task-errors";
 import type { ChangePair } from "../snapshot/changes";
+import { sideEntries } from "../snapshot/tree-side";
 import { readGitState } from "../../repo/fingerprint";
 
 export const CHECK_MODES = ["quick", "patterns", "full", "build", "test", "impact", "circular", "docs", "all"] as const;
@@ -99,6 +100,12 @@ export async function runCheck(ws: Workspace, args: CheckArgs): Promise<CheckRes
   }
   // One git state for the whole check: the changes, the configuration's commit and the checked tree all describe it.
   const state = ws.repo.gitDir ? await readGitState(ws.repo) : undefined;
+  // The plan (the committed configuration) first: when project commands are wanted, the snapshot they are keyed by
+  // is read while the task's changes are worked out (both read the same git state, each its own files).
+  const plan = mode.patterns || mode.kinds.length > 0 ? await loadCheckPlan(ws, state?.fingerprint.head_oid) : null;
+  const wanted = plan ? commandsFor(plan, mode.kinds, args.mode) : [];
+  const snapshotRead = plan && wanted.length > 0 ? createSnapshot(ws, { paths: ["."], gitState: state, signal: args.signal }) : null;
+  snapshotRead?.catch(() => undefined); // awaited below; a failure of the scope's work first must not leave it unhandled
   let pairs: ChangePair[] = [];
   let scanned: ScannedFile[] = [];
   let scope: CheckResult["scope"] = { files: [], from: "none" };
@@ -106,14 +113,14 @@ export async function runCheck(ws: Workspace, args: CheckArgs): Promise<CheckRes
     scope = { files: [...given], from: "files" };
     scanned = wholeFiles(ws, given);
   } else if (needsScope && task) {
-    pairs = (await taskState(ws, task, { state, signal: args.signal })).changes;
+    // a snapshot of the whole tree being made anyway holds every file the changes compare
+    const live = snapshotRead?.then((snap) => sideEntries(ws.snapshots.load(snap.snapshot_id).entries, [ROOT]));
+    pairs = (await taskState(ws, task, { state, signal: args.signal, live })).changes;
     scanned = await scannedFiles(ws, pairs);
     scope = { files: pairs.map((p) => p.change.path), from: "task" };
   }
   const findings: Finding[] = [];
   if (mode.parse) findings.push(...parseFindings(scanned));
-  let plan: CheckPlan | null = null;
-  if (mode.patterns || mode.kinds.length > 0) plan = await loadCheckPlan(ws, state?.fingerprint.head_oid);
   if (mode.patterns) findings.push(...runPatterns(scanned, plan?.patterns ?? [], promotedPatterns(ws)));
 
   let impact: Impact | null = null;
@@ -150,10 +157,9 @@ export async function runCheck(ws: Workspace, args: CheckArgs): Promise<CheckRes
 
   let commands: CommandResult[] = [];
   let tree: string | null = null;
-  const wanted = plan ? commandsFor(plan, mode.kinds, args.mode) : [];
   const missingKinds = mode.kinds.filter((k) => !wanted.some((c) => c.kind === k) && !(args.mode === "build" && k === "build" && wanted.length > 0));
-  if (plan && wanted.length > 0) {
-    const snap = await createSnapshot(ws, { paths: ["."], gitState: state, signal: args.signal });
+  if (plan && snapshotRead) {
+    const snap = await snapshotRead;
     tree = shortSnapshotId(ws, snap.snapshot_id);
     commands = await runChecks(ws, wanted, { tree: snap.snapshot_id, fingerprint: snap.fingerprint, pathDirs: plan.pathDirs, signal: args.signal, onProgress: args.onProgress });
   }

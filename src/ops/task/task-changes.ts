@@ -28,6 +28,12 @@ export interface TaskStateOptions {
   state?: GitState;
   signal?: AbortSignal;
   onProgress?: (done: number, total: number) => void;
+  /**
+   * The whole work tree as a snapshot of the same git state captured it, when
+   * the caller makes one anyway (a check that runs project commands): the
+   * changes are read from it instead of capturing the candidates again.
+   */
+  live?: Promise<SideEntry[]>;
 }
 
 /**
@@ -60,9 +66,7 @@ export async function taskState(ws: Workspace, task: TaskRecord, opts: TaskState
   const scope = candidateFiles.size + candidateDirs.length > MAX_SCOPE_PATHS ? [ROOT] : ([...candidateFiles, ...candidateDirs] as RepoPath[]);
   const covered = (p: string) => candidateFiles.has(p) || candidateDirs.some((d) => isWithin(p, d as RepoPath));
   if (scope.length === 0) return { changes: [], fingerprint: state.fingerprint, dirtyNow: 0 };
-  const inputs = await readLiveInputs(ws, scope, { state });
-  const live = await liveTreeOf(inputs);
-  const after = await capture(ws, live.entries.filter((e) => covered(e.path)), live.gitComparedAt, opts);
+  const after = opts.live ? (await opts.live).filter((e) => covered(e.path)) : await captureCandidates(ws, scope, state, covered, opts);
 
   // The starting state of every path that may differ.
   const wanted = [...new Set<string>([...after.map((e) => e.path), ...candidateFiles])];
@@ -70,6 +74,12 @@ export async function taskState(ws: Workspace, task: TaskRecord, opts: TaskState
   const presentNow = new Set(status.present);
   const dirtyNow = after.filter((e) => presentNow.has(e.path) || status.untrackedDirs.some((d) => isWithin(e.path, d as RepoPath))).length + status.absent.length;
   return { changes: diffEntries(before, after), fingerprint: state.fingerprint, dirtyNow };
+}
+
+async function captureCandidates(ws: Workspace, scope: RepoPath[], state: GitState, covered: (path: string) => boolean, opts: TaskStateOptions): Promise<SideEntry[]> {
+  const inputs = await readLiveInputs(ws, scope, { state });
+  const live = await liveTreeOf(inputs);
+  return capture(ws, live.entries.filter((e) => covered(e.path)), live.gitComparedAt, opts);
 }
 
 async function capture(ws: Workspace, entries: TreeEntry[], gitComparedAt: number | undefined, opts: TaskStateOptions): Promise<SideEntry[]> {
