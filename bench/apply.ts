@@ -15,20 +15,27 @@
 //     fingerprint, plan against the files, validation, staged writes made durable, publishing (exchanges and
 //     renames), the edit history's record, the new fingerprint and lease. After each call the bench waits, untimed,
 //     for the work a server does between calls (removing the replaced files, making spares: tmp-reserve.ts);
-//   - op, one-shot: the same call in a workspace as a one-shot CLI command opens it (no spares; the replaced files
-//     are removed before the call returns), i.e. what a server's first write costs too;
+//   - server's first write: a long-lived workspace as `worksnap serve` opens it (spares made or taken at start-up,
+//     untimed: the server waits for its host's first call), timed over its first call only;
+//   - op, one-shot: the same call in a workspace as a one-shot CLI command opens it (spares from the pool the
+//     previous process left; what the call replaced is handed off and removed after it, untimed), in process;
+//   - CLI: `dist/worksnap apply patch.diff` as a user runs it, a process, spawn to exit (start-up included), as git
+//     apply is timed; its detached step after the answer is waited for, untimed;
+//   - CLI, first write: the same with no pool of spares in the repository (the first write there ever: it creates
+//     its inodes while the caller waits);
 //   - op, worktree, fsync per file: the same with syncfs(2) switched off (the fallback where it is unavailable);
 //   - op, worktree, history off: the same with no edit-history recorder (the write path's own cost);
 //   - op, snapshot: applyPatchOp against a snapshot of the base (plan + new blobs + manifest; nothing on disk).
 // The op's result is checked against git apply's (same tree id) before timing. --write replaces
 // bench/apply-README-figures.md with the figures and the load average before and after.
 
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { splitLines } from "../src/ops/diff/line-diff";
 import { createSnapshot } from "../src/ops/snapshot/create";
 import { applyPatchOp } from "../src/ops/mutate/apply-patch";
-import { closeWorkspace, openWorkspace, type Workspace } from "../src/ops/workspace";
+import { closeWorkspace, openWorkspace, prepareForWrites, type Workspace } from "../src/ops/workspace";
+import { finishHandOff, POOL_PREFIX } from "../src/repo/tmp-reserve";
 import { Rng, renderFile } from "./gen-repo.ts";
 import { hunksFor } from "./hunks.ts";
 import { configureDurability } from "../src/repo/durable";
@@ -106,8 +113,21 @@ function removeHistory(s: Scenario): void {
 let dropHistory = false;
 let conversations = 0;
 
-type Contender = "git" | "op" | "opOneShot" | "opNoHistory" | "opFsync" | "snapshot";
-const CONTENDERS: Contender[] = ["git", "op", "opOneShot", "opFsync", "opNoHistory", "snapshot"];
+type Contender = "git" | "op" | "serverFirst" | "opOneShot" | "cli" | "cliFirst" | "opNoHistory" | "opFsync" | "snapshot";
+const CONTENDERS: Contender[] = ["git", "op", "serverFirst", "opOneShot", "cli", "cliFirst", "opFsync", "opNoHistory", "snapshot"];
+const BINARY = join(import.meta.dir, "..", "dist", "worksnap");
+
+/** `.mcp/tmp` of the scenario's repository: entries, and the pools of spares among them. */
+function temps(s: Scenario): string[] {
+  const dir = join(s.repo, ".mcp", "tmp");
+  return existsSync(dir) ? readdirSync(dir) : [];
+}
+
+/** Waits (untimed) for the CLI's detached step: until only pools are left in `.mcp/tmp` (at most 10 s). */
+async function handOffDone(s: Scenario): Promise<void> {
+  const until = Date.now() + 10_000;
+  while (temps(s).some((n) => !n.startsWith(POOL_PREFIX)) && Date.now() < until) await Bun.sleep(5);
+}
 
 type Result = Record<Contender, number[]>;
 
@@ -135,9 +155,13 @@ async function measure(s: Scenario, runs: number, gitRuns: number): Promise<Resu
   git(s.repo, "add", "-A");
   const expected = git(s.repo, "write-tree").trim();
   const ws = openWorkspace(s.repo, { longLived: true });
-  const oneShot = openWorkspace(s.repo);
   const recorder = ws.recorder;
-  const out: Result = { git: [], op: [], opOneShot: [], opNoHistory: [], opFsync: [], snapshot: [] };
+  const out: Result = { git: [], op: [], serverFirst: [], opOneShot: [], cli: [], cliFirst: [], opNoHistory: [], opFsync: [], snapshot: [] };
+  const cli = async () => {
+    const ms = (await timeCommand([BINARY, "apply", s.patchFile], { cwd: s.repo, runs: 1, prepare: () => reset(s) })).ms[0]!;
+    await handOffDone(s);
+    return ms;
+  };
   try {
     removeHistory(s);
     reset(s);
@@ -149,7 +173,31 @@ async function measure(s: Scenario, runs: number, gitRuns: number): Promise<Resu
     const one: Record<Contender, () => Promise<number>> = {
       git: async () => (await timeCommand(["git", "apply", "--whitespace=nowarn", s.patchFile], { cwd: s.repo, env: GIT_ENV, runs: 1, prepare: () => reset(s) })).ms[0]!,
       op: () => runOp(s, ws, patch),
-      opOneShot: () => runOp(s, oneShot, patch),
+      serverFirst: async () => {
+        const server = openWorkspace(s.repo, { longLived: true });
+        try {
+          prepareForWrites(server);
+          await server.reserve?.idle(); // the server waits for its host's first call
+          return await runOp(s, server, patch);
+        } finally {
+          closeWorkspace(server);
+        }
+      },
+      opOneShot: async () => {
+        const ws1 = openWorkspace(s.repo, { handOff: true });
+        try {
+          return await runOp(s, ws1, patch);
+        } finally {
+          const h = ws1.reserve?.handOff();
+          closeWorkspace(ws1);
+          if (h) await finishHandOff(s.repo, h); // the CLI's detached step, untimed
+        }
+      },
+      cli,
+      cliFirst: async () => {
+        for (const n of temps(s)) if (n.startsWith(POOL_PREFIX)) rmSync(join(s.repo, ".mcp", "tmp", n), { recursive: true, force: true });
+        return cli();
+      },
       opNoHistory: async () => {
         ws.recorder = null;
         try {
@@ -184,7 +232,6 @@ async function measure(s: Scenario, runs: number, gitRuns: number): Promise<Resu
     return out;
   } finally {
     closeWorkspace(ws);
-    closeWorkspace(oneShot);
     reset(s);
     removeHistory(s);
   }
@@ -211,16 +258,16 @@ async function main(): Promise<number> {
     results.push(await measure(s, runs, gitRuns));
   }
   const loadAfter = loadLine();
-  const headers = ["input", "git apply", "op, worktree", "ratio", "op, one-shot", "ratio", "op, worktree, fsync per file", "ratio", "op, worktree, history off", "ratio", "op, snapshot", "ratio"];
+  const headers = ["input", "git apply", "op, worktree", "ratio", "server's first write", "ratio", "op, one-shot", "ratio", "CLI", "ratio", "CLI, first write", "ratio", "op, worktree, fsync per file", "ratio", "op, worktree, history off", "ratio", "op, snapshot", "ratio"];
   const rows = results.map((r, i) => {
     const g = median(r.git);
     const cell = (xs: number[]) => [fmtMs(median(xs)), fmtRatio(median(xs) / g)];
-    return [scenarios[i]!.label, fmtMs(g), ...cell(r.op), ...cell(r.opOneShot), ...cell(r.opFsync), ...cell(r.opNoHistory), ...cell(r.snapshot)];
+    return [scenarios[i]!.label, fmtMs(g), ...cell(r.op), ...cell(r.serverFirst), ...cell(r.opOneShot), ...cell(r.cli), ...cell(r.cliFirst), ...cell(r.opFsync), ...cell(r.opNoHistory), ...cell(r.snapshot)];
   });
   console.log(table(headers, rows));
   console.log(`${loadBefore}; after: ${loadAfter}`);
   if (args.includes("--write")) {
-    const cmd = `node_modules/.bin/bun bench/apply.ts --runs ${runs}${small ? " --small" : ""}${dropHistory ? " --drop-history" : ""} --write`;
+    const cmd = `node_modules/.bin/bun bench/apply.ts --runs ${runs}${small ? " --small" : ""}${only ? ` --only ${only}` : ""}${dropHistory ? " --drop-history" : ""} --write`;
     const md = [
       "# workspace_apply_patch benchmark figures",
       "",
@@ -236,8 +283,12 @@ async function main(): Promise<number> {
       "work-tree lock, live fingerprint, the plan against the live files, validation, staged writes made durable",
       "before publishing, exchanges and renames, the edit-history record (checkpoints, diffs and log entries, all",
       "durable), the new fingerprint and lease; between calls (untimed) the server removes the files the call replaced",
-      "and makes spare files for the next one. \"op, one-shot\" is the same call as a one-shot CLI command makes it",
-      "(and a server's first write): no spares, and the replaced files removed before it returns. git apply does none",
+      "and makes spare files for the next one. \"server's first write\" is the first call of a server just opened (its",
+      "start-up spares made or taken from a pool, untimed: a server waits for its host). \"op, one-shot\" is the call",
+      "in a workspace as a one-shot CLI command opens it, in process: spares from the pool the previous process left,",
+      "the replaced files handed off and removed after it (untimed). \"CLI\" is `dist/worksnap apply patch.diff` as a",
+      "process, spawn to exit, as git apply is timed (start-up included; its detached step waited for, untimed);",
+      "\"CLI, first write\" the same with no pool in the repository. git apply does none",
       "of the fingerprinting or recording and does not fsync. \"fsync per",
       "file\" is the same call with `syncfs(2)` switched off (the fallback where it is unavailable: one fsync per",
       "file, issued in parallel). \"history off\" is the call without the edit-history recorder. \"op, snapshot\"",

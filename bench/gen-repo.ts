@@ -12,6 +12,9 @@ import { dirname, join, relative, resolve } from "node:path";
 export const GENERATOR_VERSION = 1;
 export const MARKER_FILE = "wsbench-gen.json"; // lives in .git/, never tracked
 const DEFAULT_FILES = 100_000;
+const DEFAULT_RELEASE_FILES = 90_000;
+const DEFAULT_RELEASES = 20;
+const SMALL_RELEASE_FILES = 3_000;
 const SMALL_FILES = 3_000;
 const BYTES_PER_FILE = 10_240; // 100k files ≈ 1 GB (text overshoots its target a little)
 const MAX_DIR_DEPTH = 8;
@@ -121,16 +124,60 @@ const TYPES_TS = ["string", "number", "boolean", "unknown", "Uint8Array", "Promi
 
 const cap = (w: string) => w[0]!.toUpperCase() + w.slice(1);
 const CAP_WORDS = WORDS.map(cap);
-const camel = (r: Rng) => r.pick(VERBS) + r.pick(CAP_WORDS) + (r.chance(0.3) ? r.pick(CAP_WORDS) : "");
-const pascal = (r: Rng) => r.pick(CAP_WORDS) + r.pick(CAP_WORDS);
-const snake = (r: Rng) => r.pick(VERBS) + "_" + r.pick(WORDS) + (r.chance(0.3) ? "_" + r.pick(WORDS) : "");
-const kebab = (r: Rng) => r.pick(WORDS) + (r.chance(0.6) ? "-" + r.pick(WORDS) : "");
-const ident = (r: Rng) => (r.chance(0.5) ? r.pick(WORDS) : r.pick(WORDS) + r.pick(CAP_WORDS));
+
+/**
+ * Words beyond the base vocabulary, drawn while a layout renders with one (useLexicon): a real project's
+ * identifiers come from thousands of words, which is what gives its text its spread of byte trigrams (a code
+ * search index's selectivity). Without one, text uses the base words alone, as generations always did.
+ */
+export interface Lexicon {
+  words: string[];
+  caps: string[];
+}
+let lexicon: Lexicon | null = null;
+export function useLexicon(l: Lexicon | null): void {
+  lexicon = l;
+}
+
+/** `n` made-up words from syllables, deterministic in `seed`. */
+export function makeLexicon(seed: number, n: number): Lexicon {
+  const r = new Rng(seed);
+  const onsets = "b c d f g h j k l m n p qu r s t v w x z br cr dr fl gr pl pr sk sl sn sp st str tr th sh ch wh kl zh".split(" ");
+  const vowels = "a e i o u y ai ea ie oo ou".split(" ");
+  const codas = ["", "", "", "n", "r", "s", "t", "x", "ck", "ng", "nk", "lt", "rd", "sk", "st", "m", "l"];
+  const suffixes = ["", "", "", "", "", "", "2", "32", "64", "8", "_v2", "16", "ng", "er", "ly"];
+  const taken = new Set(WORDS);
+  const words: string[] = [];
+  while (words.length < n) {
+    let w = "";
+    for (let k = r.range(1, 3); k > 0; k--) w += r.pick(onsets) + r.pick(vowels) + r.pick(codas);
+    w += r.pick(suffixes);
+    if (w.length < 3 || taken.has(w)) continue;
+    taken.add(w);
+    words.push(w);
+  }
+  return { words, caps: words.map(cap) };
+}
+
+/** A word: from the lexicon's long tail (its first words the most common) or the base words. */
+function lexiconWord(r: Rng, capital: boolean): string {
+  const l = lexicon!;
+  if (r.chance(0.5)) return capital ? r.pick(CAP_WORDS) : r.pick(WORDS);
+  const i = Math.floor(l.words.length * r.float() ** 2);
+  return capital ? l.caps[i]! : l.words[i]!;
+}
+const word = (r: Rng) => (lexicon === null ? r.pick(WORDS) : lexiconWord(r, false));
+const capWord = (r: Rng) => (lexicon === null ? r.pick(CAP_WORDS) : lexiconWord(r, true));
+const camel = (r: Rng) => r.pick(VERBS) + capWord(r) + (r.chance(0.3) ? capWord(r) : "");
+const pascal = (r: Rng) => capWord(r) + capWord(r);
+const snake = (r: Rng) => r.pick(VERBS) + "_" + word(r) + (r.chance(0.3) ? "_" + word(r) : "");
+const kebab = (r: Rng) => word(r) + (r.chance(0.6) ? "-" + word(r) : "");
+const ident = (r: Rng) => (r.chance(0.5) ? word(r) : word(r) + capWord(r));
 // Share of non-ASCII words in the file being rendered: most files are pure ASCII, some are sprinkled.
 let unicodeRate = 0;
 function words(r: Rng, n: number): string {
-  let out = r.pick(WORDS);
-  for (let i = 1; i < n; i++) out += " " + (r.float() < unicodeRate ? r.pick(UNICODE) : r.pick(WORDS));
+  let out = word(r);
+  for (let i = 1; i < n; i++) out += " " + (r.float() < unicodeRate ? r.pick(UNICODE) : word(r));
   return out;
 }
 
@@ -246,7 +293,7 @@ const GO: Syntax = {
   fnOpen: (t, n, ps) => `func ${cap(n)}(${ps.map((p) => `${p} ${t.r.pick(["string", "int", "[]byte", "error", "*Config"])}`).join(", ")}) error {`,
   fail: (m) => `return fmt.Errorf("${m}")`,
   head: (t) => {
-    t.line(`package ${t.r.pick(WORDS)}`);
+    t.line(`package ${word(t.r)}`);
     t.line("");
     t.line("import (");
     for (let i = t.r.range(1, 5); i > 0; i--) t.line(`\t"${t.r.pick(["fmt", "os", "io", "context", "sync", "strings", "errors", "time"])}"`);
@@ -266,7 +313,7 @@ const RS: Syntax = {
   fnOpen: (t, n, ps) => `pub fn ${n.replace(/[A-Z]/g, (c) => "_" + c.toLowerCase())}(${ps.map((p) => `${p}: ${t.r.pick(["&str", "u64", "&[u8]", "usize"])}`).join(", ")}) -> Result<()> {`,
   fail: (m) => `return Err(anyhow!("${m}"))`,
   head: (t) => {
-    for (let i = t.r.range(1, 4); i > 0; i--) t.line(`use crate::${t.r.pick(WORDS)}::${pascal(t.r)};`);
+    for (let i = t.r.range(1, 4); i > 0; i--) t.line(`use crate::${word(t.r)}::${pascal(t.r)};`);
   },
 };
 const C: Syntax = {
@@ -277,7 +324,7 @@ const C: Syntax = {
   fnOpen: (t, n, ps) => `static int ${n}(${ps.map((p) => `${t.r.pick(["int", "const char *", "void *"])} ${p}`).join(", ") || "void"}) {`,
   fail: (m) => `return -1; /* ${m} */`,
   head: (t) => {
-    for (let i = t.r.range(1, 6); i > 0; i--) t.line(`#include ${t.r.chance(0.5) ? `<${t.r.pick(["stdio", "stdlib", "string", "stdint"])}.h>` : `"${t.r.pick(WORDS)}.h"`}`);
+    for (let i = t.r.range(1, 6); i > 0; i--) t.line(`#include ${t.r.chance(0.5) ? `<${t.r.pick(["stdio", "stdlib", "string", "stdint"])}.h>` : `"${word(t.r)}.h"`}`);
   },
 };
 const PY: Syntax = {
@@ -289,7 +336,7 @@ const PY: Syntax = {
   fnOpen: (_t, n, ps) => `def ${n.replace(/[A-Z]/g, (c) => "_" + c.toLowerCase())}(${ps.join(", ")}):`,
   fail: (m) => `raise ValueError("${m}")`,
   head: (t) => {
-    for (let i = t.r.int(5); i > 0; i--) t.line(t.r.chance(0.5) ? `import ${t.r.pick(["os", "sys", "json", "re", "typing"])}` : `from .${t.r.pick(WORDS)} import ${pascal(t.r)}`);
+    for (let i = t.r.int(5); i > 0; i--) t.line(t.r.chance(0.5) ? `import ${t.r.pick(["os", "sys", "json", "re", "typing"])}` : `from .${word(t.r)} import ${pascal(t.r)}`);
   },
   top: (t) => {
     t.line(`class ${pascal(t.r)}:`);
@@ -345,11 +392,11 @@ function csv(t: Text): void {
   const r = t.r;
   const cols = Array.from({ length: r.range(3, 9) }, () => ident(r));
   t.line(cols.join(","));
-  while (!t.full) t.line(cols.map((_, i) => (i % 2 ? r.int(100000) : r.pick(WORDS))).join(","));
+  while (!t.full) t.line(cols.map((_, i) => (i % 2 ? r.int(100000) : word(r))).join(","));
 }
 function sql(t: Text): void {
   const r = t.r;
-  const table = r.pick(WORDS) + "s";
+  const table = word(r) + "s";
   t.line(`CREATE TABLE ${table} (id BIGINT PRIMARY KEY, ${ident(r)} TEXT, ${ident(r)} INTEGER);`);
   while (!t.full) t.line(`INSERT INTO ${table} VALUES (${r.int(1e9)}, '${words(r, r.range(1, 5))}', ${r.int(1e5)});`);
 }
@@ -393,6 +440,8 @@ export interface FileSpec {
   crlf: boolean;
   noEol: boolean;
   literal?: string; // fixed content (ignore files)
+  /** Files with the same key hold the same bytes (one blob); absent: the file is its own blob. */
+  blobKey?: string;
 }
 
 export function renderFile(f: FileSpec): string | Uint8Array {
@@ -436,12 +485,12 @@ function stretch(r: Rng, f: FileSpec, base: Buffer, eol: string): Uint8Array {
   return out.subarray(0, cut);
 }
 
-function fillerLine(r: Rng, ext: string): string {
+export function fillerLine(r: Rng, ext: string): string {
   switch (ext) {
     case "json": return `    { "id": ${r.int(1e9)}, "${ident(r)}": "${words(r, 3)}" },`;
-    case "csv": return `${r.pick(WORDS)},${r.int(1e9)},${r.pick(WORDS)},${r.int(1e5)}`;
+    case "csv": return `${word(r)},${r.int(1e9)},${word(r)},${r.int(1e5)}`;
     case "sql": return `-- part ${r.int(1e9)}: ${words(r, 5)}`;
-    case "md": case "txt": case "yaml": case "toml": return `${r.pick(WORDS)}: ${words(r, 8)} ${r.int(1e9)}`;
+    case "md": case "txt": case "yaml": case "toml": return `${word(r)}: ${words(r, 8)} ${r.int(1e9)}`;
     case "py": case "sh": return `# part ${r.int(1e9)}: ${words(r, 6)}`;
     default: return `// part ${r.int(1e9)}: ${words(r, 6)}`;
   }
@@ -462,6 +511,8 @@ function binary(r: Rng, ext: string, size: number): Uint8Array {
 
 export interface Plan {
   files: FileSpec[]; // tracked regular files
+  /** Renders a tracked file's bytes, in plan order (default renderFile); set by layouts whose files share content. */
+  render?: (f: FileSpec) => string | Uint8Array;
   ignored: FileSpec[]; // written, matched by .gitignore
   symlinks: { path: string; target: string }[];
   dirs: string[];
@@ -681,11 +732,22 @@ function planSymlinks(r: Rng, L: Layout, specs: FileSpec[], n: number): { path: 
 /** Receives each tracked file's bytes as it is written, so git can pack them without a second read. */
 interface BlobSink {
   blob(index: number, data: Uint8Array): void;
+  /** File `index` holds the same bytes as the earlier file `first` (the same blobKey): no second blob. */
+  same(index: number, first: number): void;
   flush(): Promise<unknown>;
 }
 
-async function writeAll(out: string, specs: FileSpec[], sink?: BlobSink): Promise<number> {
-  let bytes = 0;
+interface Written {
+  bytes: number;
+  /** Distinct contents and their bytes (by a 64-bit content hash and the length). */
+  distinctBlobs: number;
+  distinctBytes: number;
+}
+
+async function writeAll(out: string, specs: FileSpec[], sink?: BlobSink, render: (f: FileSpec) => string | Uint8Array = renderFile): Promise<Written> {
+  const written: Written = { bytes: 0, distinctBlobs: 0, distinctBytes: 0 };
+  const seen = new Set<string>();
+  const firstOfKey = new Map<string, number>();
   let pending: Promise<unknown> = Promise.resolve();
   let batch: Promise<unknown>[] = [];
   let batchBytes = 0;
@@ -698,19 +760,30 @@ async function writeAll(out: string, specs: FileSpec[], sink?: BlobSink): Promis
   };
   for (let i = 0; i < specs.length; i++) {
     const f = specs[i]!;
-    const rendered = renderFile(f);
+    const rendered = render(f);
     const content = typeof rendered === "string" ? Buffer.from(rendered) : rendered;
-    bytes += content.length;
+    written.bytes += content.length;
     batchBytes += content.length;
+    const id = `${Bun.hash(content).toString(16)}:${content.length}`;
+    if (!seen.has(id)) {
+      seen.add(id);
+      written.distinctBlobs++;
+      written.distinctBytes += content.length;
+    }
     batch.push(Bun.write(join(out, f.path), content));
-    sink?.blob(i, content);
+    const first = f.blobKey === undefined ? undefined : firstOfKey.get(f.blobKey);
+    if (first !== undefined) sink?.same(i, first);
+    else {
+      if (f.blobKey !== undefined) firstOfKey.set(f.blobKey, i);
+      sink?.blob(i, content);
+    }
     // Render the next batch while this one is being written.
     if (batch.length >= 512 || batchBytes >= 64 << 20) await flush();
   }
   await flush();
   await pending;
   for (const f of specs) if (f.exec) chmodSync(join(out, f.path), 0o755);
-  return bytes;
+  return written;
 }
 
 // ---------------------------------------------------------------- git
@@ -757,7 +830,11 @@ function fastImport(cwd: string): BlobSink & { commit(plan: Plan, message: strin
   const stdin = p.stdin;
   const when = `${Math.floor(Date.parse(FIXED_DATE) / 1000)} +0000`;
   const env = gitEnv();
+  const marks: number[] = [];
   return {
+    same(index, first) {
+      marks[index] = marks[first] ?? first + 1;
+    },
     blob(index, data) {
       stdin.write(`blob\nmark :${index + 1}\ndata ${data.length}\n`);
       stdin.write(data);
@@ -769,7 +846,7 @@ function fastImport(cwd: string): BlobSink & { commit(plan: Plan, message: strin
       stdin.write(`commit refs/heads/main\nauthor ${env.GIT_AUTHOR_NAME} <${env.GIT_AUTHOR_EMAIL}> ${when}\n`);
       stdin.write(`committer ${env.GIT_COMMITTER_NAME} <${env.GIT_COMMITTER_EMAIL}> ${when}\ndata ${msg.length}\n`);
       stdin.write(msg);
-      plan.files.forEach((f, i) => stdin.write(`M ${f.exec ? "100755" : "100644"} :${i + 1} ${f.path}\n`));
+      plan.files.forEach((f, i) => stdin.write(`M ${f.exec ? "100755" : "100644"} :${marks[i] ?? i + 1} ${f.path}\n`));
       for (const s of plan.symlinks) {
         const target = Buffer.from(relative(dirname(s.path), s.target));
         stdin.write(`M 120000 inline ${s.path}\ndata ${target.length}\n`);
@@ -846,13 +923,26 @@ export interface GenerateOptions {
   force?: boolean;
   /** Leave modified, deleted and untracked files after the commit (default true). */
   dirty?: boolean;
+  /**
+   * "monorepo" (default): one large monorepo. "releases": many release trees of one project side by side
+   * (bench/gen-releases.ts), most files the same blob as in the release before.
+   */
+  layout?: RepoLayout;
+  /** Release trees of the "releases" layout (default 20). */
+  releases?: number;
   log?: (msg: string) => void;
 }
 
+export type RepoLayout = "monorepo" | "releases";
+
 export interface GenerateSummary {
   out: string;
+  layout: RepoLayout;
   files: number;
   bytes: number;
+  /** Distinct contents among the tracked files, and their bytes. */
+  distinctBlobs: number;
+  distinctBytes: number;
   binary: number;
   executables: number;
   symlinks: number;
@@ -869,7 +959,8 @@ export interface GenerateSummary {
 /** Generates the repository at `out`. Refuses a non-empty directory unless it is a previous output and `force` is set. */
 export async function generateRepo(opts: GenerateOptions): Promise<GenerateSummary> {
   const out = resolve(opts.out);
-  const files = opts.files ?? DEFAULT_FILES;
+  const layout = opts.layout ?? "monorepo";
+  const files = opts.files ?? (layout === "releases" ? DEFAULT_RELEASE_FILES : DEFAULT_FILES);
   const seed = seedHash(opts.seed ?? 1);
   const log = opts.log ?? (() => {});
   if (existsSync(out) && readdirSync(out).length > 0) {
@@ -882,31 +973,33 @@ export async function generateRepo(opts: GenerateOptions): Promise<GenerateSumma
     rmSync(aside, { recursive: true, force: true });
   }
   const t0 = performance.now();
-  const plan = planRepo(files, seed);
+  const plan = layout === "releases" ? (await import("./gen-releases.ts")).planReleases(files, opts.releases ?? DEFAULT_RELEASES, seed) : planRepo(files, seed);
   const t1 = performance.now();
   log(`planned ${plan.files.length} files in ${plan.dirs.length} dirs`);
 
   mkdirSync(out, { recursive: true });
   await git(out, "init", "-q", "-b", "main");
-  const marker = { version: GENERATOR_VERSION, files, seed: String(opts.seed ?? 1), complete: false, head: "", bytes: 0 };
+  const marker: Marker = { version: GENERATOR_VERSION, files, seed: String(opts.seed ?? 1), complete: false, head: "", bytes: 0 };
+  if (layout !== "monorepo") Object.assign(marker, { layout, releases: opts.releases ?? DEFAULT_RELEASES });
   await Bun.write(join(out, ".git", MARKER_FILE), JSON.stringify(marker));
   for (const [k, v] of [["core.autocrlf", "false"], ["core.filemode", "true"], ["core.symlinks", "true"], ["gc.auto", "0"]]) await git(out, "config", k!, v!);
   const allDirs = new Set(plan.dirs);
   for (const f of plan.ignored) allDirs.add(dirname(f.path));
   for (const d of [...allDirs].sort((a, b) => a.length - b.length)) mkdirSync(join(out, d), { recursive: true });
   const importer = fastImport(out);
-  const bytes = await writeAll(out, plan.files, importer);
+  const written = await writeAll(out, plan.files, importer, plan.render);
+  const bytes = written.bytes;
   await writeAll(out, plan.ignored);
   for (const s of plan.symlinks) symlinkSync(relative(dirname(s.path), s.target), join(out, s.path));
   const t2 = performance.now();
-  log(`wrote ${(bytes / 1e6).toFixed(1)} MB in ${((t2 - t1) / 1000).toFixed(1)} s`);
+  log(`wrote ${(bytes / 1e6).toFixed(1)} MB (${(written.distinctBytes / 1e6).toFixed(1)} MB distinct) in ${((t2 - t1) / 1000).toFixed(1)} s`);
 
   const step = async (what: string, fn: () => Promise<unknown>) => {
     const t = performance.now();
     await fn();
     log(`${what} in ${((performance.now() - t) / 1000).toFixed(1)} s`);
   };
-  await step("git fast-import", () => importer.commit(plan, `Import generated monorepo (${files} files, seed ${opts.seed ?? 1})`));
+  await step("git fast-import", () => importer.commit(plan, `Import generated ${layout === "releases" ? "release trees" : "monorepo"} (${files} files, seed ${opts.seed ?? 1})`));
   await step("git repack", () => git(out, "repack", "-adq"));
   await step("git prune", () => git(out, "prune"));
   await step("index", async () => {
@@ -923,8 +1016,11 @@ export async function generateRepo(opts: GenerateOptions): Promise<GenerateSumma
 
   const summary: GenerateSummary = {
     out,
+    layout,
     files: plan.files.length,
     bytes,
+    distinctBlobs: written.distinctBlobs,
+    distinctBytes: written.distinctBytes,
     binary: plan.files.filter((f) => BINARY_EXTS.has(f.ext)).length,
     executables: plan.files.filter((f) => f.exec).length,
     symlinks: plan.symlinks.length,
@@ -937,12 +1033,48 @@ export async function generateRepo(opts: GenerateOptions): Promise<GenerateSumma
     head,
     seconds: { plan: (t1 - t0) / 1000, write: (t2 - t1) / 1000, git: (t3 - t2) / 1000, total: (t3 - t0) / 1000 },
   };
-  await Bun.write(join(out, ".git", MARKER_FILE), JSON.stringify({ ...marker, complete: true, head, bytes }, null, 2) + "\n");
+  const done: Marker = { ...marker, complete: true, head, bytes, distinctBlobs: written.distinctBlobs, distinctBytes: written.distinctBytes };
+  await Bun.write(join(out, ".git", MARKER_FILE), JSON.stringify(done, null, 2) + "\n");
   return summary;
 }
 
+/**
+ * Reuses a complete generation with the same parameters at `dir`, otherwise generates one there. A directory
+ * named explicitly (`explicit`) that is a git repository is used as it is.
+ */
+export async function ensureGenerated(dir: string, opts: { files: number; seed: string; layout: RepoLayout; explicit?: boolean; log: (msg: string) => void }): Promise<void> {
+  const marker = readMarker(dir);
+  if (opts.explicit && existsSync(join(dir, ".git"))) {
+    if (!marker) opts.log(`note: ${dir} was not generated by bench/gen-repo.ts; using it as it is.`);
+    return;
+  }
+  const same = marker?.complete && marker.version === GENERATOR_VERSION && marker.files === opts.files && marker.seed === opts.seed && (marker.layout ?? "monorepo") === opts.layout;
+  if (same) {
+    opts.log(`reusing ${dir} (${marker.files} files, ${(marker.bytes / 1e6).toFixed(0)} MB, HEAD ${marker.head.slice(0, 12)})`);
+    return;
+  }
+  opts.log(`generating ${opts.files} files (${opts.layout}) into ${dir} ...`);
+  const summary = await generateRepo({ out: dir, files: opts.files, seed: opts.seed, layout: opts.layout, force: true, log: (m) => opts.log("  " + m) });
+  opts.log(formatSummary(summary) + "\n");
+}
+
+/** What a generation leaves in .git/wsbench-gen.json. */
+export interface Marker {
+  version: number;
+  files: number;
+  seed: string;
+  complete: boolean;
+  head: string;
+  bytes: number;
+  /** absent: "monorepo" */
+  layout?: RepoLayout;
+  releases?: number;
+  distinctBlobs?: number;
+  distinctBytes?: number;
+}
+
 /** Reads the marker of a previous generation, or null. */
-export function readMarker(out: string): { version: number; files: number; seed: string; complete: boolean; head: string; bytes: number } | null {
+export function readMarker(out: string): Marker | null {
   try {
     return JSON.parse(readFileSync(join(out, ".git", MARKER_FILE), "utf8"));
   } catch {
@@ -955,6 +1087,7 @@ export function formatSummary(s: GenerateSummary): string {
     `repo       ${s.out}`,
     `files      ${s.files} tracked (${s.binary} binary, ${s.executables} executable), ${s.symlinks} symlinks, ${s.ignored} ignored`,
     `bytes      ${(s.bytes / 1e6).toFixed(1)} MB in ${s.dirs} dirs, max depth ${s.maxDepth}`,
+    `distinct   ${s.distinctBlobs} blobs, ${(s.distinctBytes / 1e6).toFixed(1)} MB (layout ${s.layout})`,
     `dirty      ${s.modified} modified, ${s.deleted} deleted, ${s.untracked} untracked`,
     `HEAD       ${s.head}`,
     `seconds    ${s.seconds.total.toFixed(1)} (plan ${s.seconds.plan.toFixed(1)}, write ${s.seconds.write.toFixed(1)}, git ${s.seconds.git.toFixed(1)})`,
@@ -968,17 +1101,24 @@ if (import.meta.main) {
     return i >= 0 ? args[i + 1] : undefined;
   };
   const out = val("--out");
-  if (!out || args.includes("--help")) {
-    console.error("usage: bun bench/gen-repo.ts --out DIR [--files N] [--small] [--seed S] [--force] [--clean]");
+  const layout = (val("--layout") ?? "monorepo") as RepoLayout;
+  if (!out || args.includes("--help") || (layout !== "monorepo" && layout !== "releases")) {
+    console.error("usage: bun bench/gen-repo.ts --out DIR [--layout monorepo|releases] [--releases N] [--files N] [--small] [--seed S] [--force] [--clean]");
     process.exit(2);
   }
-  const files = val("--files") ? Number(val("--files")) : args.includes("--small") ? SMALL_FILES : DEFAULT_FILES;
+  const small = layout === "releases" ? SMALL_RELEASE_FILES : SMALL_FILES;
+  const files = val("--files") ? Number(val("--files")) : args.includes("--small") ? small : layout === "releases" ? DEFAULT_RELEASE_FILES : DEFAULT_FILES;
+  const releases = val("--releases") ? Number(val("--releases")) : DEFAULT_RELEASES;
   if (!Number.isInteger(files) || files < 50) {
     console.error("--files must be an integer >= 50");
     process.exit(2);
   }
+  if (!Number.isInteger(releases) || releases < 2 || files / releases < 50) {
+    console.error("--releases must be an integer >= 2, with at least 50 files per release");
+    process.exit(2);
+  }
   try {
-    const s = await generateRepo({ out, files, seed: val("--seed") ?? 1, force: args.includes("--force"), dirty: !args.includes("--clean"), log: (m) => console.error(m) });
+    const s = await generateRepo({ out, files, layout, releases, seed: val("--seed") ?? 1, force: args.includes("--force"), dirty: !args.includes("--clean"), log: (m) => console.error(m) });
     console.log(formatSummary(s));
   } catch (e) {
     console.error(String(e instanceof Error ? e.message : e));

@@ -15,11 +15,13 @@ Usage:
                [--http [HOST:]PORT]    Streamable HTTP with a bearer token
   worksnap snapshot <command> ...      create, info, log, list, file, grep, changes,
                                        diff, export, import
+  worksnap apply [PATCH]               apply a unified diff, all or nothing (recorded)
   worksnap history <command> ...       review agent edits: review (a local page),
                                        status, show, accept, reject, recover,
                                        cleanup (also: mcpdiff)
   worksnap task <command> ...          the task layer: start, context, check, end,
                                        list, diff, restore
+  worksnap index <command> ...         the grep index: build, status, clear
   worksnap migrate [--check]           bring .mcp/ to this version's state format
   worksnap gc [--dry-run]              prune .mcp/: exports, unreferenced blobs
   worksnap --version | --help
@@ -47,6 +49,14 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
     const m = await import("./cli/commands/snapshot");
     return { run: m.cmdSnapshot, help: m.SNAPSHOT_HELP, needsArgs: true };
   },
+  "__hand-off": async () => {
+    const m = await import("./cli/hand-off");
+    return { run: m.cmdHandOff, help: "" };
+  },
+  apply: async () => {
+    const m = await import("./cli/commands/apply");
+    return { run: m.cmdApply, help: m.APPLY_HELP };
+  },
   history: async () => {
     const m = await import("./cli/commands/history");
     return { run: m.cmdHistory, help: m.HISTORY_HELP, needsArgs: true };
@@ -58,6 +68,10 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   task: async () => {
     const m = await import("./cli/commands/task");
     return { run: m.cmdTask, help: m.TASK_HELP };
+  },
+  index: async () => {
+    const m = await import("./cli/commands/grep-index");
+    return { run: m.cmdIndex, help: m.INDEX_HELP };
   },
   migrate: async () => {
     const m = await import("./cli/commands/migrate");

@@ -61,3 +61,12 @@ export function intFlag(value: unknown, name: string): number | undefined {
   if (!Number.isInteger(n)) throw new UsageError(`--${name} must be an integer`);
   return n;
 }
+
+/** A size in bytes: a whole number with an optional K, M or G (powers of 1024), as `--index-budget 512M`. */
+export function sizeFlag(value: unknown, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  const m = /^([0-9]+)([KMG]?)i?B?$/i.exec(String(value).trim());
+  if (!m) throw new UsageError(`--${name} must be a size such as 512M, 2G or 0`);
+  const unit = { "": 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3 }[(m[2] as string).toUpperCase()] as number;
+  return Number(m[1]) * unit;
+}

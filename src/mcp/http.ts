@@ -4,7 +4,7 @@ import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { isLoopbackAddress, isLoopbackHost, isLoopbackOrigin, sameToken } from "../core/local-guard";
 import { Semaphore } from "../core/semaphore";
 import { VERSION } from "../version";
-import { IdleCollector } from "./idle-collect";
+import { idleCollector } from "./idle-collect";
 import { JSONRPC, type WireMessage, errorReply, parseErrorReply, screenMessage } from "./jsonrpc-screen";
 import { type Log, MAX_CALLS_IN_FLIGHT, type RootChoice, type ServeOptions, type WorksnapServer, createServer } from "./server";
 import { MAX_MESSAGE_BYTES } from "./stdio-transport";
@@ -64,7 +64,7 @@ interface Session {
 
 export function serveHttp(opts: HttpOptions): HttpServer {
   const log: Log = opts.log ?? ((line) => void process.stderr.write(`worksnap: ${line}\n`));
-  const shared: ServeOptions = { ...opts, log, calls: opts.calls ?? new Semaphore(MAX_CALLS_IN_FLIGHT), idle: opts.idle ?? new IdleCollector() };
+  const shared: ServeOptions = { ...opts, log, calls: opts.calls ?? new Semaphore(MAX_CALLS_IN_FLIGHT), idle: opts.idle ?? idleCollector(opts.roots.pool) };
   const sessions = new Map<string, Session>();
   const loopback = isLoopbackAddress(opts.hostname);
 

@@ -1,3 +1,5 @@
+import type { WorkspacePool } from "./roots";
+
 /**
  * A server's memory between calls. A whole-tree call (a grep over 100k files)
  * leaves tens of MB of garbage, and the collector, left to itself, grows the
@@ -43,4 +45,12 @@ export class IdleCollector {
     }, this.idleMs);
     this.timer.unref?.();
   }
+}
+
+/** A server's idle work: the heap collected, and every open workspace's grep index brought up to date in the background. */
+export function idleCollector(pool: WorkspacePool): IdleCollector {
+  return new IdleCollector(undefined, () => {
+    Bun.gc(true);
+    pool.kickIndexers();
+  });
 }

@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { type ListRootsResult, ListRootsResultSchema, RootsListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { busy, notFound } from "../core/errors";
-import { closeWorkspace, openWorkspace, type Workspace } from "../ops/workspace";
+import { closeWorkspace, openWorkspace, type Workspace, type WorkspaceOptions } from "../ops/workspace";
 
 /**
  * The workspaces a server process has open, one per root, shared by its
@@ -14,8 +14,14 @@ import { closeWorkspace, openWorkspace, type Workspace } from "../ops/workspace"
 export class WorkspacePool {
   private readonly byDir = new Map<string, Workspace>();
 
-  /** `onOpen`: told each workspace as it is opened (the server completes interrupted writes there). */
-  constructor(private readonly onOpen: (ws: Workspace) => void = () => undefined) {}
+  /**
+   * `onOpen`: told each workspace as it is opened (the server completes interrupted writes there); `index`: the
+   * budgets of each workspace's grep index, built in the background (workspace.ts).
+   */
+  constructor(
+    private readonly onOpen: (ws: Workspace) => void = () => undefined,
+    private readonly index: WorkspaceOptions["index"] = undefined,
+  ) {}
 
   /** The workspace of `dir` (opened on first use; a directory reached by two names is one workspace). */
   get(dir: string): Workspace {
@@ -27,10 +33,16 @@ export class WorkspacePool {
     }
     const known = this.byDir.get(key);
     if (known) return known;
-    const ws = openWorkspace(key, { longLived: true });
+    const ws = openWorkspace(key, { longLived: true, index: this.index });
     this.byDir.set(key, ws);
     this.onOpen(ws);
+    ws.indexer?.kick();
     return ws;
+  }
+
+  /** Brings each open workspace's grep index up to date in the background (when the server is idle). */
+  kickIndexers(): void {
+    for (const ws of this.byDir.values()) ws.indexer?.kick();
   }
 
   closeAll(): void {

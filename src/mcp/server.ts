@@ -6,8 +6,8 @@ import { VERSION } from "../version";
 import type { Workspace } from "../ops/workspace";
 import { type ToolDef, checkBranch, parseArgs } from "./define-tool";
 import { TOOLS, servedSchemas } from "./registry";
+import { type IdleCollector, idleCollector } from "./idle-collect";
 import { type ToolGroup, groupOf } from "./tool-groups";
-import { IdleCollector } from "./idle-collect";
 import { JSONRPC, JsonRpcError } from "./jsonrpc-screen";
 import { GuardedServer } from "./request-guard";
 import { registerResources } from "./resources";
@@ -90,7 +90,8 @@ export function createServer(roots: RootChoice, opts: ServeOptions = {}): Worksn
   /** The session's view of its workspace for a request (it may ask the client for its roots first). */
   const workspaceFor = async (extra: RequestContext): Promise<Workspace> => session.view(await sessionRoot.workspace(askWith(extra)));
   const byName = new Map<string, ToolDef<unknown>>();
-  const idle = opts.idle ?? new IdleCollector();
+  // once idle: the heap collected, and the grep indexes brought up to date in the background
+  const idle = opts.idle ?? idleCollector(roots.pool);
   const calls = opts.calls ?? new Semaphore(MAX_CALLS_IN_FLIGHT);
   let unanswered = 0;
   let settledWaiters: (() => void)[] = [];

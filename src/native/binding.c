@@ -24,6 +24,9 @@
 #include "search.h"
 #include "sha1.h"
 #include "sha256.h"
+#include "sink_napi.h"
+#include "stat_job.h"
+#include "trigram_job.h"
 
 #define CHECK(call)                                   \
   do {                                                \
@@ -644,6 +647,107 @@ static napi_value lstat_at(napi_env env, napi_callback_info info) {
   return arr;
 }
 
+/* statStart(root, paths, count): lstat of each path under root (stat_job.h) */
+static napi_value stat_start(napi_env env, napi_callback_info info) {
+  napi_value argv[3];
+  if (!args_of(env, info, 3, argv)) return NULL;
+  char root[4096];
+  size_t root_len = 0;
+  CHECK(napi_get_value_string_utf8(env, argv[0], root, sizeof root, &root_len));
+  if (root_len >= sizeof root - 1) return fail(env, "worksnap native: root path too long");
+  void *paths;
+  size_t paths_len;
+  if (!bytes_of(env, argv[1], &paths, &paths_len)) return fail(env, "worksnap native: paths must be a Uint8Array");
+  double count = num(env, argv[2]);
+  if (!(count >= 0)) return fail(env, "worksnap native: bad count");
+  int dirfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dirfd < 0) return fail(env, "worksnap native: cannot open the root directory");
+  stat_job_t *job = stat_job_new(paths, paths_len, (size_t)count, dirfd);
+  if (!job) return fail(env, "worksnap native: out of memory");
+  pool_submit(&job->base);
+  return wrap(env, &job->base);
+}
+
+/* statRecords(job): a copy of every file's record once the job is done; null while it runs */
+static napi_value stat_records(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  job_t *job = job_arg(env, info, 1, argv);
+  if (!job) return NULL;
+  if (job->run != stat_job_run) return fail(env, "worksnap native: not a stat job");
+  napi_value buf;
+  if (job_ready_prefix(job) < job->count) {
+    napi_get_null(env, &buf);
+    return buf;
+  }
+  stat_job_t *sj = (stat_job_t *)job;
+  void *out;
+  CHECK(napi_create_buffer_copy(env, sj->files * STAT_RECORD, sj->records, &out, &buf));
+  return buf;
+}
+
+/*
+ * trigramStart(root, paths, files, expects, fileLimit, pairCap, sniff, background): the trigram index's build of
+ * `files` files (trigram_job.h); expects holds 33 bytes a file. `background`: on the pool's low-priority threads.
+ */
+static napi_value trigram_start(napi_env env, napi_callback_info info) {
+  napi_value argv[8];
+  if (!args_of(env, info, 8, argv)) return NULL;
+  char root[4096];
+  size_t root_len = 0;
+  CHECK(napi_get_value_string_utf8(env, argv[0], root, sizeof root, &root_len));
+  if (root_len >= sizeof root - 1) return fail(env, "worksnap native: root path too long");
+  void *paths, *expects;
+  size_t paths_len, expects_len;
+  if (!bytes_of(env, argv[1], &paths, &paths_len) || !bytes_of(env, argv[3], &expects, &expects_len))
+    return fail(env, "worksnap native: paths and expects must be Uint8Arrays");
+  double files = num(env, argv[2]), limit = num(env, argv[4]), cap = num(env, argv[5]), sniff = num(env, argv[6]);
+  if (!(files >= 0) || expects_len < (size_t)files * TRI_EXPECT_SIZE || !(limit >= 0) || !(cap >= 1) || !(sniff >= 0))
+    return fail(env, "worksnap native: bad trigram job arguments");
+  bool background = false;
+  napi_get_value_bool(env, argv[7], &background);
+  int dirfd = AT_FDCWD;
+  if (root_len > 0 && (dirfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) return fail(env, "worksnap native: cannot open the root directory");
+  trigram_job_t *job = trigram_job_new(paths, paths_len, (size_t)files, dirfd, expects, (size_t)limit, (size_t)cap, (size_t)sniff);
+  if (!job) return fail(env, "worksnap native: out of memory");
+  if (background) pool_submit_background(&job->base);
+  else pool_submit(&job->base);
+  return wrap(env, &job->base);
+}
+
+static trigram_job_t *trigram_done(napi_env env, napi_callback_info info, napi_value *argv) {
+  job_t *job = job_arg(env, info, 1, argv);
+  if (!job) return NULL;
+  if (job->run != trigram_job_run) return fail(env, "worksnap native: not a trigram job"), NULL;
+  if (job_ready_prefix(job) < job->count) return fail(env, "worksnap native: the trigram job is not done"), NULL;
+  return (trigram_job_t *)job;
+}
+
+/* trigramRecords(job): a copy of every file's record, once the job is done */
+static napi_value trigram_records(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  trigram_job_t *job = trigram_done(env, info, argv);
+  if (!job) return NULL;
+  napi_value buf;
+  void *out;
+  CHECK(napi_create_buffer_copy(env, job->files * TRIGRAM_RECORD, job->records, &out, &buf));
+  return buf;
+}
+
+/* trigramSegment(job): the segment, handed over without a copy (once); null when it was not built */
+static napi_value trigram_segment(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  trigram_job_t *job = trigram_done(env, info, argv);
+  if (!job) return NULL;
+  napi_value out;
+  if (!job->segment) {
+    napi_get_null(env, &out);
+    return out;
+  }
+  if (napi_create_external_buffer(env, job->segment_len, job->segment, free_kept, NULL, &out) != napi_ok) return throw_(env, "napi_create_external_buffer");
+  job->segment = NULL;
+  return out;
+}
+
 static napi_value describe(napi_env env, napi_callback_info info) {
   (void)info;
   napi_value obj, sha, threads;
@@ -666,6 +770,9 @@ static napi_value layout(napi_env env) {
       {"SCAN_RECORD", SCAN_RECORD}, {"SR_KIND", SR_KIND}, {"SR_DIGEST", SR_DIGEST}, {"SR_SAME", SR_SAME},
       {"SR_REMEMBER", SR_REMEMBER}, {"SR_ERRNO", SR_ERRNO}, {"SR_LENGTH", SR_LENGTH}, {"SR_STAMP", SR_STAMP},
       {"SR_SHA256", SR_SHA256}, {"SR_OFFSET", SR_OFFSET},
+      {"TRIGRAM_RECORD", TRIGRAM_RECORD}, {"TR_STATUS", TR_STATUS}, {"TR_ERRNO", TR_ERRNO}, {"TR_SIZE", TR_SIZE},
+      {"TR_COUNT", TR_COUNT}, {"TR_SHA256", TR_SHA256}, {"STAT_RECORD", STAT_RECORD}, {"SJ_STATUS", SJ_STATUS},
+      {"SJ_SIZE", SJ_SIZE}, {"SJ_MTIME", SJ_MTIME}, {"SJ_CTIME", SJ_CTIME}, {"SJ_INO", SJ_INO},
   };
   for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) napi_set_named_property(env, obj, fields[i].name, number(env, fields[i].value));
   return obj;
@@ -679,6 +786,8 @@ NAPI_MODULE_INIT() {
       {"hashStart", hash_start}, {"scanStart", scan_start}, {"ready", ready}, {"hashRecords", hash_records},
       {"scanCollect", scan_collect}, {"release", release}, {"setTrust", set_trust}, {"scanKinds", scan_kinds}, {"notify", notify}, {"watch", watch}, {"sha256", sha256_once}, {"gitBlobId", git_blob_id},
       {"describe", describe}, {"accelerate", accelerate}, {"countByte", count_byte_of}, {"longestRun", longest_run_of},
+      {"trigramStart", trigram_start}, {"trigramRecords", trigram_records}, {"trigramSegment", trigram_segment},
+      {"statStart", stat_start}, {"statRecords", stat_records},
       {"dirOpenBeneath", dir_open_beneath}, {"openAt", open_at}, {"mkdirAt", mkdir_at}, {"unlinkAt", unlink_at},
       {"renameAt", rename_at}, {"symlinkAt", symlink_at}, {"readlinkAt", readlink_at}, {"lstatAt", lstat_at},
   };
@@ -687,9 +796,10 @@ NAPI_MODULE_INIT() {
     if (napi_create_function(env, fns[i].name, NAPI_AUTO_LENGTH, fns[i].fn, NULL, &fn) != napi_ok) return NULL;
     if (napi_set_named_property(env, exports, fns[i].name, fn) != napi_ok) return NULL;
   }
+  if (!sink_register(env, exports)) return NULL;
   napi_value l = layout(env);
   if (l) napi_set_named_property(env, exports, "layout", l);
   napi_value version;
-  if (napi_create_int32(env, 3, &version) == napi_ok) napi_set_named_property(env, exports, "version", version);
+  if (napi_create_int32(env, 4, &version) == napi_ok) napi_set_named_property(env, exports, "version", version);
   return exports;
 }

@@ -4,14 +4,30 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/syscall.h>
+#endif
 
 #define MAX_THREADS 8
 
+/*
+ * Two queues share one lock: the foreground one, served by thread_count()
+ * threads, and the background one (pool_submit_background), served by
+ * threads of its own that run at the lowest priority, so background work
+ * never delays a foreground job and only takes CPU time nothing else wants.
+ */
+typedef struct {
+  pthread_cond_t wake;
+  job_t *head, *tail;
+  int started;
+  int background;
+} queue_t;
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
-static job_t *head, *tail;
-static int started;
+static queue_t fore = {PTHREAD_COND_INITIALIZER, NULL, NULL, 0, 0};
+static queue_t back = {PTHREAD_COND_INITIALIZER, NULL, NULL, 0, 1};
 
 int worker_reserve(worker_t *w, size_t need) {
   if (w->cap >= need) return 1;
@@ -97,17 +113,25 @@ void worker_trim(worker_t *w) {
   w->cap = 0;
 }
 
+/* The calling thread at the lowest priority (Linux sets nice values per thread). */
+static void lower_priority(void) {
+#ifdef __linux__
+  setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
+#endif
+}
+
 static void *worker_main(void *arg) {
-  (void)arg;
+  queue_t *q = arg;
+  if (q->background) lower_priority();
   worker_t w = {0};
   pthread_mutex_lock(&lock);
   for (;;) {
-    while (!head) pthread_cond_wait(&wake, &lock);
-    job_t *job = head;
+    while (!q->head) pthread_cond_wait(&q->wake, &lock);
+    job_t *job = q->head;
     if (job->next >= job->count || atomic_load(&job->cancelled)) {
       // nothing left to start: the queue's reference goes; items not started count as finished
-      head = job->queue_next;
-      if (!head) tail = NULL;
+      q->head = job->queue_next;
+      if (!q->head) q->tail = NULL;
       for (size_t i = job->next; i < job->count; i++) atomic_store(&job->ready[i], 1);
       job->next = job->count;
       check_watch(job);
@@ -134,30 +158,34 @@ static int thread_count(void) {
   return n > MAX_THREADS ? MAX_THREADS : (int)n;
 }
 
-static void start_locked(void) {
-  if (started) return;
+static void start_locked(queue_t *q) {
+  if (q->started) return;
   int n = thread_count();
   for (int i = 0; i < n; i++) {
     pthread_t t;
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    if (pthread_create(&t, &attr, worker_main, NULL) == 0) started++;
+    if (pthread_create(&t, &attr, worker_main, q) == 0) q->started++;
     pthread_attr_destroy(&attr);
   }
 }
 
-void pool_submit(job_t *job) {
+static void submit(queue_t *q, job_t *job) {
   pthread_mutex_lock(&lock);
-  start_locked();
+  start_locked(q);
   job->refs++;
   job->queue_next = NULL;
-  if (tail) tail->queue_next = job;
-  else head = job;
-  tail = job;
-  pthread_cond_broadcast(&wake);
+  if (q->tail) q->tail->queue_next = job;
+  else q->head = job;
+  q->tail = job;
+  pthread_cond_broadcast(&q->wake);
   pthread_mutex_unlock(&lock);
 }
+
+void pool_submit(job_t *job) { submit(&fore, job); }
+
+void pool_submit_background(job_t *job) { submit(&back, job); }
 
 size_t job_ready_prefix(job_t *job) {
   size_t p = job->prefix;
@@ -168,7 +196,7 @@ size_t job_ready_prefix(job_t *job) {
 
 int pool_threads(void) {
   pthread_mutex_lock(&lock);
-  int n = started ? started : thread_count();
+  int n = fore.started ? fore.started : thread_count();
   pthread_mutex_unlock(&lock);
   return n;
 }

@@ -68,6 +68,8 @@ int job_init(job_t *job, const char *paths, size_t paths_len, size_t count, int 
 void job_discard(job_t *job);
 /* Queues a job; the pool holds a reference until its last item is finished. */
 void pool_submit(job_t *job);
+/* Queues a job for the background threads: as many as the foreground's, at the lowest priority. */
+void pool_submit_background(job_t *job);
 /* Drops the caller's reference; the job is freed when no worker holds it either. */
 void job_release(job_t *job);
 /* The number of items finished, counting from the first, without a gap. */

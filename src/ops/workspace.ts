@@ -2,7 +2,7 @@ import { ensureStateDir, cleanStaleTemps } from "../repo/state-dir";
 import { openRoot, type RepoRoot } from "../repo/root";
 import { RepoBlobStore } from "../repo/repo-blob-store";
 import { SnapshotStore } from "../repo/snapshot-store";
-import { TmpReserve } from "../repo/tmp-reserve";
+import { RESERVE_START, TmpReserve } from "../repo/tmp-reserve";
 import { keepIndexListings } from "../repo/tree-scan";
 import type { EditRecorder } from "./write/edit-recorder";
 import { FsHistoryStore } from "./history/fs-history-store";
@@ -11,6 +11,8 @@ import { HistoryRecorder } from "./history/recorder";
 import { join } from "node:path";
 import { blobIdFromHex } from "../core/hash";
 import { LEASE_LIMITS, LeaseStore } from "./live/leases";
+import { TrigramIndex } from "../repo/trigram-index/store";
+import { DEFAULT_DISK_BUDGET, DEFAULT_MEMORY_BUDGET, TrigramIndexer } from "../repo/trigram-index/indexer";
 
 /** Everything an operation needs about one repository root. */
 export interface Workspace {
@@ -20,8 +22,18 @@ export interface Workspace {
   leases: LeaseStore;
   /** Records every work-tree write for review (edit history); null records nothing. */
   recorder: EditRecorder | null;
-  /** A server's spare files and removals done between calls (tmp-reserve.ts); null for one-shot commands. */
+  /**
+   * Spare files to stage writes in, and removals of what writes replaced
+   * (tmp-reserve.ts): a server's are made and done between calls; a one-shot
+   * command's spares come from a pool an earlier process left, and its
+   * removals are done before each call returns (or handed off: WorkspaceOptions.handOff).
+   * Null writes without spares and removes at once.
+   */
   reserve: TmpReserve | null;
+  /** The trigram index of blobs (`.mcp/index/`), which grep asks before reading; read by every workspace. */
+  trigrams: TrigramIndex;
+  /** What keeps the index up with the repository in the background: a server's only (null otherwise, or when off). */
+  indexer: TrigramIndexer | null;
   /**
    * Runs each time this process takes the work-tree lock, before the locked
    * work: completes recorded writes a crashed process left (history/interrupted.ts).
@@ -38,6 +50,18 @@ export interface WorkspaceOptions {
    * calls where it can be (spare files, removals: tmp-reserve.ts).
    */
   longLived?: boolean;
+  /**
+   * The trigram index a server builds in the background: bytes on disk at most (0 turns building off) and
+   * bytes held while building. Defaults: DEFAULT_DISK_BUDGET, DEFAULT_MEMORY_BUDGET.
+   */
+  index?: { diskBudget?: number; memoryBudget?: number };
+  /**
+   * A one-shot command that hands the removal of what its writes replaced to
+   * a step after its answer (TmpReserve.handOff; the CLI's apply): until then
+   * those files wait in `.mcp/tmp`, and closeWorkspace removes them if no
+   * hand-off took them.
+   */
+  handOff?: boolean;
 }
 
 export function openWorkspace(dir: string, opts: WorkspaceOptions = {}): Workspace {
@@ -47,6 +71,9 @@ export function openWorkspace(dir: string, opts: WorkspaceOptions = {}): Workspa
   if (repo.lockStateDir !== repo.stateDir) shareTopLock(repo);
   cleanStaleTemps(repo.stateDir);
   const blobs = new RepoBlobStore(repo.stateDir);
+  const trigrams = new TrigramIndex(repo.stateDir);
+  const diskBudget = opts.index?.diskBudget ?? DEFAULT_DISK_BUDGET;
+  const build = { diskBudget, memoryBudget: opts.index?.memoryBudget ?? DEFAULT_MEMORY_BUDGET, background: true };
   const history = new FsHistoryStore(repo.stateDir);
   const ws: Workspace = {
     repo,
@@ -54,7 +81,9 @@ export function openWorkspace(dir: string, opts: WorkspaceOptions = {}): Workspa
     snapshots: new SnapshotStore(repo.stateDir),
     leases: new LeaseStore(LEASE_LIMITS, indexBlobResolver(blobs)),
     recorder: new HistoryRecorder(history),
-    reserve: opts.longLived ? new TmpReserve(repo.root) : null,
+    reserve: new TmpReserve(repo.root, { background: opts.longLived === true, defer: opts.handOff === true }),
+    trigrams,
+    indexer: opts.longLived && diskBudget > 0 && repo.gitDir ? new TrigramIndexer(repo, trigrams, build) : null,
     onLocked: null,
     completedWrites: [],
   };
@@ -83,6 +112,15 @@ export function withOwnLeases(ws: Workspace): Workspace {
 }
 
 /**
+ * A server starting: spare files for its first write are made now, in the
+ * background, or taken from a pool an earlier process left (tmp-reserve.ts),
+ * so the first write costs what later ones do.
+ */
+export function prepareForWrites(ws: Workspace): void {
+  ws.reserve?.want(RESERVE_START);
+}
+
+/**
  * A root below the top of a git work tree takes the top's work-tree lock
  * (RepoRoot.lockStateDir). A top whose `.mcp/` cannot be made (a read-only
  * top) keeps no other worksnap state either, so no other root can write
@@ -98,6 +136,7 @@ function shareTopLock(repo: RepoRoot): void {
 }
 
 export function closeWorkspace(ws: Workspace): void {
+  ws.indexer?.close();
   ws.reserve?.close();
   ws.blobs.close();
 }

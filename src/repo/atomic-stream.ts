@@ -2,10 +2,16 @@ import { chmodSync, closeSync, copyFileSync, fsyncSync, openSync, renameSync, rm
 import { basename, dirname, join } from "node:path";
 import { randomId128 } from "../core/hash";
 import { fsyncDir } from "./atomic-write";
+import { errnoError, nativeModule, type NativeModule, type NativeSink } from "./native";
 import { ensureStateDir, tempPath } from "./state-dir";
 
 /** Bytes gathered before a write. */
 const WRITE_BUFFER = 1 << 20;
+/** Writes at least this large go out as they are, not through the gathering buffer. */
+const DIRECT_MIN = 64 * 1024;
+/** Bytes handed to the writer thread and not yet written, above which the producer waits (behind()). */
+const QUEUE_MAX = 64 * 1024 * 1024;
+const QUEUE_RESUME = 16 * 1024 * 1024;
 
 function writeAll(fd: number, bytes: Uint8Array): void {
   let off = 0;
@@ -18,14 +24,26 @@ function writeAll(fd: number, bytes: Uint8Array): void {
  * target appear, whole (fsync, rename, fsync the directory). `abort()` leaves
  * nothing behind. A target on another file system is staged beside it.
  * Small writes (a bundle is mostly tar headers, paddings and small files) are
- * gathered into one buffer and written together.
+ * gathered and written together. Everything written is
+ * hashed (SHA-256, the bundle's digest). With the native module, the writes
+ * and the hashing happen on a thread of their own (src/native/sink.h), so the
+ * producer builds the next bytes meanwhile; it waits on `behind()` /
+ * `caughtUp()` so the queue stays bounded. Without it, both happen here.
  */
 export class AtomicFileWriter {
   private fd: number | null;
   private readonly tmp: string;
+  /** without the writer thread: pieces gathered by copy */
   private readonly pending = Buffer.allocUnsafe(WRITE_BUFFER);
   private used = 0;
   written = 0;
+  private readonly m: NativeModule | null;
+  private sink: NativeSink | null = null;
+  private queued = 0;
+  /** with the writer thread: pieces gathered by reference, not yet handed over */
+  private pieces: Uint8Array[] = [];
+  private pieceBytes = 0;
+  private readonly hasher: Bun.CryptoHasher | null = null;
 
   constructor(
     stateDir: string,
@@ -35,35 +53,84 @@ export class AtomicFileWriter {
     ensureStateDir(stateDir);
     this.tmp = tempPath(stateDir, basename(target));
     this.fd = openSync(this.tmp, "wx", 0o600);
+    this.m = nativeModule();
+    if (this.m) this.sink = this.m.sinkOpen(this.fd);
+    else this.hasher = new Bun.CryptoHasher("sha256");
   }
 
+  /**
+   * Appends bytes. With the writer thread, small pieces are kept by reference
+   * until a megabyte has gathered and then copied into one chunk at once:
+   * the caller must not change them after handing them over.
+   */
   write(bytes: Uint8Array): void {
     if (this.fd === null) throw new Error("AtomicFileWriter used after commit/abort");
     this.written += bytes.length;
+    if (this.sink) {
+      if (bytes.length >= DIRECT_MIN) {
+        this.flush();
+        this.out(bytes);
+        return;
+      }
+      this.pieces.push(bytes);
+      this.pieceBytes += bytes.length;
+      if (this.pieceBytes >= WRITE_BUFFER) this.flush();
+      return;
+    }
     if (this.used + bytes.length <= this.pending.length) {
       this.pending.set(bytes, this.used);
       this.used += bytes.length;
       return;
     }
     this.flush();
-    if (bytes.length < this.pending.length) {
+    if (bytes.length < DIRECT_MIN) {
       this.pending.set(bytes, 0);
       this.used = bytes.length;
-    } else writeAll(this.fd, bytes);
+    } else this.out(bytes);
+  }
+
+  /** True when the writer thread has fallen far enough behind for the producer to wait (caughtUp). */
+  behind(): boolean {
+    return this.sink !== null && this.queued > QUEUE_MAX;
+  }
+
+  /** Resolves once the writer thread's queue is down to a few chunks. */
+  async caughtUp(): Promise<void> {
+    if (!this.sink || !this.m) return;
+    while ((this.queued = this.m.sinkQueued(this.sink)) > QUEUE_RESUME) await Bun.sleep(1);
   }
 
   private flush(): void {
+    if (this.pieces.length > 0 && this.sink && this.m) {
+      this.queued = this.m.sinkWritev(this.sink, this.pieces, this.pieceBytes);
+      this.pieces = [];
+      this.pieceBytes = 0;
+    }
     if (this.used === 0 || this.fd === null) return;
-    writeAll(this.fd, this.pending.subarray(0, this.used));
+    this.out(this.pending.subarray(0, this.used));
     this.used = 0;
   }
 
-  commit(): void {
+  /** To the writer thread (which copies), or written and hashed here. */
+  private out(bytes: Uint8Array): void {
+    if (this.sink && this.m) {
+      this.queued = this.m.sinkWrite(this.sink, bytes);
+      return;
+    }
+    this.hasher?.update(bytes);
+    writeAll(this.fd as number, bytes);
+  }
+
+  /** Everything written, then the target made to appear; the SHA-256 of the bytes, in hex. */
+  async commit(): Promise<string> {
     if (this.fd === null) throw new Error("AtomicFileWriter used after commit/abort");
+    let sha256: string;
     try {
       this.flush();
+      sha256 = await this.drained();
       fsyncSync(this.fd);
     } finally {
+      this.freeSink();
       closeSync(this.fd);
       this.fd = null;
     }
@@ -78,9 +145,32 @@ export class AtomicFileWriter {
       this.publishAcrossDevices();
     }
     fsyncDir(dirname(this.target));
+    return sha256;
+  }
+
+  /** The writer thread's end: every byte written (or its error thrown), and the digest. */
+  private async drained(): Promise<string> {
+    if (!this.sink || !this.m) return (this.hasher as Bun.CryptoHasher).digest("hex");
+    this.m.sinkClose(this.sink);
+    for (;;) {
+      const r = this.m.sinkResult(this.sink);
+      if (r) {
+        const [errno, bytes, digest] = r;
+        if (errno !== 0) throw errnoError(errno, basename(this.target));
+        if (bytes !== this.written) throw new Error(`the writer thread wrote ${bytes} of ${this.written} bytes`);
+        return digest.toString("hex");
+      }
+      await Bun.sleep(1);
+    }
+  }
+
+  private freeSink(): void {
+    if (this.sink && this.m) this.m.sinkFree(this.sink);
+    this.sink = null;
   }
 
   abort(): void {
+    this.freeSink(); // the thread is done with the descriptor before it is closed
     if (this.fd !== null) {
       closeSync(this.fd);
       this.fd = null;

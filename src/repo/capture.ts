@@ -10,7 +10,7 @@ import type { Prehash, PrehashList } from "./prehash";
 import { freshen } from "./fs-blob-store";
 import type { RepoBlobStore } from "./repo-blob-store";
 import type { RepoRoot } from "./root";
-import { contentConversionPossible, dirOf } from "./content-conversion";
+import { ConversionCheck, dirOf } from "./content-conversion";
 import { RACY_MARGIN_MS, StatCache } from "./stat-cache";
 import type { TreeEntry } from "./tree-scan";
 
@@ -67,10 +67,12 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
   const readAhead: PrehashList | null = opts.prehash ? await opts.prehash.listed : null;
   /** Candidates the read ahead covers: [candidate index, read-ahead index]. */
   const ahead: [number, number][] = [];
+  // a read ahead runs only for a store whose blob map was empty (Prehash.worthwhile): no lookups then
+  const mapped = readAhead === null;
   for (let i = 0; i < candidates.length; i++) {
     const cand = candidates[i] as TreeEntry;
     if (cand.gitOid) {
-      const known = store.gitMap.get(cand.gitOid);
+      const known = mapped ? store.gitMap.get(cand.gitOid) : undefined;
       if (known) {
         slots[i] = { path: cand.path, blob: blobIdFromHex(known.sha256), mode: cand.mode as FileMode, size: known.size };
         continue;
@@ -92,17 +94,29 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
 
   const gitItems = toRead.filter((t) => t.gitOid);
   const importing = store.gitObjects.importFrom(repo, [...new Set(gitItems.map((t) => t.gitOid as string))]);
-  const trustCleanBefore = await cleanTrustCutoff(repo, gitItems, opts.gitComparedAt);
-  const hashOpts = { root: repo.root, stateDir: repo.stateDir, trustCleanBefore };
-  // what the read ahead does not cover is read meanwhile
-  const reading = hashInParallel(hashOpts, toRead, (n) => opts.onProgress?.(alreadyKnown + n, candidates.length));
+  // what the read ahead does not cover is read meanwhile; files git does not vouch for need no cutoff, so their
+  // reading starts at once, and the clean ones' as soon as the cutoff is known
+  const hashOpts = { root: repo.root, stateDir: repo.stateDir, trustCleanBefore: 0 };
+  const others = toRead.filter((t) => !t.gitOid);
+  let othersDone = 0;
+  let cleanDone = 0;
+  const report = () => opts.onProgress?.(alreadyKnown + othersDone + cleanDone, candidates.length);
+  const conversion = opts.prehash?.conversion ?? new ConversionCheck(repo);
+  // both settle before the capture goes on or throws, so no hashing outlives it
+  const reading = settleAll([
+    hashInParallel(hashOpts, others, (n) => ((othersDone = n), report())),
+    cleanTrustCutoff(conversion, gitItems, opts.gitComparedAt).then((trustCleanBefore) =>
+      hashInParallel({ ...hashOpts, trustCleanBefore }, gitItems, (n) => ((cleanDone = n), report())),
+    ),
+  ]).then(([a, b]) => a.concat(b));
   const [outcomes, aheadOutcomes] = await settleAll([reading, opts.prehash?.outcomes]);
   for (const [i, k] of ahead) {
     const o = aheadOutcomes?.[k] as HashOutcome; // the read ahead's own object, used once
     o.index = i;
     outcomes.push(o);
   }
-  const imports: { oid: string; sha256: string; size: number }[] = [];
+  /** what enters the blob map: each blob once, however many paths hold it */
+  const imports = new Map<string, { oid: string; sha256: string; size: number }>();
   for (const o of outcomes) {
     const cand = candidates[o.index] as TreeEntry;
     if (o.kind === "vanished") {
@@ -114,12 +128,14 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
       continue;
     }
     slots[o.index] = { path: cand.path, blob: blobIdFromHex(o.sha256), mode: o.mode, size: o.size };
-    if (cand.gitOid && o.gitOid === cand.gitOid) imports.push({ oid: cand.gitOid, sha256: o.sha256, size: o.size });
+    if (cand.gitOid && o.gitOid === cand.gitOid) {
+      if (!imports.has(cand.gitOid)) imports.set(cand.gitOid, { oid: cand.gitOid, sha256: o.sha256, size: o.size });
+    }
     else statCache.record(cand.path, o, o.sha256, o.hashedAt);
     if (opts.signal?.aborted) throw opts.signal.reason ?? new Error("aborted");
   }
   await Promise.all([importing, ahead.length > 0 ? opts.prehash?.importing : undefined]);
-  store.gitMap.add(imports);
+  store.gitMap.add([...imports.values()]);
   statCache.save();
   opts.onProgress?.(candidates.length, candidates.length);
   vanished.sort(compareUtf8);
@@ -128,9 +144,9 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
 }
 
 /** The ctime before which clean tracked files are taken as their index blobs; 0 trusts none. */
-async function cleanTrustCutoff(repo: RepoRoot, clean: HashItem[], gitComparedAt: number | undefined): Promise<number> {
+async function cleanTrustCutoff(conversion: ConversionCheck, clean: HashItem[], gitComparedAt: number | undefined): Promise<number> {
   if (gitComparedAt === undefined || clean.length === 0) return 0;
-  if (await contentConversionPossible(repo, clean.map((item) => dirOf(item.path)))) return 0;
+  if (await conversion.possible(clean.map((item) => dirOf(item.path)))) return 0;
   return gitComparedAt - RACY_MARGIN_MS;
 }
 

@@ -3,6 +3,7 @@ import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { readRegularText } from "./file-chunks";
 import { git } from "./git";
+import { nativeModule, statRecordsOf } from "./native";
 import type { RepoRoot } from "./root";
 
 /**
@@ -16,8 +17,57 @@ import type { RepoRoot } from "./root";
  * attributes file. When the answer is no, a file git reports clean holds
  * exactly its index blob's bytes.
  */
-export async function contentConversionPossible(repo: RepoRoot, dirs: Iterable<string>): Promise<boolean> {
-  if (!repo.gitDir) return false;
+export function contentConversionPossible(repo: RepoRoot, dirs: Iterable<string>): Promise<boolean> {
+  return new ConversionCheck(repo).possible(dirs);
+}
+
+/**
+ * contentConversionPossible asked again and again within one capture (the read ahead, then the files it did
+ * not cover): the repository-wide part (configuration, tracked and global attributes files) is read once,
+ * and each directory's attributes file looked for once.
+ */
+export class ConversionCheck {
+  private repoWide: Promise<boolean> | null = null;
+  /** directories known to hold no attributes file with content (nor their parents) */
+  private readonly clear = new Set<string>();
+  private found = false;
+
+  constructor(private readonly repo: RepoRoot) {}
+
+  async possible(dirs: Iterable<string>): Promise<boolean> {
+    const repo = this.repo;
+    if (!repo.gitDir) return false;
+    this.repoWide ??= repoWideConversion(repo, repo.gitDir);
+    // every directory named and those above it, each once; their attributes files looked for meanwhile
+    const candidates: string[] = [];
+    const named: string[] = [];
+    const seen = new Set<string>();
+    let last: string | null = null;
+    for (const dir of dirs) {
+      if (dir === last) continue; // paths come sorted, so a directory's files come together
+      last = dir;
+      for (let d: string | null = dir; d !== null && !seen.has(d) && !this.clear.has(d); d = d === "" ? null : dirOf(d)) {
+        seen.add(d);
+        named.push(d);
+        candidates.push(d === "" ? ".gitattributes" : `${d}/.gitattributes`);
+      }
+    }
+    const present = presentFiles(repo.root, candidates);
+    present.catch(() => {});
+    if (this.found || (await this.repoWide)) return true;
+    for (const rel of await present) {
+      if (hasContent(join(repo.root, rel))) {
+        this.found = true;
+        return true;
+      }
+    }
+    for (const d of named) this.clear.add(d);
+    return false;
+  }
+}
+
+/** Configuration and attributes files that apply to the whole repository. */
+async function repoWideConversion(repo: RepoRoot, gitDir: string): Promise<boolean> {
   const [config, indexed] = await Promise.all([
     // System config counts here: it shaped the checkout even though worksnap's own git calls ignore it.
     git(["config", "-z", "--get-regexp", "^core\\.(autocrlf|attributesfile)$"], { cwd: repo.root, okCodes: [1], env: { GIT_CONFIG_NOSYSTEM: "0" } }),
@@ -34,26 +84,26 @@ export async function contentConversionPossible(repo: RepoRoot, dirs: Iterable<s
     if (key === "core.autocrlf" && value.toLowerCase() !== "false") return true;
     if (key === "core.attributesfile") attributesFile = value;
   }
-  const sources = [join(repo.gitDir, "info", "attributes"), globalAttributesFile(repo.root, attributesFile)];
+  const sources = [join(gitDir, "info", "attributes"), globalAttributesFile(repo.root, attributesFile)];
   // the directories above a root below the top of the work tree: their attributes apply to its files too
   const above = repo.gitPrefix.split("/").filter(Boolean);
   const top = join(repo.root, ...above.map(() => ".."));
   for (let k = 0; k < above.length; k++) sources.push(join(top, ...above.slice(0, k), ".gitattributes"));
   if (!process.env.GIT_ATTR_NOSYSTEM) sources.push("/etc/gitattributes", "/usr/local/etc/gitattributes");
-  if (sources.some(hasContent)) return true;
-  const seen = new Set<string>();
-  let last: string | null = null;
-  for (const dir of dirs) {
-    if (dir === last) continue; // paths come sorted, so a directory's files come together
-    last = dir;
-    let d: string | null = dir;
-    while (d !== null && !seen.has(d)) {
-      seen.add(d);
-      if (hasContent(join(repo.root, d, ".gitattributes"))) return true;
-      d = d === "" ? null : dirOf(d);
-    }
-  }
-  return false;
+  return sources.some(hasContent);
+}
+
+/**
+ * Which of `paths` (under `root`) exist: one lstat each, on the native module's threads when it is there (a
+ * capture asks about every directory of the tree: 16k on the bench's release trees), else here.
+ */
+async function presentFiles(root: string, paths: string[]): Promise<string[]> {
+  const m = nativeModule();
+  if (!m || paths.length < 64) return paths.filter((p) => statSync(join(root, p), { throwIfNoEntry: false }) !== undefined);
+  const L = m.layout;
+  const records = await statRecordsOf(m, root, paths);
+  // a regular file, or something else that is there (hasContent decides); gone or unreachable: none
+  return paths.filter((_, k) => records[k * L.STAT_RECORD + L.SJ_STATUS] === 0 || records[k * L.STAT_RECORD + L.SJ_STATUS] === 4);
 }
 
 /** The repo-relative directory holding `path` ("" for the root). */

@@ -4,7 +4,7 @@ import { canonicalJson } from "../core/canonical-json";
 import { sha256Hex } from "../core/hash";
 import { git } from "./git";
 import type { RepoRoot } from "./root";
-import { writeFileAtomic } from "./atomic-write";
+import { writeCacheFile } from "./cache-file";
 import { ensureStateDir, tempPath } from "./state-dir";
 import { rememberState } from "./state-memory";
 
@@ -45,11 +45,9 @@ export interface GitState {
 export async function readGitState(repo: RepoRoot): Promise<GitState> {
   if (!repo.gitDir) throw new Error("readGitState needs a git root");
   const statusStartedAt = Date.now();
-  const [head, indexOid, status] = await Promise.all([
-    readHead(repo),
-    readIndexTree(repo),
-    git(STATUS_ARGS, { cwd: repo.root }),
-  ]);
+  // the status first: the longest of the three, it should not wait for the others' spawns
+  const statusRead = git(STATUS_ARGS, { cwd: repo.root });
+  const [head, indexOid, status] = await Promise.all([readHead(repo), readIndexTree(repo), statusRead]);
   const statusHash = sha256Hex(status.stdout);
   rememberState(statusHash, { kind: "git", status: status.stdout });
   return {
@@ -96,7 +94,7 @@ async function readIndexTree(repo: RepoRoot): Promise<string> {
   const oid = await computeIndexTree(repo, gitDir);
   if (identity !== null && identity === indexIdentity(join(gitDir, "index"))) {
     mkdirSync(join(repo.stateDir, "cache"), { recursive: true });
-    writeFileAtomic(repo.stateDir, cacheFile, new TextEncoder().encode(JSON.stringify({ identity, oid })));
+    writeCacheFile(repo.stateDir, cacheFile, JSON.stringify({ identity, oid }));
   }
   return oid;
 }

@@ -101,14 +101,19 @@ export class GitBlobMap {
   }
 
   oidOf(sha256: string): string | undefined {
+    const hit = this.oidKnown(sha256);
+    if (hit) return hit;
+    this.reload();
+    return this.bySha?.get(sha256);
+  }
+
+  /** oidOf without looking for other processes' records on a miss: for many lookups after one reload(). */
+  oidKnown(sha256: string): string | undefined {
     this.ensureLoaded();
     if (!this.bySha) {
       this.bySha = new Map();
       for (let r = 0; r < this.buf.length; r += RECORD) this.bySha.set(this.buf.toString("hex", r + 32, r + 64), oidHex(this.buf, r));
     }
-    const hit = this.bySha.get(sha256);
-    if (hit) return hit;
-    this.reload();
     return this.bySha.get(sha256);
   }
 

@@ -15,6 +15,8 @@ import { internal } from "../core/errors";
 
 /** An opaque running job. */
 export type NativeJob = { readonly __nativeJob: unique symbol };
+/** An opaque writer thread (src/native/sink.h). */
+export type NativeSink = { readonly __nativeSink: unique symbol };
 
 export interface NativeLayout {
   HASH_RECORD: number;
@@ -39,6 +41,18 @@ export interface NativeLayout {
   SR_STAMP: number;
   SR_SHA256: number;
   SR_OFFSET: number;
+  TRIGRAM_RECORD: number;
+  TR_STATUS: number;
+  TR_ERRNO: number;
+  TR_SIZE: number;
+  TR_COUNT: number;
+  TR_SHA256: number;
+  STAT_RECORD: number;
+  SJ_STATUS: number;
+  SJ_SIZE: number;
+  SJ_MTIME: number;
+  SJ_CTIME: number;
+  SJ_INO: number;
 }
 
 export interface NativeModule {
@@ -108,11 +122,42 @@ export interface NativeModule {
   /** [dev, ino, mode, size, mtimeMs, ctimeMs, nlink] of the name itself, or an errno. */
   lstatAt(dirfd: number, name: string): Float64Array | number;
   describe(): { sha256: "sha-ni" | "portable"; threads: number };
+  /**
+   * The trigram index's build of `files` files under `root` ("" for absolute paths): each checked against its
+   * expected blob (33 bytes a file in `expects`: the kind, 1 git SHA-1 id, 2 git SHA-256 id, 3 SHA-256 of the
+   * bytes, then the id zero padded to 32), then one segment of the blobs (src/native/trigram_job.c). Files after
+   * `pairCap` trigrams are deferred; `background` runs it on the low-priority threads. Item `files` is the segment.
+   */
+  trigramStart(root: string, paths: Uint8Array, files: number, expects: Uint8Array, fileLimit: number, pairCap: number, sniff: number, background: boolean): NativeJob;
+  /** Every file's record (TRIGRAM_RECORD bytes each), once the job is done. */
+  trigramRecords(job: NativeJob): Buffer;
+  /** The segment, once; null when it was not built (cancelled, out of memory). */
+  trigramSegment(job: NativeJob): Buffer | null;
+  /** lstat of each path under `root` (NUL-separated relative paths); see src/native/stat_job.c. */
+  statStart(root: string, paths: Uint8Array, count: number): NativeJob;
+  /** Every path's record (STAT_RECORD bytes each) once the job is done; null while it runs. */
+  statRecords(job: NativeJob): Buffer | null;
+  /**
+   * A thread that writes to `fd` what it is given, in order, hashing it (SHA-256) as it goes (src/native/sink.h).
+   * Keep `fd` open until sinkFree has returned.
+   */
+  sinkOpen(fd: number): NativeSink;
+  /** Queues a copy of `bytes`; the bytes queued and not yet written. */
+  sinkWrite(sink: NativeSink, bytes: Uint8Array): number;
+  /** Queues the pieces (`total` bytes in all) copied into one chunk; the bytes queued and not yet written. */
+  sinkWritev(sink: NativeSink, pieces: Uint8Array[], total: number): number;
+  sinkQueued(sink: NativeSink): number;
+  /** Nothing more will come. */
+  sinkClose(sink: NativeSink): void;
+  /** Once closed and everything written (or a write failed): [errno (0: none), bytes written, SHA-256]; null before. */
+  sinkResult(sink: NativeSink): [number, number, Buffer] | null;
+  /** Drops what is still queued and waits for the thread; idempotent. */
+  sinkFree(sink: NativeSink): void;
   /** SHA extensions on or off (tests of both implementations); true when they are on. Only while no job runs. */
   accelerate(on: boolean): boolean;
 }
 
-const MODULE_VERSION = 3;
+const MODULE_VERSION = 4;
 let loaded: NativeModule | null | undefined;
 let loadError = "";
 
@@ -165,6 +210,21 @@ export async function waitReady(m: NativeModule, job: NativeJob, want: number, o
     if (n >= want) return n;
     if (signal?.aborted) throw signal.reason ?? internal("aborted");
     await Bun.sleep(1);
+  }
+}
+
+/** A stat job's records (statStart), polled until done; aborting `signal` rejects with its reason. */
+export async function statRecordsOf(m: NativeModule, root: string, paths: readonly string[], signal?: AbortSignal): Promise<Buffer> {
+  const job = m.statStart(root, joinPaths(paths), paths.length);
+  try {
+    for (;;) {
+      const records = m.statRecords(job);
+      if (records) return records;
+      if (signal?.aborted) throw signal.reason ?? internal("aborted");
+      await Bun.sleep(1);
+    }
+  } finally {
+    m.release(job);
   }
 }
 

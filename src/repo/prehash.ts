@@ -1,5 +1,5 @@
 import type { GitResult } from "./git";
-import { contentConversionPossible, dirOf } from "./content-conversion";
+import { ConversionCheck, dirOf } from "./content-conversion";
 import type { HashItem, HashOutcome } from "./hash-files";
 import { hashInParallel } from "./hash-pool";
 import type { RepoBlobStore } from "./repo-blob-store";
@@ -31,6 +31,8 @@ export class Prehash {
   readonly outcomes: Promise<HashOutcome[]>;
   /** The copy of the read files' git objects into the private store. */
   readonly importing: Promise<void>;
+  /** Whether git may convert content here, asked of the read files' directories; the capture asks it of the rest. */
+  readonly conversion: ConversionCheck;
 
   /**
    * `statusStartedAt` must not be later than the start of the status whose
@@ -43,10 +45,13 @@ export class Prehash {
     statusStartedAt: number,
     onProgress?: (done: number, total: number) => void,
   ) {
+    this.conversion = new ConversionCheck(repo);
     const items = listing.then((l) => {
       const wanted: HashItem[] = [];
+      // a read ahead is for a store that knows no blob (worthwhile): a lookup per file only when one came meanwhile
+      const known = store.gitMap.isEmpty() ? null : store.gitMap;
       for (const e of plainIndexFiles(l.stdout)) {
-        if (!store.gitMap.get(e.gitOid as string)) wanted.push({ index: wanted.length, path: e.path, gitOid: e.gitOid, mode: e.mode });
+        if (!known?.has(e.gitOid as string)) wanted.push({ index: wanted.length, path: e.path, gitOid: e.gitOid, mode: e.mode });
       }
       return wanted;
     });
@@ -58,7 +63,7 @@ export class Prehash {
     });
     this.outcomes = items.then(async (list) => {
       // reading starts at once, verifying every file, until the attributes check allows trust
-      const trustLater = contentConversionPossible(repo, list.map((i) => dirOf(i.path))).then((possible) => (possible ? 0 : statusStartedAt - RACY_MARGIN_MS));
+      const trustLater = this.conversion.possible(list.map((i) => dirOf(i.path))).then((possible) => (possible ? 0 : statusStartedAt - RACY_MARGIN_MS));
       const opts = { root: repo.root, stateDir: repo.stateDir, trustCleanBefore: 0, trustLater };
       const outcomes = new Array<HashOutcome>(list.length);
       const report = onProgress ? (n: number) => onProgress(n, list.length) : undefined;

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { writeFileAtomic } from "./atomic-write";
+import { writeCacheFile } from "./cache-file";
 
 interface StatRecord {
   s: number; // size
@@ -61,7 +61,7 @@ export class StatCache {
   save(): void {
     if (!this.dirty) return;
     mkdirSync(join(this.stateDir, "cache"), { recursive: true });
-    writeFileAtomic(this.stateDir, this.file, new TextEncoder().encode(JSON.stringify(this.records)));
+    writeCacheFile(this.stateDir, this.file, JSON.stringify(this.records));
     this.dirty = false;
   }
 }

@@ -43,13 +43,15 @@ export function tarHeader(fields: TarHeaderFields): Uint8Array {
   }
   const mode = fields.type === "symlink" ? 0o777 : fields.mode;
   blocks.push(ustarHeader(truncateUtf8(name, USTAR_NAME_MAX), fields.type === "symlink" ? "2" : "0", mode, size > USTAR_SIZE_MAX ? 0 : size, truncateUtf8(link, USTAR_NAME_MAX)));
-  return concat(blocks);
+  return blocks.length === 1 ? (blocks[0] as Uint8Array) : concat(blocks);
 }
 
-/** Zero bytes that complete a body of `size` bytes to a whole block. */
+const ZEROS = new Uint8Array(BLOCK);
+
+/** Zero bytes that complete a body of `size` bytes to a whole block (a view of one shared block: to write, not to change). */
 export function tarPadding(size: number): Uint8Array {
   const rest = size % BLOCK;
-  return new Uint8Array(rest === 0 ? 0 : BLOCK - rest);
+  return ZEROS.subarray(0, rest === 0 ? 0 : BLOCK - rest);
 }
 
 /** The end-of-archive marker: two zero blocks. */
@@ -57,34 +59,53 @@ export function tarTrailer(): Uint8Array {
   return new Uint8Array(2 * BLOCK);
 }
 
-function ustarHeader(name: Uint8Array, typeflag: string, mode: number, size: number, link: Uint8Array): Uint8Array {
+/** The fields every header shares (uid, gid, mtime, magic, version, devmajor, devminor; checksum as spaces), and their byte sum. */
+const TEMPLATE = (() => {
   const h = new Uint8Array(BLOCK);
-  h.set(name, 0);
-  putOctal(h, 100, 8, mode);
   putOctal(h, 108, 8, 0); // uid
   putOctal(h, 116, 8, 0); // gid
-  putOctal(h, 124, 12, size);
   putOctal(h, 136, 12, 0); // mtime
   h.fill(0x20, 148, 156); // checksum is computed with its own field as spaces
-  h[156] = typeflag.charCodeAt(0);
-  h.set(link, 157);
   h.set(enc.encode("ustar\0"), 257);
   h.set(enc.encode("00"), 263);
   // uname (265) and gname (297) stay empty.
   putOctal(h, 329, 8, 0); // devmajor
   putOctal(h, 337, 8, 0); // devminor
   let sum = 0;
-  for (const b of h) sum += b;
-  const chk = enc.encode(sum.toString(8).padStart(6, "0"));
-  h.set(chk, 148);
+  for (let i = 0; i < BLOCK; i++) sum += h[i] as number;
+  return { h, sum };
+})();
+
+function ustarHeader(name: Uint8Array, typeflag: string, mode: number, size: number, link: Uint8Array): Uint8Array {
+  const h = TEMPLATE.h.slice();
+  let sum = TEMPLATE.sum;
+  h.set(name, 0);
+  for (let i = 0; i < name.length; i++) sum += name[i] as number;
+  sum += putOctal(h, 100, 8, mode);
+  sum += putOctal(h, 124, 12, size);
+  h[156] = typeflag.charCodeAt(0);
+  sum += h[156] as number;
+  h.set(link, 157);
+  for (let i = 0; i < link.length; i++) sum += link[i] as number;
+  // six octal digits, NUL, space
+  for (let i = 153, v = sum; i >= 148; i--, v = Math.floor(v / 8)) h[i] = 0x30 + (v % 8);
   h[154] = 0;
   h[155] = 0x20;
   return h;
 }
 
-function putOctal(h: Uint8Array, off: number, width: number, value: number): void {
-  h.set(enc.encode(value.toString(8).padStart(width - 1, "0")), off);
+/** `value` in octal, zero padded to width - 1 digits, then NUL; the sum of the bytes written. */
+function putOctal(h: Uint8Array, off: number, width: number, value: number): number {
+  let sum = 0;
+  let v = value;
+  for (let i = off + width - 2; i >= off; i--) {
+    const digit = v % 8;
+    h[i] = 0x30 + digit;
+    sum += 0x30 + digit;
+    v = Math.floor(v / 8);
+  }
   h[off + width - 1] = 0;
+  return sum;
 }
 
 /** pax records "<len> <key>=<value>\n", where <len> counts the whole record including itself. */
@@ -255,17 +276,33 @@ export class TarReader {
 }
 
 function verifyChecksum(block: Uint8Array, index: number): void {
-  let sum = 0;
-  for (let i = 0; i < BLOCK; i++) sum += i >= 148 && i < 156 ? 0x20 : (block[i] as number);
+  let sum = 8 * 0x20; // the checksum field counts as spaces
+  for (let i = 0; i < 148; i++) sum += block[i] as number;
+  for (let i = 156; i < BLOCK; i++) sum += block[i] as number;
   const stated = readOctal(block, 148, 8, index, "checksum");
   if (stated !== sum) throw new TarFormatError(`header checksum mismatch (stated ${stated}, computed ${sum})`, index);
 }
 
+const SPACE = 0x20;
+
+/** An octal field: optional leading spaces, digits, then only NULs and spaces; empty is 0. */
 function readOctal(block: Uint8Array, off: number, width: number, index: number, what: string): number {
-  const text = new TextDecoder().decode(block.subarray(off, off + width)).replace(/[\0 ]+$/, "").replace(/^ +/, "");
-  if (text === "") return 0;
-  if (!/^[0-7]+$/.test(text)) throw new TarFormatError(`header field ${what} is not octal`, index);
-  return Number.parseInt(text, 8);
+  const end = off + width;
+  let i = off;
+  while (i < end && block[i] === SPACE) i++;
+  let value = 0;
+  let digits = 0;
+  for (; i < end; i++) {
+    const b = block[i] as number;
+    if (b < 0x30 || b > 0x37) break;
+    value = value * 8 + (b - 0x30);
+    digits++;
+  }
+  for (; i < end; i++) {
+    const b = block[i] as number;
+    if (b !== 0 && b !== SPACE) throw new TarFormatError(`header field ${what} is not octal`, index);
+  }
+  return digits === 0 ? 0 : value;
 }
 
 function cstr(block: Uint8Array, off: number, width: number): Uint8Array {

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { indexIdentity } from "./fingerprint";
 import { decodePath, git, type GitResult, splitNul } from "./git";
 import type { RepoRoot } from "./root";
+import { listOthers, rememberUntracked, sameDirs, type UntrackedGuess } from "./untracked-guess";
 
 /** How a candidate's content is known without reading it. */
 export interface TreeEntry {
@@ -187,21 +188,35 @@ function splitIndexRecords(raw: Uint8Array): IndexRecord[] {
 
 const NON_ASCII = /[^\x00-\x7f]/;
 
-/** Paths per listing: a server asks again for the same listing. */
-const plainPaths = new WeakMap<Uint8Array, readonly string[]>();
+/** Paths and blob ids per listing: a server asks again for the same listing. */
+const plainPaths = new WeakMap<Uint8Array, { paths: readonly string[]; oids: readonly string[] }>();
 
 /** The paths of plainIndexFiles, without an object per entry; the same array for the same listing (do not change it). */
 export function plainIndexPaths(listing: Uint8Array): readonly string[] {
+  return plainIndex(listing).paths;
+}
+
+/** The blob ids of plainIndexPaths' entries, in the same order; the same array for the same listing. */
+export function plainIndexOids(listing: Uint8Array): readonly string[] {
+  return plainIndex(listing).oids;
+}
+
+function plainIndex(listing: Uint8Array): { paths: readonly string[]; oids: readonly string[] } {
   const known = plainPaths.get(listing);
   if (known) return known;
-  const out: string[] = [];
+  const paths: string[] = [];
+  const oids: string[] = [];
   for (const rec of indexRecords(listing)) {
     const m = rec.meta;
     if (rec.path === null || !m.startsWith("H 100") || !m.endsWith(" 0") || isReservedPath(rec.path)) continue;
-    if (m.startsWith("H 100644") || m.startsWith("H 100755")) out.push(rec.path);
+    if (m.startsWith("H 100644") || m.startsWith("H 100755")) {
+      paths.push(rec.path);
+      oids.push(m.slice(9, m.length - 2));
+    }
   }
-  plainPaths.set(listing, out);
-  return out;
+  const both = { paths, oids };
+  plainPaths.set(listing, both);
+  return both;
 }
 
 /**
@@ -232,8 +247,17 @@ export interface GitTreeInputs {
   skipped: ScanSkips;
 }
 
-/** Reads the status-derived parts; the index listing starts now if given, on first use otherwise. */
-export async function readGitTreeInputs(repo: RepoRoot, status: Uint8Array, scope: RepoPath[], indexListing?: Promise<GitResult>): Promise<GitTreeInputs> {
+/**
+ * Reads the status-derived parts; the index listing starts now if given, on first use otherwise. `guess`: the
+ * untracked directories' listing started beside the status (untracked-guess.ts).
+ */
+export async function readGitTreeInputs(
+  repo: RepoRoot,
+  status: Uint8Array,
+  scope: RepoPath[],
+  indexListing?: Promise<GitResult>,
+  guess?: UntrackedGuess | null,
+): Promise<GitTreeInputs> {
   const info = parseStatus(status, repo.gitPrefix);
   const skipped: ScanSkips = { non_utf8: info.nonUtf8, submodules: 0 };
   let started = indexListing;
@@ -241,7 +265,7 @@ export async function readGitTreeInputs(repo: RepoRoot, status: Uint8Array, scop
     started ??= startIndexListing(repo, scope);
     return (await started).stdout;
   };
-  const untracked = await untrackedCandidates(repo, info, scope, skipped);
+  const untracked = await untrackedCandidates(repo, info, scope, skipped, guess ?? null);
   return { info, status, listing, untracked, skipped };
 }
 
@@ -322,12 +346,13 @@ function trackedEntries(listing: Uint8Array, inputs: GitTreeInputs): { tracked: 
   return { tracked, skipped };
 }
 
-async function untrackedCandidates(repo: RepoRoot, st: StatusInfo, scope: RepoPath[], skipped: ScanSkips): Promise<TreeEntry[]> {
+async function untrackedCandidates(repo: RepoRoot, st: StatusInfo, scope: RepoPath[], skipped: ScanSkips, guess: UntrackedGuess | null): Promise<TreeEntry[]> {
   const out: TreeEntry[] = [];
   for (const path of st.untrackedFiles) if (!isReservedPath(path) && inScope(path, scope)) out.push({ path, mode: "" });
   const dirs = st.untrackedDirs.filter((d) => !isReservedPath(d) && (inScope(d, scope) || scope.some((s) => isWithin(s, d as RepoPath))));
+  rememberUntracked(repo, scope, dirs);
   if (dirs.length > 0) {
-    const others = await git(["ls-files", "-z", "--others", "--exclude-standard", "--", ...literalPathspecs(dirs as RepoPath[])], { cwd: repo.root });
+    const others = await (guess && sameDirs(guess.dirs, dirs) ? guess.listing : listOthers(repo, literalPathspecs(dirs as RepoPath[])));
     for (const rec of splitNul(others.stdout)) {
       const path = decodePath(rec);
       if (path === null) skipped.non_utf8++;

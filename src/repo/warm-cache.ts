@@ -1,6 +1,6 @@
 import { existsSync, lstatSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { writeFileAtomic } from "./atomic-write";
+import { writeCacheFile } from "./cache-file";
 import type { SnapshotId } from "./manifest";
 import { StatCache } from "./stat-cache";
 
@@ -61,7 +61,7 @@ export class WarmCache {
     const keys = Object.keys(all).sort((a, b) => (all[b]?.at ?? 0) - (all[a]?.at ?? 0));
     for (const k of keys.slice(KEEP)) delete all[k];
     mkdirSync(join(this.stateDir, "cache"), { recursive: true });
-    writeFileAtomic(this.stateDir, this.file, new TextEncoder().encode(JSON.stringify(all)));
+    writeCacheFile(this.stateDir, this.file, JSON.stringify(all));
   }
 }
 

@@ -75,4 +75,28 @@ describe("gen-repo", () => {
     expect(git(s.out, "ls-files", "-s").split("\n").some((l) => l.startsWith("120000"))).toBe(true);
     expect(git(s.out, "ls-files", "-s").split("\n").some((l) => l.startsWith("100755"))).toBe(true);
   }, SLOW);
+
+  test("the releases layout: release trees side by side, most paths sharing a blob with the release before", async () => {
+    const a = await generateRepo({ out: join(base, "rel-a"), files: 600, releases: 6, layout: "releases", seed: 4, dirty: false });
+    const b = await generateRepo({ out: join(base, "rel-b"), files: 600, releases: 6, layout: "releases", seed: 4, dirty: false });
+    expect(b.head).toBe(a.head);
+    expect(describeTree(b.out)).toEqual(describeTree(a.out));
+    const listing = git(a.out, "ls-files", "-s", "-z").split("\0").filter(Boolean);
+    const roots = new Set(listing.map((l) => l.split("\t")[1]!.split("/").slice(0, 2).join("/")));
+    expect([...roots].sort()).toEqual(["v1.0", "v1.1", "v1.2", "v1.3", "v1.4", "v1.5"].map((v) => `releases/${v}`));
+    const blobs = new Set(listing.map((l) => l.split(" ")[1]));
+    expect(listing.length).toBeGreaterThan(550);
+    expect(blobs.size).toBeLessThan(listing.length / 2);
+    expect(a.distinctBlobs).toBeLessThanOrEqual(blobs.size);
+    expect(a.distinctBytes).toBeLessThan(a.bytes / 2);
+    // every release holds edited files: the same path, another blob than in the release before
+    const byPath = new Map(listing.map((l) => [l.split("\t")[1]!, l.split(" ")[1]!]));
+    const edited = [...byPath].filter(([p, oid]) => p.startsWith("releases/v1.5/") && byPath.get(p.replace("/v1.5/", "/v1.4/")) !== undefined && byPath.get(p.replace("/v1.5/", "/v1.4/")) !== oid);
+    expect(edited.length).toBeGreaterThan(0);
+    // what the commit holds is what git add -A stages
+    const index = join(base, "rel-index");
+    const env = { ...gitEnv(), GIT_INDEX_FILE: index };
+    expect(Bun.spawnSync(["git", "add", "-A"], { cwd: a.out, env }).exitCode).toBe(0);
+    expect(Bun.spawnSync(["git", "write-tree"], { cwd: a.out, env }).stdout.toString().trim()).toBe(git(a.out, "rev-parse", "HEAD^{tree}"));
+  }, SLOW);
 });

@@ -9,6 +9,7 @@ import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cli, mcpSession } from "../helpers/binary";
 import { tmpRepo } from "../helpers/tmp-repo";
+import { POOL_PREFIX, RESERVE_START } from "../../src/repo/tmp-reserve";
 
 const ten = Array.from({ length: 10 }, (_, i) => `line ${i + 1}\n`).join("");
 
@@ -54,7 +55,7 @@ describe("workspace tools end to end", () => {
     expect((text.match(new RegExp(conv, "g")) ?? []).length).toBeGreaterThanOrEqual(4);
   });
 
-  test("a server stages later writes in spare files it made between calls; on exit it leaves nothing in .mcp/tmp", async () => {
+  test("a server stages later writes in spare files it made between calls; on exit it leaves only its unused spares, empty, as a pool", async () => {
     await using repo = await tmpRepo();
     const N = 60;
     for (let i = 0; i < N; i++) repo.write(`src/f${i}.txt`, `one ${i}\ntwo\n`);
@@ -67,10 +68,10 @@ describe("workspace tools end to end", () => {
       await using s = await mcpSession(repo.root);
       const first = await s.call("workspace_apply_patch", { mode: "worktree", patch: patch("one", "ONE"), mcp_conversation_id: "spares" });
       expect(first.changed_total).toBe(N);
-      // between calls: the replaced files go and N spares are made
-      for (let k = 0; k < 200; k++) {
+      // between calls: the replaced files go and the spares are made again (a server keeps RESERVE_START from start-up)
+      for (let k = 0; k < 400; k++) {
         const dir = sparesDir();
-        if (dir && readdirSync(join(tmp, dir)).length >= N && readdirSync(tmp).length === 1) break;
+        if (dir && readdirSync(join(tmp, dir)).length === Math.max(N, RESERVE_START) && readdirSync(tmp).length === 1) break;
         await Bun.sleep(25);
       }
       const dir = sparesDir()!;
@@ -87,7 +88,13 @@ describe("workspace tools end to end", () => {
       expect(hist.code).toBe(0);
       expect((hist.stdout.match(/"spares"/g) ?? []).length).toBeGreaterThanOrEqual(1);
     }
-    expect(readdirSync(tmp)).toEqual([]);
+    // on exit: the unused spares, empty, wait as one pool for the next process; nothing else is left
+    const left = readdirSync(tmp);
+    expect(left.length).toBeLessThanOrEqual(1);
+    for (const pool of left) {
+      expect(pool.startsWith(POOL_PREFIX)).toBe(true);
+      for (const n of readdirSync(join(tmp, pool))) expect(statSync(join(tmp, pool, n)).size).toBe(0);
+    }
   });
 
   test("errors come back structured: STALE_LEASE with the fingerprint, PERMISSION_DENIED, INVALID_ARGUMENT, REPO_CHANGED", async () => {

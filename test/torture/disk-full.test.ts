@@ -71,7 +71,8 @@ function leftovers(root: string): string[] {
       const abs = join(dir, name);
       const st = statSync(abs);
       if (st.isDirectory()) walk(abs, `${rel}${name}/`);
-      else if (!(rel.endsWith("-spares/") && st.size === 0)) out.push(`.mcp/tmp/${rel}${name} (${st.size} bytes)`);
+      // empty spares, a server's or a pool left for the next process, are not leftovers
+      else if (!((rel.endsWith("-spares/") || rel.startsWith("carry-")) && st.size === 0)) out.push(`.mcp/tmp/${rel}${name} (${st.size} bytes)`);
     }
   };
   if (existsSync(tmp)) walk(tmp, "");

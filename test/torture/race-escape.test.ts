@@ -182,7 +182,9 @@ describe("race: a directory swapped for a symlink while the server writes into i
             expect(round.escapes).toEqual([]);
             expect(round.internal).toEqual([]);
             for (const code of Object.keys(round.failed)) expect(ALLOWED.has(code) || code === "REJECTED").toBe(true);
-            expect(round.calls).toBeGreaterThan(n * 5);
+            // every call was answered (a reject through the CLI is added when a write of the round had succeeded: under
+            // a tight racer none may have, so more than n * 5 is not promised)
+            expect(round.calls).toBeGreaterThanOrEqual(n * 5);
           }
         },
         budgetMs(120_000, 900_000),

@@ -7,13 +7,13 @@ import { TOOL_GROUPS, type ToolGroup } from "../../mcp/tool-groups";
 import { parseDuration } from "../../ops/history/cleanup";
 import { FsHistoryStore } from "../../ops/history/fs-history-store";
 import { completeInterruptedWritesNow } from "../../ops/history/interrupted";
-import type { Workspace } from "../../ops/workspace";
-import { UsageError, parseArgv } from "../args";
+import { prepareForWrites, type Workspace } from "../../ops/workspace";
+import { UsageError, parseArgv, sizeFlag } from "../args";
 import { stderr } from "../output";
 
 export const SERVE_HELP = `worksnap serve [--root DIR] [--http [HOST:]PORT] [--stale-writes warn|refuse]
                [--idle-timeout DUR] [--tools GROUPS] [--tool-names underscore|dotted]
-               [--text compact|json]
+               [--text compact|json] [--index-budget SIZE] [--index-memory SIZE]
 
 Serves the worksnap MCP tools for an MCP host: over stdio (the default; the
 server exits when stdin ends), or over Streamable HTTP with --http. Logs go to
@@ -34,6 +34,9 @@ stderr.
   --tool-names dotted   serve the spec's dotted names (snapshot.create, ...)
   --text json           content[0].text is the JSON of structuredContent, for
                         clients that parse it (default: compact text for a model)
+  --index-budget SIZE   disk for the grep index built in the background under
+                        .mcp/index/ (default 1G; 0 builds none)
+  --index-memory SIZE   memory the background build holds at most (default 96M)
 `;
 
 /** `--tools snapshot,workspace`: known group names, at least one, each once. */
@@ -54,6 +57,8 @@ export async function cmdServe(argv: string[]): Promise<number> {
     root: { kind: "string" },
     "tool-names": { kind: "string" },
     text: { kind: "string" },
+    "index-budget": { kind: "string" },
+    "index-memory": { kind: "string" },
     http: { kind: "string" },
     "stale-writes": { kind: "string" },
     "idle-timeout": { kind: "string" },
@@ -64,13 +69,16 @@ export async function cmdServe(argv: string[]): Promise<number> {
   if (naming !== "underscore" && naming !== "dotted") throw new UsageError("--tool-names must be underscore or dotted");
   const text = (flags.text as string | undefined) ?? "compact";
   if (text !== "compact" && text !== "json") throw new UsageError("--text must be compact or json");
+  const diskBudget = sizeFlag(flags["index-budget"], "index-budget");
+  const memoryBudget = sizeFlag(flags["index-memory"], "index-memory");
+  if (memoryBudget !== undefined && memoryBudget < 1024 * 1024) throw new UsageError("--index-memory must be at least 1M");
   const staleWrites = (flags["stale-writes"] as string | undefined) ?? "warn";
   if (staleWrites !== "warn" && staleWrites !== "refuse") throw new UsageError("--stale-writes must be warn or refuse");
   const http = flags.http as string | undefined;
   if (http === undefined && flags["idle-timeout"] !== undefined) throw new UsageError("--idle-timeout applies to --http only");
   const tools = flags.tools === undefined ? undefined : toolGroups(flags.tools as string);
   const opts: ServeOptions = { naming: naming as ToolNaming, text: text as TextMode, staleWrites, tools };
-  const pool = new WorkspacePool(completeInterrupted);
+  const pool = new WorkspacePool(completeInterrupted, { diskBudget, memoryBudget });
   const roots: RootChoice = { pool, root: (flags.root as string | undefined) ?? null, fallback: process.cwd() };
   // a --root that cannot be opened is an error now, not at the first call
   if (roots.root !== null) pool.get(roots.root);
@@ -101,11 +109,13 @@ async function serveOverHttp(roots: RootChoice, opts: ServeOptions, listen: stri
 }
 
 /**
- * A write a crashed process left half recorded is completed as soon as its
- * workspace opens, beside the start-up (the first tool call that writes waits
- * for it under the work-tree lock anyway).
+ * A workspace of the server opening: spare files for its first write are made
+ * (or taken from a pool), and a write a crashed process left half recorded is
+ * completed, beside the start-up (the first tool call that writes waits for
+ * it under the work-tree lock anyway).
  */
 function completeInterrupted(ws: Workspace): void {
+  prepareForWrites(ws);
   completeInterruptedWritesNow(ws, new FsHistoryStore(ws.repo.stateDir)).then(
     (done) => {
       for (const w of done) stderr(`worksnap: ${w.outcome} an interrupted write of ${w.conversation_id} (${w.logged.length} edits recorded)\n`);

@@ -220,6 +220,16 @@ class GrepRun {
               break;
             }
           }
+          if (waiting.indexed !== undefined) {
+            // settled by the trigram index: taken at once, or queued behind what is in flight
+            const found = this.indexedOutcome(waiting);
+            const skip = q.resume && q.resume.path === waiting.path ? q.resume.skip : 0;
+            if (inFlight.length === 0) {
+              if (!this.take(waiting, skip, found)) return result;
+            } else inFlight.push({ path: waiting.path, skip, size: 0, opened: false, c: waiting, found, error: null, wake: null });
+            waiting = null;
+            continue;
+          }
           // the read ahead covers files on disk only; asking it twice about a path gives the same answer
           const ahead = this.prefetch?.indexOf(waiting.path);
           // a file the read ahead settled, with nothing before it in flight, is taken at once: most files, no bookkeeping
@@ -266,6 +276,12 @@ class GrepRun {
         .then(() => it.return?.())
         .catch(() => {});
     }
+  }
+
+  /** A file the trigram index settled, as a read would have: binary, or text without a match (hashed when wanted). */
+  private indexedOutcome(c: GrepCandidate): FileSearch {
+    if (c.indexed === "binary") return BINARY;
+    return hashWanted(c) ? noMatch(c.indexedSha256?.()) : NO_MATCH;
   }
 
   /** Awaits `p`, unless the run is stopped first (abort or time budget). */

@@ -43,8 +43,7 @@ export function lineStartOf(buf: Buffer, pos: number): number {
   return lastNewlineBefore(buf, pos) + 1;
 }
 
-const native = nativeModule();
-/** Below this span a memchr per line costs less than a call into the native module. */
+/** Below this span a memchr per line costs less than a call into the native module (loaded on first such span). */
 const NATIVE_COUNT_MIN = 4096;
 
 /**
@@ -54,7 +53,8 @@ const NATIVE_COUNT_MIN = 4096;
  * fresh typed array.
  */
 export function countNewlines(buf: Buffer, from: number, to: number): number {
-  if (native && to - from >= NATIVE_COUNT_MIN) return native.countByte(buf, 10, Math.max(0, from), Math.min(buf.length, to));
+  const native = to - from >= NATIVE_COUNT_MIN ? nativeModule() : null;
+  if (native) return native.countByte(buf, 10, Math.max(0, from), Math.min(buf.length, to));
   let c = 0;
   for (let i = buf.indexOf(10, from); i >= 0 && i < to; i = buf.indexOf(10, i + 1)) c++;
   return c;
@@ -74,7 +74,8 @@ export function charStartAtOrAfter(bytes: Uint8Array, pos: number, ceil: number)
 
 /** Length in bytes of the longest line (without its `\n`). */
 export function longestLine(buf: Buffer): number {
-  if (native && buf.length >= NATIVE_COUNT_MIN) return native.longestRun(buf, 10);
+  const native = buf.length >= NATIVE_COUNT_MIN ? nativeModule() : null;
+  if (native) return native.longestRun(buf, 10);
   let longest = 0;
   let start = 0;
   for (let nl = buf.indexOf(10); nl >= 0; nl = buf.indexOf(10, nl + 1)) {

@@ -31,6 +31,13 @@ export interface GrepCandidate {
    * large file, also reports undefined.)
    */
   hashKnown?: boolean;
+  /**
+   * Settled without reading, by the trigram index (index-select.ts): "binary", or "no-match" (its blob lacks a
+   * trigram every match needs). The engine takes such a file as it would after reading it; `indexedSha256`
+   * gives the hash to report to onRead when one is wanted.
+   */
+  indexed?: "binary" | "no-match";
+  indexedSha256?: () => string;
 }
 
 export interface GrepMatch {

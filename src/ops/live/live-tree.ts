@@ -4,7 +4,8 @@ import { type Fingerprint, type GitState, readGitState } from "../../repo/finger
 import type { GitResult } from "../../repo/git";
 import { walkPlainTree } from "../../repo/plain-walk";
 import { rememberState } from "../../repo/state-memory";
-import { type GitTreeInputs, type ScanSkips, type TreeEntry, gitTreeEntries, readGitTreeInputs, startIndexListing } from "../../repo/tree-scan";
+import { type GitTreeInputs, type ScanSkips, type TreeEntry, gitTreeEntries, literalPathspecs, readGitTreeInputs, startIndexListing } from "../../repo/tree-scan";
+import { guessUntracked, listOthers } from "../../repo/untracked-guess";
 import type { Workspace } from "../workspace";
 
 export interface LiveTree {
@@ -45,12 +46,14 @@ export async function readLiveInputs(
   opts: { lazyListing?: boolean; listing?: Promise<GitResult>; state?: GitState } = {},
 ): Promise<LiveInputs> {
   if (ws.repo.gitDir) {
-    // The git reads start together (the index listing on first use when asked to be lazy); a caller that read the
-    // state already (to choose the scope from the status) passes it.
+    // The git reads start together (the index listing on first use when asked to be lazy), and the untracked
+    // directories of last time are listed beside them; a caller that read the state already (to choose the scope
+    // from the status) passes it.
     const statePromise = opts.state ? Promise.resolve(opts.state) : readGitState(ws.repo);
+    const guess = guessUntracked(ws.repo, scope, (dirs) => listOthers(ws.repo, literalPathspecs(dirs as RepoPath[])));
     const listing = opts.listing ?? (opts.lazyListing ? undefined : startIndexListing(ws.repo, scope));
     const state = await statePromise;
-    const git = await readGitTreeInputs(ws.repo, state.status, scope, listing);
+    const git = await readGitTreeInputs(ws.repo, state.status, scope, listing, guess);
     const unreadable = state.unreadableDirs.filter((d) => scope.some((s) => isWithin(d, s) || isWithin(s, d as RepoPath)));
     return { fingerprint: state.fingerprint, git, plain: [], skipped: git.skipped, unreadable, gitComparedAt: state.statusStartedAt };
   }

@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
-import { internal, invalidArgument, notFound, WorksnapError } from "../../core/errors";
-import { hexOfBlobId, type BlobId } from "../../core/hash";
+import { invalidArgument, notFound } from "../../core/errors";
+import { hexOfBlobId } from "../../core/hash";
 import { ROOT, type RepoPath } from "../../core/repo-path";
 import { AtomicFileWriter } from "../../repo/atomic-stream";
 import { bundleEntryName, bundleManifestJson, BUNDLE_MANIFEST } from "../../repo/bundle";
@@ -12,6 +12,7 @@ import { tarHeader, tarPadding, tarTrailer } from "../../repo/tar";
 import { touch } from "../live/leases";
 import { readLiveTree } from "../live/live-tree";
 import type { BranchFields } from "../live/read-context";
+import { asMissing, corruptBlob, ExportReads, missingBlob } from "./export-reads";
 import { inScope, parseScopeArg, sideEntries, type SideEntry } from "./tree-side";
 import { manifestStats } from "../../repo/snapshot-store";
 import { refuseNamedUnreadable, unreadableFields, type UnreadableFields } from "./unreadable";
@@ -40,9 +41,6 @@ export type ExportResult = BranchFields & UnreadableFields & {
   sha256: string;
   files: number;
 };
-
-/** Blobs up to this size are read whole; larger ones are streamed. */
-const WHOLE_READ_MAX = 8 * 1024 * 1024;
 
 /**
  * snapshot_export: a deterministic tar bundle of a stored snapshot, or of the
@@ -148,29 +146,18 @@ async function blobSizes(ws: Workspace, entries: SideEntry[], snapshotId: Snapsh
   return sizes;
 }
 
-function missingBlob(e: SideEntry, snapshotId: SnapshotId): WorksnapError {
-  return notFound(`blob ${e.blob} of ${e.path} is missing from the blob store; snapshot ${snapshotId} cannot be exported`, {
-    blob: e.blob,
-    path: e.path,
-    snapshot_id: snapshotId,
-  });
-}
-
 async function writeBundle(ws: Workspace, src: BundleSource, sizes: number[], target: string, args: ExportArgs): Promise<{ bytes: number; sha256: string }> {
   const out = new AtomicFileWriter(ws.repo.stateDir, target);
-  const tarHash = new Bun.CryptoHasher("sha256");
   const emit = (bytes: Uint8Array) => {
-    if (bytes.length === 0) return;
-    tarHash.update(bytes);
-    out.write(bytes);
+    if (bytes.length > 0) out.write(bytes);
   };
+  const ahead = new ExportReads(ws, src.entries, sizes, src.snapshotId);
   try {
     const manifestBytes = new TextEncoder().encode(bundleManifestJson(src.manifest, src.fingerprint, src.snapshotId));
     emit(tarHeader({ path: BUNDLE_MANIFEST, type: "file", mode: 0o644, size: manifestBytes.length }));
     emit(manifestBytes);
     emit(tarPadding(manifestBytes.length));
     const total = src.entries.length;
-    const ahead = new ReadAhead(ws, src, sizes);
     for (let i = 0; i < total; i++) {
       if (args.signal?.aborted) throw args.signal.reason ?? new Error("aborted");
       if (args.onProgress && i % 2000 === 0) args.onProgress(i, total);
@@ -182,86 +169,32 @@ async function writeBundle(ws: Workspace, src: BundleSource, sizes: number[], ta
         continue;
       }
       emit(tarHeader({ path: bundleEntryName(e.path), type: "file", mode: e.mode === "100755" ? 0o755 : 0o644, size }));
-      if (size <= WHOLE_READ_MAX) emit(await ahead.take(i));
-      else await streamVerified(ws, e, size, src.snapshotId, emit);
+      if (!ahead.streamed(i)) emit(await ahead.take(i));
+      else await streamVerified(ws, e, size, src.snapshotId, emit, () => out.caughtUp());
       emit(tarPadding(size));
+      if (out.behind()) await out.caughtUp();
     }
     emit(tarTrailer());
-    out.commit();
+    const sha256 = await out.commit();
     args.onProgress?.(total, total);
-    return { bytes: out.written, sha256: tarHash.digest("hex") };
+    return { bytes: out.written, sha256 };
   } catch (err) {
     out.abort();
     throw err;
+  } finally {
+    ahead.close();
   }
 }
 
-/** Bytes of small blobs read ahead of the writer at once: the store answers many requests in one round trip. */
-const READ_AHEAD_BYTES = 32 * 1024 * 1024;
-const READ_AHEAD_FILES = 4096;
-
-/**
- * Reads the small blobs (and symlink texts) of a bundle ahead of the writer,
- * in order, at most READ_AHEAD_BYTES / READ_AHEAD_FILES at once, so a store
- * that serves reads through one process (git cat-file --batch) is never
- * waited on one blob at a time. Large blobs are streamed by the writer itself.
- */
-class ReadAhead {
-  private readonly pending = new Map<number, Promise<Uint8Array>>();
-  private next = 0;
-  private bytes = 0;
-
-  constructor(
-    private readonly ws: Workspace,
-    private readonly src: BundleSource,
-    private readonly sizes: number[],
-  ) {}
-
-  /** Entry i's verified bytes; entries must be taken in order. */
-  async take(i: number): Promise<Uint8Array> {
-    this.fill(i);
-    const p = this.pending.get(i) as Promise<Uint8Array>;
-    this.pending.delete(i);
-    try {
-      return await p;
-    } finally {
-      this.bytes -= this.sizes[i] as number;
-    }
-  }
-
-  private fill(from: number): void {
-    if (this.next < from) this.next = from;
-    const { entries } = this.src;
-    while (this.next < entries.length && (this.pending.size === 0 || (this.bytes < READ_AHEAD_BYTES && this.pending.size < READ_AHEAD_FILES))) {
-      const k = this.next++;
-      const e = entries[k] as SideEntry;
-      const size = this.sizes[k] as number;
-      if (e.mode !== "120000" && size > WHOLE_READ_MAX) {
-        if (k === from) throw internal("a large blob was read ahead");
-        this.next--; // the writer streams it; reading ahead resumes after it
-        return;
-      }
-      const p = readVerified(this.ws, e, size, this.src.snapshotId);
-      p.catch(() => undefined); // reported when taken
-      this.pending.set(k, p);
-      this.bytes += size;
-    }
-  }
-}
-
-async function readVerified(ws: Workspace, e: SideEntry, size: number, snapshotId: SnapshotId): Promise<Uint8Array> {
-  let bytes: Uint8Array;
-  try {
-    bytes = await ws.blobs.read(e.blob);
-  } catch (err) {
-    throw asMissing(err, e, snapshotId);
-  }
-  const hex = new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
-  if (hex !== hexOfBlobId(e.blob) || bytes.length !== size) throw corruptBlob(e.blob, e.path);
-  return bytes;
-}
-
-async function streamVerified(ws: Workspace, e: SideEntry, size: number, snapshotId: SnapshotId, emit: (b: Uint8Array) => void): Promise<void> {
+/** A blob too large to hold whole, from the store, verified as it goes; `drain` keeps the writer's queue bounded. */
+async function streamVerified(
+  ws: Workspace,
+  e: SideEntry,
+  size: number,
+  snapshotId: SnapshotId,
+  emit: (b: Uint8Array) => void,
+  drain: () => Promise<void>,
+): Promise<void> {
   const hasher = new Bun.CryptoHasher("sha256");
   let seen = 0;
   try {
@@ -270,6 +203,7 @@ async function streamVerified(ws: Workspace, e: SideEntry, size: number, snapsho
       if (seen > size) break;
       hasher.update(chunk);
       emit(chunk);
+      await drain();
     }
   } catch (err) {
     throw asMissing(err, e, snapshotId);
@@ -277,12 +211,4 @@ async function streamVerified(ws: Workspace, e: SideEntry, size: number, snapsho
   // A blob missing from the private git store streams as nothing at all.
   if (seen === 0 && size > 0) throw missingBlob(e, snapshotId);
   if (seen !== size || hasher.digest("hex") !== hexOfBlobId(e.blob)) throw corruptBlob(e.blob, e.path);
-}
-
-function asMissing(err: unknown, e: SideEntry, snapshotId: SnapshotId): unknown {
-  return err instanceof WorksnapError && err.code === "NOT_FOUND" ? missingBlob(e, snapshotId) : err;
-}
-
-function corruptBlob(blob: BlobId, path: string): WorksnapError {
-  return internal(`blob ${blob} of ${path} does not match its id in the store; the export was abandoned`, { blob, path });
 }

@@ -8,7 +8,9 @@ import type { GitResult } from "../../repo/git";
 import type { GitBlobMap } from "../../repo/git-blob-map";
 import { plainIndexPaths, startIndexListing } from "../../repo/tree-scan";
 import type { TreeEntry } from "../../repo/tree-scan";
-import { DEFAULT_CHUNK_BYTES, type GrepCandidate, type GrepResult, type ReadAhead, fileCandidate, grep, startReadAhead } from "../grep";
+import { DEFAULT_CHUNK_BYTES, type GrepCandidate, type GrepResult, type IndexFilter, type ReadAhead, BINARY, NO_MATCH, READ, fileCandidate, grep, indexFilter, startReadAhead } from "../grep";
+import { SnapshotBlobReads } from "./blob-reads";
+import { conversionConfigured, unsettled, untrackedAttributes } from "./grep-index";
 import { touch, type Lease } from "../live/leases";
 import { type BranchFields, type ModeArgs, branchFields, openReadContext } from "../live/read-context";
 import { globFilter } from "./glob";
@@ -60,9 +62,10 @@ export async function snapshotGrep(ws: Workspace, args: GrepArgs): Promise<GrepA
   if (typeof args.pattern !== "string" || args.pattern === "") throw invalidArgument("pattern must not be empty", { arg: "pattern" });
   const scope = parseScopeArg(args.paths);
   const filter = globFilter(args.include, args.exclude);
-  const early = args.mode === "worktree" ? startWorktreeReadAhead(ws, args, scope, filter) : null;
+  const index = indexFilter(ws.trigrams, fileQueryOf(args));
+  const early = args.mode === "worktree" ? startWorktreeReadAhead(ws, args, scope, filter, index) : null;
   try {
-    return await search(ws, args, scope, filter, early);
+    return await search(ws, args, scope, filter, early, index);
   } finally {
     (await early?.prefetch.catch(() => null))?.release();
     early?.speculation?.dispose();
@@ -75,7 +78,10 @@ async function search(
   scope: RepoPath[],
   filter: (path: string) => boolean,
   early: WorktreeReadAhead | null,
+  index: IndexFilter | null,
 ): Promise<GrepAnswer> {
+  // live files are taken as their index blobs only where git converts no content (grep-index.ts)
+  const convertible = index && args.mode === "worktree" ? conversionConfigured(ws.repo) : Promise.resolve(false);
   const ctx = await openReadContext(ws, args, scope, early?.listing);
   const files: { path: string; mode: string; blob?: BlobId; gitOid?: string }[] = [];
   const listed = ctx.mode === "snapshot" ? ctx.snapshot.entries.map((e) => ({ path: e.path, mode: e.mode ?? "100644", blob: e.blob })) : ctx.live.entries;
@@ -94,7 +100,8 @@ async function search(
   const tree = ctx.mode === "snapshot" ? ctx.snapshotId : { worktree: ctx.live.fingerprint };
   const queryKey = canonicalJson({ exclude: args.exclude ?? [], include: args.include ?? [], paths: scope, tree });
   const touches = ctx.mode === "worktree" ? new LeaseTouches(ws, ctx.lease) : null;
-  const candidates = touches ? liveCandidates(ws, files as TreeEntry[], touches) : snapshotCandidates(ws, files);
+  const liveIndex = touches && !(await convertible) && !untrackedAttributes(ctx.mode === "worktree" ? ctx.live.entries : []) ? index : null;
+  const candidates = touches ? liveCandidates(ws, files as TreeEntry[], touches, liveIndex) : snapshotCandidates(ws, files, index);
   const found = await grep(candidates, {
     ...fileQueryOf(args),
     maxBytes: args.maxBytes,
@@ -149,12 +156,19 @@ interface WorktreeReadAhead extends ReadAhead {
  * clean tracked files while `git status` runs. Not for a page after the
  * first: a cursor resumes mid-walk.
  */
-function startWorktreeReadAhead(ws: Workspace, args: GrepArgs, scope: RepoPath[], filter: (path: string) => boolean): WorktreeReadAhead | null {
+function startWorktreeReadAhead(
+  ws: Workspace,
+  args: GrepArgs,
+  scope: RepoPath[],
+  filter: (path: string) => boolean,
+  index: IndexFilter | null,
+): WorktreeReadAhead | null {
   if (!ws.repo.gitDir || args.cursor !== undefined) return null;
   let listing: Promise<GitResult> | null = null;
   const started = startReadAhead({
     root: ws.repo.root,
-    listing: () => (listing = startIndexListing(ws.repo, scope)).then((l) => plainIndexPaths(l.stdout)),
+    // what the trigram index settles is not read ahead
+    listing: () => (listing = startIndexListing(ws.repo, scope)).then((l) => (index ? unsettled(l.stdout, index) : plainIndexPaths(l.stdout))),
     query: fileQueryOf(args),
     filter: args.include !== undefined || args.exclude !== undefined ? filter : null,
     // A store that knows no index blob (cold) needs every file hashed for the lease; one that does, none: the
@@ -164,15 +178,23 @@ function startWorktreeReadAhead(ws: Workspace, args: GrepArgs, scope: RepoPath[]
   return started && listing ? { ...started, listing } : null;
 }
 
-async function* snapshotCandidates(ws: Workspace, files: { path: string; blob?: BlobId }[]): AsyncGenerator<GrepCandidate> {
-  for (const f of files) {
+async function* snapshotCandidates(ws: Workspace, files: { path: string; blob?: BlobId }[], index: IndexFilter | null): AsyncGenerator<GrepCandidate> {
+  const verdicts = files.map((f) => (index ? index.bySha256((f.blob as BlobId).slice(7)) : READ));
+  const reads = new SnapshotBlobReads(ws, files.filter((_, i) => verdicts[i] === READ).map((f) => f.blob as BlobId));
+  for (let i = 0; i < files.length; i++) {
+    const f = files[i] as { path: string; blob?: BlobId };
     const blob = f.blob as BlobId;
+    const verdict = verdicts[i];
+    if (verdict !== READ) {
+      yield { path: trustedRepoPath(f.path), size: 0, open: () => ws.blobs.read(blob), indexed: verdict === BINARY ? "binary" : "no-match" };
+      continue;
+    }
     const size = await ws.blobs.size(blob);
     if (size === null) throw notFound(`blob ${blob} of ${f.path} is missing from the blob store`, { blob, path: f.path });
     yield {
       path: trustedRepoPath(f.path),
       size,
-      open: async () => (size <= DEFAULT_CHUNK_BYTES ? ws.blobs.read(blob) : ws.blobs.stream(blob)),
+      open: async () => (size <= DEFAULT_CHUNK_BYTES ? reads.read(blob, f.path, size) : ws.blobs.stream(blob)),
     };
   }
 }
@@ -196,8 +218,11 @@ class LeaseTouches {
   }
 
   knows(entry: TreeEntry): boolean {
+    // a listing kept between calls carries what an earlier workspace's map knew; without a map of its own, this
+    // one could not turn the index blob into its sha256 when the lease is read
+    if (this.gitMap === null) return false;
     if (entry.storedBlob) return true;
-    if (entry.gitOid === undefined || this.gitMap === null || !this.gitMap.has(entry.gitOid)) return false;
+    if (entry.gitOid === undefined || !this.gitMap.has(entry.gitOid)) return false;
     entry.storedBlob = true;
     return true;
   }
@@ -233,6 +258,8 @@ class LeaseTouches {
 class LiveFile implements GrepCandidate {
   readonly size = null;
   readonly hashKnown: boolean;
+  /** settled by the trigram index (a clean file: its index blob) */
+  readonly indexed: "binary" | "no-match" | undefined;
 
   constructor(
     readonly path: RepoPath,
@@ -241,8 +268,16 @@ class LiveFile implements GrepCandidate {
     /** the walk's entry: its index blob id, when clean, names what the lease observed */
     readonly entry: TreeEntry,
     private readonly touches: LeaseTouches,
+    private readonly index: IndexFilter | null,
   ) {
     this.hashKnown = touches.knows(entry);
+    const verdict = index !== null && entry.gitOid !== undefined ? index.byGitOid(entry.gitOid) : READ;
+    this.indexed = verdict === NO_MATCH ? "no-match" : verdict === BINARY ? "binary" : undefined;
+  }
+
+  /** The SHA-256 of the index blob, which the trigram index holds (only for a file it settled). */
+  indexedSha256(): string {
+    return (this.index as IndexFilter).sha256OfGitOid(this.entry.gitOid as string);
   }
 
   /** Made when asked for: the read ahead settles most files without it. */
@@ -259,7 +294,7 @@ class LiveFile implements GrepCandidate {
   }
 }
 
-function* liveCandidates(ws: Workspace, files: TreeEntry[], touches: LeaseTouches): Generator<GrepCandidate> {
+function* liveCandidates(ws: Workspace, files: TreeEntry[], touches: LeaseTouches, index: IndexFilter | null): Generator<GrepCandidate> {
   const prefix = ws.repo.root.endsWith(sep) ? ws.repo.root : ws.repo.root + sep;
-  for (const f of files) yield new LiveFile(trustedRepoPath(f.path), prefix, f, touches);
+  for (const f of files) yield new LiveFile(trustedRepoPath(f.path), prefix, f, touches, index);
 }

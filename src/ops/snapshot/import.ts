@@ -1,4 +1,4 @@
-import { closeSync, fchmodSync, rmSync, statSync, writeSync } from "node:fs";
+import { closeSync, openSync, readSync, rmSync, statSync, writeSync } from "node:fs";
 import { compareUtf8 } from "../../core/byte-order";
 import { invalidArgument, notFound, type WorksnapError } from "../../core/errors";
 import { hexOfBlobId, isBlobId, type BlobId } from "../../core/hash";
@@ -60,15 +60,16 @@ export async function importBundle(ws: Workspace, args: ImportArgs): Promise<Imp
     handles.close();
     throw err;
   }
-  const reader = new TarReader(Bun.file(args.file).stream());
+  const reader = new TarReader(bundleStream(args.file));
+  const area = new StagingArea(staging, ws, handles);
   try {
     const bundle = await readManifest(reader);
-    const staged = await readFiles(ws, reader, bundle, staging, args);
+    const staged = await readFiles(reader, bundle, area, args);
     const end = await reader.next();
     if (end !== null) throw refuse(end.path, `unexpected entry after the last file of the manifest`);
     if (!(await reader.trailingDataIsZero())) throw refuse("(end of archive)", "data follows the end-of-archive marker");
     const created = !ws.snapshots.has(bundle.id);
-    publish(handles, staging, staged);
+    area.publish(staged);
     ws.snapshots.save(
       {
         snapshot_id: bundle.id,
@@ -85,12 +86,54 @@ export async function importBundle(ws: Workspace, args: ImportArgs): Promise<Imp
     throw err;
   } finally {
     await reader.close();
+    area.close();
     try {
       rmSync(tmp.removalPath(stagingName), { recursive: true, force: true });
     } finally {
       handles.close();
     }
   }
+}
+
+/** Bytes of the bundle read at once. */
+const READ_CHUNK = 1 << 20;
+
+/**
+ * The bundle's bytes, read on demand into three buffers taken in turn: the
+ * import consumes each chunk (hashed and written, or copied) before it asks
+ * for the next, and the reader copies what it keeps across chunks, so no
+ * gigabyte of fresh memory is faulted in and collected for a gigabyte read.
+ */
+function bundleStream(file: string): ReadableStream<Uint8Array> {
+  const fd = openSync(file, "r");
+  // plain Uint8Arrays, not Buffers: a Buffer's slice() is a view, and the reader's copies must be copies
+  const buffers = [new Uint8Array(READ_CHUNK), new Uint8Array(READ_CHUNK), new Uint8Array(READ_CHUNK)];
+  let turn = 0;
+  let open = true;
+  const done = () => {
+    if (open) closeSync(fd);
+    open = false;
+  };
+  return new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        const buf = buffers[turn++ % buffers.length] as Uint8Array;
+        let n: number;
+        try {
+          n = readSync(fd, buf, 0, buf.length, null);
+        } catch (err) {
+          done();
+          throw err;
+        }
+        if (n === 0) {
+          done();
+          controller.close();
+        } else controller.enqueue(buf.subarray(0, n));
+      },
+      cancel: done,
+    },
+    { highWaterMark: 0 },
+  );
 }
 
 interface Bundle {
@@ -169,12 +212,100 @@ function checkTree(entries: ManifestEntry[]): void {
 }
 
 interface Staged {
-  /** Blobs that are new to this store, staged as files (named by their hex) in the staging directory. */
-  blobs: Map<BlobId, string>;
+  /** Blobs that are new to this store, staged in the staging directory under their loose store place (fan-out/name). */
+  blobs: Map<BlobId, { dir: string; name: string }>;
   bytes: number;
 }
 
-async function readFiles(ws: Workspace, reader: TarReader, bundle: Bundle, staging: DirHandle, args: ImportArgs): Promise<Staged> {
+/**
+ * The staging area of one import, laid out as the loose store is
+ * (`<2 hex>/<62 hex>`), so that a fan-out directory the store does not have
+ * yet is published whole, in one rename.
+ */
+class StagingArea {
+  private readonly fanouts = new Map<string, DirHandle>();
+  /** fan-out directories of the store, by their place: absent from the store when this import looked */
+  private readonly absent = new Map<string, boolean>();
+  /** the loose store's `blobs/sha256` directory, once looked up (null: absent) */
+  private storeDir: DirHandle | null | undefined;
+
+  constructor(
+    readonly dir: DirHandle,
+    private readonly ws: Workspace,
+    private readonly handles: TreeHandles,
+  ) {
+    ws.blobs.gitMap.reload(); // once: the lookups below do not look for records added meanwhile
+  }
+
+  /** True when the store holds the blob: in the private git store, or loose (which refreshes its age for gc's grace). */
+  async stored(id: BlobId): Promise<boolean> {
+    if (this.ws.blobs.gitMap.oidKnown(hexOfBlobId(id)) !== undefined) return true;
+    const { dir } = FsBlobStore.placeOf(id);
+    let absent = this.absent.get(dir);
+    if (absent === undefined) {
+      // looked at from the store's fan-out parent: no descriptor held per fan-out directory
+      const slash = dir.lastIndexOf("/");
+      if (this.storeDir === undefined) this.storeDir = this.handles.dir(`.mcp/${dir.slice(0, slash)}`);
+      absent = this.storeDir === null || this.storeDir.lstat(dir.slice(slash + 1)) === null;
+      this.absent.set(dir, absent);
+    }
+    return !absent && (await this.ws.blobs.has(id));
+  }
+
+  /** A new file for the blob in its fan-out directory here, created read-only as blobs are stored. */
+  create(id: BlobId): { fd: number; place: { dir: string; name: string } } {
+    const place = FsBlobStore.placeOf(id);
+    const fanout = place.dir.slice(place.dir.lastIndexOf("/") + 1);
+    let d = this.fanouts.get(fanout);
+    if (!d) {
+      this.dir.mkdir(fanout);
+      this.fanouts.set(fanout, (d = this.dir.openDir(fanout)));
+    }
+    return { fd: d.openFile(place.name, CREATE_OPEN, 0o444), place };
+  }
+
+  /**
+   * Moves the verified blobs into the loose store: a fan-out directory the
+   * store lacks in one rename (never over one that appeared meanwhile), the
+   * others blob by blob (write-temp -> rename-to-hash, directory to directory).
+   */
+  publish(staged: Staged): void {
+    const byFanout = new Map<string, { dir: string; name: string }[]>();
+    for (const place of staged.blobs.values()) {
+      const list = byFanout.get(place.dir);
+      if (list) list.push(place);
+      else byFanout.set(place.dir, [place]);
+    }
+    let parent: DirHandle | null = null;
+    for (const [dir, places] of byFanout) {
+      const fanout = dir.slice(dir.lastIndexOf("/") + 1);
+      const from = this.fanouts.get(fanout) as DirHandle;
+      if (this.absent.get(dir)) {
+        parent ??= this.handles.ensureDir(`.mcp/${dir.slice(0, dir.lastIndexOf("/"))}`);
+        try {
+          this.dir.rename(fanout, parent, fanout, true);
+          continue;
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== "EEXIST" && (err as NodeJS.ErrnoException).code !== "ENOTEMPTY") throw err;
+          this.handles.forget(`.mcp/${dir}`);
+        }
+      }
+      const to = this.handles.ensureDir(`.mcp/${dir}`);
+      for (const place of places) {
+        if (to.lstat(place.name)) continue;
+        from.rename(place.name, to, place.name);
+      }
+    }
+  }
+
+  close(): void {
+    for (const d of this.fanouts.values()) d.close();
+    this.fanouts.clear();
+    this.dir.close();
+  }
+}
+
+async function readFiles(reader: TarReader, bundle: Bundle, staging: StagingArea, args: ImportArgs): Promise<Staged> {
   const staged: Staged = { blobs: new Map(), bytes: 0 };
   const total = bundle.entries.length;
   for (let i = 0; i < total; i++) {
@@ -186,30 +317,28 @@ async function readFiles(ws: Workspace, reader: TarReader, bundle: Bundle, stagi
     if (!h) throw refuse(want, "the archive ends before this file");
     if (h.path !== want) throw refuse(h.path, `expected ${want} here (files must follow the manifest's order)`);
     checkHeader(h, e);
-    const fresh = !staged.blobs.has(e.blob) && !(await ws.blobs.has(e.blob));
-    const stagedName = hexOfBlobId(e.blob);
+    const fresh = !staged.blobs.has(e.blob) && !(await staging.stored(e.blob));
     const hasher = new Bun.CryptoHasher("sha256");
     let size = 0;
-    if (h.typeflag === "2") {
-      hasher.update(h.linkTarget);
-      size = h.linkTarget.length;
-      if (fresh) writeAll(staging, stagedName, [h.linkTarget]);
-    } else {
-      const fd = fresh ? staging.openFile(stagedName, CREATE_OPEN, 0o600) : null;
-      try {
+    const out = fresh ? staging.create(e.blob) : null;
+    try {
+      if (h.typeflag === "2") {
+        hasher.update(h.linkTarget);
+        size = h.linkTarget.length;
+        if (out) writeChunk(out.fd, h.linkTarget);
+      } else {
         for await (const chunk of reader.body(h.size)) {
           hasher.update(chunk);
-          if (fd !== null) writeChunk(fd, chunk);
+          if (out) writeChunk(out.fd, chunk);
         }
-        if (fd !== null) fchmodSync(fd, 0o444); // blobs are read-only in the store
-      } finally {
-        if (fd !== null) closeSync(fd);
+        size = h.size;
       }
-      size = h.size;
+    } finally {
+      if (out) closeSync(out.fd);
     }
     const hex = hasher.digest("hex");
     if (`sha256:${hex}` !== e.blob) throw refuse(want, `content hashes to sha256:${hex}, not the manifest's ${e.blob}`);
-    if (fresh) staged.blobs.set(e.blob, stagedName);
+    if (out) staged.blobs.set(e.blob, out.place);
     staged.bytes += size;
   }
   args.onProgress?.(total, total);
@@ -221,26 +350,6 @@ function checkHeader(h: TarEntryHeader, e: ManifestEntry): void {
   if (symlink ? h.typeflag !== "2" : h.typeflag !== "0") throw refuse(h.path, `entry type ${JSON.stringify(h.typeflag)} does not match the manifest's ${symlink ? "symlink" : "file"}`);
   const mode = symlink ? 0o777 : e.mode === "100755" ? 0o755 : 0o644;
   if ((h.mode & 0o7777) !== mode) throw refuse(h.path, `mode ${(h.mode & 0o7777).toString(8)} does not match the manifest's ${mode.toString(8)}`);
-}
-
-/** Moves verified blobs into the loose store under their hash names (write-temp -> rename-to-hash), directory to directory. */
-function publish(handles: TreeHandles, staging: DirHandle, staged: Staged): void {
-  for (const [id, name] of staged.blobs) {
-    const place = FsBlobStore.placeOf(id);
-    const dir = handles.ensureDir(`.mcp/${place.dir}`);
-    if (dir.lstat(place.name)) continue;
-    staging.rename(name, dir, place.name);
-  }
-}
-
-function writeAll(dir: DirHandle, name: string, parts: Uint8Array[]): void {
-  const fd = dir.openFile(name, CREATE_OPEN, 0o600);
-  try {
-    for (const p of parts) writeChunk(fd, p);
-    fchmodSync(fd, 0o444);
-  } finally {
-    closeSync(fd);
-  }
 }
 
 function writeChunk(fd: number, bytes: Uint8Array): void {

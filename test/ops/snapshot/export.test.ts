@@ -13,6 +13,8 @@ import { concat } from "../../../src/core/bytes";
 import { TarReader, tarHeader, tarPadding, tarTrailer } from "../../../src/repo/tar";
 import { runGit, tmpDir, tmpRepo, type TmpRepo } from "../../helpers/tmp-repo";
 
+/** Larger than the bundle writer's read window, so the file is read on its own. */
+const WINDOW_SPILL = 33 * 1024 * 1024;
 const LONG = `deep/${"x".repeat(70)}/${"ÿ".repeat(30)}.txt`;
 
 function seed(repo: TmpRepo): void {
@@ -215,6 +217,7 @@ describe("snapshot_export", () => {
     const blobFile = ws.blobs.loose.pathOf(entry.blob);
     rmSync(blobFile);
     writeFileSync(blobFile, "UNICODE\n"); // same size, other bytes
+    repo.write("日本/naïve.txt", "Unicode\n"); // and the work tree no longer holds the snapshot's bytes either
     const err = await exportSnapshot(ws, { snapshot_id: id }).catch((e) => e);
     expect(err.code).toBe("INTERNAL");
     expect(err.message).toContain(entry.blob);
@@ -222,6 +225,44 @@ describe("snapshot_export", () => {
     expect(stateFiles(repo.root, "tmp")).toEqual([]);
     closeWorkspace(ws);
   });
+
+  test("files changed, replaced or removed in the work tree after the snapshot still export the snapshot's bytes", async () => {
+    await using repo = await tmpRepo();
+    seed(repo);
+    repo.write("big.bin", new Uint8Array(WINDOW_SPILL).map((_, i) => i % 251));
+    repo.commit();
+    const ws = openWorkspace(repo.root);
+    const id = await snap(ws);
+    const before = await exportSnapshot(ws, { snapshot_id: id, output: join(repo.root, "before.tar") });
+    const items = await readTar(join(repo.root, "before.tar"));
+    repo.write("src/main.ts", "export const y = 2;\r\nconsole.log(y)"); // same size, other bytes
+    repo.write("big.bin", new Uint8Array(WINDOW_SPILL).fill(7));
+    rmSync(join(repo.root, "README.md"));
+    expect(Bun.spawnSync(["mkfifo", join(repo.root, "README.md")]).exitCode).toBe(0); // never opened for a blocking read
+    rmSync(join(repo.root, "日本/naïve.txt"));
+    repo.symlink("日本/naïve.txt", "../src/main.ts");
+    rmSync(join(repo.root, "assets/logo.bin"));
+    rmSync(join(repo.root, "link"));
+    writeFileSync(join(repo.root, "link"), "src/main.ts"); // a file holding the symlink's target text
+    const after = await exportSnapshot(ws, { snapshot_id: id, output: join(repo.root, "after.tar") });
+    expect(after.sha256).toBe(before.sha256);
+    expect(await readTar(join(repo.root, "after.tar"))).toEqual(items);
+    closeWorkspace(ws);
+  });
+
+  test("an old snapshot whose files all changed since exports its own bytes, across many read windows", async () => {
+    await using repo = await tmpRepo({ git: false });
+    const n = 9_000; // more than two read windows of 4,096 files
+    for (let i = 0; i < n; i++) repo.write(`d${i % 30}/f${i}.txt`, `file ${i}\n`);
+    const ws = openWorkspace(repo.root);
+    const id = await snap(ws);
+    const before = await exportSnapshot(ws, { snapshot_id: id, output: join(repo.root, "before.tar") });
+    for (let i = 0; i < n; i++) repo.write(`d${i % 30}/f${i}.txt`, `FILE ${i}\n`); // same sizes, other bytes
+    const after = await exportSnapshot(ws, { snapshot_id: id, output: join(repo.root, "after.tar") });
+    expect(after.sha256).toBe(before.sha256);
+    expect(after.files).toBe(n);
+    closeWorkspace(ws);
+  }, 60_000);
 
   test("unknown ids and missing arguments", async () => {
     await using repo = await tmpRepo({ git: false });
@@ -259,6 +300,32 @@ describe("snapshot import", () => {
     expect((await importBundle(ws, { file })).created).toBe(false);
     expect(stateFiles(other.root, "tmp")).toEqual([]);
     closeWorkspace(ws);
+  });
+
+  test("a bundle imported where the store already holds some of its blobs stores the rest beside them", async () => {
+    await using repo = await tmpRepo({ git: false });
+    await using out = tmpDir("ws-bundles-");
+    for (let i = 0; i < 40; i++) repo.write(`a/f${i}.txt`, `first ${i}\n`);
+    const ws = openWorkspace(repo.root);
+    const first = await snap(ws);
+    const one = await exportSnapshot(ws, { snapshot_id: first, output: join(out.path, "one.tar") });
+    for (let i = 0; i < 400; i++) repo.write(`b/g${i}.txt`, `second ${i}\n`); // new blobs, most in fan-outs the first has not
+    const second = await snap(ws);
+    const two = await exportSnapshot(ws, { snapshot_id: second, output: join(out.path, "two.tar") });
+    closeWorkspace(ws);
+    await using other = await tmpRepo({ git: false });
+    const ws2 = openWorkspace(other.root);
+    expect((await importBundle(ws2, { file: one.path })).created).toBe(true);
+    const before = stateFiles(other.root, "blobs").filter((f) => f.split("/").length === 3);
+    expect(before.length).toBe(40);
+    const r = await importBundle(ws2, { file: two.path });
+    expect(r).toMatchObject({ snapshot_id: second, files: 440, created: true });
+    expect(stateFiles(other.root, "blobs").filter((f) => f.split("/").length === 3).length).toBe(440);
+    for (const i of [0, 39]) expect((await readFile(ws2, { mode: "snapshot", snapshot_id: second, path: `a/f${i}.txt` })).content).toBe(`first ${i}\n`);
+    for (const i of [0, 399]) expect((await readFile(ws2, { mode: "snapshot", snapshot_id: second, path: `b/g${i}.txt` })).content).toBe(`second ${i}\n`);
+    expect((await exportSnapshot(ws2, { snapshot_id: second })).sha256).toBe(two.sha256);
+    expect(stateFiles(other.root, "tmp")).toEqual([]);
+    closeWorkspace(ws2);
   });
 
   async function refused(file: string): Promise<{ err: any; root: string }> {

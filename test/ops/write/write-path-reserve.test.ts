@@ -7,7 +7,7 @@
 import { describe, expect, test } from "bun:test";
 import { closeSync, existsSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
-import { RESERVE_MIN, SPARE_PERM, TmpReserve } from "../../../src/repo/tmp-reserve";
+import { POOL_PREFIX, RESERVE_MIN, SPARE_PERM, TmpReserve } from "../../../src/repo/tmp-reserve";
 import { cleanStaleTemps } from "../../../src/repo/state-dir";
 import { closeWorkspace, openWorkspace, type Workspace } from "../../../src/ops/workspace";
 import { applyChanges } from "../../../src/ops/write/write-path";
@@ -126,30 +126,60 @@ describe("write path in a server: spares, exchanges, removals between calls", ()
     expect(read(repo.root, "a.txt")).toBe("a\n");
   });
 
-  test("closing the workspace removes the spares and anything still to be removed", async () => {
+  test("closing the workspace removes what is still to be removed and leaves its unused spares, empty, as one pool", async () => {
     await using repo = await tmpRepo();
     repo.write("a.txt", "a\n");
     const ws = openWorkspace(repo.root, { longLived: true });
     await applyChanges(ws, [{ kind: "write", path: rp("a.txt"), bytes: enc("b\n") }]);
+    await ws.reserve!.idle();
     closeWorkspace(ws);
+    const left = temps(repo.root);
+    expect(left.length).toBe(1);
+    expect(left[0]!.startsWith(POOL_PREFIX)).toBe(true);
+    const pool = join(repo.root, ".mcp", "tmp", left[0]!);
+    expect(readdirSync(pool).length).toBe(RESERVE_MIN);
+    for (const name of readdirSync(pool)) expect([statSync(join(pool, name)).size, statSync(join(pool, name)).mode & 0o7777]).toEqual([0, SPARE_PERM]);
+  });
+
+  test("closing while spares are still being made leaves no pool (it could hold a half-made or half-removed file)", async () => {
+    await using repo = await tmpRepo();
+    repo.write("a.txt", "a\n");
+    const ws = openWorkspace(repo.root, { longLived: true });
+    await applyChanges(ws, [{ kind: "write", path: rp("a.txt"), bytes: enc("b\n") }]);
+    closeWorkspace(ws); // spare-making has only just started
     expect(temps(repo.root)).toEqual([]);
   });
 
-  test("a one-shot workspace has no reserve and leaves nothing in .mcp/tmp", async () => {
+  test("a one-shot workspace makes no spares and leaves nothing in .mcp/tmp when a call returns", async () => {
     await using repo = await tmpRepo();
     repo.write("a.txt", "a\n");
     const ws = openWorkspace(repo.root);
     try {
-      expect(ws.reserve).toBeNull();
       await applyChanges(ws, [
         { kind: "write", path: rp("a.txt"), bytes: enc("b\n") },
         { kind: "write", path: rp("c.txt"), bytes: enc("c\n") },
       ]);
       expect(temps(repo.root)).toEqual([]);
       expect(read(repo.root, "a.txt")).toBe("b\n");
+      expect(ws.reserve!.ready).toBe(0);
     } finally {
       closeWorkspace(ws);
     }
+    expect(temps(repo.root)).toEqual([]);
+  });
+
+  test("a one-shot workspace that hands off keeps the replaced files in .mcp/tmp until closed (or handed off), then nothing is left", async () => {
+    await using repo = await tmpRepo();
+    repo.write("a.txt", "a\n");
+    const ws = openWorkspace(repo.root, { handOff: true });
+    try {
+      await applyChanges(ws, [{ kind: "write", path: rp("a.txt"), bytes: enc("b\n") }]);
+      expect(read(repo.root, "a.txt")).toBe("b\n");
+      expect(temps(repo.root).map((n) => n.replace(/^[0-9]+-[0-9a-f]+-/, ""))).toEqual(["stage"]);
+    } finally {
+      closeWorkspace(ws);
+    }
+    expect(temps(repo.root)).toEqual([]);
   });
 });
 

@@ -1,0 +1,72 @@
+import { readFileSync } from "node:fs";
+import { invalidArgument, notFound } from "../../core/errors";
+import { applyPatchOp, type ApplyPatchResult } from "../../ops/mutate/apply-patch";
+import { closeWorkspace, openWorkspace } from "../../ops/workspace";
+import { UsageError, parseArgv } from "../args";
+import { handOffInBackground } from "../hand-off";
+import { EXIT, printJson, stdout } from "../output";
+
+export const APPLY_HELP = `worksnap apply [PATCH | -] [--snapshot ID] [--conv ID] [--root DIR] [--json]
+
+Applies a unified diff (plain or git style, as workspace_apply_patch takes it)
+byte for byte, all or nothing, through the same write path as the MCP tool:
+staged, made durable, published, and recorded in the edit history (review it
+with "worksnap history"). PATCH is a file; without one, or with -, the patch is
+read from standard input. Prints each changed path ("status path"), or every
+rejected hunk with nothing written (exit 1).
+  --snapshot ID   apply to a stored snapshot instead: prints the new snapshot's id
+  --conv ID       record under this edit conversation (default: a new one)
+`;
+
+/** Where the patch comes from: a file, or standard input. */
+function readPatch(pos: string[]): string {
+  if (pos.length > 1) throw new UsageError(`apply takes one PATCH, not ${pos.length}`);
+  const source = pos[0] ?? "-";
+  try {
+    return readFileSync(source === "-" ? 0 : source, "utf8");
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") throw notFound(`no patch file ${source}`, { path: source });
+    throw invalidArgument(`cannot read the patch ${source === "-" ? "from standard input" : source}: ${code ?? String(err)}`, { path: source });
+  }
+}
+
+export async function cmdApply(argv: string[]): Promise<number> {
+  const { flags, positionals } = parseArgv(argv, { root: { kind: "string" }, json: { kind: "bool" }, snapshot: { kind: "string" }, conv: { kind: "string" } });
+  const patch = readPatch(positionals);
+  const ws = openWorkspace((flags.root as string | undefined) ?? process.cwd(), { handOff: true });
+  try {
+    const snapshot = flags.snapshot as string | undefined;
+    const r = await applyPatchOp(ws, {
+      mode: snapshot === undefined ? "worktree" : "snapshot",
+      patch,
+      ...(snapshot === undefined ? {} : { snapshot_id: snapshot }),
+      ...(flags.conv === undefined ? {} : { mcp_conversation_id: flags.conv as string }),
+    });
+    if (flags.json) printJson(r);
+    else stdout(render(r));
+    // The files are published, durable and recorded: removing what they replaced, and making spare files for the
+    // next write, happen after we exit.
+    handOffInBackground(ws);
+    return r.applied ? EXIT.ok : EXIT.user;
+  } finally {
+    closeWorkspace(ws);
+  }
+}
+
+function render(r: ApplyPatchResult): string {
+  const out: string[] = [];
+  if (!r.applied) {
+    for (const f of r.rejects ?? []) for (const h of f.hunks) out.push(`rejected ${f.path === "" ? "patch" : `${f.path} hunk ${h.index}`}: ${h.reason}: ${h.message}`);
+    const counts = r.reject_counts;
+    if (r.rejects_truncated && counts) out.push(`(${counts.hunks} hunks of ${counts.files} files rejected in all; --json for the details)`);
+    out.push("nothing was written");
+    return `${out.join("\n")}\n`;
+  }
+  for (const c of r.changed) out.push(c.from ? `${c.status} ${c.from} -> ${c.path}` : `${c.status} ${c.path}`);
+  if (r.truncated) out.push(`(${r.changed_total} paths changed in all)`);
+  for (const w of r.warnings) out.push(`warning: ${w}`);
+  if (r.cache_hint === "immutable") out.push(`snapshot ${r.snapshot_id}`);
+  else if (r.mcp_conversation_id !== undefined) out.push(`recorded under conversation ${r.mcp_conversation_id}`);
+  return `${out.join("\n")}\n`;
+}

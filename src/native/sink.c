@@ -1,0 +1,192 @@
+/* See sink.h. */
+#define _GNU_SOURCE
+#include "sink.h"
+
+#include <fcntl.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sha256.h"
+
+typedef struct chunk {
+  struct chunk *next;
+  size_t len;
+  uint8_t data[];
+} chunk_t;
+
+struct sink {
+  int fd;
+  pthread_t thread;
+  pthread_mutex_t mu;
+  pthread_cond_t more;
+  chunk_t *head, *tail;
+  size_t queued;
+  int closed;
+  int done;
+  int err;
+  uint64_t written;
+  /* bytes handed to writeback already (sync_file_range): the final fsync waits only for the rest */
+  uint64_t started;
+  sha256_ctx ctx;
+  uint8_t digest[32];
+};
+
+static int write_all(int fd, const uint8_t *p, size_t len) {
+  while (len > 0) {
+    ssize_t n = write(fd, p, len);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    p += n;
+    len -= (size_t)n;
+  }
+  return 0;
+}
+
+/* Writeback is started every this many bytes, so the data goes to the disk while the bundle is still being made. */
+#define WRITEBACK_STEP ((uint64_t)8 << 20)
+
+static void start_writeback(sink_t *s, uint64_t upto) {
+#ifdef SYNC_FILE_RANGE_WRITE
+  if (upto - s->started < WRITEBACK_STEP) return;
+  /* only a hint: an error here leaves the work to the final fsync */
+  (void)sync_file_range(s->fd, (off64_t)s->started, (off64_t)(upto - s->started), SYNC_FILE_RANGE_WRITE);
+  s->started = upto;
+#else
+  (void)s;
+  (void)upto;
+#endif
+}
+
+static void *sink_main(void *arg) {
+  sink_t *s = arg;
+  for (;;) {
+    pthread_mutex_lock(&s->mu);
+    while (!s->head && !s->closed) pthread_cond_wait(&s->more, &s->mu);
+    chunk_t *c = s->head;
+    if (!c) {
+      pthread_mutex_unlock(&s->mu);
+      break;
+    }
+    s->head = c->next;
+    if (!s->head) s->tail = NULL;
+    int failed = s->err;
+    pthread_mutex_unlock(&s->mu);
+    int err = 0;
+    if (!failed) {
+      sha256_update(&s->ctx, c->data, c->len);
+      err = write_all(s->fd, c->data, c->len);
+      /* s->written is this thread's to change; reading it unlocked here is safe */
+      if (!err) start_writeback(s, s->written + c->len);
+    }
+    pthread_mutex_lock(&s->mu);
+    s->queued -= c->len;
+    if (!failed && !err) s->written += c->len;
+    if (err && !s->err) s->err = err;
+    pthread_mutex_unlock(&s->mu);
+    free(c);
+  }
+  uint8_t digest[32];
+  sha256_final(&s->ctx, digest);
+  pthread_mutex_lock(&s->mu);
+  memcpy(s->digest, digest, 32);
+  s->done = 1;
+  pthread_mutex_unlock(&s->mu);
+  return NULL;
+}
+
+sink_t *sink_open(int fd) {
+  sink_t *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->fd = fd;
+  sha256_init(&s->ctx);
+  pthread_mutex_init(&s->mu, NULL);
+  pthread_cond_init(&s->more, NULL);
+  if (pthread_create(&s->thread, NULL, sink_main, s) != 0) {
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->more);
+    free(s);
+    return NULL;
+  }
+  return s;
+}
+
+int sink_reserve(uint8_t **chunk, size_t len) {
+  chunk_t *c = malloc(sizeof *c + (len ? len : 1));
+  if (!c) return 0;
+  c->next = NULL;
+  c->len = len;
+  *chunk = (uint8_t *)c;
+  return 1;
+}
+
+uint8_t *sink_chunk_data(uint8_t *chunk) {
+  return ((chunk_t *)chunk)->data;
+}
+
+void sink_discard(uint8_t *chunk) {
+  free(chunk);
+}
+
+void sink_submit(sink_t *s, uint8_t *chunk, size_t len, size_t *queued) {
+  chunk_t *c = (chunk_t *)chunk;
+  c->len = len;
+  pthread_mutex_lock(&s->mu);
+  if (s->tail) s->tail->next = c;
+  else s->head = c;
+  s->tail = c;
+  s->queued += len;
+  *queued = s->queued;
+  pthread_cond_signal(&s->more);
+  pthread_mutex_unlock(&s->mu);
+}
+
+int sink_write(sink_t *s, const void *data, size_t len, size_t *queued) {
+  uint8_t *chunk;
+  if (!sink_reserve(&chunk, len)) return 0;
+  memcpy(sink_chunk_data(chunk), data, len);
+  sink_submit(s, chunk, len, queued);
+  return 1;
+}
+
+void sink_close(sink_t *s) {
+  pthread_mutex_lock(&s->mu);
+  s->closed = 1;
+  pthread_cond_signal(&s->more);
+  pthread_mutex_unlock(&s->mu);
+}
+
+int sink_done(sink_t *s, int *err, uint64_t *written, uint8_t digest[32]) {
+  pthread_mutex_lock(&s->mu);
+  int done = s->done;
+  if (done) {
+    *err = s->err;
+    *written = s->written;
+    memcpy(digest, s->digest, 32);
+  }
+  pthread_mutex_unlock(&s->mu);
+  return done;
+}
+
+size_t sink_queued(sink_t *s) {
+  pthread_mutex_lock(&s->mu);
+  size_t q = s->queued;
+  pthread_mutex_unlock(&s->mu);
+  return q;
+}
+
+void sink_free(sink_t *s) {
+  pthread_mutex_lock(&s->mu);
+  s->closed = 1;
+  s->err = s->err ? s->err : ECANCELED; /* what is still queued is dropped */
+  pthread_cond_signal(&s->more);
+  pthread_mutex_unlock(&s->mu);
+  pthread_join(s->thread, NULL);
+  pthread_mutex_destroy(&s->mu);
+  pthread_cond_destroy(&s->more);
+  free(s);
+}

@@ -1,0 +1,40 @@
+/*
+ * A file written in order on a thread of its own, hashed (SHA-256) as it is
+ * written: the JavaScript thread hands over chunks and carries on building
+ * the next ones; the writes, and the digest of everything written, happen
+ * meanwhile. Writeback to the disk is started as it goes (sync_file_range,
+ * where there is one), so the fsync that makes the file durable has little
+ * left to wait for. What an export bundle is written through
+ * (src/repo/atomic-stream.ts).
+ */
+#ifndef WORKSNAP_SINK_H
+#define WORKSNAP_SINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct sink sink_t;
+
+/* A sink writing to `fd` (not owned: the caller closes it after sink_free); NULL when out of memory or no thread. */
+sink_t *sink_open(int fd);
+/* Queues a copy of the bytes; 0 when out of memory. Returns the bytes queued and not yet written through *queued. */
+int sink_write(sink_t *s, const void *data, size_t len, size_t *queued);
+/*
+ * A chunk filled by the caller, then handed over without a copy: sink_reserve allocates one of `len` bytes
+ * (0 when out of memory), sink_chunk_data is where its bytes go, sink_submit queues its first `len` bytes
+ * (the sink frees it), sink_discard frees one never submitted.
+ */
+int sink_reserve(uint8_t **chunk, size_t len);
+uint8_t *sink_chunk_data(uint8_t *chunk);
+void sink_submit(sink_t *s, uint8_t *chunk, size_t len, size_t *queued);
+void sink_discard(uint8_t *chunk);
+/* No more chunks: the thread finishes what is queued, then computes the digest. */
+void sink_close(sink_t *s);
+/* 1 once closed and every chunk written (or a write failed): then errno (0 if none), bytes written and the digest. */
+int sink_done(sink_t *s, int *err, uint64_t *written, uint8_t digest[32]);
+/* Bytes queued and not yet written. */
+size_t sink_queued(sink_t *s);
+/* Closes the sink if needed, waits for its thread, frees it. */
+void sink_free(sink_t *s);
+
+#endif

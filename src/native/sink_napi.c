@@ -1,0 +1,192 @@
+/*
+ * Node-API surface of the sink (sink.h), registered by binding.c:
+ *   sinkOpen(fd) -> sink                   a thread that writes and hashes what it is given, in order
+ *   sinkWrite(sink, bytes) -> queued       a copy of bytes queued; the bytes queued and not yet written
+ *   sinkWritev(sink, pieces, total) -> queued
+ *                                          the pieces (Uint8Arrays, `total` bytes in all) copied into one chunk
+ *   sinkQueued(sink) -> queued             the bytes queued and not yet written
+ *   sinkClose(sink)                        nothing more will come
+ *   sinkResult(sink) -> null | [errno, written, digest]
+ *                                          null until closed and everything written (or a write failed)
+ *   sinkFree(sink)                         drops what is queued, waits for the thread; idempotent (also at collection)
+ * The caller keeps the descriptor open until sinkFree has returned.
+ */
+#define NAPI_VERSION 8
+#include <node_api.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sink.h"
+#include "sink_napi.h"
+
+typedef struct {
+  sink_t *sink;
+} sink_handle_t;
+
+static napi_value sink_fail(napi_env env, const char *msg) {
+  napi_throw_error(env, NULL, msg);
+  return NULL;
+}
+
+static void sink_finalize(napi_env env, void *data, void *hint) {
+  (void)env;
+  (void)hint;
+  sink_handle_t *h = data;
+  if (h->sink) sink_free(h->sink);
+  free(h);
+}
+
+/* The sink of argument 0 and up to `want` arguments into argv; NULL (an exception pending) when it is not a live sink. */
+static sink_handle_t *sink_args(napi_env env, napi_callback_info info, size_t want, napi_value *argv) {
+  size_t argc = want;
+  void *data = NULL;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < want) {
+    sink_fail(env, "worksnap native: missing arguments");
+    return NULL;
+  }
+  if (napi_get_value_external(env, argv[0], &data) != napi_ok || !data) {
+    sink_fail(env, "worksnap native: not a sink");
+    return NULL;
+  }
+  return data;
+}
+
+/* The sink of argument 0, which must not be freed yet; NULL (an exception pending) otherwise. */
+static sink_t *live_sink(napi_env env, napi_callback_info info, size_t want, napi_value *argv) {
+  sink_handle_t *h = sink_args(env, info, want, argv);
+  if (h && !h->sink) sink_fail(env, "worksnap native: the sink was freed");
+  return h ? h->sink : NULL;
+}
+
+static napi_value count_value(napi_env env, size_t n) {
+  napi_value v;
+  napi_create_double(env, (double)n, &v);
+  return v;
+}
+
+static napi_value sink_open_fn(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  int32_t fd = -1;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1 || napi_get_value_int32(env, argv[0], &fd) != napi_ok || fd < 0)
+    return sink_fail(env, "worksnap native: sinkOpen takes a file descriptor");
+  sink_handle_t *h = malloc(sizeof *h);
+  if (!h) return sink_fail(env, "worksnap native: out of memory");
+  h->sink = sink_open(fd);
+  if (!h->sink) {
+    free(h);
+    return sink_fail(env, "worksnap native: cannot start a writer thread");
+  }
+  napi_value ext;
+  if (napi_create_external(env, h, sink_finalize, NULL, &ext) != napi_ok) {
+    sink_free(h->sink);
+    free(h);
+    return sink_fail(env, "worksnap native: napi_create_external failed");
+  }
+  return ext;
+}
+
+static napi_value sink_write_fn(napi_env env, napi_callback_info info) {
+  napi_value argv[2];
+  sink_t *sink = live_sink(env, info, 2, argv);
+  if (!sink) return NULL;
+  napi_typedarray_type type;
+  size_t length, offset;
+  void *data;
+  napi_value ab;
+  if (napi_get_typedarray_info(env, argv[1], &type, &length, &data, &ab, &offset) != napi_ok || type != napi_uint8_array)
+    return sink_fail(env, "worksnap native: sinkWrite takes a Uint8Array");
+  size_t queued = 0;
+  if (!sink_write(sink, data, length, &queued)) return sink_fail(env, "worksnap native: out of memory");
+  return count_value(env, queued);
+}
+
+static napi_value sink_writev_fn(napi_env env, napi_callback_info info) {
+  napi_value argv[3];
+  sink_t *sink = live_sink(env, info, 3, argv);
+  if (!sink) return NULL;
+  uint32_t n = 0;
+  double total = 0;
+  if (napi_get_array_length(env, argv[1], &n) != napi_ok || napi_get_value_double(env, argv[2], &total) != napi_ok || !(total >= 0))
+    return sink_fail(env, "worksnap native: sinkWritev takes an array of Uint8Arrays and their total length");
+  uint8_t *chunk = NULL;
+  size_t cap = (size_t)total;
+  if (!sink_reserve(&chunk, cap)) return sink_fail(env, "worksnap native: out of memory");
+  size_t at = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    napi_value piece, ab;
+    napi_typedarray_type type;
+    size_t length, offset;
+    void *data;
+    if (napi_get_element(env, argv[1], i, &piece) != napi_ok ||
+        napi_get_typedarray_info(env, piece, &type, &length, &data, &ab, &offset) != napi_ok || type != napi_uint8_array || length > cap - at) {
+      sink_discard(chunk);
+      return sink_fail(env, "worksnap native: sinkWritev: a piece is not a Uint8Array, or the pieces exceed the total");
+    }
+    memcpy(sink_chunk_data(chunk) + at, data, length);
+    at += length;
+  }
+  size_t queued = 0;
+  sink_submit(sink, chunk, at, &queued);
+  return count_value(env, queued);
+}
+
+static napi_value sink_queued_fn(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  sink_handle_t *h = sink_args(env, info, 1, argv);
+  if (!h) return NULL;
+  return count_value(env, h->sink ? sink_queued(h->sink) : 0);
+}
+
+static napi_value sink_close_fn(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  sink_handle_t *h = sink_args(env, info, 1, argv);
+  if (!h) return NULL;
+  if (h->sink) sink_close(h->sink);
+  return NULL;
+}
+
+static napi_value sink_result_fn(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  sink_handle_t *h = sink_args(env, info, 1, argv);
+  if (!h) return NULL;
+  napi_value out;
+  int err = 0;
+  uint64_t written = 0;
+  uint8_t digest[32];
+  if (!h->sink || !sink_done(h->sink, &err, &written, digest)) {
+    napi_get_null(env, &out);
+    return out;
+  }
+  napi_value e, w, d;
+  void *copy;
+  if (napi_create_array_with_length(env, 3, &out) != napi_ok || napi_create_int32(env, err, &e) != napi_ok ||
+      napi_create_double(env, (double)written, &w) != napi_ok || napi_create_buffer_copy(env, 32, digest, &copy, &d) != napi_ok)
+    return sink_fail(env, "worksnap native: cannot build the sink's result");
+  napi_set_element(env, out, 0, e);
+  napi_set_element(env, out, 1, w);
+  napi_set_element(env, out, 2, d);
+  return out;
+}
+
+static napi_value sink_free_fn(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  sink_handle_t *h = sink_args(env, info, 1, argv);
+  if (!h) return NULL;
+  if (h->sink) sink_free(h->sink);
+  h->sink = NULL;
+  return NULL;
+}
+
+int sink_register(napi_env env, napi_value exports) {
+  const struct { const char *name; napi_callback fn; } fns[] = {
+      {"sinkOpen", sink_open_fn}, {"sinkWrite", sink_write_fn}, {"sinkWritev", sink_writev_fn}, {"sinkQueued", sink_queued_fn}, {"sinkClose", sink_close_fn}, {"sinkResult", sink_result_fn}, {"sinkFree", sink_free_fn},
+  };
+  for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
+    napi_value fn;
+    if (napi_create_function(env, fns[i].name, NAPI_AUTO_LENGTH, fns[i].fn, NULL, &fn) != napi_ok) return 0;
+    if (napi_set_named_property(env, exports, fns[i].name, fn) != napi_ok) return 0;
+  }
+  return 1;
+}

@@ -1,0 +1,202 @@
+/**
+ * Where an export's small blobs come from, read ahead of the bundle writer in
+ * manifest order, each verified against its id before it is handed over.
+ *
+ * A blob is content addressed, so any bytes that hash to its id are its
+ * bytes, wherever they were read. The snapshot usually describes the work
+ * tree it sits in (the export of a fresh capture, or of a recent one), so the
+ * path's file in the work tree is tried first: read and hashed on the native
+ * module's threads (no inflating of git's compressed objects, no round trip
+ * through `git cat-file`), and taken when its SHA-256 is the blob's id and its
+ * length the blob's size. Any other outcome (changed, gone, a symlink, a
+ * special file, not readable) reads the blob from the store, which verifies
+ * it the same way. The bytes written are the bytes that were hashed: the work
+ * tree changing meanwhile can only send a blob to the store.
+ *
+ * When the work tree holds few of a window's blobs (an old snapshot), the
+ * following windows read from the store alone, and one in STORE_RUN + 1 tries
+ * the work tree again (a snapshot can differ from the tree in one part only).
+ * Without the native module, everything comes from the store.
+ */
+import { internal, notFound, WorksnapError } from "../../core/errors";
+import { hexOfBlobId, type BlobId } from "../../core/hash";
+import { joinPaths, nativeModule, waitReady, type NativeJob, type NativeModule } from "../../repo/native";
+import type { SnapshotId } from "../../repo/manifest";
+import type { SideEntry } from "./tree-side";
+import type { Workspace } from "../workspace";
+
+/**
+ * Blobs up to this size are read whole (a window of their own when larger
+ * than WINDOW_BYTES); larger ones are streamed by the writer from the store.
+ */
+export const WHOLE_READ_MAX = 64 * 1024 * 1024;
+/** One window: at most this many bytes or files read ahead together. */
+const WINDOW_BYTES = 32 * 1024 * 1024;
+const WINDOW_FILES = 4096;
+/** Windows in flight: one being written while the next is read. */
+const WINDOWS_AHEAD = 2;
+/** Below this share of a window's blobs found in the work tree, the next window reads from the store. */
+const MIN_TREE_SHARE = 0.5;
+/** Windows read from the store alone before the work tree is tried again. */
+const STORE_RUN = 8;
+
+const KIND_BYTES = 2;
+
+interface Window {
+  from: number;
+  to: number;
+  /** reading the work tree: the job, and how many of its results were collected */
+  job: NativeJob | null;
+  collected: number;
+  /** per entry of the window (index - from): verified bytes, or the store's read */
+  got: (Uint8Array | Promise<Uint8Array> | undefined)[];
+  treeHits: number;
+}
+
+export class ExportReads {
+  private readonly m: NativeModule | null;
+  private readonly windows: Window[] = [];
+  private next = 0;
+  private useTree: boolean;
+  /** windows read from the store alone since the work tree was last tried */
+  private storeRun = 0;
+
+  constructor(
+    private readonly ws: Workspace,
+    private readonly entries: SideEntry[],
+    private readonly sizes: number[],
+    private readonly snapshotId: SnapshotId,
+  ) {
+    this.m = nativeModule();
+    this.useTree = this.m !== null;
+  }
+
+  /** True when the writer streams entry i itself (a file larger than WHOLE_READ_MAX). */
+  streamed(i: number): boolean {
+    return (this.entries[i] as SideEntry).mode !== "120000" && (this.sizes[i] as number) > WHOLE_READ_MAX;
+  }
+
+  /** Entry i's verified bytes (a symlink's target); entries must be taken in order, streamed ones skipped. */
+  async take(i: number): Promise<Uint8Array> {
+    if (this.streamed(i)) throw internal("a large blob was read ahead");
+    while (this.windows.length > 0 && (this.windows[0] as Window).to <= i) this.retire(this.windows.shift() as Window);
+    if (this.windows.length === 0 && this.next <= i) this.next = i;
+    this.fill();
+    const w = this.windows[0] as Window;
+    if (i < w.from) throw internal("export reads taken out of order");
+    let got = w.got[i - w.from];
+    if (got === undefined && w.job) {
+      await this.collect(w, i - w.from + 1);
+      got = w.got[i - w.from];
+    }
+    if (got === undefined) got = this.fromStore(i);
+    w.got[i - w.from] = undefined;
+    return got;
+  }
+
+  /** Stops the native reads still running; idempotent. */
+  close(): void {
+    for (const w of this.windows.splice(0)) this.retire(w);
+  }
+
+  /** Opens windows until WINDOWS_AHEAD are in flight; a window ends before a streamed entry. */
+  private fill(): void {
+    const { entries } = this;
+    while (this.windows.length < WINDOWS_AHEAD && this.next < entries.length) {
+      while (this.next < entries.length && this.streamed(this.next)) this.next++;
+      if (this.next >= entries.length) return;
+      const from = this.next;
+      let to = from;
+      let bytes = 0;
+      while (to < entries.length && !this.streamed(to) && to - from < WINDOW_FILES && (to === from || bytes + (this.sizes[to] as number) <= WINDOW_BYTES)) {
+        bytes += this.sizes[to] as number;
+        to++;
+      }
+      this.next = to;
+      const w: Window = { from, to, job: null, collected: 0, got: new Array(to - from), treeHits: 0 };
+      if (this.m && (this.useTree || this.storeRun >= STORE_RUN)) {
+        this.storeRun = 0;
+        const paths = entries.slice(from, to).map((e) => e.path);
+        w.job = this.m.scanStart(joinPaths(paths), paths.length, 1, null, WHOLE_READ_MAX, 0, 0, null, [], 0, true, this.ws.repo.root);
+      } else {
+        this.storeRun++;
+        for (let k = from; k < to; k++) w.got[k - from] = this.fromStore(k);
+      }
+      this.windows.push(w);
+    }
+  }
+
+  /** Collects the work tree's results of w up to `upTo` (window-relative): verified bytes kept, the rest asked of the store. */
+  private async collect(w: Window, upTo: number): Promise<void> {
+    const m = this.m as NativeModule;
+    const job = w.job as NativeJob;
+    const n = w.to - w.from;
+    let ready = m.ready(job);
+    if (ready < upTo) ready = await waitReady(m, job, upTo);
+    if (ready <= w.collected) return;
+    const L = m.layout;
+    const [records, files] = m.scanCollect(job, w.collected, ready);
+    for (let k = w.collected; k < ready; k++) {
+      const at = (k - w.collected) * L.SCAN_RECORD;
+      const i = w.from + k;
+      const e = this.entries[i] as SideEntry;
+      const ok =
+        e.mode !== "120000" &&
+        records[at + L.SR_KIND] === KIND_BYTES &&
+        records[at + L.SR_DIGEST] === 1 &&
+        records.toString("hex", at + L.SR_SHA256, at + L.SR_SHA256 + 32) === hexOfBlobId(e.blob);
+      const bytes = records[at + L.SR_KIND] === KIND_BYTES ? (files[records.readDoubleLE(at + L.SR_OFFSET)] as Buffer) : null;
+      if (ok && bytes && bytes.length === this.sizes[i]) {
+        w.got[k] = bytes;
+        w.treeHits++;
+      } else {
+        w.got[k] = this.fromStore(i);
+      }
+    }
+    w.collected = ready;
+    if (ready === n) {
+      m.release(job);
+      w.job = null;
+      this.useTree = w.treeHits >= MIN_TREE_SHARE * n;
+    }
+  }
+
+  private retire(w: Window): void {
+    if (w.job) this.m?.release(w.job);
+    w.job = null;
+  }
+
+  private fromStore(i: number): Promise<Uint8Array> {
+    const p = readVerified(this.ws, this.entries[i] as SideEntry, this.sizes[i] as number, this.snapshotId);
+    p.catch(() => undefined); // reported when taken
+    return p;
+  }
+}
+
+async function readVerified(ws: Workspace, e: SideEntry, size: number, snapshotId: SnapshotId): Promise<Uint8Array> {
+  let bytes: Uint8Array;
+  try {
+    bytes = await ws.blobs.read(e.blob);
+  } catch (err) {
+    throw asMissing(err, e, snapshotId);
+  }
+  const hex = new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
+  if (hex !== hexOfBlobId(e.blob) || bytes.length !== size) throw corruptBlob(e.blob, e.path);
+  return bytes;
+}
+
+export function asMissing(err: unknown, e: SideEntry, snapshotId: SnapshotId): unknown {
+  return err instanceof WorksnapError && err.code === "NOT_FOUND" ? missingBlob(e, snapshotId) : err;
+}
+
+export function missingBlob(e: SideEntry, snapshotId: SnapshotId): WorksnapError {
+  return notFound(`blob ${e.blob} of ${e.path} is missing from the blob store; snapshot ${snapshotId} cannot be exported`, {
+    blob: e.blob,
+    path: e.path,
+    snapshot_id: snapshotId,
+  });
+}
+
+export function corruptBlob(blob: BlobId, path: string): WorksnapError {
+  return internal(`blob ${blob} of ${path} does not match its id in the store; the export was abandoned`, { blob, path });
+}

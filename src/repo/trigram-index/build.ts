@@ -1,0 +1,181 @@
+/**
+ * Building one segment of the trigram index from files: each file is read,
+ * checked to hold the blob it should (git's blob id for a clean tracked file,
+ * the SHA-256 for a stored blob), and its trigrams taken. On the native
+ * module's threads (src/native/trigram_job.c, in the background at the lowest
+ * priority, or in the foreground for `worksnap index build`), or here in
+ * TypeScript, which writes the same segment and is what the tests compare the
+ * native build with.
+ *
+ * Memory: a job stops reading new files once its files hold `pairCap`
+ * trigrams (4 bytes each while the segment is built); the rest come back
+ * DEFERRED, for the next job.
+ */
+import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+import { join } from "node:path";
+import { BINARY_SNIFF_BYTES } from "../../core/binary";
+import { joinPaths, type NativeModule } from "../native";
+import { encodeSegment, trigramsOf, type SegmentBlob } from "./segment";
+
+/** What became of a file (the native TRI_* codes). */
+export const TEXT = 0;
+export const BINARY = 1;
+export const MISMATCH = 2;
+export const GONE = 3;
+export const TOO_LARGE = 4;
+export const DEFERRED = 5;
+export const FAILED = 6;
+
+/** What a file is checked against. */
+export const EXPECT_GIT_SHA1 = 1;
+export const EXPECT_GIT_SHA256 = 2;
+export const EXPECT_SHA256 = 3;
+
+export interface BuildItem {
+  /** relative to the build's root, or absolute when the root is "" */
+  path: string;
+  kind: typeof EXPECT_GIT_SHA1 | typeof EXPECT_GIT_SHA256 | typeof EXPECT_SHA256;
+  /** the expected id, hex */
+  id: string;
+}
+
+export interface BuildOptions {
+  /** files larger than this are left out (TOO_LARGE) */
+  fileLimit: number;
+  /** trigrams held at once, summed over files, after which files are DEFERRED */
+  pairCap: number;
+  /** on the native module's low-priority threads */
+  background: boolean;
+  signal?: AbortSignal;
+}
+
+export interface BuildResult {
+  /** the segment of the files indexed; null when none was */
+  segment: Uint8Array | null;
+  /** per item: TEXT, BINARY, MISMATCH, GONE, TOO_LARGE, DEFERRED or FAILED */
+  status: Uint8Array;
+  /** bytes of the files indexed */
+  bytes: number;
+}
+
+/** Builds one segment from `items` under `root`, natively when `m` is given. */
+export async function buildSegment(m: NativeModule | null, root: string, items: readonly BuildItem[], opts: BuildOptions): Promise<BuildResult> {
+  return m ? buildNatively(m, root, items, opts) : buildHere(root, items, opts);
+}
+
+function expectsOf(items: readonly BuildItem[]): Uint8Array {
+  const out = Buffer.alloc(items.length * 33);
+  items.forEach((item, i) => {
+    out[i * 33] = item.kind;
+    out.write(item.id, i * 33 + 1, "hex");
+  });
+  return out;
+}
+
+async function buildNatively(m: NativeModule, root: string, items: readonly BuildItem[], opts: BuildOptions): Promise<BuildResult> {
+  const files = items.length;
+  const job = m.trigramStart(root, joinPaths(items.map((i) => i.path)), files, expectsOf(items), opts.fileLimit, opts.pairCap, BINARY_SNIFF_BYTES, opts.background);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const abort = () => reject(opts.signal?.reason ?? new Error("aborted"));
+      if (opts.signal?.aborted) return abort();
+      opts.signal?.addEventListener("abort", abort, { once: true });
+      m.notify(job, () => {
+        opts.signal?.removeEventListener("abort", abort);
+        resolve();
+      });
+      if (m.watch(job, files)) {
+        opts.signal?.removeEventListener("abort", abort);
+        resolve();
+      }
+    });
+    const L = m.layout;
+    const records = m.trigramRecords(job);
+    const status = new Uint8Array(files);
+    let bytes = 0;
+    for (let i = 0; i < files; i++) {
+      const at = i * L.TRIGRAM_RECORD;
+      status[i] = records[at + L.TR_STATUS] as number;
+      if (status[i] === TEXT || status[i] === BINARY) bytes += records.readDoubleLE(at + L.TR_SIZE);
+    }
+    const segment = m.trigramSegment(job);
+    const indexed = status.some((s) => s === TEXT || s === BINARY);
+    return { segment: indexed && segment ? new Uint8Array(segment.buffer, segment.byteOffset, segment.length) : null, status, bytes };
+  } finally {
+    m.release(job);
+  }
+}
+
+/** The TypeScript build: the same checks and the same segment, one file at a time on this thread. */
+function buildHere(root: string, items: readonly BuildItem[], opts: BuildOptions): BuildResult {
+  const status = new Uint8Array(items.length);
+  const blobs: SegmentBlob[] = [];
+  const seen = new Uint8Array(1 << 21);
+  let pairs = 0;
+  let bytes = 0;
+  items.forEach((item, i) => {
+    if (opts.signal?.aborted) throw opts.signal.reason ?? new Error("aborted");
+    if (pairs >= opts.pairCap) {
+      status[i] = DEFERRED;
+      return;
+    }
+    const read = readItem(root === "" ? item.path : join(root, item.path), opts.fileLimit);
+    if (typeof read === "number") {
+      status[i] = read;
+      return;
+    }
+    const sha256 = new Bun.CryptoHasher("sha256").update(read).digest();
+    if (!holdsExpected(item, read, sha256)) {
+      status[i] = MISMATCH;
+      return;
+    }
+    const trigrams = trigramsOf(read, seen);
+    status[i] = trigrams ? TEXT : BINARY;
+    pairs += trigrams?.length ?? 0;
+    bytes += read.length;
+    const gitOid = item.kind === EXPECT_SHA256 ? new Uint8Array(0) : Buffer.from(item.id, "hex");
+    blobs.push({ sha256, gitOid, size: read.length, binary: trigrams === null, trigrams: trigrams ?? new Uint32Array(0) });
+  });
+  return { segment: blobs.length > 0 ? encodeSegment(blobs) : null, status, bytes };
+}
+
+function readItem(abs: string, limit: number): Uint8Array | number {
+  let fd: number;
+  try {
+    fd = openSync(abs, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (err) {
+    return goneOrFailed(err);
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) return GONE;
+    if (st.size > limit) return TOO_LARGE;
+    const buf = Buffer.allocUnsafe(st.size);
+    let len = 0;
+    while (len < st.size) {
+      const n = readSync(fd, buf, len, st.size - len, null);
+      if (n === 0) break;
+      len += n;
+    }
+    // grown meanwhile: not the size git hashed, so not the blob
+    if (len === st.size && readSync(fd, Buffer.alloc(1), 0, 1, null) > 0) return MISMATCH;
+    return len === st.size ? buf : MISMATCH;
+  } catch (err) {
+    return goneOrFailed(err);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function goneOrFailed(err: unknown): number {
+  const code = (err as NodeJS.ErrnoException).code ?? "";
+  return ["ENOENT", "ENOTDIR", "ELOOP", "EISDIR"].includes(code) ? GONE : FAILED;
+}
+
+function holdsExpected(item: BuildItem, bytes: Uint8Array, sha256: Buffer): boolean {
+  if (item.kind === EXPECT_SHA256) return sha256.toString("hex") === item.id;
+  const git = new Bun.CryptoHasher(item.kind === EXPECT_GIT_SHA1 ? "sha1" : "sha256");
+  git.update(`blob ${bytes.length}\0`);
+  git.update(bytes);
+  return git.digest("hex") === item.id;
+}

@@ -1,0 +1,242 @@
+/**
+ * One segment of the trigram index: a set of blobs, keyed by the SHA-256 of
+ * their bytes, and for every byte trigram that occurs in any of them the list
+ * of those that hold it (posting lists, as in Russ Cox's codesearch and
+ * Zoekt). A blob is immutable, so a segment never goes stale; it says
+ * nothing about blobs it does not hold.
+ *
+ * Layout (little-endian), version 1:
+ *
+ *   0    "WSTRIGR1"
+ *   8    u32 version (1), u32 blob count B, u32 trigram count T, u32 0, u64 posting bytes P
+ *   32   B blob records of 72 bytes, in SHA-256 order (a blob's ordinal is its place here):
+ *          sha256[32], git blob id zero padded [32], u32 size (clamped), u8 kind (0 text, 1 binary),
+ *          u8 git id length (20, 32, or 0 when unknown), u16 0
+ *        T trigram records of 12 bytes, in trigram order:
+ *          u32 trigram (low 24 bits, first byte highest) | encoding << 24, u32 offset into the postings,
+ *          u32 blobs in the list
+ *        P bytes of posting lists: encoding 0, LEB128 gaps between ordinals (the first as is); encoding 1,
+ *          a bitmap of the B ordinals (bit k of byte k/8), used when smaller
+ *   end  SHA-256 of everything before it
+ *
+ * Binary blobs (a NUL among their first 8000 bytes, git's rule, grep's too) have no trigrams. Both builders,
+ * native (src/native/trigram_job.c) and encodeSegment here, write the same bytes for the same blobs.
+ */
+import { BINARY_SNIFF_BYTES } from "../../core/binary";
+
+export const SEGMENT_MAGIC = "WSTRIGR1";
+export const SEGMENT_VERSION = 1;
+const HEADER = 32;
+const BLOB_RECORD = 72;
+const TRIGRAM_ENTRY = 12;
+const TRAILER = 32;
+
+export interface SegmentBlob {
+  /** SHA-256 of the bytes, 32 bytes */
+  sha256: Uint8Array;
+  /** git's blob id, when known (20 or 32 bytes); empty otherwise */
+  gitOid: Uint8Array;
+  size: number;
+  binary: boolean;
+  /** distinct trigrams of a text blob (any order); empty for a binary one */
+  trigrams: Uint32Array;
+}
+
+/** The distinct byte trigrams of `bytes` (a trigram is b0 << 16 | b1 << 8 | b2), sorted; null when binary. */
+export function trigramsOf(bytes: Uint8Array, seen: Uint8Array = new Uint8Array(1 << 21)): Uint32Array | null {
+  if (bytes.subarray(0, BINARY_SNIFF_BYTES).indexOf(0) >= 0) return null;
+  const found: number[] = [];
+  let t = ((bytes[0] ?? 0) << 8) | (bytes[1] ?? 0);
+  for (let i = 2; i < bytes.length; i++) {
+    t = ((t << 8) | (bytes[i] as number)) & 0xffffff;
+    const word = t >>> 3;
+    const bit = 1 << (t & 7);
+    if ((seen[word] as number) & bit) continue;
+    seen[word] = (seen[word] as number) | bit;
+    found.push(t);
+  }
+  for (const x of found) seen[x >>> 3] = 0;
+  return Uint32Array.from(found).sort();
+}
+
+/** Encodes blobs as a segment; they are ordered by SHA-256 here (the first of equal ones kept). */
+export function encodeSegment(input: readonly SegmentBlob[]): Uint8Array {
+  const blobs = [...input].sort((a, b) => Buffer.compare(a.sha256, b.sha256));
+  const unique = blobs.filter((b, i) => i === 0 || Buffer.compare(b.sha256, blobs[i - 1]!.sha256) !== 0);
+  const lists = new Map<number, number[]>();
+  unique.forEach((blob, ordinal) => {
+    for (const t of blob.trigrams) {
+      let list = lists.get(t);
+      if (!list) lists.set(t, (list = []));
+      list.push(ordinal);
+    }
+  });
+  const trigrams = [...lists.keys()].sort((a, b) => a - b);
+  const n = unique.length;
+  const bitmapBytes = (n + 7) >> 3;
+  const encoded: { trigram: number; bitmap: boolean; bytes: Uint8Array; count: number }[] = [];
+  let postings = 0;
+  for (const t of trigrams) {
+    const list = lists.get(t)!;
+    const varint = encodeGaps(list);
+    const bitmap = varint.length > bitmapBytes;
+    const bytes = bitmap ? bitmapOf(list, bitmapBytes) : varint;
+    encoded.push({ trigram: t, bitmap, bytes, count: list.length });
+    postings += bytes.length;
+  }
+  const tableAt = HEADER + n * BLOB_RECORD;
+  const postingsAt = tableAt + encoded.length * TRIGRAM_ENTRY;
+  const out = Buffer.alloc(postingsAt + postings + TRAILER);
+  out.write(SEGMENT_MAGIC, 0, "latin1");
+  out.writeUInt32LE(SEGMENT_VERSION, 8);
+  out.writeUInt32LE(n, 12);
+  out.writeUInt32LE(encoded.length, 16);
+  out.writeUInt32LE(postings % 2 ** 32, 24);
+  out.writeUInt32LE(Math.floor(postings / 2 ** 32), 28);
+  unique.forEach((blob, k) => {
+    const at = HEADER + k * BLOB_RECORD;
+    out.set(blob.sha256, at);
+    out.set(blob.gitOid, at + 32);
+    out.writeUInt32LE(Math.min(blob.size, 0xffffffff), at + 64);
+    out[at + 68] = blob.binary ? 1 : 0;
+    out[at + 69] = blob.gitOid.length;
+  });
+  let offset = 0;
+  encoded.forEach((e, k) => {
+    const at = tableAt + k * TRIGRAM_ENTRY;
+    out.writeUInt32LE((e.trigram | ((e.bitmap ? 1 : 0) << 24)) >>> 0, at);
+    out.writeUInt32LE(offset, at + 4);
+    out.writeUInt32LE(e.count, at + 8);
+    out.set(e.bytes, postingsAt + offset);
+    offset += e.bytes.length;
+  });
+  const digest = new Bun.CryptoHasher("sha256").update(out.subarray(0, out.length - TRAILER)).digest();
+  out.set(digest, out.length - TRAILER);
+  return new Uint8Array(out.buffer, out.byteOffset, out.length);
+}
+
+function encodeGaps(list: number[]): Uint8Array {
+  const out: number[] = [];
+  let prev = 0;
+  list.forEach((ordinal, i) => {
+    let v = i === 0 ? ordinal : ordinal - prev;
+    prev = ordinal;
+    while (v >= 0x80) {
+      out.push((v & 0x7f) | 0x80);
+      v >>>= 7;
+    }
+    out.push(v);
+  });
+  return Uint8Array.from(out);
+}
+
+function bitmapOf(list: number[], bytes: number): Uint8Array {
+  const out = new Uint8Array(bytes);
+  for (const ordinal of list) out[ordinal >> 3]! |= 1 << (ordinal & 7);
+  return out;
+}
+
+/** Why a segment's bytes cannot be used (it is then removed and its blobs indexed again). */
+export class CorruptSegment extends Error {}
+
+/**
+ * A segment's bytes, checked (magic, version, sizes, trailer hash) and read
+ * in place: lookups binary-search the trigram records, posting lists are
+ * decoded into bitsets of the segment's ordinals only when asked for.
+ */
+export class Segment {
+  readonly blobs: number;
+  readonly trigrams: number;
+  private readonly view: DataView;
+  private readonly tableAt: number;
+  private readonly postingsAt: number;
+
+  constructor(readonly bytes: Uint8Array) {
+    if (bytes.length < HEADER + TRAILER || Buffer.from(bytes.buffer, bytes.byteOffset, 8).toString("latin1") !== SEGMENT_MAGIC) {
+      throw new CorruptSegment("not a trigram segment");
+    }
+    this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    if (this.view.getUint32(8, true) !== SEGMENT_VERSION) throw new CorruptSegment("unknown segment version");
+    this.blobs = this.view.getUint32(12, true);
+    this.trigrams = this.view.getUint32(16, true);
+    const postings = this.view.getUint32(24, true) + this.view.getUint32(28, true) * 2 ** 32;
+    this.tableAt = HEADER + this.blobs * BLOB_RECORD;
+    this.postingsAt = this.tableAt + this.trigrams * TRIGRAM_ENTRY;
+    if (this.postingsAt + postings + TRAILER !== bytes.length) throw new CorruptSegment("segment size does not match its header");
+  }
+
+  /** Checks the trailer: the SHA-256 of everything before it. */
+  verify(): void {
+    const body = this.bytes.subarray(0, this.bytes.length - TRAILER);
+    const digest = new Bun.CryptoHasher("sha256").update(body).digest();
+    if (!digest.equals(this.bytes.subarray(this.bytes.length - TRAILER))) throw new CorruptSegment("segment hash does not match");
+  }
+
+  sha256Hex(ordinal: number): string {
+    const at = this.bytes.byteOffset + HEADER + ordinal * BLOB_RECORD;
+    return Buffer.from(this.bytes.buffer).toString("hex", at, at + 32);
+  }
+
+  /** git's blob id of the blob, hex; "" when unknown. */
+  gitOidHex(ordinal: number): string {
+    const at = HEADER + ordinal * BLOB_RECORD;
+    const len = this.bytes[at + 69] as number;
+    const abs = this.bytes.byteOffset + at + 32;
+    return len === 0 ? "" : Buffer.from(this.bytes.buffer).toString("hex", abs, abs + len);
+  }
+
+  binary(ordinal: number): boolean {
+    return this.bytes[HEADER + ordinal * BLOB_RECORD + 68] === 1;
+  }
+
+  size(ordinal: number): number {
+    return this.view.getUint32(HEADER + ordinal * BLOB_RECORD + 64, true);
+  }
+
+  /** The record index of `trigram`, or -1 when no blob of the segment holds it. */
+  find(trigram: number): number {
+    let lo = 0;
+    let hi = this.trigrams - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const t = this.view.getUint32(this.tableAt + mid * TRIGRAM_ENTRY, true) & 0xffffff;
+      if (t === trigram) return mid;
+      if (t < trigram) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return -1;
+  }
+
+  /** Sets in `bits` (a bitset of this segment's ordinals) the blobs holding `trigram`. */
+  orPostings(trigram: number, bits: Uint32Array): void {
+    const k = this.find(trigram);
+    if (k < 0) return;
+    const entry = this.tableAt + k * TRIGRAM_ENTRY;
+    const bitmap = this.view.getUint32(entry, true) >>> 24 === 1;
+    const at = this.postingsAt + this.view.getUint32(entry + 4, true);
+    const count = this.view.getUint32(entry + 8, true);
+    const bytes = this.bytes;
+    if (bitmap) {
+      const n = (this.blobs + 7) >> 3;
+      for (let i = 0; i < n; i++) {
+        const b = bytes[at + i] as number;
+        if (b !== 0) bits[i >> 2]! |= b << ((i & 3) * 8);
+      }
+      return;
+    }
+    let p = at;
+    let ordinal = 0;
+    for (let i = 0; i < count; i++) {
+      let v = 0;
+      let shift = 0;
+      let b: number;
+      do {
+        b = bytes[p++] as number;
+        v += (b & 0x7f) * 2 ** shift;
+        shift += 7;
+      } while (b & 0x80);
+      ordinal = i === 0 ? v : ordinal + v;
+      bits[ordinal >>> 5]! |= 1 << (ordinal & 31);
+    }
+  }
+}

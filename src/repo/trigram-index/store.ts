@@ -1,0 +1,260 @@
+/**
+ * The trigram index on disk: `.mcp/index/trigrams-v1/`, one file per segment
+ * (segment.ts), named by the SHA-256 of its bytes. A cache, never the record
+ * of anything: a missing file means blobs not indexed yet, an unreadable or
+ * corrupt one is removed and its blobs indexed again, never an error. Files
+ * are written whole (temp file, rename) and never changed, so any number of
+ * processes may read and add segments at once; two that index the same blob
+ * both keep it, and the first loaded counts.
+ *
+ * In memory: each segment's bytes mapped (only the posting lists a query
+ * reads are paged in), and two maps, git blob id -> blob and SHA-256 -> blob,
+ * where a blob is named by a handle: segment number * 2^24 + ordinal.
+ */
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { tempPath } from "../state-dir";
+import { CorruptSegment, Segment } from "./segment";
+
+/** Where the segments live, under the state directory; the version is the segment format's. */
+export const TRIGRAM_DIR = join("index", "trigrams-v1");
+const SUFFIX = ".seg";
+const SLOT = 2 ** 24;
+
+/** AND over clauses; a clause is an OR over alternatives; an alternative an AND over positions; a position an OR over trigrams. */
+export type TrigramQuery = number[][][][];
+
+/** What a query's selection says of a blob. */
+export const READ = 0;
+export const NO_MATCH = 1;
+export const BINARY = 2;
+export type Verdict = typeof READ | typeof NO_MATCH | typeof BINARY;
+
+interface Loaded {
+  name: string;
+  segment: Segment;
+}
+
+export class TrigramIndex {
+  readonly dir: string;
+  /** by slot, for good: a removed segment leaves its slot empty, so the handles of the others never change */
+  private slots: (Loaded | null)[] = [];
+  private byOid = new Map<string, number>();
+  private bySha = new Map<string, number>();
+  private stamp = "";
+  /** Moves whenever the set of segments changes. */
+  generation = 0;
+
+  constructor(stateDir: string) {
+    this.dir = join(stateDir, TRIGRAM_DIR);
+  }
+
+  /** Loads segments added since the last look (by any process) and forgets removed ones; a stat when nothing changed. */
+  refresh(): void {
+    let stamp: string;
+    try {
+      const st = statSync(this.dir);
+      stamp = `${st.ino}:${st.mtimeMs}:${st.ctimeMs}`;
+    } catch {
+      stamp = "none";
+    }
+    if (stamp === this.stamp) return;
+    this.stamp = stamp;
+    const names = new Set(stamp === "none" ? [] : readdirSync(this.dir).filter((n) => n.endsWith(SUFFIX)));
+    const before = this.generation;
+    for (let k = 0; k < this.slots.length; k++) {
+      const s = this.slots[k];
+      if (s && !names.has(s.name)) {
+        this.slots[k] = null;
+        this.generation++;
+      }
+    }
+    // a segment went away: its blobs leave the maps (rebuilt from what is left)
+    if (this.generation !== before) {
+      this.byOid = new Map();
+      this.bySha = new Map();
+      this.slots.forEach((s, k) => s && this.enter(s, k));
+    }
+    const loaded = new Set(this.slots.filter((s) => s !== null).map((s) => s!.name));
+    for (const name of [...names].sort()) {
+      if (loaded.has(name)) continue;
+      const s = this.load(name);
+      if (!s) continue;
+      this.slots.push(s);
+      this.enter(s, this.slots.length - 1);
+      this.generation++;
+    }
+  }
+
+  private enter(s: Loaded, k: number): void {
+    for (let o = 0; o < s.segment.blobs; o++) {
+      const handle = k * SLOT + o;
+      const oid = s.segment.gitOidHex(o);
+      if (oid !== "" && !this.byOid.has(oid)) this.byOid.set(oid, handle);
+      const sha = s.segment.sha256Hex(o);
+      if (!this.bySha.has(sha)) this.bySha.set(sha, handle);
+    }
+  }
+
+  private load(name: string): Loaded | null {
+    const path = join(this.dir, name);
+    try {
+      verifyFile(path);
+      return { name, segment: new Segment(Bun.mmap(path, { shared: false })) };
+    } catch (err) {
+      if (err instanceof CorruptSegment) rmSync(path, { force: true });
+      return null;
+    }
+  }
+
+  private get segments(): Loaded[] {
+    return this.slots.filter((s): s is Loaded => s !== null);
+  }
+
+  /** Blobs indexed (text or binary). */
+  get blobs(): number {
+    return this.bySha.size;
+  }
+
+  get segmentCount(): number {
+    return this.segments.length;
+  }
+
+  get diskBytes(): number {
+    return this.segments.reduce((n, s) => n + s.segment.bytes.length, 0);
+  }
+
+  /** The handle of the blob with this git blob id, or -1. */
+  handleOfOid(oid: string): number {
+    return this.byOid.get(oid) ?? -1;
+  }
+
+  /** The handle of the blob with this SHA-256 (hex), or -1. */
+  handleOfSha(sha256: string): number {
+    return this.bySha.get(sha256) ?? -1;
+  }
+
+  hasOid(oid: string): boolean {
+    return this.byOid.has(oid);
+  }
+
+  sha256Of(handle: number): string {
+    return this.slots[Math.floor(handle / SLOT)]!.segment.sha256Hex(handle % SLOT);
+  }
+
+  /** Every indexed blob's git id (hex), segment by segment. */
+  *gitOids(): Generator<{ oid: string; segment: string }> {
+    for (const s of this.segments) for (let o = 0; o < s.segment.blobs; o++) yield { oid: s.segment.gitOidHex(o), segment: s.name };
+  }
+
+  /** The blobs that may hold a match of `query`: a bitset per segment, ANDed, ORed as the query says. */
+  select(query: TrigramQuery): TrigramSelection {
+    const bits = this.slots.map((s) => (s ? evaluate(s.segment, query) : undefined));
+    return new TrigramSelection(this, bits);
+  }
+
+  binaryAt(handle: number): boolean {
+    return this.slots[Math.floor(handle / SLOT)]!.segment.binary(handle % SLOT);
+  }
+
+  /** Adds a segment (written to a temp file, then renamed into place) and loads it. */
+  add(stateDir: string, bytes: Uint8Array): string {
+    mkdirSync(this.dir, { recursive: true });
+    const name = new Bun.CryptoHasher("sha256").update(bytes).digest("hex") + SUFFIX;
+    const path = join(this.dir, name);
+    if (!existsSync(path)) {
+      const tmp = tempPath(stateDir, "trigrams");
+      writeFileSync(tmp, bytes);
+      renameSync(tmp, path);
+    }
+    this.refresh();
+    return name;
+  }
+
+  /** Removes segments by name (they are indexed again when wanted). */
+  remove(names: Iterable<string>): void {
+    for (const name of names) rmSync(join(this.dir, name), { force: true });
+    this.refresh();
+  }
+
+  /** Names and sizes of the segments loaded. */
+  list(): { name: string; blobs: number; bytes: number }[] {
+    return this.segments.map((s) => ({ name: s.name, blobs: s.segment.blobs, bytes: s.segment.bytes.length }));
+  }
+}
+
+/** One query's answer per blob: read it, or it cannot match, or it is binary. */
+export class TrigramSelection {
+  constructor(
+    private readonly index: TrigramIndex,
+    private readonly bits: (Uint32Array | undefined)[],
+  ) {}
+
+  verdict(handle: number): Verdict {
+    if (handle < 0) return READ;
+    const k = Math.floor(handle / SLOT);
+    const o = handle % SLOT;
+    const bits = this.bits[k];
+    if (bits === undefined) return READ;
+    if (this.index.binaryAt(handle)) return BINARY;
+    return (bits[o >>> 5]! >>> (o & 31)) & 1 ? READ : NO_MATCH;
+  }
+
+  /** Blobs whose answer is "read it" among the indexed text blobs, for statistics. */
+  get candidates(): number {
+    let n = 0;
+    for (const bits of this.bits) for (const w of bits ?? []) n += popcount(w);
+    return n;
+  }
+}
+
+function popcount(w: number): number {
+  w -= (w >>> 1) & 0x55555555;
+  w = (w & 0x33333333) + ((w >>> 2) & 0x33333333);
+  return (((w + (w >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
+}
+
+function evaluate(segment: Segment, query: TrigramQuery): Uint32Array {
+  const words = (segment.blobs + 31) >>> 5;
+  const result = new Uint32Array(words).fill(0xffffffff);
+  const scratch = new Uint32Array(words);
+  const alt = new Uint32Array(words);
+  const clause = new Uint32Array(words);
+  for (const alternatives of query) {
+    clause.fill(0);
+    for (const positions of alternatives) {
+      alt.fill(0xffffffff);
+      for (const variants of positions) {
+        scratch.fill(0);
+        for (const t of variants) segment.orPostings(t, scratch);
+        for (let i = 0; i < words; i++) alt[i]! &= scratch[i]!;
+      }
+      for (let i = 0; i < words; i++) clause[i]! |= alt[i]!;
+    }
+    for (let i = 0; i < words; i++) result[i]! &= clause[i]!;
+  }
+  return result;
+}
+
+/** Checks a segment file's trailer by reading it (not through a mapping, so its pages do not count as ours). */
+function verifyFile(path: string): void {
+  const fd = openSync(path, "r");
+  try {
+    const size = statSync(path).size;
+    if (size < 64) throw new CorruptSegment("segment too short");
+    const hasher = new Bun.CryptoHasher("sha256");
+    const buf = Buffer.allocUnsafe(1 << 20);
+    const trailer = Buffer.alloc(32);
+    let at = 0;
+    const body = size - 32;
+    while (at < body) {
+      const n = readSync(fd, buf, 0, Math.min(buf.length, body - at), at);
+      if (n <= 0) throw new CorruptSegment("segment cut short");
+      hasher.update(buf.subarray(0, n));
+      at += n;
+    }
+    if (readSync(fd, trailer, 0, 32, body) !== 32 || !hasher.digest().equals(trailer)) throw new CorruptSegment("segment hash does not match");
+  } finally {
+    closeSync(fd);
+  }
+}

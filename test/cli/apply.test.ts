@@ -1,0 +1,99 @@
+/**
+ * `worksnap apply`: the patch tool from the command line, through the binary.
+ * Byte for byte as git applies the same patch, all or nothing, recorded; the
+ * detached step after the answer removes what the write replaced and leaves
+ * spares that the next write is staged in.
+ */
+import { describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { cli, historyEntries } from "../helpers/binary";
+import { tmpDir, tmpRepo, type TmpRepo } from "../helpers/tmp-repo";
+import { temps } from "../helpers/workspace";
+import { POOL_PREFIX } from "../../src/repo/tmp-reserve";
+
+/** Waits until the detached step is done: only pools left in `.mcp/tmp` (the test times out otherwise). */
+async function handOffDone(root: string): Promise<string[]> {
+  for (;;) {
+    const left = temps(root);
+    if (left.every((n) => n.startsWith(POOL_PREFIX))) return left;
+    await Bun.sleep(10);
+  }
+}
+
+/** A repository of `n` committed files and a patch (git's own diff) changing each, with the tree git apply makes of it. */
+function fixture(repo: TmpRepo, n: number): { patch: string; expected: Record<string, Buffer> } {
+  for (let i = 0; i < n; i++) repo.write(`src/d${i % 3}/f${i}.txt`, `line 1\nline 2 of ${i}\nline 3\n`);
+  repo.write("crlf.txt", "a\r\nb\r\n");
+  repo.commit();
+  for (let i = 0; i < n; i++) repo.write(`src/d${i % 3}/f${i}.txt`, `line 1\nline 2 of ${i}, changed\nline 3\n`);
+  repo.write("crlf.txt", "a\r\nB\r\n");
+  repo.write("added/new.txt", "no final newline");
+  repo.git("add", "-A");
+  const patch = repo.git("diff", "--cached", "--binary");
+  const expected: Record<string, Buffer> = {};
+  for (const p of [...Array.from({ length: n }, (_, i) => `src/d${i % 3}/f${i}.txt`), "crlf.txt", "added/new.txt"]) expected[p] = readFileSync(join(repo.root, p));
+  repo.git("reset", "-q", "--hard");
+  return { patch, expected };
+}
+
+describe("worksnap apply", () => {
+  test("applies a patch byte for byte as git does, from a file or standard input, and records it", async () => {
+    await using repo = await tmpRepo();
+    await using scratch = tmpDir();
+    const { patch, expected } = fixture(repo, 12);
+    const file = join(scratch.path, "change.diff");
+    writeFileSync(file, patch);
+    const r = cli(["apply", file, "--root", repo.root, "--conv", "c-cli"]);
+    expect([r.code, r.stderr]).toEqual([0, ""]);
+    expect(r.stdout).toContain("modified crlf.txt\n");
+    expect(r.stdout).toContain("created added/new.txt\n");
+    expect(r.stdout).toContain("recorded under conversation c-cli\n");
+    for (const [p, bytes] of Object.entries(expected)) expect(readFileSync(join(repo.root, p)).equals(bytes)).toBe(true);
+    expect(historyEntries(repo.root).filter((e) => e.conversation_id === "c-cli").length).toBe(14);
+
+    repo.git("reset", "-q", "--hard");
+    repo.git("clean", "-fdq", "-e", ".mcp");
+    const json = cli(["apply", "--root", repo.root, "--json"], { stdin: patch }).json();
+    expect([json.applied, json.changed_total]).toEqual([true, 14]);
+    expect(json.mcp_conversation_id).toMatch(/^conv_/);
+    for (const [p, bytes] of Object.entries(expected)) expect(readFileSync(join(repo.root, p)).equals(bytes)).toBe(true);
+  });
+
+  test("a patch that does not apply writes nothing and exits 1, naming the hunk; a missing patch file is a user error", async () => {
+    await using repo = await tmpRepo();
+    const { patch } = fixture(repo, 3);
+    repo.write("src/d1/f1.txt", "someone else's edit\n");
+    const before = readFileSync(join(repo.root, "src/d0/f0.txt"));
+    const r = cli(["apply", "-", "--root", repo.root], { stdin: patch });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain("rejected src/d1/f1.txt hunk 0: context_mismatch");
+    expect(r.stdout).toEndWith("nothing was written\n");
+    expect(readFileSync(join(repo.root, "src/d0/f0.txt")).equals(before)).toBe(true);
+    expect(temps(repo.root).filter((n) => !n.startsWith(POOL_PREFIX))).toEqual([]);
+    const missing = cli(["apply", join(repo.root, "nope.diff"), "--root", repo.root]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("no patch file");
+    expect(cli(["apply", "a", "b", "--root", repo.root]).code).toBe(2);
+  });
+
+  test("after it answers, its detached step removes the replaced files and leaves spares; the next apply is staged in them", async () => {
+    await using repo = await tmpRepo();
+    const { patch } = fixture(repo, 30);
+    expect(cli(["apply", "--root", repo.root], { stdin: patch }).code).toBe(0);
+    const left = await handOffDone(repo.root);
+    expect(left.length).toBe(1);
+    const pool = join(repo.root, ".mcp", "tmp", left[0]!);
+    const spares = new Map(readdirSync(pool).map((n) => [statSync(join(pool, n)).ino, n]));
+    expect(spares.size).toBeGreaterThanOrEqual(32);
+    for (const n of spares.values()) expect([statSync(join(pool, n)).size, statSync(join(pool, n)).mode & 0o7777]).toEqual([0, 0o644]);
+    // nothing but the patch's own new file shows in the tree
+    expect(repo.git("status", "--porcelain", "--untracked-files=all").split("\n").filter((l) => l.startsWith("??"))).toEqual(["?? added/new.txt"]);
+
+    repo.git("reset", "-q", "--hard");
+    repo.git("clean", "-fdq", "-e", ".mcp");
+    expect(cli(["apply", "--root", repo.root], { stdin: patch }).code).toBe(0);
+    expect(spares.has(statSync(join(repo.root, "src/d0/f0.txt")).ino)).toBe(true);
+    await handOffDone(repo.root);
+  });
+});

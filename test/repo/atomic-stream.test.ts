@@ -1,0 +1,81 @@
+import { describe, expect, test } from "bun:test";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { AtomicFileWriter } from "../../src/repo/atomic-stream";
+import { tmpDir } from "../helpers/tmp-repo";
+
+const sha256 = (b: Uint8Array) => new Bun.CryptoHasher("sha256").update(b).digest("hex");
+
+/** Pieces as a bundle has them: many small ones (headers, paddings, small files) and some large ones. */
+function pieces(total: number): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  let x = 7;
+  let n = 0;
+  for (let i = 0; n < total; i++) {
+    x = (x * 1103515245 + 12345) >>> 0;
+    const len = i % 97 === 0 ? 3 * 1024 * 1024 + (x % 4096) : i % 5 === 0 ? 70 * 1024 : x % 3000;
+    const p = new Uint8Array(len);
+    for (let k = 0; k < len; k += 251) p[k] = (x + k) & 0xff;
+    out.push(p);
+    n += len;
+  }
+  return out;
+}
+
+const ROOT = resolve(import.meta.dir, "../..");
+
+describe("AtomicFileWriter", () => {
+  test("many pieces, small and large, past the writer thread's queue bound, land whole and in order with their SHA-256", async () => {
+    await using dir = tmpDir("ws-atomic-");
+    const state = join(dir.path, ".mcp");
+    const target = join(dir.path, "out.tar");
+    const parts = pieces(80 * 1024 * 1024);
+    const out = new AtomicFileWriter(state, target);
+    for (const p of parts) {
+      out.write(p);
+      if (out.behind()) await out.caughtUp();
+    }
+    expect(existsSync(target)).toBe(false); // only commit makes it appear
+    const digest = await out.commit();
+    const written = readFileSync(target);
+    expect(written.length).toBe(parts.reduce((n, p) => n + p.length, 0));
+    expect(out.written).toBe(written.length);
+    expect(Buffer.compare(written, Buffer.concat(parts))).toBe(0);
+    expect(digest).toBe(sha256(written));
+    expect(readdirSync(join(state, "tmp"))).toEqual([]);
+  });
+
+  test("abort leaves neither the target nor a temp file, with writes still queued", async () => {
+    await using dir = tmpDir("ws-atomic-");
+    const state = join(dir.path, ".mcp");
+    const target = join(dir.path, "out.tar");
+    const out = new AtomicFileWriter(state, target);
+    for (const p of pieces(40 * 1024 * 1024)) out.write(p);
+    out.abort();
+    expect(existsSync(target)).toBe(false);
+    expect(readdirSync(join(state, "tmp"))).toEqual([]);
+  });
+
+  test("without the native module the same bytes give the same file and digest", async () => {
+    await using dir = tmpDir("ws-atomic-");
+    const script = `
+      import { AtomicFileWriter } from ${JSON.stringify(join(ROOT, "src/repo/atomic-stream.ts"))};
+      const [state, target] = process.argv.slice(2);
+      const out = new AtomicFileWriter(state, target);
+      for (let i = 0; i < 3000; i++) out.write(new Uint8Array(i % 7 === 0 ? 200000 : i).fill(i & 0xff));
+      console.log(await out.commit());
+    `;
+    const file = join(dir.path, "write.ts");
+    await Bun.write(file, script);
+    const run = (native: boolean, target: string) => {
+      const p = Bun.spawnSync([process.execPath, file, join(dir.path, ".mcp"), target], { env: { ...process.env, WORKSNAP_NATIVE: native ? "1" : "0" } });
+      expect(p.exitCode).toBe(0);
+      return p.stdout.toString().trim();
+    };
+    const a = run(false, join(dir.path, "plain.tar"));
+    const b = run(true, join(dir.path, "native.tar"));
+    expect(a).toBe(b);
+    expect(a).toBe(sha256(readFileSync(join(dir.path, "plain.tar"))));
+    expect(Buffer.compare(readFileSync(join(dir.path, "plain.tar")), readFileSync(join(dir.path, "native.tar")))).toBe(0);
+  });
+});

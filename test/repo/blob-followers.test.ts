@@ -1,0 +1,80 @@
+/**
+ * A blob several clean tracked paths hold is read once in a capture; the
+ * other paths take its outcome only where git's index vouches for them
+ * (the capture's trust cutoff, a regular file of the blob's size), and are
+ * read like any file otherwise.
+ */
+import { describe, expect, test } from "bun:test";
+import { rmSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { readLiveTree } from "../../src/ops/live/live-tree";
+import { openWorkspace, type Workspace } from "../../src/ops/workspace";
+import { captureEntries } from "../../src/repo/capture";
+import type { TreeEntry } from "../../src/repo/tree-scan";
+import { tmpRepo, type TmpRepo } from "../helpers/tmp-repo";
+
+const FUTURE = () => Date.now() + 60_000; // every file counts as unchanged since git looked (capture-trust.test.ts)
+
+function freshStore(repo: TmpRepo): Workspace {
+  rmSync(join(repo.root, ".mcp"), { recursive: true, force: true });
+  return openWorkspace(repo.root);
+}
+
+async function contents(ws: Workspace, entries: { path: string; blob: string }[]): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const e of entries) out[e.path] = new TextDecoder().decode(await ws.blobs.read(e.blob as never));
+  return out;
+}
+
+describe("blobs shared by many paths", () => {
+  test("every path gets its blob, the map learns each blob once, and the entries equal a capture that verifies every file", async () => {
+    await using repo = await tmpRepo();
+    for (let r = 0; r < 5; r++) {
+      for (let i = 0; i < 30; i++) repo.write(`release-${r}/src/f${i}.ts`, i === r ? `edited in ${r}\n` : `shared file ${i}\n`.repeat(i + 1));
+      repo.write(`release-${r}/bin/run.sh`, "#!/bin/sh\necho run\n", 0o755);
+    }
+    repo.write("release-0/src/same-as-run.txt", "#!/bin/sh\necho run\n"); // the same blob under another mode
+    repo.commit();
+    const ws = freshStore(repo);
+    const tree = await readLiveTree(ws);
+    const trusted = await captureEntries(ws.repo, ws.blobs, tree.entries, { gitComparedAt: FUTURE() });
+    const verifying = freshStore(repo);
+    const verified = await captureEntries(verifying.repo, verifying.blobs, (await readLiveTree(verifying)).entries);
+    expect(trusted.entries).toEqual(verified.entries);
+    expect(trusted.entries.length).toBe(5 * 31 + 1);
+    const files = await contents(ws, trusted.entries);
+    expect(files["release-3/src/f3.ts"]).toBe("edited in 3\n");
+    expect(files["release-4/src/f7.ts"]).toBe("shared file 7\n".repeat(8));
+    expect(trusted.entries.find((e) => e.path === "release-0/src/same-as-run.txt")?.mode).toBe("100644");
+    expect(trusted.entries.find((e) => e.path === "release-2/bin/run.sh")?.mode).toBe("100755");
+    const distinct = new Set(repo.git("ls-files", "-s").split("\n").filter(Boolean).map((l) => l.split(" ")[1])).size;
+    expect(statSync(join(repo.root, ".mcp", "cache", "gitblobs.bin")).size).toBe(distinct * 72);
+  });
+
+  test("a path whose file is not its blob's size is read, whatever the index claims", async () => {
+    await using repo = await tmpRepo();
+    repo.write("a/copy.txt", "the same bytes\n");
+    repo.write("b/copy.txt", "the same bytes\n");
+    repo.commit();
+    const ws = freshStore(repo);
+    const tree = await readLiveTree(ws);
+    // the file changes after git looked; the entries still claim the index blob
+    writeFileSync(join(repo.root, "b/copy.txt"), "changed afterwards, longer\n");
+    const claimed: TreeEntry[] = tree.entries.map((e) => ({ ...e }));
+    const captured = await captureEntries(ws.repo, ws.blobs, claimed, { gitComparedAt: FUTURE() });
+    const files = await contents(ws, captured.entries);
+    expect(files).toEqual({ "a/copy.txt": "the same bytes\n", "b/copy.txt": "changed afterwards, longer\n" });
+  });
+
+  test("without a cutoff no path is taken from another: each is read and verified", async () => {
+    await using repo = await tmpRepo();
+    repo.write("a/copy.txt", "the same bytes\n");
+    repo.write("b/copy.txt", "the same bytes\n");
+    repo.commit();
+    const ws = freshStore(repo);
+    const tree = await readLiveTree(ws);
+    writeFileSync(join(repo.root, "b/copy.txt"), "THE SAME BYTES\n"); // same size, other bytes
+    const captured = await captureEntries(ws.repo, ws.blobs, tree.entries.map((e) => ({ ...e })));
+    expect(await contents(ws, captured.entries)).toEqual({ "a/copy.txt": "the same bytes\n", "b/copy.txt": "THE SAME BYTES\n" });
+  });
+});

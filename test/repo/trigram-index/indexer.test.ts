@@ -1,0 +1,139 @@
+/**
+ * The index on disk and the indexer that keeps it up with git's index: what
+ * a pass indexes and leaves (files that differ from their blob), the disk
+ * budget, stale segments, and a damaged or missing segment, which is a cache
+ * miss (removed, indexed again), never an error. Two processes' indexes of
+ * one repository see each other's segments.
+ */
+import { describe, expect, test } from "bun:test";
+import { readdirSync, rmSync, truncateSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { openRoot } from "../../../src/repo/root";
+import { ensureStateDir } from "../../../src/repo/state-dir";
+import { TrigramIndexer } from "../../../src/repo/trigram-index/indexer";
+import { BINARY, NO_MATCH, READ, TRIGRAM_DIR, TrigramIndex } from "../../../src/repo/trigram-index/store";
+import { tmpRepo, type TmpRepo } from "../../helpers/tmp-repo";
+
+const tri = (s: string) => ((s.charCodeAt(0) << 16) | (s.charCodeAt(1) << 8) | s.charCodeAt(2)) >>> 0;
+/** The query "holds every trigram of `word`". */
+const holding = (word: string) => [[Array.from({ length: word.length - 2 }, (_, i) => [tri(word.slice(i, i + 3))])]];
+
+function oidOf(repo: TmpRepo, path: string): string {
+  return repo.git("rev-parse", `:${path}`).trim();
+}
+
+function open(repo: TmpRepo, opts: { diskBudget?: number; memoryBudget?: number } = {}) {
+  const r = openRoot(repo.root);
+  ensureStateDir(r.stateDir);
+  const index = new TrigramIndex(r.stateDir);
+  const indexer = new TrigramIndexer(r, index, { diskBudget: opts.diskBudget ?? 1 << 30, memoryBudget: opts.memoryBudget ?? 64 << 20, background: false });
+  return { r, index, indexer };
+}
+
+async function fixture(): Promise<TmpRepo> {
+  const repo = await tmpRepo();
+  repo.write("src/a.ts", "export function handleRequest() {}\n");
+  repo.write("src/b.ts", "export function other() {}\n");
+  repo.write("src/copy.ts", "export function handleRequest() {}\n");
+  repo.write("img.png", new Uint8Array([0x89, 0x50, 0, 1, 2]));
+  repo.write("notes.md", "nothing to see\n");
+  repo.commit();
+  return repo;
+}
+
+describe("the trigram indexer", () => {
+  test("indexes every blob of git's index once; a query tells what cannot match and what is binary", async () => {
+    await using repo = await fixture();
+    const { index, indexer } = open(repo);
+    const pass = await indexer.update();
+    expect(pass).toMatchObject({ missing: 4, indexed: 4, left: 0, full: false, segments: 1 });
+    expect(await indexer.coverage()).toMatchObject({ index_blobs: 4, index_blobs_covered: 4, blobs_indexed: 4, segments_total: 1 });
+    const sel = index.select(holding("handleRequest"));
+    expect(sel.verdict(index.handleOfOid(oidOf(repo, "src/a.ts")))).toBe(READ);
+    expect(sel.verdict(index.handleOfOid(oidOf(repo, "src/b.ts")))).toBe(NO_MATCH);
+    expect(sel.verdict(index.handleOfOid(oidOf(repo, "img.png")))).toBe(BINARY);
+    expect(sel.verdict(index.handleOfOid("0".repeat(40)))).toBe(READ); // not indexed: read it
+    // the same blob by its SHA-256
+    const sha = new Bun.CryptoHasher("sha256").update("nothing to see\n").digest("hex");
+    expect(sel.verdict(index.handleOfSha(sha))).toBe(NO_MATCH);
+    // nothing new: a second pass indexes nothing
+    expect(await indexer.update()).toMatchObject({ missing: 0, indexed: 0, segments: 0 });
+  });
+
+  test("a file that differs from its index blob is left out until it is committed; then indexed", async () => {
+    await using repo = await fixture();
+    repo.write("src/b.ts", "export function handleRequest() { /* edited */ }\n");
+    const { index, indexer } = open(repo);
+    expect(await indexer.update()).toMatchObject({ missing: 4, indexed: 3, left: 1 });
+    expect(index.hasOid(oidOf(repo, "src/b.ts"))).toBe(false);
+    // not tried again while git's index is the same
+    expect(await indexer.update()).toMatchObject({ missing: 0, indexed: 0 });
+    repo.commit("edit");
+    expect(await indexer.update()).toMatchObject({ missing: 1, indexed: 1 });
+    expect(index.select(holding("handleRequest")).verdict(index.handleOfOid(oidOf(repo, "src/b.ts")))).toBe(READ);
+  });
+
+  test("a damaged or missing segment is a cache miss: removed, its blobs indexed again", async () => {
+    await using repo = await fixture();
+    const { r, indexer } = open(repo);
+    await indexer.update();
+    const dir = join(r.stateDir, TRIGRAM_DIR);
+    const [name] = readdirSync(dir);
+    truncateSync(join(dir, name!), 100);
+    const fresh = open(repo);
+    fresh.index.refresh();
+    expect(fresh.index.blobs).toBe(0);
+    expect(readdirSync(dir)).toEqual([]);
+    expect(await fresh.indexer.update()).toMatchObject({ missing: 4, indexed: 4 });
+    writeFileSync(join(dir, "garbage.seg"), "not a segment");
+    rmSync(join(dir, readdirSync(dir).find((n) => n !== "garbage.seg")!));
+    const again = open(repo);
+    expect(await again.indexer.update()).toMatchObject({ missing: 4, indexed: 4 });
+    expect(readdirSync(dir).includes("garbage.seg")).toBe(false);
+  });
+
+  test("another process's segments are seen on the next look; removed ones are forgotten", async () => {
+    await using repo = await fixture();
+    const a = open(repo);
+    const b = open(repo);
+    b.index.refresh();
+    expect(b.index.blobs).toBe(0);
+    await a.indexer.update();
+    b.index.refresh();
+    expect(b.index.blobs).toBe(4);
+    expect(b.index.hasOid(oidOf(repo, "src/a.ts"))).toBe(true);
+    expect(a.indexer.clear()).toBe(1);
+    b.index.refresh();
+    expect(b.index.blobs).toBe(0);
+    expect(b.index.hasOid(oidOf(repo, "src/a.ts"))).toBe(false);
+  });
+
+  test("the disk budget: nothing is built past it; segments git's index no longer holds make room", async () => {
+    await using repo = await fixture();
+    const { index, indexer } = open(repo, { diskBudget: 1 });
+    // the first segment may overshoot; after it the budget is spent
+    expect((await indexer.update()).segments).toBe(1);
+    repo.write("src/new.ts", "export const added = 1;\n");
+    repo.commit("add");
+    expect(await indexer.update()).toMatchObject({ missing: 1, indexed: 0, full: true });
+    // everything replaced: the old segment's blobs are gone from git's index, so it goes
+    for (const p of ["src/a.ts", "src/b.ts", "src/copy.ts", "img.png", "notes.md", "src/new.ts"]) rmSync(join(repo.root, p));
+    repo.write("only.txt", "the only file left\n");
+    repo.commit("replace");
+    const before = index.list().map((s) => s.name);
+    const pass = await indexer.update();
+    expect(pass).toMatchObject({ missing: 1, indexed: 1 });
+    expect(index.list().map((s) => s.name).some((n) => before.includes(n))).toBe(false);
+  });
+
+  test("the memory budget splits a pass into several segments", async () => {
+    await using repo = await tmpRepo();
+    for (let i = 0; i < 40; i++) repo.write(`f${i}.txt`, Array.from({ length: 200 }, (_, k) => `word${i}x${k} `).join("\n"));
+    repo.commit();
+    const { index, indexer } = open(repo, { memoryBudget: 1 });
+    const pass = await indexer.update();
+    expect(pass.indexed).toBe(40);
+    expect(pass.segments).toBeGreaterThan(1);
+    expect(index.blobs).toBe(40);
+  });
+});
