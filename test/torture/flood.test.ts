@@ -89,8 +89,13 @@ function sampler(pid: number): { stop(): { children: number; fds: number } } {
 }
 
 /** A snapshot of the whole tree, for the requests that compare or read one. */
+/** The snapshot the flood reads from; a server starved of descriptors may answer BUSY, which asks to try again. */
 async function snapshotOf(s: RawServer): Promise<string> {
-  return (await s.request("tools/call", { name: "snapshot_create", arguments: { paths: ["."] } })).result.structuredContent.snapshot_id;
+  for (let attempt = 0; ; attempt++) {
+    const out = (await s.request("tools/call", { name: "snapshot_create", arguments: { paths: ["."] } })).result.structuredContent;
+    if (out.snapshot_id || out.error?.code !== "BUSY" || attempt >= 20) return out.snapshot_id;
+    await Bun.sleep(100);
+  }
 }
 
 /** Sends `count` requests in one write (ids 0..count-1) and waits for every answer. */

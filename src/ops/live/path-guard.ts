@@ -1,6 +1,6 @@
 import { lstatSync, realpathSync } from "node:fs";
 import { dirname, join, sep } from "node:path";
-import { permissionDenied } from "../../core/errors";
+import { isDescriptorShortage, permissionDenied } from "../../core/errors";
 import { isReservedPath, refuseReserved, type RepoPath } from "../../core/repo-path";
 import type { RepoRoot } from "../../repo/root";
 
@@ -29,7 +29,9 @@ export function resolveInRoot(repo: RepoRoot, path: RepoPath): ResolvedTarget {
   let exists = true;
   try {
     abs = realpathSync(joined);
-  } catch {
+  } catch (err) {
+    // realpath opens the path: out of descriptors says nothing about whether it exists (the caller runs again)
+    if (isDescriptorShortage(err)) throw err;
     exists = false;
     abs = resolveMissing(repo.root, joined, path);
   }
@@ -58,7 +60,8 @@ function resolveMissing(root: string, joined: string, path: RepoPath): string {
     cur = parent;
     try {
       return join(realpathSync(cur), ...rest);
-    } catch {
+    } catch (err) {
+      if (isDescriptorShortage(err)) throw err;
       if (cur === root || dirname(cur) === cur) return join(root, ...rest);
     }
   }

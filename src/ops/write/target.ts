@@ -1,7 +1,7 @@
 import { modeOfPermissions, modeOfStat, type FileMode } from "../../core/file-mode";
 import { lstatSync, realpathSync, type Stats } from "node:fs";
 import { join } from "node:path";
-import { invalidArgument, permissionDenied, repoChanged } from "../../core/errors";
+import { invalidArgument, isDescriptorShortage, permissionDenied, repoChanged } from "../../core/errors";
 import { PATH_MAX, ROOT, ancestorsOf, baseName, isReservedPath, parentOf, type RepoPath } from "../../core/repo-path";
 import { type DirHandle, type FileStat, TreeHandles, symlinkOnPath } from "../../repo/dir-handle";
 import type { RepoRoot } from "../../repo/root";
@@ -127,7 +127,8 @@ function existsFollowing(abs: string): boolean {
   try {
     realpathSync(abs);
     return true;
-  } catch {
+  } catch (err) {
+    if (isDescriptorShortage(err)) throw err; // not an answer about the path
     return false;
   }
 }
