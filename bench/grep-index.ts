@@ -13,11 +13,10 @@
 //    index; the server's resident set and high-water mark. Every answer's (path, line) pairs are checked against
 //    rg's (equal when the page holds them all, a subset otherwise).
 
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ensureGenerated, readMarker } from "./gen-repo.ts";
+import { processMemory, resultOf, startServer } from "./mcp-server.ts";
 import { argValue, fmtBytes, fmtMs, fmtRatio, loadLine, machineLine, markdownTable, median, runMain, table } from "./lib.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
@@ -69,35 +68,14 @@ function setAside(path: string, trash: string): void {
   renameSync(path, join(trash, `${Date.now()}-${Math.random().toString(36).slice(2)}`));
 }
 
-function status(pid: number): { rss: number; hwm: number } {
-  const text = readFileSync(`/proc/${pid}/status`, "utf8");
-  const kb = (key: string) => Number(new RegExp(`${key}:\\s+(\\d+) kB`).exec(text)?.[1] ?? 0);
-  return { rss: kb("VmRSS") / 1024, hwm: kb("VmHWM") / 1024 };
-}
-
-interface Server {
-  client: Client;
-  pid: number;
-  call(name: string, args: Record<string, unknown>): Promise<{ ms: number; result: any }>;
-  close(): Promise<void>;
-}
-
-async function serve(dir: string, extra: string[] = []): Promise<Server> {
-  const transport = new StdioClientTransport({ command: BIN, args: ["serve", "--root", dir, ...extra], stderr: "pipe" });
-  const client = new Client({ name: "worksnap-bench", version: "0" });
-  await client.connect(transport);
-  const pid = (transport as unknown as { _process: { pid: number } })._process.pid;
+async function serve(dir: string, extra: string[] = []) {
+  const server = await startServer(BIN, ["serve", "--root", dir, ...extra]);
   return {
-    client,
-    pid,
-    async call(name, args) {
-      const t = performance.now();
-      const result = (await client.callTool({ name, arguments: args })) as any;
-      const ms = performance.now() - t;
-      if (result.isError) throw new Error(`${name} failed: ${JSON.stringify(result).slice(0, 500)}`);
-      return { ms, result: result.structuredContent };
+    ...server,
+    async call(name: string, args: Record<string, unknown>): Promise<{ ms: number; result: any }> {
+      const { ms, answer } = await server.call(name, args);
+      return { ms, result: resultOf(name, answer) };
     },
-    close: () => client.close(),
   };
 }
 
@@ -172,7 +150,7 @@ async function main(): Promise<number> {
       row.equal = !subset ? "DIFFERENT" : live.result.truncated ? `first page ⊆ rg (${ours.size} of ${rg.pairs.size})` : ours.size === rg.pairs.size ? "equal" : "DIFFERENT";
     }
   }
-  const memory = status(server.pid);
+  const memory = processMemory(server.pid);
   await server.close();
 
   // the same worktree calls in a server without the index

@@ -12,15 +12,14 @@
 //
 //   npm run build && node_modules/.bin/bun bench/pins.ts [--files N] [--writes N]
 
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { heapStats } from "bun:jsc";
 import { blobIdOf } from "../src/core/hash";
 import { PIN_LIMIT, Pins } from "../src/mcp/pins";
 import { argValue, fmtMs, fmtRatio, loadLine, machineLine, median, table, runMain } from "./lib.ts";
+import { processMemory, resultOf, startServer } from "./mcp-server.ts";
 
 const args = process.argv.slice(2);
 const files = Number(argValue(args, "--files") ?? PIN_LIMIT);
@@ -38,30 +37,12 @@ function git(cwd: string, ...a: string[]): void {
 }
 
 function rssMb(pid: number): number {
-  const kb = Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
-  return kb / 1024;
+  return processMemory(pid).rss;
 }
 
-interface Server {
-  client: Client;
-  pid: number;
-  call(tool: string, a: Record<string, unknown>): Promise<any>;
-}
-
-async function serve(root: string): Promise<Server> {
-  const transport = new StdioClientTransport({ command: binary, args: ["serve", "--root", root], stderr: "pipe" });
-  const client = new Client({ name: "worksnap-bench", version: "0" });
-  await client.connect(transport);
-  const pid = (transport as unknown as { _process: { pid: number } })._process.pid;
-  return {
-    client,
-    pid,
-    async call(tool, a) {
-      const r: any = await client.callTool({ name: tool, arguments: a });
-      if (r.isError) throw new Error(`${tool}: ${r.content?.[0]?.text}`);
-      return r.structuredContent;
-    },
-  };
+async function serve(root: string) {
+  const server = await startServer(binary, ["serve", "--root", root]);
+  return { ...server, call: async (tool: string, a: Record<string, unknown>): Promise<any> => resultOf(tool, (await server.call(tool, a)).answer) };
 }
 
 /** The heap a Pins of `n` entries holds (paths and blob ids as fresh strings, as parsed answers make them). */
@@ -117,7 +98,7 @@ async function main(): Promise<number> {
       await control.client.close();
 
       const times = { anchor: [] as number[], pinned: [] as number[] };
-      const write = async (s: Server, path: string, i: number, into: number[]) => {
+      const write = async (s: Awaited<ReturnType<typeof serve>>, path: string, i: number, into: number[]) => {
         const t0 = performance.now();
         await s.call("workspace_write_file", { path, content: `${path} ${i}\n` });
         into.push(performance.now() - t0);

@@ -8,11 +8,9 @@
 //
 // The grep asks for at most 2,000 matches (the tool's limit), as an agent would.
 
-import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { argValue, fmtMs, fmtRatio, loadLine, machineLine, median, table, timeCommand, runMain } from "./lib.ts";
+import { processMemory, resultOf, startServer } from "./mcp-server.ts";
 
 const args = process.argv.slice(2);
 const dir = resolve(argValue(args, "--dir") ?? "/tmp/wsbench-large");
@@ -21,39 +19,26 @@ const pause = Number(argValue(args, "--pause") ?? 300);
 const pattern = argValue(args, "--pattern") ?? "fetch[A-Z]\\w*\\(user";
 const binary = join(import.meta.dir, "..", "dist", "worksnap");
 
-function status(pid: number): { rss: number; hwm: number } {
-  const text = readFileSync(`/proc/${pid}/status`, "utf8");
-  const kb = (key: string) => Number(new RegExp(`${key}:\\s+(\\d+) kB`).exec(text)?.[1] ?? 0);
-  return { rss: kb("VmRSS") / 1024, hwm: kb("VmHWM") / 1024 };
-}
-
 async function main(): Promise<number> {
   const rg = Bun.which("rg");
   if (!rg) throw new Error("ripgrep (rg) is required: apt-get install ripgrep");
   const before = machineLine();
-  const transport = new StdioClientTransport({ command: binary, args: ["serve", "--root", dir], stderr: "pipe" });
-  const client = new Client({ name: "worksnap-bench", version: "0" });
-  await client.connect(transport);
-  const pid = (transport as unknown as { _process: { pid: number } })._process.pid;
+  const server = await startServer(binary, ["serve", "--root", dir]);
+  const pid = server.pid;
   const rows: string[][] = [];
   const ours: number[] = [];
   try {
     for (let i = 0; i < calls; i++) {
-      const t0 = performance.now();
-      const r = (await client.callTool({ name: "snapshot_grep", arguments: { mode: "worktree", pattern, max_matches: 2000 } })) as {
-        isError?: boolean;
-        structuredContent?: { matches?: unknown[] };
-      };
-      const ms = performance.now() - t0;
-      if (r.isError) throw new Error(`snapshot_grep failed: ${JSON.stringify(r).slice(0, 500)}`);
-      const s = status(pid);
+      const { ms, answer } = await server.call("snapshot_grep", { mode: "worktree", pattern, max_matches: 2000 });
+      const r = { structuredContent: resultOf("snapshot_grep", answer) as { matches?: unknown[] } };
+      const s = processMemory(pid);
       ours.push(ms);
       rows.push([String(i + 1), fmtMs(ms), String(r.structuredContent?.matches?.length ?? 0), `${s.rss.toFixed(0)} MB`, `${s.hwm.toFixed(0)} MB`]);
       await Bun.sleep(pause);
-      rows[rows.length - 1]!.push(`${status(pid).rss.toFixed(0)} MB`);
+      rows[rows.length - 1]!.push(`${processMemory(pid).rss.toFixed(0)} MB`);
     }
   } finally {
-    await client.close();
+    await server.close();
   }
   const rgRuns = await timeCommand([rg, "-n", "--no-heading", "-H", "--hidden", "-g", "!.git/", "-g", "!.mcp/", pattern], { cwd: dir, runs: 5, warmup: 1, okCodes: [0, 1] });
   const rgMs = median(rgRuns.ms);

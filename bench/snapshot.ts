@@ -14,11 +14,10 @@
 import { existsSync, readFileSync, lstatSync, mkdirSync, renameSync, rmSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { createSHA256 } from "hash-wasm";
 import { ensureGenerated, readMarker, Rng, seedHash, type RepoLayout } from "./gen-repo.ts";
 import { indexFiles } from "./hash-floor.ts";
+import { processMemory, resultOf, startServer } from "./mcp-server.ts";
 import {
   CommandFailed, appendFigures, argValue, fmtBytes, fmtMs, fmtRate, fmtRatio, loadLine, machineLine, markdownTable, median,
   table, timeFn, timeRounds, type CommandTiming, type Contender,
@@ -126,14 +125,8 @@ async function main(): Promise<number> {
  * what an agent's second capture of an unchanged tree costs, against the least any capture must do.
  */
 async function warmInServer(bin: string, dir: string, runs: number): Promise<Row[]> {
-  const transport = new StdioClientTransport({ command: bin, args: ["serve", "--root", dir, "--index-budget", "0"], stderr: "ignore" });
-  const client = new Client({ name: "worksnap-bench", version: "0" });
-  await client.connect(transport);
-  const pid = (transport as unknown as { _process: { pid: number } })._process.pid;
-  const create = async () => {
-    const r = (await client.callTool({ name: "snapshot_create", arguments: { paths: ["."] } })) as { isError?: boolean; content?: { text?: string }[] };
-    if (r.isError) throw new Error(`snapshot_create failed: ${r.content?.[0]?.text ?? ""}`);
-  };
+  const server = await startServer(bin, ["serve", "--root", dir, "--index-budget", "0"], { stderr: "ignore" });
+  const create = async () => resultOf("snapshot_create", (await server.call("snapshot_create", { paths: ["."] })).answer);
   const status = () => {
     const r = Bun.spawnSync(["git", "status", "--porcelain=v1", "-z"], { cwd: dir, stdout: "ignore", stderr: "ignore" });
     if (r.exitCode !== 0) throw new Error(`git status exited ${r.exitCode}`);
@@ -141,30 +134,20 @@ async function warmInServer(bin: string, dir: string, runs: number): Promise<Row
   try {
     await create(); // the first capture of this server: warm state on disk, listings not yet kept
     await create();
-    const server: number[] = [];
+    const inServer: number[] = [];
     const anchor: number[] = [];
     for (let i = 0; i < runs; i++) {
       anchor.push(...(await timeFn(status, 1, 0)));
-      server.push(...(await timeFn(create, 1, 0)));
+      inServer.push(...(await timeFn(create, 1, 0)));
     }
-    const rss = serverRss(pid);
+    const rss = processMemory(server.pid).hwm * 1024 * 1024 || NaN;
     const timing = (ms: number[], maxRss: number): CommandTiming => ({ ms, maxRss: [maxRss], rssUpperBound: false, exitCodes: ms.map(() => 0) });
     return [
       { name: "git status --porcelain=v1 -z (beside the server)", timing: timing(anchor, NaN) },
-      { name: "worksnap snapshot_create (warm, in a server)", timing: timing(server, rss) },
+      { name: "worksnap snapshot_create (warm, in a server)", timing: timing(inServer, rss) },
     ];
   } finally {
-    await client.close();
-  }
-}
-
-/** A process's peak resident set (VmHWM), in bytes; NaN where /proc does not tell. */
-function serverRss(pid: number): number {
-  try {
-    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-    return m ? Number(m[1]) * 1024 : NaN;
-  } catch {
-    return NaN;
+    await server.close();
   }
 }
 

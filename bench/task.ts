@@ -15,8 +15,6 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { readGitState } from "../src/repo/fingerprint";
 import { createSnapshot } from "../src/ops/snapshot/create";
 import { statusPaths } from "../src/ops/task/git-status";
@@ -24,6 +22,7 @@ import { startTask } from "../src/ops/task/start";
 import { closeWorkspace, openWorkspace } from "../src/ops/workspace";
 import { generateRepo, readMarker, GENERATOR_VERSION } from "./gen-repo.ts";
 import { argValue, fmtMs, fmtRatio, machineLine, markdownTable, median, runMain, timeCommand } from "./lib.ts";
+import { startServer } from "./mcp-server.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
 const BINARY = join(ROOT, "dist", "worksnap");
@@ -76,24 +75,14 @@ async function startVsCreate(dir: string, runs: number): Promise<string[][]> {
 
 // ---------------------------------------------------------------- 2. cached check through the server, 3. sizes
 
-interface Server {
-  client: Client;
-  call(name: string, args: Record<string, unknown>): Promise<{ text: string; ms: number }>;
-  close(): Promise<void>;
-}
-
-async function server(root: string): Promise<Server> {
-  const transport = new StdioClientTransport({ command: BINARY, args: ["serve", "--root", root], stderr: "pipe" });
-  const client = new Client({ name: "worksnap-bench", version: "0" });
-  await client.connect(transport);
+async function server(root: string) {
+  const s = await startServer(BINARY, ["serve", "--root", root]);
   return {
-    client,
-    async call(name, args) {
-      const t0 = performance.now();
-      const r = (await client.callTool({ name, arguments: args }, undefined, { timeout: 600_000 })) as { content: { text: string }[] };
-      return { text: r.content[0]?.text ?? "", ms: performance.now() - t0 };
+    ...s,
+    async call(name: string, args: Record<string, unknown>): Promise<{ text: string; ms: number }> {
+      const { ms, answer } = await s.call(name, args);
+      return { text: answer.content?.[0]?.text ?? "", ms };
     },
-    close: () => client.close(),
   };
 }
 

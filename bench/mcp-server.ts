@@ -1,0 +1,56 @@
+// A compiled worksnap server driven through the MCP SDK's client over stdio, as the benchmarks time it.
+
+import { readFileSync } from "node:fs";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+
+/** A tool's answer as the client gets it. */
+export interface ToolAnswer {
+  isError?: boolean;
+  content?: { type: string; text?: string }[];
+  structuredContent?: any;
+}
+
+export interface BenchServer {
+  client: Client;
+  pid: number;
+  /** One tool call, timed from the request to its answer (whatever the answer: errors are the caller's to judge). */
+  call(name: string, args: Record<string, unknown>): Promise<{ ms: number; answer: ToolAnswer }>;
+  close(): Promise<void>;
+}
+
+/** Starts `command args` (for example `dist/worksnap serve --root DIR`) and connects to it. */
+export async function startServer(command: string, args: string[], opts: { stderr?: "pipe" | "ignore" } = {}): Promise<BenchServer> {
+  const transport = new StdioClientTransport({ command, args, stderr: opts.stderr ?? "pipe" });
+  const client = new Client({ name: "worksnap-bench", version: "0" });
+  await client.connect(transport);
+  const pid = (transport as unknown as { _process: { pid: number } })._process.pid;
+  return {
+    client,
+    pid,
+    async call(name, args) {
+      const t0 = performance.now();
+      const answer = (await client.callTool({ name, arguments: args }, undefined, { timeout: 600_000 })) as ToolAnswer;
+      return { ms: performance.now() - t0, answer };
+    },
+    close: () => client.close(),
+  };
+}
+
+/** The answer's structuredContent; a tool error throws, naming the tool. */
+export function resultOf(name: string, answer: ToolAnswer): any {
+  if (answer.isError) throw new Error(`${name} failed: ${JSON.stringify(answer).slice(0, 500)}`);
+  return answer.structuredContent;
+}
+
+/** A process's resident set and its high-water mark, in MB (/proc/PID/status; 0 where it does not tell). */
+export function processMemory(pid: number): { rss: number; hwm: number } {
+  let text = "";
+  try {
+    text = readFileSync(`/proc/${pid}/status`, "utf8");
+  } catch {
+    // gone, or no /proc
+  }
+  const kb = (key: string) => Number(new RegExp(`${key}:\\s+(\\d+) kB`).exec(text)?.[1] ?? 0);
+  return { rss: kb("VmRSS") / 1024, hwm: kb("VmHWM") / 1024 };
+}
