@@ -21,9 +21,21 @@ export interface ReviewPage extends AsyncDisposable {
   stderr(): string;
 }
 
-/** `worksnap history review --root ROOT`, or with `command` another way to say it (`["/path/to/mcpdiff", "review"]`). */
-export async function startReviewPage(root: string, command: string[] = [requireBinary(), "history", "review"]): Promise<ReviewPage> {
-  const proc = Bun.spawn([...command, "--root", root], { stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" } });
+/**
+ * `worksnap history review --root ROOT`, or with `command` another way to say
+ * it (`["/path/to/mcpdiff", "review"]`); `opts.args` are added after the root,
+ * `opts.env` over the test's environment.
+ */
+export async function startReviewPage(
+  root: string,
+  command: string[] = [requireBinary(), "history", "review"],
+  opts: { args?: string[]; env?: Record<string, string> } = {},
+): Promise<ReviewPage> {
+  const proc = Bun.spawn([...command, "--root", root, ...(opts.args ?? [])], {
+    stdout: "pipe",
+    stderr: "pipe",
+    env: { ...process.env, NO_COLOR: "1", ...opts.env },
+  });
   let err = "";
   void (async () => {
     for await (const chunk of proc.stderr) err += new TextDecoder().decode(chunk);

@@ -5,7 +5,8 @@
  * agree with what the page did. Plain directories: no git anywhere.
  */
 import { describe, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { cli, historyEntries as status, mcpSession } from "../helpers/binary";
 import { edited, numbered, patch, text } from "../helpers/line-patch";
@@ -201,5 +202,38 @@ describe("review page (headless Chromium)", () => {
     const lum = (c: string) => c.match(/\d+/g)!.slice(0, 3).map(Number).reduce((a, v) => a + v, 0);
     expect(lum(bg!)).toBeLessThan(150);
     expect(lum(fg!)).toBeGreaterThan(500);
+  }, 90_000);
+
+  test("--open hands the printed URL to the system's opener, and the page it opens works; without an opener the page still serves and says so", async () => {
+    await using repo = await tmpRepo({ git: false });
+    await using agent = await mcpSession(repo.root);
+    await agent.call("workspace_write_file", { mode: "worktree", path: "opened.txt", content: "opened by the browser\n" });
+    // The opener on PATH (xdg-open here, `open` on macOS) records what it was asked to open.
+    const bin = mkdtempSync(join(tmpdir(), "ws-opener-"));
+    const asked = join(bin, "asked");
+    writeFileSync(join(bin, "xdg-open"), `#!/bin/sh\nprintf '%s\\n' "$@" > '${asked}.tmp' && mv '${asked}.tmp' '${asked}'\n`);
+    chmodSync(join(bin, "xdg-open"), 0o755);
+    try {
+      {
+        await using server = await startReviewPage(repo.root, undefined, { args: ["--open"], env: { PATH: `${bin}:${process.env.PATH}` } });
+        const deadline = Date.now() + 10_000;
+        while (!existsSync(asked) && Date.now() < deadline) await Bun.sleep(20);
+        expect(readFileSync(asked, "utf8")).toBe(`${server.url}\n`);
+        await using b = await launchBrowser();
+        await b.page.goto(readFileSync(asked, "utf8").trim());
+        await b.page.waitForSelector(".card .diff");
+        expect(await b.page.textContent(".card .diff")).toContain("opened by the browser");
+      }
+      // No opener at all: the URL is printed, the page serves, and stderr says to open it by hand.
+      await using server = await startReviewPage(repo.root, undefined, { args: ["--open"], env: { PATH: join(bin, "none") } });
+      const deadline = Date.now() + 10_000;
+      while (!server.stderr().includes("Could not start a browser") && Date.now() < deadline) await Bun.sleep(20);
+      expect(server.stderr()).toContain("Could not start a browser (xdg-open); open the URL above yourself.");
+      await using b = await launchBrowser();
+      await b.page.goto(server.url);
+      await b.page.waitForSelector(".card .diff");
+    } finally {
+      rmSync(bin, { recursive: true, force: true });
+    }
   }, 90_000);
 });
