@@ -236,4 +236,46 @@ describe("review page (headless Chromium)", () => {
       rmSync(bin, { recursive: true, force: true });
     }
   }, 90_000);
+
+  test("a long history is drawn a page at a time: 200 edits, then 200 more on request, and j past the last drawn edit draws the next page", async () => {
+    await using repo = await tmpRepo({ git: false });
+    await using agent = await mcpSession(repo.root);
+    const n = 450;
+    const names = Array.from({ length: n }, (_, i) => `many/f${String(i).padStart(3, "0")}.txt`);
+    const created = names.map((name, i) => `--- /dev/null\n+++ b/${name}\n@@ -0,0 +1 @@\n+file ${i}\n`).join("");
+    const r = await agent.call("workspace_apply_patch", { mode: "worktree", patch: created });
+    expect(r.applied).toBe(true);
+    expect(status(repo.root)).toHaveLength(n);
+
+    await using server = await startReviewPage(repo.root);
+    await using b = await launchBrowser();
+    const { page } = b;
+    await page.goto(server.url);
+    await page.waitForSelector(".card");
+    const cards = () => page.$$eval(".card", (els) => els.length);
+    expect(await cards()).toBe(200);
+    expect(await page.textContent(".more-edits")).toBe("Show 200 more edits (250 not shown)");
+    // The counts speak of the whole history, not of what is drawn.
+    expect(await page.textContent("#summary")).toContain(`${n} pending`);
+
+    await page.click(".more-edits");
+    await page.waitForFunction("document.querySelectorAll('.card').length === 400");
+    expect(await page.textContent(".more-edits")).toBe("Show 50 more edits (50 not shown)");
+
+    // A filter starts again at one page; moving past the last drawn edit with j draws the next page.
+    await page.fill("#file-filter", "many/");
+    await page.waitForFunction("document.querySelectorAll('.card').length === 200");
+    const ids = await page.$$eval(".card", (els) => els.map((e) => e.getAttribute("data-edit")!));
+    await page.click(`${card(ids[199]!)} .path`);
+    await page.keyboard.press("Escape");
+    await page.keyboard.press("j");
+    await page.waitForFunction("document.querySelectorAll('.card').length === 400");
+    const selected = await page.$eval(".card.selected", (e) => e.getAttribute("data-edit"));
+    const drawnIds = await page.$$eval(".card", (els) => els.map((e) => e.getAttribute("data-edit")!));
+    expect(drawnIds.indexOf(selected!)).toBe(200);
+
+    await page.click(".more-edits");
+    await page.waitForFunction(`document.querySelectorAll('.card').length === ${n}`);
+    expect(await page.$(".more-edits")).toBeNull();
+  }, 120_000);
 });

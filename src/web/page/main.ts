@@ -25,6 +25,8 @@ interface DiffCache {
 }
 
 const MAX_ROWS = 4_000;
+/** Edits rendered at first, and added by each "show more": a history of thousands stays quick to draw. */
+const PAGE_EDITS = 200;
 
 const app = {
   state: null as PageState | null,
@@ -40,6 +42,8 @@ const app = {
   known: null as Set<string> | null,
   fresh: new Set<string>(),
   busy: false,
+  /** How many of the visible edits are drawn; a filter change starts again at one page. */
+  shown: PAGE_EDITS,
 };
 
 const observer = new IntersectionObserver(
@@ -157,11 +161,37 @@ function renderSidebar(s: PageState): void {
     ${items.join("")}`;
 }
 
+/** The visible groups cut to the first `app.shown` edits, widened to keep the selected edit drawn; and how many are left out. */
+function drawn(): { groups: { conv: PageConversation; edits: PageEdit[] }[]; hidden: number } {
+  const all = visible();
+  const total = all.reduce((n, g) => n + g.edits.length, 0);
+  if (app.selected !== null) {
+    let at = 0;
+    for (const g of all) {
+      const i = g.edits.findIndex((e) => e.edit_id === app.selected);
+      if (i >= 0) {
+        if (at + i >= app.shown) app.shown = Math.ceil((at + i + 1) / PAGE_EDITS) * PAGE_EDITS;
+        break;
+      }
+      at += g.edits.length;
+    }
+  }
+  if (total <= app.shown) return { groups: all, hidden: 0 };
+  const groups: { conv: PageConversation; edits: PageEdit[] }[] = [];
+  let left = app.shown;
+  for (const g of all) {
+    if (left === 0) break;
+    groups.push(g.edits.length <= left ? g : { conv: g.conv, edits: g.edits.slice(0, left) });
+    left -= Math.min(left, g.edits.length);
+  }
+  return { groups, hidden: total - app.shown };
+}
+
 function renderEdits(): void {
   observer.disconnect();
   const main = $("#edits");
   const s = app.state!;
-  const groups = visible();
+  const { groups, hidden } = drawn();
   if (groups.length === 0) {
     main.innerHTML =
       s.conversations.length === 0
@@ -170,7 +200,9 @@ function renderEdits(): void {
     return;
   }
   if (app.selected === null || !groups.some((g) => g.edits.some((e) => e.edit_id === app.selected))) app.selected = groups[0]!.edits[0]!.edit_id;
-  main.innerHTML = groups.map((g) => convSection(g.conv, g.edits)).join("");
+  main.innerHTML =
+    groups.map((g) => convSection(g.conv, g.edits)).join("") +
+    (hidden > 0 ? `<button class="btn more-edits" data-act="more-edits">Show ${plural(Math.min(hidden, PAGE_EDITS), "more edit")} <span class="muted">(${hidden} not shown)</span></button>` : "");
   for (const card of main.querySelectorAll<HTMLElement>(".card")) {
     const id = card.dataset.edit!;
     const cached = app.diffs.get(id);
@@ -313,7 +345,12 @@ function move(delta: number): void {
   const list = visibleEdits();
   if (list.length === 0) return;
   const at = list.findIndex((e) => e.edit_id === app.selected);
-  const next = list[Math.min(list.length - 1, Math.max(0, at < 0 ? 0 : at + delta))]!;
+  const to = Math.min(list.length - 1, Math.max(0, at < 0 ? 0 : at + delta));
+  const next = list[to]!;
+  if (to >= app.shown) {
+    app.selected = next.edit_id;
+    render(); // draws one more page, up to the selected edit
+  }
   select(next.edit_id, true);
 }
 
@@ -342,6 +379,7 @@ function selectedEdit(): PageEdit | undefined {
 
 function setStatus(s: StatusFilter): void {
   app.status = s;
+  app.shown = PAGE_EDITS;
   render();
 }
 
@@ -420,8 +458,13 @@ function onClick(ev: MouseEvent): void {
       }
       break;
     }
+    case "more-edits":
+      app.shown += PAGE_EDITS;
+      render();
+      break;
     case "select-conv":
       app.conv = t.dataset.conv ?? "";
+      app.shown = PAGE_EDITS;
       document.body.classList.remove("side-open");
       render();
       window.scrollTo(0, 0);
@@ -456,11 +499,13 @@ async function start(): Promise<void> {
   const fileInput = $("#file-filter") as HTMLInputElement;
   fileInput.addEventListener("input", () => {
     app.file = fileInput.value.trim();
+    app.shown = PAGE_EDITS;
     render();
   });
   const convSel = $("#conv-filter") as HTMLSelectElement;
   convSel.addEventListener("change", () => {
     app.conv = convSel.value;
+    app.shown = PAGE_EDITS;
     render();
   });
   bindKeys({
