@@ -1,6 +1,6 @@
 // A compiled worksnap server driven through the MCP SDK's client over stdio, as the benchmarks time it.
 
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
@@ -44,6 +44,19 @@ export function resultOf(name: string, answer: ToolAnswer): any {
 }
 
 /** A process's resident set and its high-water mark, in MB (/proc/PID/status; 0 where it does not tell). */
+/**
+ * Starts a new high-water mark: Linux's clear_refs "5" sets a process's VmHWM to its current RSS, so the next
+ * `processMemory(pid).hwm` is the peak since this call. False where it cannot (no /proc, not permitted).
+ */
+export function resetPeak(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, "5");
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export function processMemory(pid: number): { rss: number; hwm: number } {
   let text = "";
   try {

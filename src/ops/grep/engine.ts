@@ -67,6 +67,8 @@ interface InFlight {
   error: { error: unknown } | null;
   /** wakes the consumer waiting for this entry */
   wake: (() => void) | null;
+  /** candidates of the same bytes (GrepCandidate.share) waiting for this entry's outcome */
+  followers?: InFlight[];
 }
 
 interface FileJob {
@@ -160,6 +162,8 @@ class GrepRun {
   private ended: Promise<never>;
   private readonly lookahead: number;
   private readonly lookaheadBytes: number;
+  /** by GrepCandidate.share key: the entry searched for those bytes, and how many candidates with the key are to come */
+  private readonly shared = new Map<string, { first: InFlight; left: number }>();
 
   constructor(
     private readonly q: CompiledQuery,
@@ -230,6 +234,15 @@ class GrepRun {
             waiting = null;
             continue;
           }
+          const follower = this.follower(waiting);
+          if (follower) {
+            // the same bytes as a file searched already: its outcome under this path
+            if (inFlight.length === 0 && follower.found) {
+              if (!this.take(waiting, 0, follower.found)) return result;
+            } else inFlight.push(follower);
+            waiting = null;
+            continue;
+          }
           // the read ahead covers files on disk only; asking it twice about a path gives the same answer
           const ahead = this.prefetch?.indexOf(waiting.path);
           // a file the read ahead settled, with nothing before it in flight, is taken at once: most files, no bookkeeping
@@ -276,6 +289,20 @@ class GrepRun {
         .then(() => it.return?.())
         .catch(() => {});
     }
+  }
+
+  /** An entry for a candidate whose bytes an earlier one holds (GrepCandidate.share); null when it is the first. */
+  private follower(c: GrepCandidate): InFlight | null {
+    if (c.share === undefined || (this.q.resume && this.q.resume.path === c.path && this.q.resume.skip > 0)) return null;
+    const s = this.shared.get(c.share.key);
+    if (!s) return null;
+    if (--s.left <= 0) this.shared.delete(c.share.key);
+    const entry: InFlight = { path: c.path, skip: 0, size: 0, opened: false, c, found: null, error: null, wake: null };
+    const { first } = s;
+    if (first.found) entry.found = underPath(first.found, c.path);
+    else if (first.error) entry.error = first.error;
+    else (first.followers ??= []).push(entry);
+    return entry;
   }
 
   /** A file the trigram index settled, as a read would have: binary, or text without a match (hashed when wanted). */
@@ -356,9 +383,11 @@ class GrepRun {
     const size = small ? c.size! : 0;
     this.aheadBytes += size;
     const entry: InFlight = { path: c.path, skip, size, opened: !byReader, c, found: null, error: null, wake: null };
-    const file: FileJob = { c, skip, small, byReader, hash: hashWanted(c) };
-    // the child reads a file of unknown size itself too, and answers "large" for one over chunkBytes
-    const inChild = byReader && this.sandbox !== null && !this.sandboxBounded && (small || c.size === null);
+    if (c.share !== undefined && skip === 0 && c.share.shares > 1) this.shared.set(c.share.key, { first: entry, left: c.share.shares - 1 });
+    const file: FileJob = { c, skip, small, byReader, hash: hashWanted(c) || c.expectSha256 !== undefined };
+    // the child reads a file of unknown size itself too, and answers "large" for one over chunkBytes; it hashes
+    // nothing, so a file that must prove its bytes is read here
+    const inChild = byReader && this.sandbox !== null && !this.sandboxBounded && (small || c.size === null) && c.expectSha256 === undefined;
     const speculated = skip === 0 ? this.speculation?.take(c.path, file.hash) : undefined;
     if (speculated) {
       // searched ahead of the walk; what the speculation could not settle is searched now
@@ -381,6 +410,14 @@ class GrepRun {
     if (byReader && !inChild) {
       this.readers ??= fileReader(this.filter, this.prefetch !== null);
       this.readers.read(c.absPath!, this.filter, skip + q.maxMatches, file.hash, (err, read) => {
+        if (c.expectSha256 !== undefined && !holdsExpected(c.expectSha256, err, read)) {
+          // not the candidate's bytes (changed, gone, unreadable) or not provably so (binary): its own open()
+          this.follow(viaOpen(file), null, false).then(
+            (found) => this.settle(entry, found),
+            (e) => this.settle(entry, this.failed(file, e, 0)),
+          );
+          return;
+        }
         if (err !== null) return this.settle(entry, this.failed(file, err, 0));
         if (read!.kind === "binary") return this.settle(entry, BINARY);
         if (read!.kind === "skip") return this.settle(entry, noMatch(read!.sha256));
@@ -403,6 +440,10 @@ class GrepRun {
     const wake = entry.wake;
     entry.wake = null;
     wake?.();
+    const followers = entry.followers;
+    if (followers === undefined) return;
+    entry.followers = undefined;
+    for (const f of followers) this.settle(f, "error" in found ? found : underPath(found, f.path));
   }
 
   /** The entry's outcome once it has one; awaits only when it is not there yet. */
@@ -471,8 +512,17 @@ class GrepRun {
       const found = windowed ? await this.window(() => searchFile(c.path, source!, options)) : await searchFile(c.path, source!, options);
       if (sha256 !== undefined) found.sha256 = sha256;
       if (kept > 0) found.kept = kept;
+      // a file read in windows (or by the regex child) that turned out not to hold the candidate's bytes
+      if (c.expectSha256 !== undefined && c.absPath !== undefined && !found.binary && found.sha256 !== c.expectSha256) {
+        this.aheadBytes -= kept;
+        return this.follow(viaOpen(file), null, false);
+      }
       return found;
     } catch (err) {
+      if (c.expectSha256 !== undefined && c.absPath !== undefined && !this.stop.signal.aborted) {
+        this.aheadBytes -= kept;
+        return this.follow(viaOpen(file), null, false);
+      }
       const out = this.failed(file, err, kept);
       if ("error" in out) throw out.error;
       return out;
@@ -540,6 +590,25 @@ function fileReader(filter: ReadFilter, prefetched: boolean): FileReader {
   const literal = nativeLiterals(filter).literals !== null || filter.required.length > 0;
   if (m && literal && (filter.scan === null || prefetched)) return new NativeReader(m, BINARY_SNIFF_BYTES, sharedHashMemory());
   return sharedReaderPool(BINARY_SNIFF_BYTES);
+}
+
+/** A reader's outcome for a file that must hold the bytes hashing to `sha256`: true when it does, or may (read in windows). */
+function holdsExpected(sha256: string, err: unknown, read: ReadOutcome | null): boolean {
+  if (err !== null || read === null) return false;
+  if (read.kind === "large" || read.kind === "long") return true; // hashed as the windows are searched; follow() checks
+  return read.kind !== "binary" && read.sha256 === sha256;
+}
+
+/** The file job of a candidate whose file on disk does not hold its bytes: searched through its open(). */
+function viaOpen(file: FileJob): FileJob {
+  const c = { ...file.c, absPath: undefined, expectSha256: undefined };
+  return { ...file, c, byReader: false, hash: hashWanted(c) };
+}
+
+/** A candidate's outcome taken by another holding the same bytes: the same matches under its own path. */
+function underPath(found: FileSearch, path: string): FileSearch {
+  const { kept: _kept, ...rest } = found;
+  return found.matches.length === 0 ? rest : { ...rest, matches: found.matches.map((m) => ({ ...m, path })) };
 }
 
 /** The caller asked for the SHA-256 of what is searched (GrepCandidate.onRead without hashKnown). */

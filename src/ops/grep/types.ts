@@ -38,6 +38,21 @@ export interface GrepCandidate {
    */
   indexed?: "binary" | "no-match";
   indexedSha256?: () => string;
+  /**
+   * With absPath: the file holds this candidate's bytes only if its SHA-256
+   * (hex) is this one. The engine reads and hashes it (on reader threads),
+   * and searches open() instead when the hash differs, the file is gone or
+   * unreadable, or it is binary (a binary outcome carries no hash to check).
+   * A stored snapshot's blob read from the work tree that still holds it.
+   */
+  expectSha256?: string;
+  /**
+   * Candidates with the same key hold the same bytes (a blob several paths
+   * hold): the first one searched from its start is searched, and the others
+   * take its outcome under their own path. `shares` is how many candidates of
+   * the call carry the key, so the outcome is let go after the last.
+   */
+  share?: { key: string; shares: number };
 }
 
 export interface GrepMatch {

@@ -9,7 +9,6 @@ import type { GitBlobMap } from "../../repo/git-blob-map";
 import { plainIndexPaths, startIndexListing } from "../../repo/tree-scan";
 import type { TreeEntry } from "../../repo/tree-scan";
 import { DEFAULT_CHUNK_BYTES, type GrepCandidate, type GrepResult, type IndexFilter, type ReadAhead, BINARY, NO_MATCH, READ, fileCandidate, grep, indexFilter, startReadAhead } from "../grep";
-import { SnapshotBlobReads } from "./blob-reads";
 import { conversionConfigured, unsettled, untrackedAttributes } from "./grep-index";
 import { touch, type Lease } from "../live/leases";
 import { type BranchFields, type ModeArgs, branchFields, openReadContext } from "../live/read-context";
@@ -178,9 +177,22 @@ function startWorktreeReadAhead(
   return started && listing ? { ...started, listing } : null;
 }
 
+/**
+ * A stored snapshot's files, read where reading is cheapest without ever
+ * searching other bytes than the snapshot's: from the work tree when the file
+ * at the same path still holds the blob (the engine reads and hashes it on its
+ * reader threads and checks the SHA-256; GrepCandidate.expectSha256), else
+ * from the blob store. A blob several paths hold (release trees side by side,
+ * vendored copies) is searched once and its outcome taken by the others
+ * (GrepCandidate.share).
+ */
 async function* snapshotCandidates(ws: Workspace, files: { path: string; blob?: BlobId }[], index: IndexFilter | null): AsyncGenerator<GrepCandidate> {
+  const root = ws.repo.root.endsWith("/") ? ws.repo.root : `${ws.repo.root}/`;
   const verdicts = files.map((f) => (index ? index.bySha256((f.blob as BlobId).slice(7)) : READ));
-  const reads = new SnapshotBlobReads(ws, files.filter((_, i) => verdicts[i] === READ).map((f) => f.blob as BlobId));
+  const holders = new Map<BlobId, number>();
+  files.forEach((f, i) => {
+    if (verdicts[i] === READ) holders.set(f.blob as BlobId, (holders.get(f.blob as BlobId) ?? 0) + 1);
+  });
   for (let i = 0; i < files.length; i++) {
     const f = files[i] as { path: string; blob?: BlobId };
     const blob = f.blob as BlobId;
@@ -191,10 +203,14 @@ async function* snapshotCandidates(ws: Workspace, files: { path: string; blob?: 
     }
     const size = await ws.blobs.size(blob);
     if (size === null) throw notFound(`blob ${blob} of ${f.path} is missing from the blob store`, { blob, path: f.path });
+    const shares = holders.get(blob) ?? 1;
     yield {
       path: trustedRepoPath(f.path),
       size,
-      open: async () => (size <= DEFAULT_CHUNK_BYTES ? reads.read(blob, f.path, size) : ws.blobs.stream(blob)),
+      absPath: root + f.path,
+      expectSha256: blob.slice(7),
+      ...(shares > 1 ? { share: { key: blob, shares } } : {}),
+      open: async () => (size <= DEFAULT_CHUNK_BYTES ? ws.blobs.read(blob) : ws.blobs.stream(blob)),
     };
   }
 }
