@@ -253,29 +253,34 @@ describe("review page (headless Chromium)", () => {
     await page.goto(server.url);
     await page.waitForSelector(".card");
     const cards = () => page.$$eval(".card", (els) => els.length);
+    // polled from here: the page's CSP forbids the eval that a string predicate in the page needs
+    const waitForCards = async (n: number) => {
+      for (const deadline = Date.now() + 15_000; Date.now() < deadline; await Bun.sleep(25)) if ((await cards()) === n) return;
+      expect(await cards()).toBe(n);
+    };
     expect(await cards()).toBe(200);
     expect(await page.textContent(".more-edits")).toBe("Show 200 more edits (250 not shown)");
     // The counts speak of the whole history, not of what is drawn.
     expect(await page.textContent("#summary")).toContain(`${n} pending`);
 
     await page.click(".more-edits");
-    await page.waitForFunction("document.querySelectorAll('.card').length === 400");
+    await waitForCards(400);
     expect(await page.textContent(".more-edits")).toBe("Show 50 more edits (50 not shown)");
 
     // A filter starts again at one page; moving past the last drawn edit with j draws the next page.
     await page.fill("#file-filter", "many/");
-    await page.waitForFunction("document.querySelectorAll('.card').length === 200");
+    await waitForCards(200);
     const ids = await page.$$eval(".card", (els) => els.map((e) => e.getAttribute("data-edit")!));
     await page.click(`${card(ids[199]!)} .path`);
     await page.keyboard.press("Escape");
     await page.keyboard.press("j");
-    await page.waitForFunction("document.querySelectorAll('.card').length === 400");
+    await waitForCards(400);
     const selected = await page.$eval(".card.selected", (e) => e.getAttribute("data-edit"));
     const drawnIds = await page.$$eval(".card", (els) => els.map((e) => e.getAttribute("data-edit")!));
     expect(drawnIds.indexOf(selected!)).toBe(200);
 
     await page.click(".more-edits");
-    await page.waitForFunction(`document.querySelectorAll('.card').length === ${n}`);
+    await waitForCards(n);
     expect(await page.$(".more-edits")).toBeNull();
   }, 120_000);
 });
