@@ -5,6 +5,6 @@
 export { grep, type GrepRunOptions } from "./engine";
 export { compileQuery, DEFAULT_CHUNK_BYTES, escapeRegex, type CompiledQuery, type GrepOptions } from "./query";
 export { startReadAhead, type ReadAhead } from "./read-ahead";
-export { BINARY, NO_MATCH, READ, indexFilter, type IndexFilter } from "./index-select";
+export { BINARY, NO_MATCH, READ, indexFilter, type IndexFilter, type Verdict } from "./index-select";
 export { fileCandidate, fileStream } from "./source";
 export type { GrepCandidate, GrepMatch, GrepResult } from "./types";

@@ -8,7 +8,7 @@ import type { GitResult } from "../../repo/git";
 import type { GitBlobMap } from "../../repo/git-blob-map";
 import { plainIndexPaths, startIndexListing } from "../../repo/tree-scan";
 import type { TreeEntry } from "../../repo/tree-scan";
-import { DEFAULT_CHUNK_BYTES, type GrepCandidate, type GrepResult, type IndexFilter, type ReadAhead, BINARY, NO_MATCH, READ, fileCandidate, grep, indexFilter, startReadAhead } from "../grep";
+import { DEFAULT_CHUNK_BYTES, type GrepCandidate, type GrepResult, type IndexFilter, type ReadAhead, type Verdict, BINARY, NO_MATCH, READ, fileCandidate, grep, indexFilter, startReadAhead } from "../grep";
 import { conversionConfigured, unsettled, untrackedAttributes } from "./grep-index";
 import { touch, type Lease } from "../live/leases";
 import { type BranchFields, type ModeArgs, branchFields, openReadContext } from "../live/read-context";
@@ -82,15 +82,20 @@ async function search(
   // live files are taken as their index blobs only where git converts no content (grep-index.ts)
   const convertible = index && args.mode === "worktree" ? conversionConfigured(ws.repo) : Promise.resolve(false);
   const ctx = await openReadContext(ws, args, scope, early?.listing);
-  const files: { path: string; mode: string; blob?: BlobId; gitOid?: string }[] = [];
-  const listed = ctx.mode === "snapshot" ? ctx.snapshot.entries.map((e) => ({ path: e.path, mode: e.mode ?? "100644", blob: e.blob })) : ctx.live.entries;
+  const files: { path: string; mode?: string; blob?: BlobId; gitOid?: string }[] = [];
+  const listed: readonly { path: string; mode?: string; blob?: BlobId }[] = ctx.mode === "snapshot" ? ctx.snapshot.entries : ctx.live.entries;
+  // a snapshot's files by their blob's handle in the trigram index, kept per loaded snapshot (index-select.ts)
+  const handles = ctx.mode === "snapshot" && index ? index.handlesOf(listed) : null;
+  const fileHandles: number[] = [];
   const all = scope.length === 1 && scope[0] === ROOT;
   let inPaths = 0;
-  for (const e of listed) {
+  for (let i = 0; i < listed.length; i++) {
+    const e = listed[i]!;
     if (!all && !inScope(e.path, scope)) continue;
     inPaths++;
     if (e.mode === "120000" || !filter(e.path)) continue;
     files.push(e);
+    if (handles) fileHandles.push(handles[i]!);
   }
   if (ctx.mode === "worktree") refuseNamedUnreadable(ws.repo, scope, ctx.live.unreadable);
   if (ctx.mode === "worktree" && inPaths === 0 && !all) {
@@ -100,7 +105,7 @@ async function search(
   const queryKey = canonicalJson({ exclude: args.exclude ?? [], include: args.include ?? [], paths: scope, tree });
   const touches = ctx.mode === "worktree" ? new LeaseTouches(ws, ctx.lease) : null;
   const liveIndex = touches && !(await convertible) && !untrackedAttributes(ctx.mode === "worktree" ? ctx.live.entries : []) ? index : null;
-  const candidates = touches ? liveCandidates(ws, files as TreeEntry[], touches, liveIndex) : snapshotCandidates(ws, files, index);
+  const candidates = touches ? liveCandidates(ws, files as TreeEntry[], touches, liveIndex) : snapshotCandidates(ws, files, index ? fileHandles.map((h) => index.byHandle(h)) : null);
   const found = await grep(candidates, {
     ...fileQueryOf(args),
     maxBytes: args.maxBytes,
@@ -186,31 +191,33 @@ function startWorktreeReadAhead(
  * vendored copies) is searched once and its outcome taken by the others
  * (GrepCandidate.share).
  */
-async function* snapshotCandidates(ws: Workspace, files: { path: string; blob?: BlobId }[], index: IndexFilter | null): AsyncGenerator<GrepCandidate> {
+function* snapshotCandidates(ws: Workspace, files: { path: string; blob?: BlobId }[], verdicts: readonly Verdict[] | null): Generator<GrepCandidate> {
   const root = ws.repo.root.endsWith("/") ? ws.repo.root : `${ws.repo.root}/`;
-  const verdicts = files.map((f) => (index ? index.bySha256((f.blob as BlobId).slice(7)) : READ));
   const holders = new Map<BlobId, number>();
   files.forEach((f, i) => {
-    if (verdicts[i] === READ) holders.set(f.blob as BlobId, (holders.get(f.blob as BlobId) ?? 0) + 1);
+    if (verdicts === null || verdicts[i] === READ) holders.set(f.blob as BlobId, (holders.get(f.blob as BlobId) ?? 0) + 1);
   });
   for (let i = 0; i < files.length; i++) {
     const f = files[i] as { path: string; blob?: BlobId };
     const blob = f.blob as BlobId;
-    const verdict = verdicts[i];
+    const verdict = verdicts === null ? READ : verdicts[i];
     if (verdict !== READ) {
       yield { path: trustedRepoPath(f.path), size: 0, open: () => ws.blobs.read(blob), indexed: verdict === BINARY ? "binary" : "no-match" };
       continue;
     }
-    const size = await ws.blobs.size(blob);
-    if (size === null) throw notFound(`blob ${blob} of ${f.path} is missing from the blob store`, { blob, path: f.path });
     const shares = holders.get(blob) ?? 1;
+    // the size is the store's business only when the work tree no longer holds the blob: the walk never waits
     yield {
       path: trustedRepoPath(f.path),
-      size,
+      size: null,
       absPath: root + f.path,
       expectSha256: blob.slice(7),
       ...(shares > 1 ? { share: { key: blob, shares } } : {}),
-      open: async () => (size <= DEFAULT_CHUNK_BYTES ? ws.blobs.read(blob) : ws.blobs.stream(blob)),
+      open: async () => {
+        const size = await ws.blobs.size(blob);
+        if (size === null) throw notFound(`blob ${blob} of ${f.path} is missing from the blob store`, { blob, path: f.path });
+        return size <= DEFAULT_CHUNK_BYTES ? ws.blobs.read(blob) : ws.blobs.stream(blob);
+      },
     };
   }
 }

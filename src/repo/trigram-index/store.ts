@@ -40,7 +40,8 @@ export class TrigramIndex {
   /** by slot, for good: a removed segment leaves its slot empty, so the handles of the others never change */
   private slots: (Loaded | null)[] = [];
   private byOid = new Map<string, number>();
-  private bySha = new Map<string, number>();
+  /** by blob id (`sha256:` and the hex), as snapshot entries carry it: the same strings call after call, hashed once */
+  private byBlob = new Map<string, number>();
   private stamp = "";
   /** Moves whenever the set of segments changes. */
   generation = 0;
@@ -72,7 +73,7 @@ export class TrigramIndex {
     // a segment went away: its blobs leave the maps (rebuilt from what is left)
     if (this.generation !== before) {
       this.byOid = new Map();
-      this.bySha = new Map();
+      this.byBlob = new Map();
       this.slots.forEach((s, k) => s && this.enter(s, k));
     }
     const loaded = new Set(this.slots.filter((s) => s !== null).map((s) => s!.name));
@@ -91,8 +92,8 @@ export class TrigramIndex {
       const handle = k * SLOT + o;
       const oid = s.segment.gitOidHex(o);
       if (oid !== "" && !this.byOid.has(oid)) this.byOid.set(oid, handle);
-      const sha = s.segment.sha256Hex(o);
-      if (!this.bySha.has(sha)) this.bySha.set(sha, handle);
+      const blob = `sha256:${s.segment.sha256Hex(o)}`;
+      if (!this.byBlob.has(blob)) this.byBlob.set(blob, handle);
     }
   }
 
@@ -113,7 +114,7 @@ export class TrigramIndex {
 
   /** Blobs indexed (text or binary). */
   get blobs(): number {
-    return this.bySha.size;
+    return this.byBlob.size;
   }
 
   get segmentCount(): number {
@@ -129,9 +130,9 @@ export class TrigramIndex {
     return this.byOid.get(oid) ?? -1;
   }
 
-  /** The handle of the blob with this SHA-256 (hex), or -1. */
-  handleOfSha(sha256: string): number {
-    return this.bySha.get(sha256) ?? -1;
+  /** The handle of the blob with this id (`sha256:` and the hex), or -1. */
+  handleOfBlob(blob: string): number {
+    return this.byBlob.get(blob) ?? -1;
   }
 
   hasOid(oid: string): boolean {

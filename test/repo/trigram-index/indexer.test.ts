@@ -55,7 +55,7 @@ describe("the trigram indexer", () => {
     expect(sel.verdict(index.handleOfOid("0".repeat(40)))).toBe(READ); // not indexed: read it
     // the same blob by its SHA-256
     const sha = new Bun.CryptoHasher("sha256").update("nothing to see\n").digest("hex");
-    expect(sel.verdict(index.handleOfSha(sha))).toBe(NO_MATCH);
+    expect(sel.verdict(index.handleOfBlob(`sha256:${sha}`))).toBe(NO_MATCH);
     // nothing new: a second pass indexes nothing
     expect(await indexer.update()).toMatchObject({ missing: 0, indexed: 0, segments: 0 });
   });
