@@ -113,6 +113,11 @@ export interface GrepRunOptions extends GrepOptions {
   prefetch?: GrepPrefetch;
   /** files that may match, searched ahead of the walk; see Speculation in read-ahead.ts */
   speculation?: Speculation;
+  /**
+   * The walk's candidates were narrowed already (the trigram index settles most of them): as behind a read
+   * ahead, the few files left are read natively and the regex runs on this thread.
+   */
+  narrowed?: boolean;
 }
 
 export async function grep(
@@ -121,7 +126,7 @@ export async function grep(
 ): Promise<GrepResult> {
   const q = compileQuery(opts);
   opts.signal?.throwIfAborted();
-  const run = new GrepRun(q, opts.signal, opts.prefetch ?? null, opts.speculation ?? null);
+  const run = new GrepRun(q, opts.signal, opts.prefetch ?? null, opts.speculation ?? null, opts.narrowed ?? false);
   try {
     return await run.execute(candidates);
   } finally {
@@ -170,6 +175,7 @@ class GrepRun {
     private readonly signal: AbortSignal | undefined,
     private readonly prefetch: GrepPrefetch | null,
     private readonly speculation: Speculation | null,
+    private readonly narrowed: boolean,
   ) {
     const m = q.matcher;
     this.sandbox = m.kind === "regex" && !m.plan.inline ? new RegexSandbox(m.plan) : null;
@@ -408,7 +414,7 @@ class GrepRun {
     const { c, skip, byReader } = file;
     const { q } = this;
     if (byReader && !inChild) {
-      this.readers ??= fileReader(this.filter, this.prefetch !== null);
+      this.readers ??= fileReader(this.filter, this.prefetch !== null || this.narrowed);
       this.readers.read(c.absPath!, this.filter, skip + q.maxMatches, file.hash, (err, read) => {
         if (c.expectSha256 !== undefined && !holdsExpected(c.expectSha256, err, read)) {
           // not the candidate's bytes (changed, gone, unreadable) or not provably so (binary): its own open()
@@ -580,15 +586,15 @@ class GrepRun {
 /**
  * Native reads where the main thread has little left to scan: a fixed-string
  * search (it only finds the matches in the few files that hold the literal),
- * or any search behind a read ahead, which has ruled out nearly every file
- * through the literals already. Reader threads, which also run the regex on
- * every core, for a regex over files nothing has ruled out yet, and where
- * the module is missing.
+ * or any search behind a read ahead or the trigram index, which have ruled
+ * out nearly every file already (`narrowed`). Reader threads, which also run
+ * the regex on every core, for a regex over files nothing has ruled out yet,
+ * and where the module is missing.
  */
-function fileReader(filter: ReadFilter, prefetched: boolean): FileReader {
+function fileReader(filter: ReadFilter, narrowed: boolean): FileReader {
   const m = nativeModule();
   const literal = nativeLiterals(filter).literals !== null || filter.required.length > 0;
-  if (m && literal && (filter.scan === null || prefetched)) return new NativeReader(m, BINARY_SNIFF_BYTES, sharedHashMemory());
+  if (m && literal && (filter.scan === null || narrowed)) return new NativeReader(m, BINARY_SNIFF_BYTES, sharedHashMemory());
   return sharedReaderPool(BINARY_SNIFF_BYTES);
 }
 

@@ -115,6 +115,7 @@ async function search(
     timeBudgetMs: args.timeBudgetMs,
     prefetch: (await early?.prefetch) ?? undefined,
     speculation: early?.speculation ?? undefined,
+    narrowed: ctx.mode === "snapshot" && index !== null,
   });
   await touches?.finish();
   const { searched_paths: _searched, unreadable: skipped, ...rest } = found;
