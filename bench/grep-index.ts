@@ -145,6 +145,9 @@ async function main(): Promise<number> {
     phase(`worktree grep, first call: ${c.name}`);
     rows.set(c, { rg: [], live: [], stored: [], status: [], off: [], matches: 0, truncated: false, equal: "" });
   }
+  // a pause as between an agent's calls: the idle collection and the index's background work run here
+  await Bun.sleep(1500);
+  phase("idle after the first calls (collection, background indexing)");
   for (let i = 0; i < runs; i++) {
     for (const c of CASES) {
       const row = rows.get(c)!;
@@ -211,6 +214,7 @@ async function main(): Promise<number> {
   console.log("");
   console.log(table(queryHeaders, queryRows));
   if (traced) console.log(`\n${table(["server phase", "peak RSS"], peakRows)}`);
+  console.log(`\nserver RSS after the queries ${memory.rss.toFixed(0)} MB, of which ${memory.file.toFixed(0)} MB pages of mapped files (the executable, index segments)`);
   console.log("\n---- markdown for bench/README.md ----\n");
   console.log([`${where}.  `, `Machine: ${machine}.`, "", markdownTable(["build", "median"], buildRows), "", markdownTable(["target", "value", "target", "verdict"], targetRows), "", markdownTable(queryHeaders, queryRows), ...(traced ? ["", markdownTable(["server phase", "peak RSS"], peakRows)] : [])].join("\n"));
   return 0;

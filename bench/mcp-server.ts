@@ -57,7 +57,7 @@ export function resetPeak(pid: number): boolean {
   }
 }
 
-export function processMemory(pid: number): { rss: number; hwm: number } {
+export function processMemory(pid: number): { rss: number; hwm: number; file: number } {
   let text = "";
   try {
     text = readFileSync(`/proc/${pid}/status`, "utf8");
@@ -65,5 +65,6 @@ export function processMemory(pid: number): { rss: number; hwm: number } {
     // gone, or no /proc
   }
   const kb = (key: string) => Number(new RegExp(`${key}:\\s+(\\d+) kB`).exec(text)?.[1] ?? 0);
-  return { rss: kb("VmRSS") / 1024, hwm: kb("VmHWM") / 1024 };
+  // file: pages of mapped files (the executable itself, mapped index segments), part of rss
+  return { rss: kb("VmRSS") / 1024, hwm: kb("VmHWM") / 1024, file: kb("RssFile") / 1024 };
 }
