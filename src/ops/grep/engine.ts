@@ -518,8 +518,9 @@ class GrepRun {
       const found = windowed ? await this.window(() => searchFile(c.path, source!, options)) : await searchFile(c.path, source!, options);
       if (sha256 !== undefined) found.sha256 = sha256;
       if (kept > 0) found.kept = kept;
-      // a file read in windows (or by the regex child) that turned out not to hold the candidate's bytes
-      if (c.expectSha256 !== undefined && c.absPath !== undefined && !found.binary && found.sha256 !== c.expectSha256) {
+      // a file read in windows (or by the regex child) that turned out not to hold the candidate's bytes, or
+      // binary, which carries no hash to prove them
+      if (c.expectSha256 !== undefined && c.absPath !== undefined && (found.binary || found.sha256 !== c.expectSha256)) {
         this.aheadBytes -= kept;
         return this.follow(viaOpen(file), null, false);
       }

@@ -76,16 +76,18 @@ describe("verified reads of files on disk, and shared outcomes", () => {
       "binary.bin": { bytes: "h\0needle(\n", disk: "h\0needle(\n" },
       "big-same.txt": { bytes: big },
       "big-edited.txt": { bytes: big, disk: big.replace("x needle(", "x NEEDLE_") },
+      // text in the candidate, binary on disk now: never taken for binary
+      "big-binary.txt": { bytes: big, disk: `\0${big.slice(1)}` },
     };
     for (const chunkBytes of [4 << 20, 1024]) {
       const opened: string[] = [];
       const r = await grep(candidates(join(tmp.dir, String(chunkBytes)), files, opened), { ...mode, queryKey: "", chunkBytes });
-      expect(positions(r)).toEqual(["big-edited.txt:601:3", "big-same.txt:601:3", "dir.txt:1:3", "edited.txt:1:3", "fifo.txt:1:3", "gone.txt:1:3", "link.txt:1:3", "same.txt:1:3"]);
+      expect(positions(r)).toEqual(["big-binary.txt:601:3", "big-edited.txt:601:3", "big-same.txt:601:3", "dir.txt:1:3", "edited.txt:1:3", "fifo.txt:1:3", "gone.txt:1:3", "link.txt:1:3", "same.txt:1:3"]);
       expect(r.binary_skipped).toBe(1);
       // what the disk still holds is never read through open(); a binary file is, as its bytes cannot be proven
       expect(opened).not.toContain("same.txt");
       expect(opened).not.toContain("big-same.txt");
-      for (const p of ["edited.txt", "planted.txt", "gone.txt", "fifo.txt", "link.txt", "dir.txt", "big-edited.txt"]) expect(opened).toContain(p);
+      for (const p of ["edited.txt", "planted.txt", "gone.txt", "fifo.txt", "link.txt", "dir.txt", "big-edited.txt", "big-binary.txt"]) expect(opened).toContain(p);
     }
   });
 
