@@ -94,14 +94,20 @@ export class FsBlobStore implements BlobStore {
       this.made.add(dir);
     }
     const tmp = tempPath(this.stateDir, "blob");
-    writeFileSync(tmp, bytes, { mode: 0o444 });
     try {
-      renameSync(tmp, p);
+      writeFileSync(tmp, bytes, { mode: 0o444 });
+      try {
+        renameSync(tmp, p);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+        // the fan-out directory went away since it was made (a cleanup): make it again
+        mkdirSync(dir, { recursive: true });
+        renameSync(tmp, p);
+      }
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
-      // the fan-out directory went away since it was made (a cleanup): make it again
-      mkdirSync(dir, { recursive: true });
-      renameSync(tmp, p);
+      // a full disk can stop the write half way: no partial temp file stays behind
+      rmSync(tmp, { force: true });
+      throw err;
     }
   }
 

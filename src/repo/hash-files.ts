@@ -193,22 +193,28 @@ function copyIntoLooseStore(stateDir: string, loose: FsBlobStore, abs: string, s
     return true;
   }
   const tmp = tempPath(stateDir, "blob");
-  const fd = openSync(tmp, "w", 0o444);
-  const sha = new Bun.CryptoHasher("sha256");
   try {
-    for (const chunk of fileChunks(abs)) {
-      sha.update(chunk);
-      let off = 0;
-      while (off < chunk.length) off += writeSync(fd, chunk, off, chunk.length - off);
+    const fd = openSync(tmp, "w", 0o444);
+    const sha = new Bun.CryptoHasher("sha256");
+    try {
+      for (const chunk of fileChunks(abs)) {
+        sha.update(chunk);
+        let off = 0;
+        while (off < chunk.length) off += writeSync(fd, chunk, off, chunk.length - off);
+      }
+    } finally {
+      closeSync(fd);
     }
-  } finally {
-    closeSync(fd);
-  }
-  if (sha.digest("hex") !== sha256) {
+    if (sha.digest("hex") !== sha256) {
+      rmSync(tmp, { force: true });
+      return false;
+    }
+    mkdirSync(join(dest, ".."), { recursive: true });
+    renameSync(tmp, dest);
+    return true;
+  } catch (err) {
+    // a full disk can stop the copy half way: no partial temp file stays behind
     rmSync(tmp, { force: true });
-    return false;
+    throw err;
   }
-  mkdirSync(join(dest, ".."), { recursive: true });
-  renameSync(tmp, dest);
-  return true;
 }

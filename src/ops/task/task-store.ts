@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { SnapshotId } from "../../repo/manifest";
 import { tempPath } from "../../repo/state-dir";
@@ -83,8 +83,13 @@ export async function createTask(ws: Workspace, make: (id: string) => TaskRecord
     writeJson(ws, taskFile(ws, id), record);
     // Not flushed: after a crash a stale counter is corrected by the (flushed) task file it lags behind.
     const tmp = tempPath(ws.repo.stateDir, "counter");
-    writeFileSync(tmp, `${highest + 1}\n`);
-    renameSync(tmp, counterFile);
+    try {
+      writeFileSync(tmp, `${highest + 1}\n`);
+      renameSync(tmp, counterFile);
+    } catch (err) {
+      rmSync(tmp, { force: true }); // a full disk leaves no half-written temp file
+      throw err;
+    }
     return record;
   });
 }

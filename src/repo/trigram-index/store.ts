@@ -165,8 +165,13 @@ export class TrigramIndex {
     const path = join(this.dir, name);
     if (!existsSync(path)) {
       const tmp = tempPath(stateDir, "trigrams");
-      writeFileSync(tmp, bytes);
-      renameSync(tmp, path);
+      try {
+        writeFileSync(tmp, bytes);
+        renameSync(tmp, path);
+      } catch (err) {
+        rmSync(tmp, { force: true }); // a full disk leaves no half-written segment behind
+        throw err;
+      }
     }
     this.refresh();
     return name;

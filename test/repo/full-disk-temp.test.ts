@@ -1,0 +1,71 @@
+/**
+ * Regression (a refused write on a full disk left `.mcp/tmp/*-blob` behind):
+ * every store write that stages a temp file removes it when the disk fills
+ * half way through. A real full file system: a small tmpfs, mounted for the
+ * test (root on Linux, as the disk-full torture test).
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { blobIdOf } from "../../src/core/hash";
+import { FsBlobStore } from "../../src/repo/fs-blob-store";
+import { TrigramIndex } from "../../src/repo/trigram-index/store";
+
+const canMount = process.platform === "linux" && process.getuid?.() === 0;
+let mnt = "";
+let mounted = false;
+
+beforeAll(() => {
+  if (!canMount) return;
+  mnt = mkdtempSync(join(tmpdir(), "ws-fulltemp-"));
+  mounted = Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", mnt]).exitCode === 0;
+});
+
+afterAll(() => {
+  if (mounted) Bun.spawnSync(["umount", "-l", mnt]);
+  if (mnt) rmSync(mnt, { recursive: true, force: true });
+});
+
+/** A state directory on the mount with about `kb` KB left free. */
+function nearlyFull(kb: number): string {
+  rmSync(join(mnt, "filler"), { force: true });
+  const stateDir = join(mnt, `state-${Math.random().toString(36).slice(2, 8)}`);
+  mkdirSync(join(stateDir, "tmp"), { recursive: true });
+  const out = Bun.spawnSync(["df", "-k", "--output=avail", mnt]).stdout.toString().trim().split("\n");
+  const free = Number(out[out.length - 1]);
+  if (free > kb) writeFileSync(join(mnt, "filler"), Buffer.alloc((free - kb) * 1024));
+  return stateDir;
+}
+
+function thrownCode(f: () => unknown): string | undefined {
+  try {
+    f();
+    return undefined;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code;
+  }
+}
+
+describe("a full disk leaves no temp file", () => {
+  test.skipIf(!canMount)("a loose blob written half way (regression: .mcp/tmp/*-blob left behind)", () => {
+    expect(mounted).toBe(true);
+    const stateDir = nearlyFull(64);
+    const bytes = new Uint8Array(512 * 1024).fill(0x61);
+    const store = new FsBlobStore(stateDir);
+    expect(thrownCode(() => store.writeKnown(blobIdOf(bytes), bytes))).toBe("ENOSPC");
+    expect(readdirSync(join(stateDir, "tmp"))).toEqual([]);
+    // with room the same write goes through
+    rmSync(join(mnt, "filler"), { force: true });
+    store.writeKnown(blobIdOf(bytes), bytes);
+    expect(readdirSync(join(stateDir, "tmp"))).toEqual([]);
+  });
+
+  test.skipIf(!canMount)("a trigram index segment written half way", () => {
+    expect(mounted).toBe(true);
+    const stateDir = nearlyFull(64);
+    const index = new TrigramIndex(stateDir);
+    expect(thrownCode(() => index.add(stateDir, new Uint8Array(512 * 1024).fill(1)))).toBe("ENOSPC");
+    expect(readdirSync(join(stateDir, "tmp"))).toEqual([]);
+  });
+});
