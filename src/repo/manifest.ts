@@ -32,7 +32,8 @@ export function manifestJson(entries: ManifestEntry[]): string {
   return `{"entries":[${parts.join(",")}]}`;
 }
 
-export function snapshotIdOf(fp: Fingerprint, manifest: string): SnapshotId {
+/** `manifest` as its text, or as its UTF-8 bytes (a capture encodes it once, for the id and the file). */
+export function snapshotIdOf(fp: Fingerprint, manifest: string | Uint8Array): SnapshotId {
   const hasher = new Bun.CryptoHasher("sha256");
   hasher.update(fingerprintJson(fp));
   hasher.update("\n");

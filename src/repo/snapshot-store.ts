@@ -54,11 +54,11 @@ export class SnapshotStore {
     return existsSync(this.metaPath(hex(id)));
   }
 
-  save(meta: SnapshotMeta, manifest: string): SnapshotMeta {
+  save(meta: SnapshotMeta, manifest: string | Uint8Array): SnapshotMeta {
     const h = hex(meta.snapshot_id);
     if (existsSync(this.metaPath(h))) return this.loadMeta(h);
     mkdirSync(this.dir, { recursive: true });
-    writeFileAtomic(this.stateDir, join(this.dir, `${h}.manifest`), new TextEncoder().encode(manifest));
+    writeFileAtomic(this.stateDir, join(this.dir, `${h}.manifest`), typeof manifest === "string" ? new TextEncoder().encode(manifest) : manifest);
     writeFileAtomic(this.stateDir, this.metaPath(h), new TextEncoder().encode(canonicalJson(meta)));
     return meta;
   }

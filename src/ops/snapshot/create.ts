@@ -4,7 +4,7 @@ import { ROOT, isWithin, parseRepoPath, refuseReserved, type RepoPath } from "..
 import { captureEntries } from "../../repo/capture";
 import type { Fingerprint, GitState } from "../../repo/fingerprint";
 import { manifestJson, snapshotIdOf, toManifestEntry, type SnapshotId } from "../../repo/manifest";
-import type { ScanSkips } from "../../repo/tree-scan";
+import type { ScanSkips, TreeEntry } from "../../repo/tree-scan";
 import { fingerprintJson } from "../../repo/fingerprint";
 import type { GitResult } from "../../repo/git";
 import { Prehash } from "../../repo/prehash";
@@ -112,7 +112,8 @@ async function create(
   });
   if (named && !args.allowMissing) refuseNamedUnreadable(ws.repo, named, captured.unreadable);
   const unreadable = [...live.unreadable, ...captured.unreadable];
-  const manifest = manifestJson(captured.entries.map(toManifestEntry));
+  // encoded once: the id hashes the bytes the file holds
+  const manifest = new TextEncoder().encode(manifestJson(captured.entries.map(toManifestEntry)));
   const snapshotId = snapshotIdOf(fingerprint, manifest);
   const bytes = captured.entries.reduce((n, e) => n + e.size, 0);
   const meta = ws.snapshots.save(
@@ -128,8 +129,7 @@ async function create(
   const skipped = { ...live.skipped, vanished: captured.vanished.length };
   // a capture that skipped files is not remembered: the same state, readable again, must be captured whole
   if (warm && captured.vanished.length === 0 && unreadable.length === 0) {
-    const fromGit = new Set(candidates.filter((c) => c.gitOid).map((c) => c.path));
-    const loose = captured.entries.filter((e) => !fromGit.has(e.path)).map((e) => [e.path, e.blob.slice(7)] as [string, string]);
+    const loose = looseEntries(candidates, captured.entries);
     warm.put(key, { snapshot_id: snapshotId, loose, skipped });
   }
   const out: CreateSnapshotResult = {
@@ -144,6 +144,21 @@ async function create(
   // what could not be read is named as unreadable, not missing
   if (args.allowMissing) out.missing = missingOf(wanted, [...captured.entries, ...unreadable.map((path) => ({ path }))]);
   return out;
+}
+
+/** The captured entries git does not hold (untracked or changed), as [path, sha256 hex], for the warm cache. */
+function looseEntries(candidates: readonly TreeEntry[], entries: readonly { path: string; blob: string }[]): [string, string][] {
+  const loose: [string, string][] = [];
+  // nothing vanished or was unreadable: the entries are the candidates one for one, in the same order
+  if (entries.length === candidates.length && entries.every((e, i) => e.path === candidates[i]!.path)) {
+    entries.forEach((e, i) => {
+      if (!candidates[i]!.gitOid) loose.push([e.path, e.blob.slice(7)]);
+    });
+    return loose;
+  }
+  const fromGit = new Set(candidates.filter((c) => c.gitOid).map((c) => c.path));
+  for (const e of entries) if (!fromGit.has(e.path)) loose.push([e.path, e.blob.slice(7)]);
+  return loose;
 }
 
 /** The wanted paths (files or directories) under which no entry lies; entries are sorted by path. */
