@@ -161,6 +161,9 @@ class GrepRun {
   /** windows in use (MAX_WINDOWS), and the searches waiting for one */
   private windows = 0;
   private readonly windowWaiters: (() => void)[] = [];
+  /** candidates searched through open() after their file on disk failed its check (fromOpen), and those waiting */
+  private reopened = 0;
+  private readonly reopenWaiters: (() => void)[] = [];
   private readers: FileReader | null = null;
   /** what a reader thread checks to drop a file unread by the main thread */
   private readonly filter: ReadFilter;
@@ -375,6 +378,23 @@ class GrepRun {
   }
 
   /**
+   * The search of a candidate whose file on disk does not hold its bytes
+   * (expectSha256), through its open(): at most `concurrency` at once, as
+   * any read through open(), however many files of the lookahead failed their
+   * check (an old snapshot of a tree rewritten since).
+   */
+  private async fromOpen(file: FileJob): Promise<FileSearch> {
+    while (this.reopened >= this.q.concurrency) await this.guard(new Promise<void>((resolve) => this.reopenWaiters.push(resolve)));
+    this.reopened++;
+    try {
+      return await this.follow(viaOpen(file), null, false);
+    } finally {
+      this.reopened--;
+      this.reopenWaiters.shift()?.();
+    }
+  }
+
+  /**
    * Starts one file. A reader thread's outcome that settles the file (binary,
    * no match) is recorded on the entry straight from its callback, without a
    * promise per file; anything else continues in follow().
@@ -418,7 +438,7 @@ class GrepRun {
       this.readers.read(c.absPath!, this.filter, skip + q.maxMatches, file.hash, (err, read) => {
         if (c.expectSha256 !== undefined && !holdsExpected(c.expectSha256, err, read)) {
           // not the candidate's bytes (changed, gone, unreadable) or not provably so (binary): its own open()
-          this.follow(viaOpen(file), null, false).then(
+          this.fromOpen(file).then(
             (found) => this.settle(entry, found),
             (e) => this.settle(entry, this.failed(file, e, 0)),
           );
@@ -522,13 +542,13 @@ class GrepRun {
       // binary, which carries no hash to prove them
       if (c.expectSha256 !== undefined && c.absPath !== undefined && (found.binary || found.sha256 !== c.expectSha256)) {
         this.aheadBytes -= kept;
-        return this.follow(viaOpen(file), null, false);
+        return this.fromOpen(file);
       }
       return found;
     } catch (err) {
       if (c.expectSha256 !== undefined && c.absPath !== undefined && !this.stop.signal.aborted) {
         this.aheadBytes -= kept;
-        return this.follow(viaOpen(file), null, false);
+        return this.fromOpen(file);
       }
       const out = this.failed(file, err, kept);
       if ("error" in out) throw out.error;

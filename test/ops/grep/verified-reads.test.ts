@@ -122,4 +122,26 @@ describe("verified reads of files on disk, and shared outcomes", () => {
     }
     expect(pages).toEqual(positions(all));
   });
+
+  test("files that all changed on disk are searched through open() at most `concurrency` at a time (an old snapshot of a rewritten tree)", async () => {
+    using tmp = tempDir("grep-fallback-bound");
+    const files: Record<string, Planted> = {};
+    for (let i = 0; i < 300; i++) files[`f${String(i).padStart(3, "0")}.txt`] = { bytes: `x needle( ${i}\n`, disk: `rewritten ${i}\n` };
+    let open = 0;
+    let most = 0;
+    const cands = candidates(tmp.dir, files, []).map((c) => ({
+      ...c,
+      async open() {
+        open++;
+        most = Math.max(most, open);
+        await Bun.sleep(1);
+        open--;
+        return new TextEncoder().encode(files[c.path]!.bytes);
+      },
+    }));
+    const r = await grep(cands, { pattern: "needle(", fixedStrings: true, queryKey: "", concurrency: 4, maxMatches: 1000 });
+    expect(r.matches).toHaveLength(300);
+    expect(most).toBeLessThanOrEqual(4);
+  });
 });
+
