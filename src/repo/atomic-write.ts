@@ -1,4 +1,4 @@
-import { chmodSync, closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { chmodSync, closeSync, fsyncSync, openSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { chmod, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { randomId128 } from "../core/hash";
@@ -44,6 +44,24 @@ function writeAndSync(path: string, bytes: Uint8Array, mode: number): void {
   closeSync(fd);
   // openSync's mode is filtered by the umask; the recorded mode must be exact.
   chmodSync(path, mode);
+}
+
+/**
+ * A file replaced whole but not flushed: temp file in `.mcp/tmp/`, rename over
+ * the target. Readers see the old or the new bytes, never a torn file; after
+ * a crash the file may be the old one or missing, so only state that is
+ * checked when read, or corrected by something flushed, is written this way.
+ * A write that fails (a full disk half way) leaves no temp file behind.
+ */
+export function writeFileUnflushed(stateDir: string, target: string, bytes: Uint8Array | string, mode = 0o644): void {
+  const tmp = tempPath(stateDir, basename(target));
+  try {
+    writeFileSync(tmp, bytes, { mode });
+    renameSync(tmp, target);
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw err;
+  }
 }
 
 export function fsyncDir(dir: string): void {

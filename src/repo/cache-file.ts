@@ -1,6 +1,4 @@
-import { renameSync, rmSync, writeFileSync } from "node:fs";
-import { basename } from "node:path";
-import { tempPath } from "./state-dir";
+import { writeFileUnflushed } from "./atomic-write";
 
 /**
  * Writes a file of `.mcp/cache/` whole (temp file in `.mcp/tmp/`, rename), without flushing it: every cache is
@@ -9,12 +7,5 @@ import { tempPath } from "./state-dir";
  * file is a miss, never a wrong answer. The flushes cost a tenth of a cold capture on a busy disk.
  */
 export function writeCacheFile(stateDir: string, target: string, bytes: Uint8Array | string): void {
-  const tmp = tempPath(stateDir, basename(target));
-  try {
-    writeFileSync(tmp, bytes, { mode: 0o644 });
-    renameSync(tmp, target);
-  } catch (err) {
-    rmSync(tmp, { force: true });
-    throw err;
-  }
+  writeFileUnflushed(stateDir, target, bytes);
 }

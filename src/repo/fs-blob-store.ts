@@ -1,10 +1,10 @@
-import { existsSync, mkdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, statSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { internal, notFound } from "../core/errors";
 import { blobIdOf, hexOfBlobId, sha256Hex, type BlobId } from "../core/hash";
 import type { BlobStore } from "./blob-store";
 import { fileStream } from "./file-chunks";
-import { tempPath } from "./state-dir";
+import { writeFileUnflushed } from "./atomic-write";
 
 /**
  * How long `worksnap gc` spares a loose blob no snapshot references: one a
@@ -93,21 +93,13 @@ export class FsBlobStore implements BlobStore {
       mkdirSync(dir, { recursive: true });
       this.made.add(dir);
     }
-    const tmp = tempPath(this.stateDir, "blob");
     try {
-      writeFileSync(tmp, bytes, { mode: 0o444 });
-      try {
-        renameSync(tmp, p);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
-        // the fan-out directory went away since it was made (a cleanup): make it again
-        mkdirSync(dir, { recursive: true });
-        renameSync(tmp, p);
-      }
+      writeFileUnflushed(this.stateDir, p, bytes, 0o444);
     } catch (err) {
-      // a full disk can stop the write half way: no partial temp file stays behind
-      rmSync(tmp, { force: true });
-      throw err;
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+      // the fan-out directory went away since it was made (a cleanup): make it again
+      mkdirSync(dir, { recursive: true });
+      writeFileUnflushed(this.stateDir, p, bytes, 0o444);
     }
   }
 

@@ -10,12 +10,12 @@
  * smaller one is written as single files (all temp files first, one flush for
  * all of them, then the renames and one flush of their directories).
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { compareUtf8 } from "../../core/byte-order";
 import { internal, notFound } from "../../core/errors";
 import { randomId128 } from "../../core/hash";
-import { writeFileAtomic } from "../../repo/atomic-write";
+import { writeFileAtomic, writeFileUnflushed } from "../../repo/atomic-write";
 import { DurableBatch } from "../../repo/durable";
 import { ensureStateDir, shownStatePath, tempPath } from "../../repo/state-dir";
 import type { BatchingHistoryStore, ObjectWrite } from "./batch-store";
@@ -433,14 +433,7 @@ export class FsHistoryStore implements HistoryStore, BatchingHistoryStore {
   async writeClock(timestamp: string): Promise<void> {
     ensureStateDir(this.stateDir);
     mkdirSync(this.root, { recursive: true });
-    const tmp = tempPath(this.stateDir, "clock");
-    try {
-      writeFileSync(tmp, `${timestamp}\n`);
-      renameSync(tmp, this.abs("clock"));
-    } catch (err) {
-      rmSync(tmp, { force: true }); // a full disk leaves no half-written temp file
-      throw err;
-    }
+    writeFileUnflushed(this.stateDir, this.abs("clock"), `${timestamp}\n`);
   }
 }
 

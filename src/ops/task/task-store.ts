@@ -1,7 +1,7 @@
-import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { SnapshotId } from "../../repo/manifest";
-import { tempPath } from "../../repo/state-dir";
+import { writeFileUnflushed } from "../../repo/atomic-write";
 import type { Workspace } from "../workspace";
 import type { RiskAssessment } from "./risk";
 import { areaDir, readJson, withAreaLock, writeJson } from "./state-files";
@@ -82,14 +82,7 @@ export async function createTask(ws: Workspace, make: (id: string) => TaskRecord
     const record = make(id);
     writeJson(ws, taskFile(ws, id), record);
     // Not flushed: after a crash a stale counter is corrected by the (flushed) task file it lags behind.
-    const tmp = tempPath(ws.repo.stateDir, "counter");
-    try {
-      writeFileSync(tmp, `${highest + 1}\n`);
-      renameSync(tmp, counterFile);
-    } catch (err) {
-      rmSync(tmp, { force: true }); // a full disk leaves no half-written temp file
-      throw err;
-    }
+    writeFileUnflushed(ws.repo.stateDir, counterFile, `${highest + 1}\n`);
     return record;
   });
 }

@@ -1,7 +1,8 @@
 import { acquireFileLock, withQueue } from "../../repo/file-lock";
-import { processAlive, shownStatePath, tempPath } from "../../repo/state-dir";
+import { writeFileUnflushed } from "../../repo/atomic-write";
+import { processAlive, shownStatePath } from "../../repo/state-dir";
 import { AsyncLocalStorage } from "node:async_hooks";
-import { mkdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmdirSync, rmSync, statSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { WorksnapError, busy, internal } from "../../core/errors";
@@ -103,14 +104,7 @@ async function withProcessLock<T>(lockDir: string, fn: () => Promise<T>): Promis
  * fsyncs per locked operation.
  */
 function writeOwner(stateDir: string, target: string, owner: Owner): void {
-  const tmp = tempPath(stateDir, "worktree.owner");
-  try {
-    writeFileSync(tmp, JSON.stringify(owner), { flag: "wx", mode: 0o644 });
-    renameSync(tmp, target);
-  } catch (err) {
-    rmSync(tmp, { force: true });
-    throw err;
-  }
+  writeFileUnflushed(stateDir, target, JSON.stringify(owner));
 }
 
 function readOwner(file: string): Owner | null {

@@ -11,9 +11,9 @@
  * reads are paged in), and two maps, git blob id -> blob and SHA-256 -> blob,
  * where a blob is named by a handle: segment number * 2^24 + ordinal.
  */
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { tempPath } from "../state-dir";
+import { writeFileUnflushed } from "../atomic-write";
 import { CorruptSegment, Segment } from "./segment";
 
 /** Where the segments live, under the state directory; the version is the segment format's. */
@@ -163,16 +163,8 @@ export class TrigramIndex {
     mkdirSync(this.dir, { recursive: true });
     const name = new Bun.CryptoHasher("sha256").update(bytes).digest("hex") + SUFFIX;
     const path = join(this.dir, name);
-    if (!existsSync(path)) {
-      const tmp = tempPath(stateDir, "trigrams");
-      try {
-        writeFileSync(tmp, bytes);
-        renameSync(tmp, path);
-      } catch (err) {
-        rmSync(tmp, { force: true }); // a full disk leaves no half-written segment behind
-        throw err;
-      }
-    }
+    // not flushed: a segment is verified against its name when loaded, and a lost one is indexed again
+    if (!existsSync(path)) writeFileUnflushed(stateDir, path, bytes);
     this.refresh();
     return name;
   }
