@@ -379,6 +379,11 @@ function selectedEdit(): PageEdit | undefined {
 
 function setStatus(s: StatusFilter): void {
   app.status = s;
+  refiltered();
+}
+
+/** A filter changed: the list starts again at one page (and widens to the selected edit, drawn()). */
+function refiltered(): void {
   app.shown = PAGE_EDITS;
   render();
 }
@@ -464,9 +469,8 @@ function onClick(ev: MouseEvent): void {
       break;
     case "select-conv":
       app.conv = t.dataset.conv ?? "";
-      app.shown = PAGE_EDITS;
       document.body.classList.remove("side-open");
-      render();
+      refiltered();
       window.scrollTo(0, 0);
       break;
     case "status":
@@ -499,14 +503,12 @@ async function start(): Promise<void> {
   const fileInput = $("#file-filter") as HTMLInputElement;
   fileInput.addEventListener("input", () => {
     app.file = fileInput.value.trim();
-    app.shown = PAGE_EDITS;
-    render();
+    refiltered();
   });
   const convSel = $("#conv-filter") as HTMLSelectElement;
   convSel.addEventListener("change", () => {
     app.conv = convSel.value;
-    app.shown = PAGE_EDITS;
-    render();
+    refiltered();
   });
   bindKeys({
     next: () => move(1),
