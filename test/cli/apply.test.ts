@@ -12,11 +12,16 @@ import { tmpDir, tmpRepo, type TmpRepo } from "../helpers/tmp-repo";
 import { temps } from "../helpers/workspace";
 import { POOL_PREFIX } from "../../src/repo/tmp-reserve";
 
-/** Waits until the detached step is done: only pools left in `.mcp/tmp` (the test times out otherwise). */
+/**
+ * Waits until the detached step is done: only pools left in `.mcp/tmp`, and
+ * at least one (the test times out otherwise). Between removing what the
+ * write replaced and making its spares the step leaves `.mcp/tmp` empty for
+ * a moment, which is not done (regression: the wait ended there, 1 run in 3).
+ */
 async function handOffDone(root: string): Promise<string[]> {
   for (;;) {
     const left = temps(root);
-    if (left.every((n) => n.startsWith(POOL_PREFIX))) return left;
+    if (left.length > 0 && left.every((n) => n.startsWith(POOL_PREFIX))) return left;
     await Bun.sleep(10);
   }
 }
