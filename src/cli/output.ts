@@ -107,14 +107,21 @@ export function reportError(err: unknown, json: boolean, root: string | null): n
 }
 
 /** A progress bar on stderr, only when stderr is a terminal and the work is long. */
+/** How long work runs before its progress bar appears: 300 ms, or WORKSNAP_PROGRESS_AFTER_MS (a whole number of ms). */
+function progressAfterMs(): number {
+  const v = process.env.WORKSNAP_PROGRESS_AFTER_MS;
+  return v !== undefined && /^[0-9]{1,7}$/.test(v) ? Number(v) : 300;
+}
+
 export function progressBar(label: string): (done: number, total: number) => void {
   if (!isTerminal(2)) return () => undefined;
   const started = Date.now();
+  const after = progressAfterMs();
   let shown = false;
   let finished = false;
   return (done, total) => {
-    // Long work only: many items, and still going after 300 ms.
-    if (finished || total < 500 || (!shown && Date.now() - started < 300)) return;
+    // Long work only: many items, and still going after `after` ms.
+    if (finished || total < 500 || (!shown && Date.now() - started < after)) return;
     shown = true;
     const width = 30;
     const frac = total === 0 ? 1 : done / total;

@@ -169,12 +169,17 @@ describe("regressions", () => {
 describe("progress on a terminal", () => {
   test("a long capture draws a progress bar on stderr when stderr is a TTY; a quick one draws none", async () => {
     await using big = await tmpRepo();
-    for (let i = 0; i < 30_000; i++) big.write(`d${i % 50}/f${i}.txt`, `${"x".repeat(i % 400)}\n`);
+    for (let i = 0; i < 2_000; i++) big.write(`d${i % 50}/f${i}.txt`, `${"x".repeat(i % 400)}\n`);
     await using small = await tmpRepo();
     small.write("a.txt", "a");
-    const viaTty = (root: string) =>
-      Bun.spawnSync(["script", "-qec", `${BINARY} snapshot create --root '${root}'`, "/dev/null"], { env: { ...process.env, NO_COLOR: "1" } }).stdout.toString();
-    expect(viaTty(big.root)).toMatch(/hashing \[[#.]+\] \d+\/30000/);
+    // the delay is taken away for the long capture: how long the files take to hash depends on the machine
+    // (regression: on a fast run the hashing ended inside the default 300 ms and no bar was drawn)
+    const viaTty = (root: string, after?: string) =>
+      Bun.spawnSync(["script", "-qec", `${BINARY} snapshot create --root '${root}'`, "/dev/null"], {
+        env: { ...process.env, NO_COLOR: "1", ...(after === undefined ? {} : { WORKSNAP_PROGRESS_AFTER_MS: after }) },
+      }).stdout.toString();
+    expect(viaTty(big.root, "0")).toMatch(/hashing \[[#.]+\] \d+\/2000/);
+    expect(viaTty(small.root, "0")).not.toContain("hashing"); // under 500 files: never
     expect(viaTty(small.root)).not.toContain("hashing");
     expect(cli(["snapshot", "create", "--root", big.root]).stderr).toBe("");
   });
