@@ -2,7 +2,7 @@
 
 import { readFileSync, writeFileSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
 /** A tool's answer as the client gets it. */
 export interface ToolAnswer {
@@ -19,9 +19,10 @@ export interface BenchServer {
   close(): Promise<void>;
 }
 
-/** Starts `command args` (for example `dist/worksnap serve --root DIR`) and connects to it. */
-export async function startServer(command: string, args: string[], opts: { stderr?: "pipe" | "ignore" } = {}): Promise<BenchServer> {
-  const transport = new StdioClientTransport({ command, args, stderr: opts.stderr ?? "pipe" });
+/** Starts `command args` (for example `dist/worksnap serve --root DIR`) and connects to it; `env` is added to the SDK's default environment. */
+export async function startServer(command: string, args: string[], opts: { stderr?: "pipe" | "ignore"; env?: Record<string, string> } = {}): Promise<BenchServer> {
+  const env = opts.env ? { ...getDefaultEnvironment(), ...opts.env } : undefined;
+  const transport = new StdioClientTransport({ command, args, stderr: opts.stderr ?? "pipe", ...(env ? { env } : {}) });
   const client = new Client({ name: "worksnap-bench", version: "0" });
   await client.connect(transport);
   const pid = (transport as unknown as { _process: { pid: number } })._process.pid;
@@ -43,7 +44,6 @@ export function resultOf(name: string, answer: ToolAnswer): any {
   return answer.structuredContent;
 }
 
-/** A process's resident set and its high-water mark, in MB (/proc/PID/status; 0 where it does not tell). */
 /**
  * Starts a new high-water mark: Linux's clear_refs "5" sets a process's VmHWM to its current RSS, so the next
  * `processMemory(pid).hwm` is the peak since this call. False where it cannot (no /proc, not permitted).
@@ -57,6 +57,7 @@ export function resetPeak(pid: number): boolean {
   }
 }
 
+/** A process's resident set and its high-water mark, in MB (/proc/PID/status; 0 where it does not tell). */
 export function processMemory(pid: number): { rss: number; hwm: number; file: number } {
   let text = "";
   try {

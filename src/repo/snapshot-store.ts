@@ -30,11 +30,19 @@ export interface SnapshotMeta {
   paths: string[];
 }
 
+/** A loaded snapshot: its metadata and its entries (the manifest's text stays on disk: SnapshotStore.manifest). */
 export interface StoredSnapshot {
   meta: SnapshotMeta;
   entries: ManifestEntry[];
-  manifest: string;
 }
+
+/**
+ * Loaded snapshots a store keeps, counted in entries: a server that reads a
+ * few snapshots of a 100k-file tree keeps them, one that goes through many
+ * large ones does not keep them all (an entry costs about 200 bytes of heap:
+ * 9 snapshots of 90k files held 430 MB).
+ */
+const CACHE_ENTRIES = 300_000;
 
 /**
  * Manifests and their metadata in `.mcp/snapshots/`: `<hex>.manifest` holds
@@ -45,8 +53,13 @@ export interface StoredSnapshot {
 export class SnapshotStore {
   private readonly dir: string;
   private readonly cache = new Map<string, StoredSnapshot>();
+  private cachedEntries = 0;
 
-  constructor(private readonly stateDir: string) {
+  /** `cacheEntries`: entries of loaded snapshots kept at most (CACHE_ENTRIES; the most recently loaded is always kept). */
+  constructor(
+    private readonly stateDir: string,
+    private readonly cacheEntries = CACHE_ENTRIES,
+  ) {
     this.dir = join(stateDir, "snapshots");
   }
 
@@ -92,14 +105,33 @@ export class SnapshotStore {
   load(id: SnapshotId): StoredSnapshot {
     const h = hex(id);
     const hit = this.cache.get(h);
-    if (hit) return hit;
+    if (hit) {
+      this.cache.delete(h);
+      this.cache.set(h, hit); // most recently used last
+      return hit;
+    }
     const meta = this.loadMeta(h);
-    const manifest = readFileSync(join(this.dir, `${h}.manifest`), "utf8");
-    const entries = (JSON.parse(manifest) as { entries: ManifestEntry[] }).entries;
-    const snap = { meta, entries, manifest };
-    if (this.cache.size > 8) this.cache.delete(this.cache.keys().next().value as string);
+    const entries = (JSON.parse(this.manifest(id)) as { entries: ManifestEntry[] }).entries;
+    shareBlobIds(entries);
+    const snap = { meta, entries };
     this.cache.set(h, snap);
+    this.cachedEntries += entries.length;
+    for (const [key, old] of this.cache) {
+      if (this.cachedEntries <= this.cacheEntries || old === snap) break;
+      this.cache.delete(key);
+      this.cachedEntries -= old.entries.length;
+    }
     return snap;
+  }
+
+  /** The canonical manifest bytes of a stored snapshot, as text (read from disk each time: exports want it, little else). */
+  manifest(id: SnapshotId): string {
+    const h = hex(id);
+    try {
+      return readFileSync(join(this.dir, `${h}.manifest`), "utf8");
+    } catch {
+      throw notFound(`snapshot sha256:${h} does not exist`, { snapshot_id: `sha256:${h}` });
+    }
   }
 
   loadMeta(h: string): SnapshotMeta {
@@ -128,4 +160,17 @@ export class SnapshotStore {
 
 function hex(id: string): string {
   return id.startsWith("sha256:") ? id.slice(7) : id;
+}
+
+/**
+ * One string per distinct blob id: JSON.parse makes one for each entry, and a
+ * tree of release copies holds each blob at five paths or more.
+ */
+function shareBlobIds(entries: ManifestEntry[]): void {
+  const ids = new Map<string, ManifestEntry["blob"]>();
+  for (const e of entries) {
+    const had = ids.get(e.blob);
+    if (had === undefined) ids.set(e.blob, e.blob);
+    else e.blob = had;
+  }
 }

@@ -89,7 +89,7 @@ function openStored(ws: Workspace, args: ExportArgs, scope: RepoPath[]): BundleS
   const entries = sideEntries(snap.entries, scope);
   requireEach(scope, entries, `snapshot ${id}`);
   const whole = entries.length === snap.entries.length;
-  const manifest = whole ? snap.manifest : manifestJson(entries.map(toManifestEntry));
+  const manifest = whole ? ws.snapshots.manifest(id) : manifestJson(entries.map(toManifestEntry));
   const snapshotId = whole ? id : snapshotIdOf(snap.meta.fingerprint, manifest);
   return { snapshotId, sourceId: id, fingerprint: snap.meta.fingerprint, manifest, entries, branch: { cache_hint: "immutable", snapshot_id: snapshotId } };
 }

@@ -1,0 +1,76 @@
+/**
+ * The snapshot store: loaded snapshots are kept within a budget of entries
+ * (regression: nine snapshots of a 90k-file tree were kept with their
+ * manifest text, about 430 MB of a server's heap), the manifest's text is
+ * read from disk when asked for, and a blob held at several paths is one
+ * string in the loaded entries.
+ */
+import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { WorksnapError } from "../../src/core/errors";
+import type { Fingerprint } from "../../src/repo/fingerprint";
+import { manifestJson, snapshotIdOf, type ManifestEntry } from "../../src/repo/manifest";
+import { manifestStats, SnapshotStore } from "../../src/repo/snapshot-store";
+import { ensureStateDir } from "../../src/repo/state-dir";
+import { tmpDir } from "../helpers/tmp-repo";
+
+const FP: Fingerprint = { head_oid: "0".repeat(40), index_oid: "1".repeat(40), status_hash: `sha256:${"2".repeat(64)}` };
+
+/** Saves a snapshot of `n` entries whose blobs repeat every `distinct` paths; its id. */
+function saveSnapshot(store: SnapshotStore, tag: string, n: number, distinct = n) {
+  const entries: ManifestEntry[] = [];
+  for (let i = 0; i < n; i++) entries.push({ path: `${tag}/f${String(i).padStart(6, "0")}.txt`, blob: `sha256:${(i % distinct).toString(16).padStart(64, "0")}` });
+  const manifest = manifestJson(entries);
+  const id = snapshotIdOf(FP, manifest);
+  store.save({ snapshot_id: id, fingerprint: FP, created_at: "2026-01-01T00:00:00.000Z", manifest_stats: manifestStats(n, 0), paths: [tag] }, manifest);
+  return { id, manifest, entries };
+}
+
+describe("snapshot store", () => {
+  test("loaded snapshots are kept within the budget of entries; the most recent always, the least recently used leaves first", async () => {
+    await using dir = tmpDir();
+    ensureStateDir(dir.path);
+    const store = new SnapshotStore(dir.path, 250);
+    const a = saveSnapshot(store, "a", 100);
+    const b = saveSnapshot(store, "b", 100);
+    const c = saveSnapshot(store, "c", 100);
+    const big = saveSnapshot(store, "big", 400);
+    const la = store.load(a.id);
+    expect(la.entries).toEqual(a.entries);
+    expect(store.load(a.id)).toBe(la); // kept
+    const lb = store.load(b.id);
+    expect(store.load(a.id)).toBe(la); // a used last: b is the older of the two
+    store.load(c.id); // 300 entries: b (least recently used) leaves
+    expect(store.load(a.id)).toBe(la);
+    const lb2 = store.load(b.id);
+    expect(lb2).not.toBe(lb);
+    expect(lb2.entries).toEqual(b.entries);
+    // one snapshot over the whole budget is still kept, alone
+    const lbig = store.load(big.id);
+    expect(store.load(big.id)).toBe(lbig);
+    expect(store.load(a.id)).not.toBe(la);
+  });
+
+  test("the manifest's text is the stored canonical manifest; an unknown id is NOT_FOUND", async () => {
+    await using dir = tmpDir();
+    ensureStateDir(dir.path);
+    const store = new SnapshotStore(dir.path);
+    const a = saveSnapshot(store, "a", 50, 7);
+    expect(store.manifest(a.id)).toBe(a.manifest);
+    expect(readFileSync(join(dir.path, "snapshots", `${a.id.slice(7)}.manifest`), "utf8")).toBe(a.manifest);
+    const err = (() => {
+      try {
+        store.manifest(`sha256:${"f".repeat(64)}`);
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(err).toBeInstanceOf(WorksnapError);
+    expect((err as WorksnapError).code).toBe("NOT_FOUND");
+    // blobs held at several paths load as the same values, in manifest order
+    const loaded = store.load(a.id).entries;
+    expect(loaded.map((e) => e.blob)).toEqual(a.entries.map((e) => e.blob));
+    expect(new Set(loaded.map((e) => e.blob)).size).toBe(7);
+  });
+});
