@@ -13,6 +13,8 @@ import { closeWorkspace, openWorkspace, type Workspace, type WorkspaceOptions } 
  */
 export class WorkspacePool {
   private readonly byDir = new Map<string, Workspace>();
+  /** Told when a pass of a workspace's grep index has indexed something (the idle collector collects after it). */
+  onIndexed: () => void = () => undefined;
 
   /**
    * `onOpen`: told each workspace as it is opened (the server completes interrupted writes there); `index`: the
@@ -36,6 +38,7 @@ export class WorkspacePool {
     const ws = openWorkspace(key, { longLived: true, index: this.index });
     this.byDir.set(key, ws);
     this.onOpen(ws);
+    if (ws.indexer) ws.indexer.onIndexed = () => this.onIndexed();
     ws.indexer?.kick();
     return ws;
   }

@@ -155,9 +155,11 @@ export interface NativeModule {
   sinkFree(sink: NativeSink): void;
   /** SHA extensions on or off (tests of both implementations); true when they are on. Only while no job runs. */
   accelerate(on: boolean): boolean;
+  /** Gives the C heap's free memory (the jobs' threads' arenas) back to the system; whether any was (glibc only). */
+  trimMemory(): boolean;
 }
 
-const MODULE_VERSION = 4;
+const MODULE_VERSION = 5;
 let loaded: NativeModule | null | undefined;
 let loadError = "";
 
@@ -243,4 +245,9 @@ export function joinPaths(paths: readonly string[]): Uint8Array {
   let bytes = joined.get(paths);
   if (!bytes) joined.set(paths, (bytes = Buffer.from(paths.join("\0") + "\0", "utf8")));
   return bytes;
+}
+
+/** Gives the native module's freed C heap back to the system, where it can (nativeModule().trimMemory); false without the module. */
+export function trimNativeMemory(): boolean {
+  return nativeModule()?.trimMemory() ?? false;
 }

@@ -40,4 +40,21 @@ describe("IdleCollector", () => {
     await until(() => collections > 0);
     expect(collections).toBe(1);
   });
+
+  test("background work that ended asks for one collection once no call has run for the idle time; after the call that runs", async () => {
+    let collections = 0;
+    const idle = new IdleCollector(30, () => collections++);
+    idle.settled();
+    await until(() => collections > 0);
+    expect(collections).toBe(1);
+    idle.begin();
+    idle.settled(); // ended while a call runs: waits for it
+    await Bun.sleep(80);
+    expect(collections).toBe(1);
+    idle.end();
+    await until(() => collections > 1);
+    expect(collections).toBe(2);
+    await Bun.sleep(60);
+    expect(collections).toBe(2);
+  });
 });

@@ -64,6 +64,8 @@ export class TrigramIndexer {
   private failed = new Map<string, string>();
   /** the last pass, for `index status` and the bench */
   last: IndexerPass | null = null;
+  /** Told after a pass that indexed something (a server collects its garbage then). */
+  onIndexed: (pass: IndexerPass) => void = () => undefined;
   private closed = false;
   private readonly abort = new AbortController();
 
@@ -153,6 +155,13 @@ export class TrigramIndexer {
     pass.left = pass.missing - pass.indexed;
     pass.ms = performance.now() - t0;
     this.last = pass;
+    if (pass.indexed > 0 || pass.segments > 0) {
+      try {
+        this.onIndexed(pass);
+      } catch {
+        // a listener's failure is not the pass's
+      }
+    }
     return pass;
   }
 

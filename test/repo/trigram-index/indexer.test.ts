@@ -60,6 +60,21 @@ describe("the trigram indexer", () => {
     expect(await indexer.update()).toMatchObject({ missing: 0, indexed: 0, segments: 0 });
   });
 
+  test("a pass that indexed something tells its listener once; a pass with nothing to index, or only files that differ, does not", async () => {
+    await using repo = await fixture();
+    repo.write("src/b.ts", "export function handleRequest() { /* edited */ }\n");
+    const { indexer } = open(repo);
+    const told: number[] = [];
+    indexer.onIndexed = (pass) => told.push(pass.indexed);
+    await indexer.update();
+    expect(told).toEqual([3]);
+    await indexer.update(); // nothing new, and b.ts still differs from its blob
+    expect(told).toEqual([3]);
+    repo.commit("edit");
+    await indexer.update();
+    expect(told).toEqual([3, 1]);
+  });
+
   test("a file that differs from its index blob is left out until it is committed; then indexed", async () => {
     await using repo = await fixture();
     repo.write("src/b.ts", "export function handleRequest() { /* edited */ }\n");
