@@ -326,24 +326,18 @@ static int build_segment(trigram_job_t *job) {
     }
     starts[0] = 0;
     for (size_t low = 0; low < 65536; low++) starts[low + 1] = starts[low] + counts[low];
-    for (size_t k = 0; k < blobs; k++) {
+    /* each list is filled from its back, the files taken last to first: it comes out in file order (ascending) */
+    for (size_t k = blobs; k-- > 0;) {
       const uint32_t *list = job->trigrams[order[k]];
       size_t n = list ? (size_t)count_of(job, order[k]) : 0;
       size_t c = cursor[k];
       for (; c < n && (list[c] >> 16) == b; c++) ords[starts[list[c] & 0xffff] + --counts[list[c] & 0xffff]] = (uint32_t)k;
       cursor[k] = c;
     }
-    /* filled from the back of each list: restore file order (ascending) */
     for (size_t low = 0; ok && low < 65536; low++) {
       uint32_t n = starts[low + 1] - starts[low];
       if (n == 0) continue;
-      uint32_t *l = ords + starts[low];
-      for (uint32_t i = 0, j = n - 1; i < j; i++, j--) {
-        uint32_t x = l[i];
-        l[i] = l[j];
-        l[j] = x;
-      }
-      ok = encode_list(&post, &table, (b << 16) | (uint32_t)low, l, n, blobs);
+      ok = encode_list(&post, &table, (b << 16) | (uint32_t)low, ords + starts[low], n, blobs);
       trigrams++;
     }
   }
