@@ -118,13 +118,35 @@ export function isReservedPath(p: string): boolean {
     const end = slash < 0 ? p.length : slash;
     // only a segment starting with ".", "g", "m" or a character HFS+ ignores can fold to a reserved name
     const c = p.charCodeAt(start) | 0x20;
-    if (c === 46 || c === 0x67 || c === 0x6d || c >= 0x200c) {
+    if ((c === 46 || c === 0x67 || c === 0x6d || c >= 0x200c) && mayFoldToReserved(p, start, end)) {
       const name = reservedName(p.slice(start, end));
       if (name === ".git" || (start === 0 && name === ".mcp")) return true;
     }
     if (slash < 0) return false;
     start = slash + 1;
   }
+}
+
+/**
+ * Whether p[start, end) can fold to a reserved name at all (reservedName does
+ * the folding). An ASCII segment folds by lower case and by cutting at its
+ * end only, so it must start, in any case, with ".git", ".mcp", "git~1" or
+ * "mcp~1"; a segment with any other character is left to reservedName. Most
+ * names fail this at once ("main.ts", "generated"), without the slice,
+ * normalisation and regular expressions of the folding.
+ */
+function mayFoldToReserved(p: string, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) if (p.charCodeAt(i) >= 0x80) return true;
+  const at = (i: number) => (start + i < end ? p.charCodeAt(start + i) | 0x20 : -1);
+  const c0 = at(0);
+  if (c0 === 46) {
+    const c1 = at(1);
+    return (c1 === 0x67 && at(2) === 0x69 && at(3) === 0x74) || (c1 === 0x6d && at(2) === 0x63 && at(3) === 0x70);
+  }
+  // "git~1", "mcp~1": "~" (0x7e) and "1" (0x31) are unchanged by | 0x20
+  if (c0 === 0x67) return at(1) === 0x69 && at(2) === 0x74 && at(3) === 0x7e && at(4) === 0x31;
+  if (c0 === 0x6d) return at(1) === 0x63 && at(2) === 0x70 && at(3) === 0x7e && at(4) === 0x31;
+  return true;
 }
 
 /** Throws PERMISSION_DENIED for a reserved path (isReservedPath): what every tool answers for one. */

@@ -158,12 +158,30 @@ interface IndexRecord {
   oid: string;
   stage: string;
   path: string | null;
+  /** the path is reserved (isReservedPath): asked once here rather than by each view */
+  reserved: boolean;
 }
 
-/** One string per distinct short field value (tags, modes, stages), so a listing holds each once. */
+/** A parsed listing; `ascii` when every byte of it is below 0x80 (UTF-16 order is then byte order). */
+interface IndexRecords {
+  records: IndexRecord[];
+  ascii: boolean;
+}
+
+/** Single characters, and the index's modes, as shared strings: the usual values of the short fields. */
+const ONE_CHAR = Array.from({ length: 128 }, (_, c) => String.fromCharCode(c));
+const MODES = ["100644", "100755", "120000", "160000"] as const;
+/** Other values seen (a handful at most), one string each. */
 const fieldValues = new Map<string, string>();
 
+/** The field text[start, end) as a shared string, made without a slice for the usual values. */
 function sharedField(text: string, start: number, end: number): string {
+  if (end - start === 1) {
+    const one = ONE_CHAR[text.charCodeAt(start)];
+    if (one !== undefined) return one;
+  } else if (end - start === 6) {
+    for (const m of MODES) if (text.startsWith(m, start)) return m;
+  }
   const v = text.slice(start, end);
   const had = fieldValues.get(v);
   if (had !== undefined) return had;
@@ -172,13 +190,17 @@ function sharedField(text: string, start: number, end: number): string {
 }
 
 /** Parsed listings, so that the walk and a read ahead working on the same listing split it once. */
-const parsed = new WeakMap<Uint8Array, IndexRecord[]>();
+const parsed = new WeakMap<Uint8Array, IndexRecords>();
 
 /** Splits ls-files -s output; decodes in one pass when it is all UTF-8 (the usual case). */
 function indexRecords(raw: Uint8Array): IndexRecord[] {
-  let records = parsed.get(raw);
-  if (!records) parsed.set(raw, (records = splitIndexRecords(raw)));
-  return records;
+  return parsedListing(raw).records;
+}
+
+function parsedListing(raw: Uint8Array): IndexRecords {
+  let known = parsed.get(raw);
+  if (!known) parsed.set(raw, (known = splitIndexRecords(raw)));
+  return known;
 }
 
 /**
@@ -189,7 +211,7 @@ function indexRecords(raw: Uint8Array): IndexRecord[] {
  * however many Unicode names there are (a UTF-8 decoding of the whole listing
  * would double it), and the names, slices of it, share its memory.
  */
-function splitIndexRecords(raw: Uint8Array): IndexRecord[] {
+function splitIndexRecords(raw: Uint8Array): IndexRecords {
   const bytes = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
   const text = bytes.toString("latin1");
   const plain = isAscii(bytes);
@@ -205,11 +227,12 @@ function splitIndexRecords(raw: Uint8Array): IndexRecord[] {
     if (tab > start && tab < end && sp1 > start && sp3 > sp2 && sp3 < tab) {
       let path: string | null = text.slice(tab + 1, end);
       if (!plain && NON_ASCII.test(path)) path = decodePath(bytes.subarray(tab + 1, end));
-      out.push({ tag: sharedField(text, start, sp1), mode: sharedField(text, sp1 + 1, sp2), oid: text.slice(sp2 + 1, sp3), stage: sharedField(text, sp3 + 1, tab), path });
+      const reserved = path !== null && isReservedPath(path);
+      out.push({ tag: sharedField(text, start, sp1), mode: sharedField(text, sp1 + 1, sp2), oid: text.slice(sp2 + 1, sp3), stage: sharedField(text, sp3 + 1, tab), path, reserved });
     }
     start = end + 1;
   }
-  return out;
+  return { records: out, ascii: plain };
 }
 
 const NON_ASCII = /[^\x00-\x7f]/;
@@ -233,7 +256,7 @@ function plainIndex(listing: Uint8Array): { paths: readonly string[]; oids: read
   const paths: string[] = [];
   const oids: string[] = [];
   for (const rec of indexRecords(listing)) {
-    if (rec.path === null || !plainFile(rec) || isReservedPath(rec.path)) continue;
+    if (rec.path === null || !plainFile(rec) || rec.reserved) continue;
     paths.push(rec.path);
     oids.push(rec.oid);
   }
@@ -250,7 +273,7 @@ function plainIndex(listing: Uint8Array): { paths: readonly string[]; oids: read
 export function plainIndexFiles(listing: Uint8Array): TreeEntry[] {
   const out: TreeEntry[] = [];
   for (const rec of indexRecords(listing)) {
-    if (rec.path === null || !plainFile(rec) || isReservedPath(rec.path)) continue;
+    if (rec.path === null || !plainFile(rec) || rec.reserved) continue;
     out.push({ path: rec.path, mode: rec.mode as FileMode, gitOid: rec.oid });
   }
   return out;
@@ -339,7 +362,9 @@ function trackedEntries(listing: Uint8Array, inputs: GitTreeInputs): { tracked: 
   const tracked: TreeEntry[] = [];
   let lastPath = "";
   let sorted = true;
-  for (const rec of indexRecords(listing)) {
+  // git keeps its index in byte order; an all-ASCII listing is checked with the runtime's comparison
+  const { records, ascii } = parsedListing(listing);
+  for (const rec of records) {
     // "<tag> <mode> <oid> <stage>"; tag "H" is a plain entry, others are assume-unchanged (lower case),
     // skip-worktree ("S") or unmerged ("M")
     const path = rec.path;
@@ -353,9 +378,9 @@ function trackedEntries(listing: Uint8Array, inputs: GitTreeInputs): { tracked: 
       own.submodules++;
       continue;
     }
-    if (st.missing.has(path) || isReservedPath(path)) continue;
+    if (rec.reserved || st.missing.has(path)) continue;
     const clean = rec.stage === "0" && rec.tag === "H" && !st.dirty.has(path);
-    if (sorted && lastPath !== "" && compareUtf8(lastPath, path) > 0) sorted = false;
+    if (sorted && lastPath !== "" && (ascii ? lastPath > path : compareUtf8(lastPath, path) > 0)) sorted = false;
     lastPath = path;
     // the index's other modes are 100644, 100755 and 120000
     tracked.push(clean ? { path, mode: mode as FileMode, gitOid: rec.oid } : { path, mode: mode as FileMode });

@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import fc from "fast-check";
 import { WorksnapError, asWorksnapError } from "../../src/core/errors";
 import { NAME_MAX, PATH_MAX, ancestorsOf, isReservedPath, isWithin, parseRepoPath, type RepoPath } from "../../src/core/repo-path";
 
@@ -85,6 +86,27 @@ describe("parseRepoPath (spec 1.2)", () => {
     for (const p of [".github", ".gitignore", ".gitattributes", "git", "mcp", ".mcp-config", "digit/.gi", "gitx~1", ".gi"]) {
       expect([p, isReservedPath(p)]).toEqual([p, false]);
     }
+  });
+
+  test("the quick test of a segment never passes a name the folding reserves (property, against the folding written out)", () => {
+    // the folding of isReservedPath, written out independently: HFS+-ignored code points dropped, NFC, lower case,
+    // an alternate data stream cut off, trailing dots and spaces dropped, the 8.3 short names
+    const fold = (seg: string) => {
+      let n = seg.replace(/[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g, "").normalize("NFC").toLowerCase();
+      if (n.includes(":")) n = n.slice(0, n.indexOf(":"));
+      n = n.replace(/[. ]+$/, "");
+      return n === "git~1" ? ".git" : n === "mcp~1" ? ".mcp" : n;
+    };
+    const reference = (p: string) => p.split("/").some((seg, i) => fold(seg) === ".git" || (i === 0 && fold(seg) === ".mcp"));
+    const pieces = [".git", ".GIT", ".gIt", ".mcp", ".MCP", "git~1", "GIT~1", "mcp~1", "git", "mcp", ".", " ", ":", "~", "1", "g", "m", "i", "t", "x", "\u200c", "\ufeff", "\u0130", "\u212a", "\x0e", "main", "generated"];
+    const segment = fc.array(fc.constantFrom(...pieces), { minLength: 1, maxLength: 4 }).map((a) => a.join(""));
+    fc.assert(
+      fc.property(fc.array(segment, { minLength: 1, maxLength: 3 }), (segs) => {
+        const p = segs.join("/");
+        expect([p, isReservedPath(p)]).toEqual([p, reference(p)]);
+      }),
+      { numRuns: 5000 },
+    );
   });
 
   test("ancestorsOf", () => {
