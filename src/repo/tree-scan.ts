@@ -160,12 +160,8 @@ interface IndexRecord {
   path: string | null;
   /** the path is reserved (isReservedPath): asked once here rather than by each view */
   reserved: boolean;
-}
-
-/** A parsed listing; `ascii` when every byte of it is below 0x80 (UTF-16 order is then byte order). */
-interface IndexRecords {
-  records: IndexRecord[];
-  ascii: boolean;
+  /** the path holds a UTF-16 unit of U+D800 or above, where UTF-16 order and byte order can differ (byte-order.ts) */
+  wide: boolean;
 }
 
 /** Single characters, and the index's modes, as shared strings: the usual values of the short fields. */
@@ -190,17 +186,13 @@ function sharedField(text: string, start: number, end: number): string {
 }
 
 /** Parsed listings, so that the walk and a read ahead working on the same listing split it once. */
-const parsed = new WeakMap<Uint8Array, IndexRecords>();
+const parsed = new WeakMap<Uint8Array, IndexRecord[]>();
 
 /** Splits ls-files -s output; decodes in one pass when it is all UTF-8 (the usual case). */
 function indexRecords(raw: Uint8Array): IndexRecord[] {
-  return parsedListing(raw).records;
-}
-
-function parsedListing(raw: Uint8Array): IndexRecords {
-  let known = parsed.get(raw);
-  if (!known) parsed.set(raw, (known = splitIndexRecords(raw)));
-  return known;
+  let records = parsed.get(raw);
+  if (!records) parsed.set(raw, (records = splitIndexRecords(raw)));
+  return records;
 }
 
 /**
@@ -211,7 +203,7 @@ function parsedListing(raw: Uint8Array): IndexRecords {
  * however many Unicode names there are (a UTF-8 decoding of the whole listing
  * would double it), and the names, slices of it, share its memory.
  */
-function splitIndexRecords(raw: Uint8Array): IndexRecords {
+function splitIndexRecords(raw: Uint8Array): IndexRecord[] {
   const bytes = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
   const text = bytes.toString("latin1");
   const plain = isAscii(bytes);
@@ -226,16 +218,21 @@ function splitIndexRecords(raw: Uint8Array): IndexRecords {
     const sp3 = sp2 < 0 ? -1 : text.indexOf(" ", sp2 + 1);
     if (tab > start && tab < end && sp1 > start && sp3 > sp2 && sp3 < tab) {
       let path: string | null = text.slice(tab + 1, end);
-      if (!plain && NON_ASCII.test(path)) path = decodePath(bytes.subarray(tab + 1, end));
+      let wide = false;
+      if (!plain && NON_ASCII.test(path)) {
+        path = decodePath(bytes.subarray(tab + 1, end));
+        wide = path !== null && WIDE.test(path);
+      }
       const reserved = path !== null && isReservedPath(path);
-      out.push({ tag: sharedField(text, start, sp1), mode: sharedField(text, sp1 + 1, sp2), oid: text.slice(sp2 + 1, sp3), stage: sharedField(text, sp3 + 1, tab), path, reserved });
+      out.push({ tag: sharedField(text, start, sp1), mode: sharedField(text, sp1 + 1, sp2), oid: text.slice(sp2 + 1, sp3), stage: sharedField(text, sp3 + 1, tab), path, reserved, wide });
     }
     start = end + 1;
   }
-  return { records: out, ascii: plain };
+  return out;
 }
 
 const NON_ASCII = /[^\x00-\x7f]/;
+const WIDE = /[\ud800-\uffff]/;
 
 /** Paths and blob ids per listing: a server asks again for the same listing. */
 const plainPaths = new WeakMap<Uint8Array, { paths: readonly string[]; oids: readonly string[] }>();
@@ -361,10 +358,11 @@ function trackedEntries(listing: Uint8Array, inputs: GitTreeInputs): { tracked: 
   const own: ScanSkips = { non_utf8: 0, submodules: 0 };
   const tracked: TreeEntry[] = [];
   let lastPath = "";
+  let lastWide = false;
   let sorted = true;
-  // git keeps its index in byte order; an all-ASCII listing is checked with the runtime's comparison
-  const { records, ascii } = parsedListing(listing);
-  for (const rec of records) {
+  // git keeps its index in byte order; two paths without a unit of U+D800 or above are checked with the runtime's
+  // comparison (UTF-16 order is byte order for them), others with compareUtf8
+  for (const rec of indexRecords(listing)) {
     // "<tag> <mode> <oid> <stage>"; tag "H" is a plain entry, others are assume-unchanged (lower case),
     // skip-worktree ("S") or unmerged ("M")
     const path = rec.path;
@@ -380,8 +378,9 @@ function trackedEntries(listing: Uint8Array, inputs: GitTreeInputs): { tracked: 
     }
     if (rec.reserved || st.missing.has(path)) continue;
     const clean = rec.stage === "0" && rec.tag === "H" && !st.dirty.has(path);
-    if (sorted && lastPath !== "" && (ascii ? lastPath > path : compareUtf8(lastPath, path) > 0)) sorted = false;
+    if (sorted && lastPath !== "" && (lastWide || rec.wide ? compareUtf8(lastPath, path) > 0 : lastPath > path)) sorted = false;
     lastPath = path;
+    lastWide = rec.wide;
     // the index's other modes are 100644, 100755 and 120000
     tracked.push(clean ? { path, mode: mode as FileMode, gitOid: rec.oid } : { path, mode: mode as FileMode });
   }

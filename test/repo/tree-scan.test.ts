@@ -27,6 +27,19 @@ describe("candidate walk", () => {
       expect(paths(t)).toEqual([".gitignore", "a-z", "a.txt", "a/b", "keep.log", "sub/.gitignore", "sub/open"]);
     });
 
+    test(`${kind}: names beyond the BMP sort after U+FFFF (UTF-8 byte order, not UTF-16's), tracked and untracked, in a server kept listing too`, async () => {
+      await using repo = await tmpRepo({ git });
+      for (const n of ["\u{10000}.txt", "\uffff.txt", "\ue000.txt", "a.txt", "é.txt", "d/\u{1F600}", "d/\uff01"]) repo.write(n, n);
+      if (git) repo.commit();
+      repo.write("\u{10001}.new", "untracked");
+      repo.write("\ufffe.new", "untracked");
+      const want = ["a.txt", "d/\uff01", "d/\u{1F600}", "é.txt", "\ue000.txt", "\ufffe.new", "\uffff.txt", "\u{10000}.txt", "\u{10001}.new"];
+      expect(paths(await readLiveTree(openWorkspace(repo.root)))).toEqual(want);
+      const server = openWorkspace(repo.root, { longLived: true, index: { diskBudget: 0 } });
+      expect(paths(await readLiveTree(server))).toEqual(want);
+      expect(paths(await readLiveTree(server))).toEqual(want); // the kept listing and tracked entries
+    });
+
     test(`${kind}: symlinks are recorded, not followed; .mcp and .git never appear`, async () => {
       await using repo = await tmpRepo({ git });
       repo.write("dir/f", "f");
