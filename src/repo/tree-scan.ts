@@ -409,7 +409,10 @@ async function untrackedCandidates(repo: RepoRoot, st: StatusInfo, scope: RepoPa
 }
 
 /** Merges two byte-sorted lists; a path present in both keeps the first list's entry. */
-function mergeSorted(a: TreeEntry[], b: TreeEntry[]): TreeEntry[] {
+export function mergeSorted(a: TreeEntry[], b: TreeEntry[]): TreeEntry[] {
+  // a few untracked files among many tracked ones (the usual case): each is placed by a binary search, and the
+  // runs of `a` between them are copied whole, instead of comparing every path of `a`
+  if (b.length * 32 < a.length) return insertSorted(a, b);
   const out: TreeEntry[] = new Array(a.length + b.length);
   let i = 0;
   let j = 0;
@@ -427,4 +430,26 @@ function mergeSorted(a: TreeEntry[], b: TreeEntry[]): TreeEntry[] {
   while (j < b.length) out[k++] = b[j++] as TreeEntry;
   out.length = k;
   return out;
+}
+
+/** mergeSorted for a short `b`: each of b's placed by binary search in `a`, the runs of `a` between them copied whole. */
+function insertSorted(a: TreeEntry[], b: TreeEntry[]): TreeEntry[] {
+  const parts: TreeEntry[][] = [];
+  let from = 0;
+  for (const e of b) {
+    let lo = from;
+    let hi = a.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (compareUtf8((a[mid] as TreeEntry).path, e.path) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo > from) parts.push(a.slice(from, lo));
+    from = lo;
+    // a path in both keeps a's entry (copied with the next run)
+    if (lo < a.length && (a[lo] as TreeEntry).path === e.path) continue;
+    parts.push([e]);
+  }
+  if (from < a.length) parts.push(from === 0 ? a.slice() : a.slice(from));
+  return ([] as TreeEntry[]).concat(...parts);
 }

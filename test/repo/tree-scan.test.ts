@@ -2,7 +2,10 @@ import { describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT, type RepoPath } from "../../src/core/repo-path";
+import fc from "fast-check";
+import { compareUtf8 } from "../../src/core/byte-order";
 import { readLiveTree } from "../../src/ops/live/live-tree";
+import { mergeSorted, type TreeEntry } from "../../src/repo/tree-scan";
 import { openWorkspace } from "../../src/ops/workspace";
 import { runGit, tmpRepo } from "../helpers/tmp-repo";
 
@@ -109,5 +112,24 @@ describe("candidate walk", () => {
     expect(paths(t)).toEqual(["src/a.ts"]);
     const all = await readLiveTree(openWorkspace(repo.root), [ROOT]);
     expect(paths(all)).toHaveLength(3);
+  });
+});
+
+describe("mergeSorted", () => {
+  test("tracked and untracked entries merge into byte order, a path in both keeping the tracked entry: the walk and the binary-search placement agree with a sort (property)", () => {
+    const name = fc.constantFrom("a", "b", "a/b", "a.txt", "é", "\uffff", "\u{10000}", "z", "d/e", "d/\ue000");
+    const sortedUnique = (n: number) => fc.uniqueArray(fc.array(name, { minLength: 1, maxLength: 3 }).map((p) => p.join("/")), { maxLength: n }).map((a) => a.sort(compareUtf8));
+    fc.assert(
+      fc.property(sortedUnique(200), sortedUnique(12), (tracked, untracked) => {
+        const a: TreeEntry[] = tracked.map((path) => ({ path, mode: "100644" as const }));
+        const b: TreeEntry[] = untracked.map((path) => ({ path, mode: "" as const }));
+        const byPath = new Map<string, TreeEntry>();
+        for (const e of [...b, ...a]) byPath.set(e.path, e); // a's entry wins
+        const want = [...byPath.values()].sort((x, y) => compareUtf8(x.path, y.path));
+        const got = mergeSorted(a, b);
+        expect(got.map((e) => [e.path, e.mode])).toEqual(want.map((e) => [e.path, e.mode]));
+      }),
+      { numRuns: 3000 },
+    );
   });
 });
