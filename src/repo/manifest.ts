@@ -21,15 +21,40 @@ export function toManifestEntry(e: { path: string; blob: BlobId; mode: string })
  * blob < mode < path, which is what canonicalJson produces (a golden test
  * holds the two equal). Entries must already be sorted by path.
  */
-export function manifestJson(entries: ManifestEntry[]): string {
+export function manifestJson(entries: readonly ManifestSource[]): string {
+  return manifestText(entries).text;
+}
+
+/**
+ * The canonical manifest's UTF-8 bytes (what a capture hashes for its id and
+ * writes to its file). A manifest whose paths are all printable ASCII is
+ * ASCII throughout and is copied byte for byte instead of encoded.
+ */
+export function manifestBytes(entries: readonly ManifestSource[]): Uint8Array {
+  const { text, ascii } = manifestText(entries);
+  return ascii ? Buffer.from(text, "latin1") : new TextEncoder().encode(text);
+}
+
+/** A manifest entry, or anything carrying one's fields (a captured entry): the mode is written only when not 100644. */
+type ManifestSource = { path: string; blob: BlobId; mode?: string };
+
+/** A path JSON writes as it is, between quotes: printable ASCII without `"` and `\`. */
+const PLAIN_PATH = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+function manifestText(entries: readonly ManifestSource[]): { text: string; ascii: boolean } {
   const parts: string[] = new Array(entries.length);
+  let ascii = true;
   for (let i = 0; i < entries.length; i++) {
-    const e = entries[i] as ManifestEntry;
-    parts[i] = e.mode
-      ? `{"blob":"${e.blob}","mode":"${e.mode}","path":${JSON.stringify(e.path)}}`
-      : `{"blob":"${e.blob}","path":${JSON.stringify(e.path)}}`;
+    const e = entries[i] as ManifestSource;
+    let path: string;
+    if (PLAIN_PATH.test(e.path)) path = `"${e.path}"`;
+    else {
+      path = JSON.stringify(e.path);
+      ascii = false;
+    }
+    parts[i] = e.mode === "100755" || e.mode === "120000" ? `{"blob":"${e.blob}","mode":"${e.mode}","path":${path}}` : `{"blob":"${e.blob}","path":${path}}`;
   }
-  return `{"entries":[${parts.join(",")}]}`;
+  return { text: `{"entries":[${parts.join(",")}]}`, ascii };
 }
 
 /** `manifest` as its text, or as its UTF-8 bytes (a capture encodes it once, for the id and the file). */

@@ -3,7 +3,7 @@ import { invalidArgument, notFound } from "../../core/errors";
 import { ROOT, isWithin, parseRepoPath, refuseReserved, type RepoPath } from "../../core/repo-path";
 import { captureEntries } from "../../repo/capture";
 import type { Fingerprint, GitState } from "../../repo/fingerprint";
-import { manifestJson, snapshotIdOf, toManifestEntry, type SnapshotId } from "../../repo/manifest";
+import { manifestBytes, snapshotIdOf, type SnapshotId } from "../../repo/manifest";
 import type { ScanSkips, TreeEntry } from "../../repo/tree-scan";
 import { fingerprintJson } from "../../repo/fingerprint";
 import type { GitResult } from "../../repo/git";
@@ -113,7 +113,7 @@ async function create(
   if (named && !args.allowMissing) refuseNamedUnreadable(ws.repo, named, captured.unreadable);
   const unreadable = [...live.unreadable, ...captured.unreadable];
   // encoded once: the id hashes the bytes the file holds
-  const manifest = new TextEncoder().encode(manifestJson(captured.entries.map(toManifestEntry)));
+  const manifest = manifestBytes(captured.entries);
   const snapshotId = snapshotIdOf(fingerprint, manifest);
   const bytes = captured.entries.reduce((n, e) => n + e.size, 0);
   const meta = ws.snapshots.save(
