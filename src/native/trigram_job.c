@@ -38,8 +38,9 @@ static void fail(uint8_t *rec, int err) {
 
 /*
  * Adds the trigrams of `p[0..n)` to the thread's set; `carry` holds the last two bytes before it, `have` how many.
- * Without a branch on whether a trigram is new (most are not, and unpredictably): each is written at the end of
- * the list, which grows only when its bit was not set yet.
+ * A trigram's word of the bitmap is written only when its bit is new (about one byte in four of source text):
+ * writing every byte's word (a branch-free version) made each load wait behind the stores before it, and
+ * collected 20 % slower (7.1 against 5.6 ns a byte in a micro-benchmark on the bench tree's files).
  */
 static int collect(const uint8_t *p, size_t n, uint32_t *carry, size_t *have, size_t *count) {
   uint32_t t = *carry;
@@ -60,9 +61,10 @@ static int collect(const uint8_t *p, size_t n, uint32_t *carry, size_t *have, si
     t = ((t << 8) | p[i]) & 0xffffff;
     uint64_t bit = (uint64_t)1 << (t & 63);
     uint64_t old = words[t >> 6];
-    words[t >> 6] = old | bit;
-    list[c] = t;
-    c += (old & bit) == 0;
+    if (!(old & bit)) {
+      words[t >> 6] = old | bit;
+      list[c++] = t;
+    }
   }
   *count = c;
   *carry = t;
