@@ -106,13 +106,13 @@ export function reportError(err: unknown, json: boolean, root: string | null): n
   return e.code === "INTERNAL" ? EXIT.internal : e.code === "BUSY" ? EXIT.busy : EXIT.user;
 }
 
-/** A progress bar on stderr, only when stderr is a terminal and the work is long. */
 /** How long work runs before its progress bar appears: 300 ms, or WORKSNAP_PROGRESS_AFTER_MS (a whole number of ms). */
 function progressAfterMs(): number {
   const v = process.env.WORKSNAP_PROGRESS_AFTER_MS;
   return v !== undefined && /^[0-9]{1,7}$/.test(v) ? Number(v) : 300;
 }
 
+/** A progress bar on stderr, only when stderr is a terminal and the work is long. */
 export function progressBar(label: string): (done: number, total: number) => void {
   if (!isTerminal(2)) return () => undefined;
   const started = Date.now();

@@ -30,3 +30,18 @@ export function sortUtf8(values: string[]): string[] {
 export function sortByUtf8<T>(values: T[], key: (v: T) => string): T[] {
   return values.sort((x, y) => compareUtf8(key(x), key(y)));
 }
+
+/**
+ * The first index at or after `from` of a list sorted by compareUtf8 of its
+ * keys whose key is not below `key` (the list's length when none is).
+ */
+export function searchUtf8<T>(sorted: readonly T[], key: string, keyOf: (item: T) => string, from = 0): number {
+  let lo = from;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compareUtf8(keyOf(sorted[mid] as T), key) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}

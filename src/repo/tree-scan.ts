@@ -1,5 +1,5 @@
 import type { FileMode } from "../core/file-mode";
-import { compareUtf8 } from "../core/byte-order";
+import { compareUtf8, searchUtf8 } from "../core/byte-order";
 import { isReservedPath, isWithin, type RepoPath } from "../core/repo-path";
 import { isAscii } from "node:buffer";
 import { join } from "node:path";
@@ -363,8 +363,6 @@ function trackedEntries(listing: Uint8Array, inputs: GitTreeInputs): { tracked: 
   // git keeps its index in byte order; two paths without a unit of U+D800 or above are checked with the runtime's
   // comparison (UTF-16 order is byte order for them), others with compareUtf8
   for (const rec of indexRecords(listing)) {
-    // "<tag> <mode> <oid> <stage>"; tag "H" is a plain entry, others are assume-unchanged (lower case),
-    // skip-worktree ("S") or unmerged ("M")
     const path = rec.path;
     if (path === null) {
       own.non_utf8++;
@@ -437,13 +435,7 @@ function insertSorted(a: TreeEntry[], b: TreeEntry[]): TreeEntry[] {
   const parts: TreeEntry[][] = [];
   let from = 0;
   for (const e of b) {
-    let lo = from;
-    let hi = a.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (compareUtf8((a[mid] as TreeEntry).path, e.path) < 0) lo = mid + 1;
-      else hi = mid;
-    }
+    const lo = searchUtf8(a, e.path, pathOf, from);
     if (lo > from) parts.push(a.slice(from, lo));
     from = lo;
     // a path in both keeps a's entry (copied with the next run)
@@ -453,3 +445,5 @@ function insertSorted(a: TreeEntry[], b: TreeEntry[]): TreeEntry[] {
   if (from < a.length) parts.push(from === 0 ? a.slice() : a.slice(from));
   return ([] as TreeEntry[]).concat(...parts);
 }
+
+const pathOf = (e: { path: string }) => e.path;

@@ -1,4 +1,4 @@
-import { compareUtf8 } from "../../core/byte-order";
+import { searchUtf8 } from "../../core/byte-order";
 import { invalidArgument, notFound } from "../../core/errors";
 import { ROOT, isWithin, parseRepoPath, refuseReserved, type RepoPath } from "../../core/repo-path";
 import { captureEntries } from "../../repo/capture";
@@ -163,22 +163,14 @@ function looseEntries(candidates: readonly TreeEntry[], entries: readonly { path
 
 /** The wanted paths (files or directories) under which no entry lies; entries are sorted by path. */
 function missingOf(wanted: RepoPath[], entries: readonly { path: string }[]): string[] {
-  const paths = entries.map((e) => e.path);
-  return wanted.filter((p) => p !== ROOT && !hasWithin(paths, p));
+  return wanted.filter((p) => p !== ROOT && !hasWithin(entries, p));
 }
 
-/** Whether a sorted path list holds `dir` itself or a path below it (binary search: lists can be long). */
-function hasWithin(sorted: string[], dir: string): boolean {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (compareUtf8(sorted[mid] as string, dir) < 0) lo = mid + 1;
-    else hi = mid;
-  }
+/** Whether entries sorted by path hold `dir` itself or a path below it (binary search: lists can be long). */
+function hasWithin(sorted: readonly { path: string }[], dir: string): boolean {
   // Every path starting with `dir` sorts together; siblings such as "dir-x" or "dir.ts" can sit before "dir/...".
-  for (let i = lo; i < sorted.length; i++) {
-    const p = sorted[i] as string;
+  for (let i = searchUtf8(sorted, dir, (e) => e.path); i < sorted.length; i++) {
+    const p = (sorted[i] as { path: string }).path;
     if (!p.startsWith(dir)) return false;
     if (isWithin(p, dir as RepoPath)) return true;
   }

@@ -7,7 +7,7 @@ import { AtomicFileWriter } from "../../repo/atomic-stream";
 import { bundleEntryName, bundleManifestJson, BUNDLE_MANIFEST } from "../../repo/bundle";
 import { captureEntries } from "../../repo/capture";
 import type { Fingerprint } from "../../repo/fingerprint";
-import { manifestJson, snapshotIdOf, toManifestEntry, type SnapshotId } from "../../repo/manifest";
+import { manifestJson, snapshotIdOf, type SnapshotId } from "../../repo/manifest";
 import { tarHeader, tarPadding, tarTrailer } from "../../repo/tar";
 import { touch } from "../live/leases";
 import { readLiveTree } from "../live/live-tree";
@@ -89,7 +89,7 @@ function openStored(ws: Workspace, args: ExportArgs, scope: RepoPath[]): BundleS
   const entries = sideEntries(snap.entries, scope);
   requireEach(scope, entries, `snapshot ${id}`);
   const whole = entries.length === snap.entries.length;
-  const manifest = whole ? ws.snapshots.manifest(id) : manifestJson(entries.map(toManifestEntry));
+  const manifest = whole ? ws.snapshots.manifest(id) : manifestJson(entries);
   const snapshotId = whole ? id : snapshotIdOf(snap.meta.fingerprint, manifest);
   return { snapshotId, sourceId: id, fingerprint: snap.meta.fingerprint, manifest, entries, branch: { cache_hint: "immutable", snapshot_id: snapshotId } };
 }
@@ -104,7 +104,7 @@ async function captureLive(ws: Workspace, args: ExportArgs, scope: RepoPath[]): 
   const captured = await captureEntries(ws.repo, ws.blobs, live.entries, { signal: args.signal, onProgress: args.onProgress });
   refuseNamedUnreadable(ws.repo, scope, captured.unreadable);
   const unreadable = [...live.unreadable, ...captured.unreadable];
-  const manifest = manifestJson(captured.entries.map(toManifestEntry));
+  const manifest = manifestJson(captured.entries);
   const snapshotId = snapshotIdOf(live.fingerprint, manifest);
   ws.snapshots.save(
     {
