@@ -1,5 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { IdleCollector } from "../../src/mcp/idle-collect";
+import { WorkspacePool } from "../../src/mcp/roots";
+import { nativeModule } from "../../src/repo/native";
+import { tmpRepo } from "../helpers/tmp-repo";
 
 /** Waits until `cond` holds (timers may fire late on a loaded machine, never early). */
 async function until(cond: () => boolean, ms = 2000): Promise<void> {
@@ -57,4 +60,31 @@ describe("IdleCollector", () => {
     await Bun.sleep(60);
     expect(collections).toBe(2);
   });
+});
+
+describe.skipIf(nativeModule() === null)("a server's pool of workspaces", () => {
+  test("tells its listener once a workspace's background index has indexed something, and not after a pass with nothing new", async () => {
+    await using repo = await tmpRepo();
+    for (let i = 0; i < 20; i++) repo.write(`src/f${i}.ts`, `export const handleRequest${i} = ${i};\n`);
+    repo.commit();
+    const pool = new WorkspacePool();
+    let told = 0;
+    pool.onIndexed = () => told++;
+    try {
+      const ws = pool.get(repo.root);
+      await until(() => told > 0, 20_000);
+      expect(told).toBe(1);
+      expect(ws.trigrams.hasOid(repo.git("rev-parse", ":src/f0.ts").trim())).toBe(true);
+      pool.kickIndexers(); // nothing new: indexes nothing, tells nobody
+      await ws.indexer!.idle();
+      expect(told).toBe(1);
+      repo.write("src/new.ts", "export const x = 1;\n");
+      repo.commit("new");
+      pool.kickIndexers();
+      await until(() => told > 1, 20_000);
+      expect(told).toBe(2);
+    } finally {
+      pool.closeAll();
+    }
+  }, 60_000);
 });
