@@ -41,7 +41,8 @@ export interface UnifiedDiffOptions {
   changes?: LineChange[];
 }
 
-const NO_NEWLINE = "\\ No newline at end of file\n";
+/** git's line after a last line without newline. */
+export const NO_NEWLINE = "\\ No newline at end of file\n";
 
 /** "" when the two sides are identical; `from` null = added, `to` null = deleted. */
 export function unifiedDiff(from: DiffSide | null, to: DiffSide | null, opts: UnifiedDiffOptions = {}): string {
@@ -59,20 +60,14 @@ export function unifiedDiff(from: DiffSide | null, to: DiffSide | null, opts: Un
   const sameContent = from !== null && to !== null && sameBytes(oldBytes, newBytes);
   if (sameContent && a === b && from!.mode === to!.mode) return "";
 
-  let out = `diff --git ${quoteCStyle(`a/${a}`)} ${quoteCStyle(`b/${b}`)}\n`;
-  if (!from) out += `new file mode ${to!.mode}\n`;
-  else if (!to) out += `deleted file mode ${from.mode}\n`;
-  else {
-    if (from.mode !== to.mode) out += `old mode ${from.mode}\nnew mode ${to.mode}\n`;
-    if (a !== b) out += `rename from ${quoteCStyle(a)}\nrename to ${quoteCStyle(b)}\n`;
-  }
+  let out = sectionHeader(from, to);
   if (sameContent || (oldBytes.length === 0 && newBytes.length === 0)) return out;
 
   const oldName = from ? quoteCStyle(`a/${a}`) : "/dev/null";
   const newName = to ? quoteCStyle(`b/${b}`) : "/dev/null";
   if (!isDiffableText(oldBytes) || !isDiffableText(newBytes)) return `${out}Binary files ${oldName} and ${newName} differ\n`;
 
-  out += `--- ${oldName}${tabIfSpace(oldName)}\n+++ ${newName}${tabIfSpace(newName)}\n`;
+  out += namesHeader(oldName, newName);
   if (opts.changes) {
     const hunks = renderHunks(new FileLines(bytesToByteString(oldBytes)), new FileLines(bytesToByteString(newBytes)), opts.changes, context);
     return out + byteStringToText(hunks);
@@ -80,6 +75,25 @@ export function unifiedDiff(from: DiffSide | null, to: DiffSide | null, opts: Un
   const oldLines = splitLines(bytesToByteString(oldBytes));
   const newLines = splitLines(bytesToByteString(newBytes));
   return out + byteStringToText(renderHunks(arrayLines(oldLines), arrayLines(newLines), lineChanges(oldLines, newLines), context));
+}
+
+/** The `diff --git` line and what follows it before the names: new, deleted, mode change, rename. */
+export function sectionHeader(from: DiffSide | null, to: DiffSide | null): string {
+  const a = (from ?? to)!.path;
+  const b = (to ?? from)!.path;
+  let out = `diff --git ${quoteCStyle(`a/${a}`)} ${quoteCStyle(`b/${b}`)}\n`;
+  if (!from) out += `new file mode ${to!.mode}\n`;
+  else if (!to) out += `deleted file mode ${from.mode}\n`;
+  else {
+    if (from.mode !== to.mode) out += `old mode ${from.mode}\nnew mode ${to.mode}\n`;
+    if (a !== b) out += `rename from ${quoteCStyle(a)}\nrename to ${quoteCStyle(b)}\n`;
+  }
+  return out;
+}
+
+/** The `---` and `+++` lines. */
+export function namesHeader(oldName: string, newName: string): string {
+  return `--- ${oldName}${tabIfSpace(oldName)}\n+++ ${newName}${tabIfSpace(newName)}\n`;
 }
 
 /** Lines by index: a file's split lines, or its line index (patch/lines.ts). */
@@ -129,7 +143,7 @@ function renderHunks(a: Lines, b: Lines, changes: LineChange[], context: number)
     const oldHi = Math.min(a.count, last.oldEnd + context);
     const newLo = first.newStart - (first.oldStart - oldLo);
     const newHi = last.newEnd + (oldHi - last.oldEnd);
-    parts.push(`@@ -${range(oldLo, oldHi - oldLo)} +${range(newLo, newHi - newLo)} @@\n`);
+    parts.push(`@@ -${hunkRange(oldLo, oldHi - oldLo)} +${hunkRange(newLo, newHi - newLo)} @@\n`);
     emit(parts, " ", a, oldLo, first.oldStart);
     for (let k = i; k <= j; k++) {
       const c = changes[k]!;
@@ -143,7 +157,7 @@ function renderHunks(a: Lines, b: Lines, changes: LineChange[], context: number)
 }
 
 /** git's hunk range: "start,count", "start" alone for one line, the line before for none. */
-function range(start0: number, count: number): string {
+export function hunkRange(start0: number, count: number): string {
   if (count === 0) return `${start0},0`;
   if (count === 1) return `${start0 + 1}`;
   return `${start0 + 1},${count}`;

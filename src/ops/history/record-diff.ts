@@ -12,9 +12,9 @@
  * (3 lines of context, git's hunk grouping), usually byte for byte the same.
  *
  * A patch's edit brings its line changes along: the diff is rendered from
- * those (no diff of the files at all) once they are checked against both
- * files (fitsAsText); changes that do not fit are ignored and the files
- * diffed as above.
+ * those, straight from the files' bytes (no diff of the files at all, nothing
+ * decoded: diff/placed-diff.ts), once they are checked against both files;
+ * changes that do not fit are ignored and the files diffed as above.
  *
  * A diff of the files is verified: parsed back and applied to the old bytes,
  * it must give exactly the new ones (and the mode), or the recorder stores the
@@ -24,7 +24,8 @@ import { isUtf8 } from "node:buffer";
 import { isBinary } from "../../core/binary";
 import type { LineChange } from "../../core/line-change";
 import { lineChanges, splitLines } from "../diff/line-diff";
-import { isDiffableText, unifiedDiff, type DiffSide } from "../diff/unified";
+import { placeChanges, renderPlacedDiff } from "../diff/placed-diff";
+import { unifiedDiff, type DiffSide } from "../diff/unified";
 import type { PathState } from "../write/edit-recorder";
 import { applyHunks } from "../patch/apply";
 import { parsePatch } from "../patch/parse";
@@ -36,6 +37,12 @@ export interface RecordedDiff {
   replays: boolean;
 }
 
+/** A RecordedDiff as the UTF-8 bytes the history stores (empty when nothing changed). */
+export interface RecordedDiffBytes {
+  bytes: Uint8Array;
+  replays: boolean;
+}
+
 /** Files below this size are diffed whole. */
 export const ISLAND_MIN_BYTES = 1 << 20;
 const CONTEXT = 3;
@@ -43,63 +50,42 @@ const CONTEXT = 3;
 const SYNC_LINES = 2 * CONTEXT + 2;
 const FIRST_WINDOW_LINES = 64;
 const EMPTY = new Uint8Array(0);
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
 
 /**
  * `lines`, when the caller knows them (a patch's changes as placed): the diff
- * is rendered from them, with the same context and hunk grouping, and used
- * when it replays; otherwise the files are diffed.
+ * is rendered from them, with the same context and hunk grouping, when they
+ * fit both files (it then replays); otherwise the files are diffed.
  */
 export function recordDiff(beforePath: string, before: PathState, afterPath: string, after: PathState, lines?: LineChange[]): RecordedDiff {
+  const placed = placedDiff(beforePath, before, afterPath, after, lines);
+  return placed ? { diff: decoder.decode(placed), replays: true } : diffOfFiles(beforePath, before, afterPath, after);
+}
+
+/** recordDiff as bytes, for the history's files: a patch's diff is rendered as bytes, never as a string. */
+export function recordDiffBytes(beforePath: string, before: PathState, afterPath: string, after: PathState, lines?: LineChange[]): RecordedDiffBytes {
+  const placed = placedDiff(beforePath, before, afterPath, after, lines);
+  if (placed) return { bytes: placed, replays: true };
+  const { diff, replays } = diffOfFiles(beforePath, before, afterPath, after);
+  return { bytes: diff === "" ? EMPTY : encoder.encode(diff), replays };
+}
+
+function placedDiff(beforePath: string, before: PathState, afterPath: string, after: PathState, lines?: LineChange[]): Uint8Array | null {
+  return before && after && lines ? renderPlacedDiff({ path: beforePath, ...before }, { path: afterPath, ...after }, lines, CONTEXT) : null;
+}
+
+/** The diff of the two states, verified (diffReplays). */
+function diffOfFiles(beforePath: string, before: PathState, afterPath: string, after: PathState): RecordedDiff {
   const from: DiffSide | null = before ? { path: beforePath, ...before } : null;
   const to: DiffSide | null = after ? { path: afterPath, ...after } : null;
-  if (from && to && lines && fitsAsText(from, to, lines)) return { diff: unifiedDiff(from, to, { changes: lines }), replays: true };
   const diff = (from && to ? islandDiff(from, to) : null) ?? unifiedDiff(from, to);
   return { diff, replays: after === null || diffReplays(diff, before, after) };
 }
 
-/**
- * Whether a diff rendered from `lines` replays the change: two text files
- * (no symlink on either side, so it is one section of hunks, with a mode
- * change in its header if any), and lines that fit both files. The renderer
- * is the one every verified diff goes through; what is checked here is the
- * caller's part, the changes: every stretch of lines between them must be
- * byte-equal in the two files, at the line numbers they give.
- */
-function fitsAsText(from: DiffSide, to: DiffSide, lines: LineChange[]): boolean {
-  if (from.mode === "120000" || to.mode === "120000" || !isDiffableText(from.bytes) || !isDiffableText(to.bytes)) return false;
-  return changesFit(view(from.bytes), view(to.bytes), lines);
-}
-
-/** Whether `changes` (sorted, in line numbers of both files) turn `a` into `b`: see fitsAsText. */
+/** Whether `changes` (sorted, in line numbers of both files) turn `a` into `b` (placed-diff.ts, placeChanges). */
 export function changesFit(a: Buffer, b: Buffer, changes: LineChange[]): boolean {
-  let i = 0;
-  let j = 0;
-  let p = 0;
-  let q = 0;
-  for (const c of changes) {
-    const same = c.oldStart - i;
-    if (same < 0 || c.newStart - j !== same || c.oldEnd < c.oldStart || c.newEnd < c.newStart) return false;
-    const p2 = skipLines(a, p, same);
-    const q2 = skipLines(b, q, same);
-    if (p2 < 0 || q2 < 0 || p2 - p !== q2 - q || a.compare(b, q, q2, p, p2) !== 0) return false;
-    p = skipLines(a, p2, c.oldEnd - c.oldStart);
-    q = skipLines(b, q2, c.newEnd - c.newStart);
-    if (p < 0 || q < 0) return false;
-    i = c.oldEnd;
-    j = c.newEnd;
-  }
-  return a.length - p === b.length - q && a.compare(b, q, b.length, p, a.length) === 0;
-}
-
-/** The offset `n` lines after the line start `at`, or -1 when the buffer has fewer lines. */
-function skipLines(buf: Buffer, at: number, n: number): number {
-  let p = at;
-  for (let k = 0; k < n; k++) {
-    if (p >= buf.length) return -1;
-    const nl = buf.indexOf(10, p);
-    p = nl < 0 ? buf.length : nl + 1;
-  }
-  return p;
+  return placeChanges(a, b, changes) !== null;
 }
 
 /**

@@ -31,7 +31,7 @@ import type { EditChange, EditContext, EditRecorder, PathState, PreparedEdit } f
 import { sha256Of } from "../../core/content-hash";
 import { ObjectPresence, deleteObjects, putObjects, type ObjectWrite } from "./batch-store";
 import { nextTimestamps } from "./clock";
-import { recordDiff } from "./record-diff";
+import { recordDiffBytes } from "./record-diff";
 
 export { diffReplays } from "./record-diff";
 import { afterRel, checkConversationId, checkpointMetaRel, checkpointRel, diffRel, type HistoryStore } from "./store";
@@ -299,10 +299,10 @@ function recordChange(conv: string, editId: string, change: EditChange, objects:
   const after: PathState = change.operation === "delete" ? null : (change.after ?? null);
   if (change.operation !== "delete" && after === null) throw internal(`the write path committed ${change.path} without its new state`);
   const recorded: Recorded = { after, diffFile: null };
-  const { diff, replays } = recordDiff(change.sourcePath ?? change.path, change.before, change.path, after, change.lines);
-  if (diff !== "") {
+  const { bytes, replays } = recordDiffBytes(change.sourcePath ?? change.path, change.before, change.path, after, change.lines);
+  if (bytes.length > 0) {
     recorded.diffFile = diffRel(conv, editId);
-    objects.push({ rel: recorded.diffFile, bytes: encoder.encode(diff) });
+    objects.push({ rel: recorded.diffFile, bytes });
   }
   if (after && !replays) objects.push({ rel: afterRel(conv, editId), bytes: after.bytes });
   return recorded;

@@ -1,0 +1,178 @@
+/**
+ * The unified diff of two text files rendered from their line changes (a
+ * patch's, as placed), straight from the files' bytes: only the lines the
+ * changes and their context name are visited, nothing is decoded, and the
+ * result is the UTF-8 bytes of unifiedDiff(from, to, { changes }) (the tests
+ * hold the two equal). The history records a patch's 500 files this way
+ * without turning each whole file into a string and an index of its lines.
+ *
+ * The changes are the caller's word, so they are checked against both files
+ * on the way (placeChanges): every stretch of lines between them must be
+ * byte-equal in the two files, at the line numbers they give. A diff rendered
+ * from changes that fit replays the change exactly.
+ */
+import type { LineChange } from "../../core/line-change";
+import { quoteCStyle } from "../patch/git-quote";
+import { hunkRange, isDiffableText, namesHeader, NO_NEWLINE, sectionHeader, type DiffSide } from "./unified";
+
+const NL = 10;
+const encoder = new TextEncoder();
+const NO_NEWLINE_BYTES = encoder.encode(NO_NEWLINE);
+
+/**
+ * Where each change lies in the two files: for change k, old bytes
+ * [at[4k], at[4k+1]) became new bytes [at[4k+2], at[4k+3]). Null when the
+ * changes do not turn `a` into `b` (out of order, past the end, or a stretch
+ * between them that differs).
+ */
+export function placeChanges(a: Buffer, b: Buffer, changes: readonly LineChange[]): number[] | null {
+  const at = new Array<number>(changes.length * 4);
+  let i = 0;
+  let j = 0;
+  let p = 0;
+  let q = 0;
+  for (let k = 0; k < changes.length; k++) {
+    const c = changes[k]!;
+    const same = c.oldStart - i;
+    if (same < 0 || c.newStart - j !== same || c.oldEnd < c.oldStart || c.newEnd < c.newStart) return null;
+    const p2 = skipLines(a, p, same);
+    if (p2 < 0) return null;
+    const q2 = q + (p2 - p);
+    if (!sameLines(a, p, p2, b, q, q2)) return null;
+    const p3 = skipLines(a, p2, c.oldEnd - c.oldStart);
+    const q3 = skipLines(b, q2, c.newEnd - c.newStart);
+    if (p3 < 0 || q3 < 0) return null;
+    at[4 * k] = p2;
+    at[4 * k + 1] = p3;
+    at[4 * k + 2] = q2;
+    at[4 * k + 3] = q3;
+    p = p3;
+    q = q3;
+    i = c.oldEnd;
+    j = c.newEnd;
+  }
+  if (a.length - p !== b.length - q || a.compare(b, q, b.length, p, a.length) !== 0) return null;
+  return at;
+}
+
+/**
+ * Whether whole lines a[p, p2) are the same lines as b[q, q2): the same bytes
+ * are the same lines, except that when a's last of them ends the file without
+ * a newline, b's must end its file there too (else b's line goes on).
+ */
+function sameLines(a: Buffer, p: number, p2: number, b: Buffer, q: number, q2: number): boolean {
+  if (p2 === p) return true;
+  if (q2 > b.length || a.compare(b, q, q2, p, p2) !== 0) return false;
+  return a[p2 - 1] === NL || q2 === b.length;
+}
+
+/** The offset `n` lines after the line start `at`, or -1 when the buffer has fewer lines. */
+function skipLines(buf: Buffer, at: number, n: number): number {
+  let p = at;
+  for (let k = 0; k < n; k++) {
+    if (p >= buf.length) return -1;
+    const nl = buf.indexOf(NL, p);
+    p = nl < 0 ? buf.length : nl + 1;
+  }
+  return p;
+}
+
+/**
+ * The diff's bytes, or null where this renderer does not apply and the
+ * caller diffs the files: no changes, a symlink, equal bytes, a side that is
+ * not diffable text, or changes that do not fit.
+ */
+export function renderPlacedDiff(from: DiffSide, to: DiffSide, changes: readonly LineChange[], context = 3): Uint8Array | null {
+  if (changes.length === 0 || from.mode === "120000" || to.mode === "120000") return null;
+  const a = view(from.bytes);
+  const b = view(to.bytes);
+  if (a.equals(b) || !isDiffableText(a) || !isDiffableText(b)) return null;
+  const at = placeChanges(a, b, changes);
+  if (!at) return null;
+  const out = new ByteSink(Math.max(1024, 2 * (at[at.length - 1]! - at[2]! + 64 * changes.length)));
+  out.text(sectionHeader(from, to) + namesHeader(quoteCStyle(`a/${from.path}`), quoteCStyle(`b/${to.path}`)));
+  for (let k = 0; k < changes.length; ) {
+    let e = k;
+    while (e + 1 < changes.length && changes[e + 1]!.oldStart - changes[e]!.oldEnd <= 2 * context) e++;
+    const first = changes[k]!;
+    const last = changes[e]!;
+    // the context: up to `context` lines before the first change and after the last
+    let lo = at[4 * k]!;
+    let before = 0;
+    while (before < context && before < first.oldStart) {
+      lo = lo >= 2 ? a.lastIndexOf(NL, lo - 2) + 1 : 0;
+      before++;
+    }
+    let hi = at[4 * e + 1]!;
+    let after = 0;
+    while (after < context && hi < a.length) {
+      const nl = a.indexOf(NL, hi);
+      hi = nl < 0 ? a.length : nl + 1;
+      after++;
+    }
+    const oldLo = first.oldStart - before;
+    const newLo = first.newStart - before;
+    out.text(`@@ -${hunkRange(oldLo, last.oldEnd + after - oldLo)} +${hunkRange(newLo, last.newEnd + after - newLo)} @@\n`);
+    out.lines(" ", a, lo, at[4 * k]!);
+    for (let m = k; m <= e; m++) {
+      out.lines("-", a, at[4 * m]!, at[4 * m + 1]!);
+      out.lines("+", b, at[4 * m + 2]!, at[4 * m + 3]!);
+      out.lines(" ", a, at[4 * m + 1]!, m < e ? at[4 * (m + 1)]! : hi);
+    }
+    k = e + 1;
+  }
+  return out.done();
+}
+
+function view(bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** A growing byte buffer. */
+class ByteSink {
+  private buf: Uint8Array;
+  private len = 0;
+
+  constructor(capacity: number) {
+    this.buf = new Uint8Array(capacity);
+  }
+
+  private room(n: number): void {
+    if (this.len + n <= this.buf.length) return;
+    let cap = this.buf.length * 2;
+    while (cap < this.len + n) cap *= 2;
+    const grown = new Uint8Array(cap);
+    grown.set(this.buf.subarray(0, this.len));
+    this.buf = grown;
+  }
+
+  text(s: string): void {
+    const b = encoder.encode(s);
+    this.room(b.length);
+    this.buf.set(b, this.len);
+    this.len += b.length;
+  }
+
+  /** Whole lines src[from, to), each after `mark`; a last line without newline gets one and git's marker line. */
+  lines(mark: string, src: Buffer, from: number, to: number): void {
+    const m = mark.charCodeAt(0);
+    for (let p = from; p < to; ) {
+      const nl = src.indexOf(NL, p);
+      const end = nl < 0 || nl >= to ? to : nl + 1;
+      this.room(end - p + 2 + NO_NEWLINE_BYTES.length);
+      this.buf[this.len++] = m;
+      this.buf.set(src.subarray(p, end), this.len);
+      this.len += end - p;
+      if (src[end - 1] !== NL) {
+        this.buf[this.len++] = NL;
+        this.buf.set(NO_NEWLINE_BYTES, this.len);
+        this.len += NO_NEWLINE_BYTES.length;
+      }
+      p = end;
+    }
+  }
+
+  done(): Uint8Array {
+    return this.buf.slice(0, this.len);
+  }
+}
