@@ -4,12 +4,15 @@
  * polls `ready` for the finished prefix. Arguments are checked loosely (the
  * TypeScript wrapper is the only caller); a failure throws.
  */
+#define _GNU_SOURCE /* syncfs */
 #define NAPI_VERSION 8
 #include <node_api.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -768,6 +771,90 @@ static napi_value trigram_segment(napi_env env, napi_callback_info info) {
   return out;
 }
 
+#ifdef __linux__
+/*
+ * syncfs(2) of a file system on a thread of its own: flushing a change set's
+ * files can take 100 ms and more, during which the JavaScript thread goes on
+ * (the history's diffs of the same call, other sessions' requests) and polls
+ * syncfsResult. Not a pool job: a flush must not wait behind a long hash job
+ * of another call.
+ */
+typedef struct {
+  int fd;
+  int err;
+  atomic_int done;
+  atomic_int refs; /* the thread's and the JavaScript handle's */
+} syncfs_task_t;
+
+static void syncfs_unref(syncfs_task_t *t) {
+  if (atomic_fetch_sub(&t->refs, 1) != 1) return;
+  close(t->fd);
+  free(t);
+}
+
+static void *syncfs_main(void *arg) {
+  syncfs_task_t *t = arg;
+  t->err = syncfs(t->fd) == 0 ? 0 : errno;
+  atomic_store_explicit(&t->done, 1, memory_order_release);
+  syncfs_unref(t);
+  return NULL;
+}
+
+static void syncfs_finalize(napi_env env, void *data, void *hint) {
+  (void)env;
+  (void)hint;
+  syncfs_unref(data);
+}
+
+/* syncfsStart(fd): starts a syncfs of the file system `fd` is on (the descriptor is duplicated); a handle */
+static napi_value syncfs_start(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  if (!args_of(env, info, 1, argv)) return NULL;
+  syncfs_task_t *t = calloc(1, sizeof *t);
+  if (!t) return fail(env, "worksnap native: out of memory");
+  t->fd = fcntl((int)num(env, argv[0]), F_DUPFD_CLOEXEC, 0);
+  if (t->fd < 0) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "worksnap native: cannot duplicate the descriptor to flush: %s", strerror(errno));
+    free(t);
+    return fail(env, msg);
+  }
+  atomic_init(&t->done, 0);
+  atomic_init(&t->refs, 2);
+  pthread_attr_t attr;
+  pthread_t thread;
+  int started = pthread_attr_init(&attr) == 0 && pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0 &&
+                pthread_create(&thread, &attr, syncfs_main, t) == 0;
+  pthread_attr_destroy(&attr);
+  if (!started) {
+    close(t->fd);
+    free(t);
+    return fail(env, "worksnap native: cannot start a thread to flush");
+  }
+  napi_value ext;
+  if (napi_create_external(env, t, syncfs_finalize, NULL, &ext) != napi_ok) {
+    syncfs_unref(t);
+    return throw_(env, "napi_create_external");
+  }
+  return ext;
+}
+
+/* syncfsResult(handle): null while the flush runs, then its errno (0: every write-back succeeded) */
+static napi_value syncfs_result(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  if (!args_of(env, info, 1, argv)) return NULL;
+  void *data = NULL;
+  if (napi_get_value_external(env, argv[0], &data) != napi_ok || !data) return fail(env, "worksnap native: not a flush handle");
+  syncfs_task_t *t = data;
+  if (!atomic_load_explicit(&t->done, memory_order_acquire)) {
+    napi_value nul;
+    napi_get_null(env, &nul);
+    return nul;
+  }
+  return number(env, t->err);
+}
+#endif
+
 static napi_value describe(napi_env env, napi_callback_info info) {
   (void)info;
   napi_value obj, sha, threads;
@@ -810,6 +897,9 @@ NAPI_MODULE_INIT() {
       {"statStart", stat_start}, {"statRecords", stat_records},
       {"dirOpenBeneath", dir_open_beneath}, {"openAt", open_at}, {"mkdirAt", mkdir_at}, {"unlinkAt", unlink_at},
       {"renameAt", rename_at}, {"symlinkAt", symlink_at}, {"readlinkAt", readlink_at}, {"lstatAt", lstat_at},
+#ifdef __linux__
+      {"syncfsStart", syncfs_start}, {"syncfsResult", syncfs_result},
+#endif
   };
   for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
     napi_value fn;
@@ -820,6 +910,6 @@ NAPI_MODULE_INIT() {
   napi_value l = layout(env);
   if (l) napi_set_named_property(env, exports, "layout", l);
   napi_value version;
-  if (napi_create_int32(env, 5, &version) == napi_ok) napi_set_named_property(env, exports, "version", version);
+  if (napi_create_int32(env, 6, &version) == napi_ok) napi_set_named_property(env, exports, "version", version);
   return exports;
 }

@@ -29,6 +29,7 @@ import { closeSync, fchmodSync, fsync, openSync, readFileSync, writeSync } from 
 import { open } from "node:fs/promises";
 import { release } from "node:os";
 import { DISK_FULL_ERRNOS, diskFull, internal } from "../core/errors";
+import { nativeModule } from "./native";
 
 /** Below this many files a batch fsyncs each one. */
 export const SYNCFS_MIN_FILES = 8;
@@ -166,7 +167,7 @@ export class DurableBatch {
     if (this.files.length === 0) return;
     const method = this.anchor === null ? "fsync" : chooseFlush(this.files.length, this.bytes);
     this.lastMethod = method;
-    if (method === "syncfs") syncfsOrThrow(this.anchor!);
+    if (method === "syncfs") await flushFileSystem(this.anchor!);
     else await fsyncAll(this.files);
     this.files.length = 0;
     this.bytes = 0;
@@ -181,20 +182,14 @@ export class DurableBatch {
   async syncDirs(dirs: Iterable<string>): Promise<void> {
     const list = [...new Set(dirs)];
     if (list.length === 0) return;
-    if (this.anchor !== null && chooseFlush(list.length, 0) === "syncfs") {
-      syncfsOrThrow(this.anchor);
-      return;
-    }
+    if (this.anchor !== null && chooseFlush(list.length, 0) === "syncfs") return flushFileSystem(this.anchor);
     await syncDirsEach(list);
   }
 
   /** syncDirs for directories held open (dir-handle.ts), by their descriptors. */
   async syncDirFds(fds: number[]): Promise<void> {
     if (fds.length === 0) return;
-    if (this.anchor !== null && chooseFlush(fds.length, 0) === "syncfs") {
-      syncfsOrThrow(this.anchor);
-      return;
-    }
+    if (this.anchor !== null && chooseFlush(fds.length, 0) === "syncfs") return flushFileSystem(this.anchor);
     await Promise.all(fds.map((fd) => new Promise<void>((resolve) => fsync(fd, () => resolve())))); // a refusal is not an error (see syncDirs)
   }
 
@@ -208,13 +203,32 @@ export class DurableBatch {
   }
 }
 
+/**
+ * syncfs of the file system `fd` is on. With the native module it runs on a
+ * thread of its own while this thread goes on (polled every millisecond): a
+ * change set's flush takes 100 ms and more, which the history's diffs of the
+ * same call and other sessions' requests use. Without it, through bun:ffi on
+ * this thread.
+ */
+async function flushFileSystem(fd: number): Promise<void> {
+  const m = nativeModule();
+  if (!m?.syncfsStart || !m.syncfsResult) return syncfsOrThrow(fd);
+  const flush = m.syncfsStart(fd);
+  let errno: number | null;
+  while ((errno = m.syncfsResult(flush)) === null) await Bun.sleep(1);
+  throwIfFailed(errno);
+}
+
 function syncfsOrThrow(fd: number): void {
   const r = loadSyncfs()!.call(fd);
-  if (!r.ok) {
-    const code = r.errno === 5 ? "EIO" : r.errno === 28 ? "ENOSPC" : r.errno === 122 ? "EDQUOT" : `errno ${r.errno}`;
-    if (DISK_FULL_ERRNOS.includes(code)) throw diskFull("data written before it could not all be stored", code);
-    throw internal(`syncfs failed (${code}): data written before it may not be on disk`, { errno: code });
-  }
+  if (!r.ok) throwIfFailed(r.errno);
+}
+
+function throwIfFailed(errno: number): void {
+  if (errno === 0) return;
+  const code = errno === 5 ? "EIO" : errno === 28 ? "ENOSPC" : errno === 122 ? "EDQUOT" : `errno ${errno}`;
+  if (DISK_FULL_ERRNOS.includes(code)) throw diskFull("data written before it could not all be stored", code);
+  throw internal(`syncfs failed (${code}): data written before it may not be on disk`, { errno: code });
 }
 
 /**

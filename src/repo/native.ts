@@ -17,6 +17,8 @@ import { internal } from "../core/errors";
 export type NativeJob = { readonly __nativeJob: unique symbol };
 /** An opaque writer thread (src/native/sink.h). */
 export type NativeSink = { readonly __nativeSink: unique symbol };
+/** A syncfs running on a thread of its own (syncfsStart). */
+export type NativeSyncfs = { readonly __nativeSyncfs: unique symbol };
 
 export interface NativeLayout {
   HASH_RECORD: number;
@@ -157,9 +159,13 @@ export interface NativeModule {
   accelerate(on: boolean): boolean;
   /** Gives the C heap's free memory (the jobs' threads' arenas) back to the system; whether any was (glibc only). */
   trimMemory(): boolean;
+  /** Starts a syncfs(2) of the file system `fd` is on, on a thread of its own (Linux only). */
+  syncfsStart?(fd: number): NativeSyncfs;
+  /** null while that flush runs, then its errno (0: every write-back succeeded). */
+  syncfsResult?(flush: NativeSyncfs): number | null;
 }
 
-const MODULE_VERSION = 5;
+const MODULE_VERSION = 6;
 let loaded: NativeModule | null | undefined;
 let loadError = "";
 

@@ -1,6 +1,6 @@
 /** Many files made durable with one flush: syncfs where it is safe, one fsync per file otherwise. */
 import { afterEach, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { release } from "node:os";
 import { join } from "node:path";
 import {
@@ -13,6 +13,7 @@ import {
   syncfsSupported,
   syncFileSystem,
 } from "../../src/repo/durable";
+import { nativeModule } from "../../src/repo/native";
 import { tmpDir } from "../helpers/tmp-repo";
 
 const BUN = join(import.meta.dir, "..", "..", "node_modules", ".bin", "bun");
@@ -124,5 +125,48 @@ console.log(JSON.stringify({ supported: syncfsSupported(), synced: syncFileSyste
       Bun.spawnSync([BUN, "-e", script], { env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" }).stdout.toString().trim();
     expect(method({ WORKSNAP_SYNCFS: "0" })).toBe("fsync");
     expect(method({ WORKSNAP_SYNCFS: "1" })).toBe(syncfsSupported() ? "syncfs" : "fsync");
+  });
+});
+
+describe.skipIf(nativeModule()?.syncfsStart === undefined)("a flush on the native module's own thread", () => {
+  const m = nativeModule()!;
+
+  test("syncfsStart returns at once; the JavaScript thread takes turns while 48 MB are written back; the result is 0", async () => {
+    await using tmp = tmpDir("durable-native-");
+    writeFileSync(join(tmp.path, "dirty"), new Uint8Array(48 * 1024 * 1024).fill(7)); // written back by the flush
+    const fd = openSync(tmp.path, "r");
+    try {
+      let turns = 0;
+      let turning = true;
+      const turn = () => {
+        turns++;
+        if (turning) setImmediate(turn);
+      };
+      const t0 = performance.now();
+      const flush = m.syncfsStart!(fd);
+      const started = performance.now() - t0;
+      setImmediate(turn);
+      let result: number | null;
+      while ((result = m.syncfsResult!(flush)) === null) await Bun.sleep(1);
+      const took = performance.now() - t0;
+      turning = false;
+      expect(result).toBe(0);
+      expect(started).toBeLessThan(50);
+      // a flush that took a while left the thread free meanwhile (a blocking flush gives no turn at all)
+      if (took > 20) expect(turns).toBeGreaterThan(2);
+    } finally {
+      closeSync(fd);
+    }
+  });
+
+  test("a descriptor that is not open is a clear error; a handle outlives its descriptor", async () => {
+    expect(() => m.syncfsStart!(987_654)).toThrow(/cannot duplicate the descriptor to flush/);
+    await using tmp = tmpDir("durable-native-");
+    const fd = openSync(tmp.path, "r");
+    const flush = m.syncfsStart!(fd);
+    closeSync(fd); // the flush holds its own duplicate
+    let result: number | null;
+    while ((result = m.syncfsResult!(flush)) === null) await Bun.sleep(1);
+    expect(result).toBe(0);
   });
 });

@@ -10,10 +10,12 @@
  *   are many, batch-store.ts), made durable with one flush before prepare
  *   returns. The write path hands over the new states too (it writes exactly
  *   those bytes), so the diffs start here, in the background: slices of CPU
- *   work between which the write path's I/O goes on;
+ *   work between which the write path's I/O goes on, written as one batch
+ *   (one flush) as soon as they are made, beside the checkpoints' flush;
  * - seal, while the write path stages the new contents (it has finished
- *   before the first file is published): the diffs as one batch (one flush), then a write intent
- *   holding the very entries the call will log (pending_writes/, durable).
+ *   before the first file is published): the diffs of changes prepare did not
+ *   know the new state of, once the background batch is durable, then a write
+ *   intent holding the very entries the call will log (pending_writes/, durable).
  *   From here a crash is completed by the next process that takes the
  *   work-tree lock (interrupted.ts): every file the call published gets its
  *   entry, or the call is dropped when it published nothing;
@@ -69,8 +71,8 @@ interface Token {
   drafts: Draft[];
   /** Objects written for this edit, removed again on abort. */
   created: string[];
-  /** The diffs (and bytes after) of the changes whose new state prepare knew, made in the background. */
-  diffs: Promise<ObjectWrite[]> | null;
+  /** The diffs (and bytes after) of the changes whose new state prepare knew, made and written in the background. */
+  diffs: Promise<void> | null;
   /** Set on abort: the background diffs stop. */
   stopped: boolean;
   /** The changes as prepare saw them. */
@@ -130,25 +132,27 @@ export class HistoryRecorder implements EditRecorder {
     try {
       await checkpointsWritten;
     } catch (err) {
+      // nothing of a failed prepare stays: the diffs may have been written meanwhile
       await this.stopDiffs(token);
+      await this.removeObjects(token.created);
       throw err;
     }
     return { token };
   }
 
-  /** The diff objects of every change whose new state is known, a slice at a time. */
-  private async makeDiffs(token: Token, changes: EditChange[]): Promise<ObjectWrite[]> {
+  /** The diff objects of every change whose new state is known, a slice at a time, then written as one batch. */
+  private async makeDiffs(token: Token, changes: EditChange[]): Promise<void> {
     const diffs: ObjectWrite[] = [];
     for (let k = 0; k < token.drafts.length; k++) {
       if (k % YIELD_EVERY === 0) {
         await yieldToIo();
-        if (token.stopped) return [];
+        if (token.stopped) return;
       }
       const d = token.drafts[k]!;
       const change = changes[d.index]!;
       if (change.operation === "delete" || change.after !== undefined) d.recorded = recordChange(token.conversationId, d.editId, change, diffs);
     }
-    return diffs;
+    if (!token.stopped) await this.writeObjects(token, diffs);
   }
 
   private async stopDiffs(token: Token): Promise<void> {
@@ -163,7 +167,8 @@ export class HistoryRecorder implements EditRecorder {
   async seal(prepared: PreparedEdit): Promise<void> {
     const token = prepared.token as Token;
     if (token.entries) return;
-    const objects: ObjectWrite[] = token.diffs ? await token.diffs : [];
+    if (token.diffs) await token.diffs;
+    const objects: ObjectWrite[] = [];
     const records = token.drafts.map((d) => d.recorded ?? (d.recorded = recordChange(token.conversationId, d.editId, token.changes[d.index]!, objects)));
     await this.writeObjects(token, objects);
     const entries = token.drafts.map((d, k) => entryFor(token, d, token.changes[d.index]!, records[k]!));
