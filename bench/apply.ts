@@ -11,6 +11,11 @@
 // before every run the repository is reset to the committed files (untimed); the edit history of earlier runs
 // stays, each run records under a new conversation (--drop-history removes it before every run instead):
 //   - git apply: `git apply --whitespace=nowarn patch.diff`, a process, spawn to exit (it writes without fsync);
+//   - git apply, flushed: the same, then `sync -f .` (syncfs(2) of the repository's file system, the flush worksnap
+//     makes of its staged files): the anchor with the durability a recorded write has, by standard tools;
+//   - git apply, old files kept: `tar -cf` of the patched files' old bytes and `sync -f` of it, then git apply
+//     flushed: the anchor with worksnap's first-write record too (the old bytes made durable before anything is
+//     written: the history's checkpoints), one step after the other as standard tools must do it;
 //   - op, worktree: applyPatchOp in process with a warm long-lived workspace, as the server does: lock, live
 //     fingerprint, plan against the files, validation, staged writes made durable, publishing (exchanges and
 //     renames), the edit history's record, the new fingerprint and lease. After each call the bench waits, untimed,
@@ -113,8 +118,8 @@ function removeHistory(s: Scenario): void {
 let dropHistory = false;
 let conversations = 0;
 
-type Contender = "git" | "op" | "serverFirst" | "opOneShot" | "cli" | "cliFirst" | "opNoHistory" | "opFsync" | "snapshot";
-const CONTENDERS: Contender[] = ["git", "op", "serverFirst", "opOneShot", "cli", "cliFirst", "opFsync", "opNoHistory", "snapshot"];
+type Contender = "git" | "gitFlushed" | "gitKept" | "op" | "serverFirst" | "opOneShot" | "cli" | "cliFirst" | "opNoHistory" | "opFsync" | "snapshot";
+const CONTENDERS: Contender[] = ["git", "gitFlushed", "gitKept", "op", "serverFirst", "opOneShot", "cli", "cliFirst", "opFsync", "opNoHistory", "snapshot"];
 const BINARY = join(import.meta.dir, "..", "dist", "worksnap");
 
 /** `.mcp/tmp` of the scenario's repository: entries, and the pools of spares among them. */
@@ -156,7 +161,12 @@ async function measure(s: Scenario, runs: number, gitRuns: number): Promise<Resu
   const expected = git(s.repo, "write-tree").trim();
   const ws = openWorkspace(s.repo, { longLived: true });
   const recorder = ws.recorder;
-  const out: Result = { git: [], op: [], serverFirst: [], opOneShot: [], cli: [], cliFirst: [], opNoHistory: [], opFsync: [], snapshot: [] };
+  const out: Result = { git: [], gitFlushed: [], gitKept: [], op: [], serverFirst: [], opOneShot: [], cli: [], cliFirst: [], opNoHistory: [], opFsync: [], snapshot: [] };
+  // the patched paths, for the anchor that keeps their old bytes (outside the repository: a reset cleans it)
+  const listFile = join(dirname(s.repo), "patched-files.txt");
+  const keptTar = join(dirname(s.repo), "old-files.tar");
+  writeFileSync(listFile, [...patch.matchAll(/^diff --git a\/(\S+) b\//gm)].map((m) => m[1]).join("\n") + "\n");
+  const applyFlushed = `git apply --whitespace=nowarn '${s.patchFile}' && sync -f .`;
   const cli = async () => {
     const ms = (await timeCommand([BINARY, "apply", s.patchFile], { cwd: s.repo, runs: 1, prepare: () => reset(s) })).ms[0]!;
     await handOffDone(s);
@@ -172,6 +182,11 @@ async function measure(s: Scenario, runs: number, gitRuns: number): Promise<Resu
     const snap = await createSnapshot(ws, { paths: ["."] });
     const one: Record<Contender, () => Promise<number>> = {
       git: async () => (await timeCommand(["git", "apply", "--whitespace=nowarn", s.patchFile], { cwd: s.repo, env: GIT_ENV, runs: 1, prepare: () => reset(s) })).ms[0]!,
+      gitFlushed: async () => (await timeCommand(["bash", "-c", applyFlushed], { cwd: s.repo, env: GIT_ENV, runs: 1, prepare: () => reset(s) })).ms[0]!,
+      gitKept: async () => {
+        const cmd = `tar -cf '${keptTar}' -T '${listFile}' && sync -f '${keptTar}' && ${applyFlushed}`;
+        return (await timeCommand(["bash", "-c", cmd], { cwd: s.repo, env: GIT_ENV, runs: 1, prepare: () => (reset(s), rmSync(keptTar, { force: true })) })).ms[0]!;
+      },
       op: () => runOp(s, ws, patch),
       serverFirst: async () => {
         const server = openWorkspace(s.repo, { longLived: true });
@@ -223,7 +238,7 @@ async function measure(s: Scenario, runs: number, gitRuns: number): Promise<Resu
     };
     for (let round = 0; round <= runs; round++) {
       for (const c of CONTENDERS) {
-        if (c === "git" && round > gitRuns) continue;
+        if ((c === "git" || c === "gitFlushed" || c === "gitKept") && round > gitRuns) continue;
         const ms = await one[c]();
         if (round > 0) out[c].push(ms); // round 0 warms every contender up
       }
@@ -258,11 +273,11 @@ async function main(): Promise<number> {
     results.push(await measure(s, runs, gitRuns));
   }
   const loadAfter = loadLine();
-  const headers = ["input", "git apply", "op, worktree", "ratio", "server's first write", "ratio", "op, one-shot", "ratio", "CLI", "ratio", "CLI, first write", "ratio", "op, worktree, fsync per file", "ratio", "op, worktree, history off", "ratio", "op, snapshot", "ratio"];
+  const headers = ["input", "git apply", "git apply, flushed", "ratio", "git apply, old files kept", "ratio", "op, worktree", "ratio", "server's first write", "ratio", "op, one-shot", "ratio", "CLI", "ratio", "CLI, first write", "ratio", "op, worktree, fsync per file", "ratio", "op, worktree, history off", "ratio", "op, snapshot", "ratio"];
   const rows = results.map((r, i) => {
     const g = median(r.git);
     const cell = (xs: number[]) => [fmtMs(median(xs)), fmtRatio(median(xs) / g)];
-    return [scenarios[i]!.label, fmtMs(g), ...cell(r.op), ...cell(r.serverFirst), ...cell(r.opOneShot), ...cell(r.cli), ...cell(r.cliFirst), ...cell(r.opFsync), ...cell(r.opNoHistory), ...cell(r.snapshot)];
+    return [scenarios[i]!.label, fmtMs(g), ...cell(r.gitFlushed), ...cell(r.gitKept), ...cell(r.op), ...cell(r.serverFirst), ...cell(r.opOneShot), ...cell(r.cli), ...cell(r.cliFirst), ...cell(r.opFsync), ...cell(r.opNoHistory), ...cell(r.snapshot)];
   });
   console.log(table(headers, rows));
   console.log(`${loadBefore}; after: ${loadAfter}`);
@@ -289,7 +304,9 @@ async function main(): Promise<number> {
       "the replaced files handed off and removed after it (untimed). \"CLI\" is `dist/worksnap apply patch.diff` as a",
       "process, spawn to exit, as git apply is timed (start-up included; its detached step waited for, untimed);",
       "\"CLI, first write\" the same with no pool in the repository. git apply does none",
-      "of the fingerprinting or recording and does not fsync. \"fsync per",
+      "of the fingerprinting or recording and does not fsync. \"git apply, flushed\" adds `sync -f .` (syncfs(2), the",
+      "flush worksnap makes of its staged files); \"git apply, old files kept\" first makes the patched files' old",
+      "bytes durable (`tar -cf` of them, `sync -f`), as the history's checkpoints are before anything is written. \"fsync per",
       "file\" is the same call with `syncfs(2)` switched off (the fallback where it is unavailable: one fsync per",
       "file, issued in parallel). \"history off\" is the call without the edit-history recorder. \"op, snapshot\"",
       "applies the patch to a stored snapshot (after the first run its blobs and manifest already exist). Every op",
