@@ -1,3 +1,4 @@
+import { closeSync, fstatSync, openSync, readSync, unlinkSync } from "node:fs";
 import { internal, isDescriptorShortage } from "../core/errors";
 import { Semaphore } from "../core/semaphore";
 
@@ -25,6 +26,14 @@ export interface GitOptions {
   input?: Uint8Array | string;
   /** Exit codes that are not failures (e.g. 1 for `rev-parse --verify -q`). */
   okCodes?: number[];
+  /**
+   * For output of many megabytes (the index listing): a path where git's
+   * output goes to a file instead of a pipe (removed at once, read back whole
+   * after git exits). git then writes at its own speed, and this thread pays
+   * one read instead of a stream of 64 KB chunks (about 45 ms of its time for
+   * the 11 MB listing of 90k files). Where the file cannot be made, a pipe.
+   */
+  spool?: string;
 }
 
 /** The environment every git worksnap runs gets: the caller's minus any GIT_* variable, plus GIT_ENV. */
@@ -68,23 +77,58 @@ export async function spawnWhenDescriptorsFree<T>(spawn: () => T): Promise<T> {
 
 export async function git(args: string[], opts: GitOptions): Promise<GitResult> {
   const { stdout, stderr, code } = await gitChildren.run(async () => {
-    const proc = await spawnWhenDescriptorsFree(() =>
-      Bun.spawn(["git", ...args], {
-        cwd: opts.cwd,
-        env: gitEnv(opts.env),
-        stdin: opts.input === undefined ? "ignore" : new Blob([opts.input]),
-        stdout: "pipe",
-        stderr: "pipe",
-      }),
-    );
-    const [out, err, exit] = await Promise.all([new Response(proc.stdout).bytes(), new Response(proc.stderr).text(), proc.exited]);
-    return { stdout: out, stderr: err, code: exit };
+    const spool = opts.spool === undefined ? null : openSpool(opts.spool);
+    try {
+      const proc = await spawnWhenDescriptorsFree(() =>
+        Bun.spawn(["git", ...args], {
+          cwd: opts.cwd,
+          env: gitEnv(opts.env),
+          stdin: opts.input === undefined ? "ignore" : new Blob([opts.input]),
+          stdout: spool ?? "pipe",
+          stderr: "pipe",
+        }),
+      );
+      const out = spool === null ? new Response(proc.stdout as ReadableStream<Uint8Array>).bytes() : proc.exited.then(() => readSpool(spool));
+      const [bytes, err, exit] = await Promise.all([out, new Response(proc.stderr).text(), proc.exited]);
+      return { stdout: bytes, stderr: err, code: exit };
+    } finally {
+      if (spool !== null) closeSync(spool);
+    }
   });
   const ok = code === 0 || (opts.okCodes ?? []).includes(code);
   if (!ok) {
     throw internal(`git ${args[0]} failed: ${stderr.trim() || `exit ${code}`}`, { args, exit: code });
   }
   return { code, stdout, stderr };
+}
+
+/** A new file at `path`, open for reading and writing and already removed; null where it cannot be made. */
+function openSpool(path: string): number | null {
+  let fd: number;
+  try {
+    fd = openSync(path, "wx+", 0o600);
+  } catch {
+    return null;
+  }
+  try {
+    unlinkSync(path);
+  } catch {
+    // still open, and gone with the process at the latest; the state's temp cleanup removes a name left behind
+  }
+  return fd;
+}
+
+/** Everything written to the spool file. */
+function readSpool(fd: number): Uint8Array {
+  const size = fstatSync(fd).size;
+  const out = new Uint8Array(size);
+  let at = 0;
+  while (at < size) {
+    const n = readSync(fd, out, at, size - at, at);
+    if (n === 0) break;
+    at += n;
+  }
+  return at === size ? out : out.subarray(0, at);
 }
 
 export async function gitText(args: string[], opts: GitOptions): Promise<string> {

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { indexIdentity } from "./fingerprint";
 import { decodePath, git, type GitResult, splitNul } from "./git";
 import type { RepoRoot } from "./root";
+import { tempPath } from "./state-dir";
 import { listOthers, rememberUntracked, sameDirs, type UntrackedGuess } from "./untracked-guess";
 
 /** How a candidate's content is known without reading it. */
@@ -108,7 +109,7 @@ export function startIndexListing(repo: RepoRoot, scope: RepoPath[]): Promise<Gi
   const key = `${repo.root}\0${scope.join("\0")}`;
   const hit = listings.get(key);
   if (hit && identity !== null && hit.identity === identity) return Promise.resolve(hit.result);
-  const listing = git(["ls-files", "-s", "-v", "-z", "--", ...literalPathspecs(scope)], { cwd: repo.root });
+  const listing = git(["ls-files", "-s", "-v", "-z", "--", ...literalPathspecs(scope)], { cwd: repo.root, spool: tempPath(repo.stateDir, "listing") });
   return listing.then((result) => {
     // kept only when the index was the same file before and after git read it
     if (keepListings && identity !== null && index && identity === indexIdentity(index)) {

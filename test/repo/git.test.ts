@@ -1,0 +1,40 @@
+/** Running git: output through a pipe, or spooled to a removed file for large output (the index listing). */
+import { describe, expect, test } from "bun:test";
+import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { git } from "../../src/repo/git";
+import { runGit, tmpDir } from "../helpers/tmp-repo";
+
+describe("git output spooled to a file", () => {
+  test("the same bytes as through a pipe, for half a megabyte of listing (many pipe buffers); nothing is left where the file was made", async () => {
+    await using tmp = tmpDir("git-spool-");
+    const repo = join(tmp.path, "repo");
+    const spoolDir = join(tmp.path, "spool");
+    mkdirSync(repo);
+    mkdirSync(spoolDir);
+    runGit(repo, ["init", "-q"]);
+    // names long enough that the listing is many pipe buffers' worth
+    for (let d = 0; d < 10; d++) {
+      mkdirSync(join(repo, `dir-${d}-${"x".repeat(60)}`));
+      for (let f = 0; f < 200; f++) writeFileSync(join(repo, `dir-${d}-${"x".repeat(60)}`, `file-${f}-${"y".repeat(120)}.txt`), `${d} ${f}\n`);
+    }
+    runGit(repo, ["add", "-A"]);
+    const args = ["ls-files", "-s", "-v", "-z"];
+    const piped = await git(args, { cwd: repo });
+    const spooled = await git(args, { cwd: repo, spool: join(spoolDir, "listing") });
+    expect(piped.stdout.length).toBeGreaterThan(400_000);
+    expect(Buffer.from(spooled.stdout).equals(Buffer.from(piped.stdout))).toBe(true);
+    expect(readdirSync(spoolDir)).toEqual([]);
+  });
+
+  test("where the file cannot be made (no such directory), the output comes through a pipe; failures are reported alike", async () => {
+    await using tmp = tmpDir("git-spool-");
+    runGit(tmp.path, ["init", "-q"]);
+    writeFileSync(join(tmp.path, "a"), "a\n");
+    runGit(tmp.path, ["add", "a"]);
+    const r = await git(["ls-files", "-z"], { cwd: tmp.path, spool: join(tmp.path, "missing", "listing") });
+    expect(new TextDecoder().decode(r.stdout)).toBe("a\0");
+    await expect(git(["rev-parse", "--verify", "no-such-rev"], { cwd: tmp.path, spool: join(tmp.path, "listing") })).rejects.toThrow(/git rev-parse failed/);
+    expect(readdirSync(tmp.path).sort()).toEqual([".git", "a"]);
+  });
+});
