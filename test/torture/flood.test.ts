@@ -122,6 +122,8 @@ function outcomes(s: RawServer, count: number): { perId: number[]; kinds: Record
     if (typeof l?.id !== "number" || l.id < 0 || l.id >= count) continue;
     perId[l.id]!++;
     const kind = l.error ? `rpc ${l.error.code}` : l.result?.isError ? l.result.structuredContent.error.code : "ok";
+    // an answer the flood must never give is shown whole, so a failure here says which call and why
+    if (kind !== "ok" && kind !== "BUSY") console.log(`unexpected answer to request ${l.id}: ${JSON.stringify(l.error ?? l.result?.structuredContent?.error).slice(0, 800)}`);
     kinds[kind] = (kinds[kind] ?? 0) + 1;
   }
   return { perId, kinds };
