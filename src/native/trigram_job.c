@@ -6,12 +6,8 @@
  * A file's trigrams are collected in a bitmap of all 2^24 of them (2 MiB per
  * thread), with the list of those seen, then grouped by their first byte.
  * The segment is built one first byte at a time: the files' groups of that
- * byte are counted by their last two bytes, then put in order by those two
- * bytes with a stable radix sort of two 8-bit passes taken in file order, so
- * every posting list comes out sorted without a sort. (One pass straight to
- * the 65,536 lists wrote each pair to a random place of a buffer of megabytes,
- * which made up most of the build's time after the collection; a pass writes
- * to 256 places that move forward.)
+ * byte are counted by their last two bytes, then scattered into posting
+ * lists in file order, so every list comes out sorted without a sort.
  */
 #include "trigram_job.h"
 
@@ -309,7 +305,6 @@ static int build_segment(trigram_job_t *job) {
   uint32_t *counts = calloc(65536, sizeof *counts);
   uint32_t *starts = malloc(65537 * sizeof *starts);
   uint32_t *ords = NULL;
-  uint64_t *pairs = NULL; /* the first pass's order: the last two bytes above, the file's ordinal below */
   size_t ords_cap = 0;
   buf_t post = {0}, table = {0};
   int ok = cursor && counts && starts;
@@ -324,37 +319,23 @@ static int build_segment(trigram_job_t *job) {
     if (total == 0) continue;
     if (total > ords_cap) {
       uint32_t *grown = realloc(ords, total * sizeof *ords);
-      uint64_t *grown_pairs = grown ? realloc(pairs, total * sizeof *pairs) : NULL;
-      if (grown) ords = grown;
-      if (!grown_pairs) {
+      if (!grown) {
         ok = 0;
         break;
       }
-      pairs = grown_pairs;
+      ords = grown;
       ords_cap = total;
     }
     starts[0] = 0;
     for (size_t low = 0; low < 65536; low++) starts[low + 1] = starts[low] + counts[low];
-    /* where each value of the last byte starts in the first pass's order, and each value of the middle byte in the final one */
-    uint32_t by_last[256] = {0}, by_middle[256];
-    for (size_t low = 0; low < 65536; low++) by_last[low & 0xff] += counts[low];
-    for (uint32_t v = 0, at = 0; v < 256; v++) {
-      uint32_t n = by_last[v];
-      by_last[v] = at;
-      at += n;
-    }
-    for (uint32_t v = 0; v < 256; v++) by_middle[v] = starts[v << 8];
-    /* by the last byte, the files in order (stable: a pass keeps the order it is given) */
-    for (size_t k = 0; k < blobs; k++) {
+    /* each list is filled from its back, the files taken last to first: it comes out in file order (ascending) */
+    for (size_t k = blobs; k-- > 0;) {
       const uint32_t *list = job->trigrams[order[k]];
       size_t n = list ? (size_t)count_of(job, order[k]) : 0;
       size_t c = cursor[k];
-      for (; c < n && (list[c] >> 16) == b; c++) pairs[by_last[list[c] & 0xff]++] = ((uint64_t)(list[c] & 0xffff) << 32) | (uint64_t)k;
+      for (; c < n && (list[c] >> 16) == b; c++) ords[starts[list[c] & 0xffff] + --counts[list[c] & 0xffff]] = (uint32_t)k;
       cursor[k] = c;
     }
-    /* then by the middle byte: sorted by the last two bytes, each list's files in order */
-    for (size_t i = 0; i < total; i++) ords[by_middle[(uint32_t)(pairs[i] >> 40) & 0xff]++] = (uint32_t)pairs[i];
-    memset(counts, 0, 65536 * sizeof *counts);
     for (size_t low = 0; ok && low < 65536; low++) {
       uint32_t n = starts[low + 1] - starts[low];
       if (n == 0) continue;
@@ -401,7 +382,6 @@ static int build_segment(trigram_job_t *job) {
   free(counts);
   free(starts);
   free(ords);
-  free(pairs);
   free(post.bytes);
   free(table.bytes);
   for (size_t f = 0; f < job->files; f++) {
