@@ -710,7 +710,7 @@ static napi_value stat_records(napi_env env, napi_callback_info info) {
 
 /*
  * trigramStart(root, paths, files, expects, fileLimit, pairCap, sniff, background): the trigram index's build of
- * `files` files (trigram_job.h); expects holds 33 bytes a file. `background`: on the pool's low-priority threads.
+ * `files` files (trigram_job.h); expects holds TRI_EXPECT_SIZE (65) bytes a file. `background`: on the pool's low-priority threads.
  */
 static napi_value trigram_start(napi_env env, napi_callback_info info) {
   napi_value argv[8];
@@ -877,7 +877,7 @@ static napi_value layout(napi_env env) {
       {"SCAN_RECORD", SCAN_RECORD}, {"SR_KIND", SR_KIND}, {"SR_DIGEST", SR_DIGEST}, {"SR_SAME", SR_SAME},
       {"SR_REMEMBER", SR_REMEMBER}, {"SR_ERRNO", SR_ERRNO}, {"SR_LENGTH", SR_LENGTH}, {"SR_STAMP", SR_STAMP},
       {"SR_SHA256", SR_SHA256}, {"SR_OFFSET", SR_OFFSET},
-      {"TRIGRAM_RECORD", TRIGRAM_RECORD}, {"TR_STATUS", TR_STATUS}, {"TR_ERRNO", TR_ERRNO}, {"TR_SIZE", TR_SIZE},
+      {"TRI_EXPECT_SIZE", TRI_EXPECT_SIZE}, {"TRIGRAM_RECORD", TRIGRAM_RECORD}, {"TR_STATUS", TR_STATUS}, {"TR_ERRNO", TR_ERRNO}, {"TR_SIZE", TR_SIZE},
       {"TR_COUNT", TR_COUNT}, {"TR_SHA256", TR_SHA256}, {"STAT_RECORD", STAT_RECORD}, {"SJ_STATUS", SJ_STATUS},
       {"SJ_SIZE", SJ_SIZE}, {"SJ_MTIME", SJ_MTIME}, {"SJ_CTIME", SJ_CTIME}, {"SJ_INO", SJ_INO},
   };
@@ -910,6 +910,6 @@ NAPI_MODULE_INIT() {
   napi_value l = layout(env);
   if (l) napi_set_named_property(env, exports, "layout", l);
   napi_value version;
-  if (napi_create_int32(env, 6, &version) == napi_ok) napi_set_named_property(env, exports, "version", version);
+  if (napi_create_int32(env, 7, &version) == napi_ok) napi_set_named_property(env, exports, "version", version);
   return exports;
 }

@@ -91,7 +91,9 @@ static int verified(trigram_job_t *job, size_t index, const uint8_t *sha256, con
   switch (expect[0]) {
     case TRI_EXPECT_GIT_SHA1: return memcmp(git, expect + 1, 20) == 0;
     case TRI_EXPECT_GIT_SHA256: return memcmp(git, expect + 1, 32) == 0;
-    case TRI_EXPECT_SHA256: return memcmp(sha256, expect + 1, 32) == 0;
+    case TRI_EXPECT_SHA256:
+    case TRI_EXPECT_SHA256_OF_GIT_SHA1:
+    case TRI_EXPECT_SHA256_OF_GIT_SHA256: return memcmp(sha256, expect + 1, 32) == 0;
     default: return 0;
   }
 }
@@ -362,8 +364,9 @@ static int build_segment(trigram_job_t *job) {
       memcpy(&size, rec + TR_SIZE, sizeof size);
       memcpy(e, rec + TR_SHA256, 32);
       memset(e + 32, 0, 40);
-      uint8_t oid_len = expect[0] == TRI_EXPECT_GIT_SHA1 ? 20 : expect[0] == TRI_EXPECT_GIT_SHA256 ? 32 : 0;
-      memcpy(e + 32, expect + 1, oid_len);
+      uint8_t kind = expect[0];
+      uint8_t oid_len = kind == TRI_EXPECT_GIT_SHA1 || kind == TRI_EXPECT_SHA256_OF_GIT_SHA1 ? 20 : kind == TRI_EXPECT_GIT_SHA256 || kind == TRI_EXPECT_SHA256_OF_GIT_SHA256 ? 32 : 0;
+      memcpy(e + 32, expect + (kind >= TRI_EXPECT_SHA256_OF_GIT_SHA1 ? 33 : 1), oid_len);
       put_u32(e + 64, size >= 4294967295.0 ? 0xffffffffu : (uint32_t)size);
       e[68] = rec[TR_STATUS] == TRI_BINARY ? 1 : 0;
       e[69] = oid_len;

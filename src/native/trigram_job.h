@@ -23,9 +23,20 @@ enum {
   TRI_ERROR = 6      /* another read error (errno at TR_ERRNO) */
 };
 
-/* What a file is checked against: git's blob id (SHA-1 or SHA-256 repositories) or the SHA-256 of its bytes. */
-enum { TRI_EXPECT_GIT_SHA1 = 1, TRI_EXPECT_GIT_SHA256 = 2, TRI_EXPECT_SHA256 = 3 };
-#define TRI_EXPECT_SIZE 33 /* a kind byte, then the id, zero padded to 32 bytes */
+/*
+ * What a file is checked against: git's blob id (SHA-1 or SHA-256 repositories), the SHA-256 of its bytes, or
+ * the SHA-256 of its bytes with the git blob id a capture verified for them beside it (one hash a byte instead
+ * of two; the git id is recorded, not computed).
+ */
+enum {
+  TRI_EXPECT_GIT_SHA1 = 1,
+  TRI_EXPECT_GIT_SHA256 = 2,
+  TRI_EXPECT_SHA256 = 3,
+  TRI_EXPECT_SHA256_OF_GIT_SHA1 = 4,
+  TRI_EXPECT_SHA256_OF_GIT_SHA256 = 5
+};
+/* a kind byte, the id zero padded to 32 bytes, then (kinds 4 and 5) the git blob id zero padded to 32 bytes */
+#define TRI_EXPECT_SIZE 65
 
 /* Record layout, byte offsets. */
 enum {

@@ -83,7 +83,7 @@ export function openWorkspace(dir: string, opts: WorkspaceOptions = {}): Workspa
     recorder: new HistoryRecorder(history),
     reserve: new TmpReserve(repo.root, { background: opts.longLived === true, defer: opts.handOff === true }),
     trigrams,
-    indexer: opts.longLived && diskBudget > 0 && repo.gitDir ? new TrigramIndexer(repo, trigrams, build) : null,
+    indexer: opts.longLived && diskBudget > 0 && repo.gitDir ? new TrigramIndexer(repo, trigrams, { ...build, known: (oid) => blobs.knownSha256(oid) }) : null,
     onLocked: null,
     completedWrites: [],
   };

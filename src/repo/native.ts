@@ -43,6 +43,7 @@ export interface NativeLayout {
   SR_STAMP: number;
   SR_SHA256: number;
   SR_OFFSET: number;
+  TRI_EXPECT_SIZE: number;
   TRIGRAM_RECORD: number;
   TR_STATUS: number;
   TR_ERRNO: number;
@@ -126,8 +127,10 @@ export interface NativeModule {
   describe(): { sha256: "sha-ni" | "portable"; threads: number };
   /**
    * The trigram index's build of `files` files under `root` ("" for absolute paths): each checked against its
-   * expected blob (33 bytes a file in `expects`: the kind, 1 git SHA-1 id, 2 git SHA-256 id, 3 SHA-256 of the
-   * bytes, then the id zero padded to 32), then one segment of the blobs (src/native/trigram_job.c). Files after
+   * expected blob (TRI_EXPECT_SIZE bytes a file in `expects`: the kind, 1 git SHA-1 id, 2 git SHA-256 id, 3 SHA-256
+   * of the bytes, 4 and 5 the SHA-256 of the bytes with their git SHA-1 or SHA-256 id recorded beside it; then the
+   * id zero padded to 32, and for 4 and 5 the git id zero padded to 32), then one segment of the blobs
+   * (src/native/trigram_job.c). Files after
    * `pairCap` trigrams are deferred; `background` runs it on the low-priority threads. Item `files` is the segment.
    */
   trigramStart(root: string, paths: Uint8Array, files: number, expects: Uint8Array, fileLimit: number, pairCap: number, sniff: number, background: boolean): NativeJob;
@@ -165,7 +168,7 @@ export interface NativeModule {
   syncfsResult?(flush: NativeSyncfs): number | null;
 }
 
-const MODULE_VERSION = 6;
+const MODULE_VERSION = 7;
 let loaded: NativeModule | null | undefined;
 let loadError = "";
 

@@ -22,6 +22,11 @@ export class RepoBlobStore implements BlobStore {
     this.gitObjects = new GitObjectStore(stateDir);
   }
 
+  /** The SHA-256 (hex) of a git blob id's bytes, when a capture verified the pair; for the trigram index's checks. */
+  knownSha256(gitOid: string): string | undefined {
+    return this.gitMap.get(gitOid)?.sha256;
+  }
+
   async has(id: BlobId): Promise<boolean> {
     return this.gitMap.oidOf(hexOfBlobId(id)) !== undefined || (await this.loose.has(id));
   }

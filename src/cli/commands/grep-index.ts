@@ -28,7 +28,7 @@ export async function cmdIndex(argv: string[]): Promise<number> {
     const diskBudget = sizeFlag(flags.budget, "budget") ?? DEFAULT_DISK_BUDGET;
     const memoryBudget = sizeFlag(flags.memory, "memory") ?? DEFAULT_MEMORY_BUDGET;
     if (memoryBudget < 1024 * 1024) throw new UsageError("--memory must be at least 1M");
-    const indexer = new TrigramIndexer(ws.repo, ws.trigrams, { diskBudget, memoryBudget, background: false });
+    const indexer = new TrigramIndexer(ws.repo, ws.trigrams, { diskBudget, memoryBudget, background: false, known: (oid) => ws.blobs.knownSha256(oid) });
     if (sub === "build") {
       const pass = await indexer.update();
       const result = { ...pass, ms: Math.round(pass.ms), ...(await indexer.coverage()) };

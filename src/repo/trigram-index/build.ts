@@ -30,13 +30,29 @@ export const FAILED = 6;
 export const EXPECT_GIT_SHA1 = 1;
 export const EXPECT_GIT_SHA256 = 2;
 export const EXPECT_SHA256 = 3;
+/**
+ * The SHA-256 of the bytes, where a capture verified the pair of it and the git blob id (`gitOid`, SHA-1 or
+ * SHA-256 repositories): one hash a byte instead of two, the git id recorded as given.
+ */
+export const EXPECT_SHA256_OF_GIT_SHA1 = 4;
+export const EXPECT_SHA256_OF_GIT_SHA256 = 5;
+/** Bytes an item takes in the native job's expects (the module's TRI_EXPECT_SIZE). */
+const EXPECT_SIZE = 65;
 
 export interface BuildItem {
   /** relative to the build's root, or absolute when the root is "" */
   path: string;
-  kind: typeof EXPECT_GIT_SHA1 | typeof EXPECT_GIT_SHA256 | typeof EXPECT_SHA256;
-  /** the expected id, hex */
+  kind: typeof EXPECT_GIT_SHA1 | typeof EXPECT_GIT_SHA256 | typeof EXPECT_SHA256 | typeof EXPECT_SHA256_OF_GIT_SHA1 | typeof EXPECT_SHA256_OF_GIT_SHA256;
+  /** the expected id, hex: git's blob id for kinds 1 and 2, the SHA-256 of the bytes otherwise */
   id: string;
+  /** kinds 4 and 5: the git blob id recorded for the bytes, hex */
+  gitOid?: string;
+}
+
+/** The git blob id a segment records for an item ("" for none). */
+function recordedGitOid(item: BuildItem): string {
+  if (item.kind === EXPECT_GIT_SHA1 || item.kind === EXPECT_GIT_SHA256) return item.id;
+  return item.kind === EXPECT_SHA256 ? "" : (item.gitOid ?? "");
 }
 
 export interface BuildOptions {
@@ -63,18 +79,20 @@ export async function buildSegment(m: NativeModule | null, root: string, items: 
   return m ? buildNatively(m, root, items, opts) : buildHere(root, items, opts);
 }
 
-function expectsOf(items: readonly BuildItem[]): Uint8Array {
-  const out = Buffer.alloc(items.length * 33);
+function expectsOf(m: NativeModule, items: readonly BuildItem[]): Uint8Array {
+  if (m.layout.TRI_EXPECT_SIZE !== EXPECT_SIZE) throw new Error(`the native module expects ${m.layout.TRI_EXPECT_SIZE} bytes an item, not ${EXPECT_SIZE}`);
+  const out = Buffer.alloc(items.length * EXPECT_SIZE);
   items.forEach((item, i) => {
-    out[i * 33] = item.kind;
-    out.write(item.id, i * 33 + 1, "hex");
+    out[i * EXPECT_SIZE] = item.kind;
+    out.write(item.id, i * EXPECT_SIZE + 1, "hex");
+    if (item.kind === EXPECT_SHA256_OF_GIT_SHA1 || item.kind === EXPECT_SHA256_OF_GIT_SHA256) out.write(item.gitOid ?? "", i * EXPECT_SIZE + 33, "hex");
   });
   return out;
 }
 
 async function buildNatively(m: NativeModule, root: string, items: readonly BuildItem[], opts: BuildOptions): Promise<BuildResult> {
   const files = items.length;
-  const job = m.trigramStart(root, joinPaths(items.map((i) => i.path)), files, expectsOf(items), opts.fileLimit, opts.pairCap, BINARY_SNIFF_BYTES, opts.background);
+  const job = m.trigramStart(root, joinPaths(items.map((i) => i.path)), files, expectsOf(m, items), opts.fileLimit, opts.pairCap, BINARY_SNIFF_BYTES, opts.background);
   try {
     await new Promise<void>((resolve, reject) => {
       const abort = () => reject(opts.signal?.reason ?? new Error("aborted"));
@@ -133,7 +151,7 @@ function buildHere(root: string, items: readonly BuildItem[], opts: BuildOptions
     status[i] = trigrams ? TEXT : BINARY;
     pairs += trigrams?.length ?? 0;
     bytes += read.length;
-    const gitOid = item.kind === EXPECT_SHA256 ? new Uint8Array(0) : Buffer.from(item.id, "hex");
+    const gitOid = Buffer.from(recordedGitOid(item), "hex");
     blobs.push({ sha256, gitOid, size: read.length, binary: trigrams === null, trigrams: trigrams ?? new Uint32Array(0) });
   });
   return { segment: blobs.length > 0 ? encodeSegment(blobs) : null, status, bytes };
@@ -173,7 +191,7 @@ function goneOrFailed(err: unknown): number {
 }
 
 function holdsExpected(item: BuildItem, bytes: Uint8Array, sha256: Buffer): boolean {
-  if (item.kind === EXPECT_SHA256) return sha256.toString("hex") === item.id;
+  if (item.kind !== EXPECT_GIT_SHA1 && item.kind !== EXPECT_GIT_SHA256) return sha256.toString("hex") === item.id;
   const git = new Bun.CryptoHasher(item.kind === EXPECT_GIT_SHA1 ? "sha1" : "sha256");
   git.update(`blob ${bytes.length}\0`);
   git.update(bytes);

@@ -2,7 +2,9 @@
  * Keeps the trigram index up with the repository: the blobs of git's index
  * (the clean tracked files' contents, named by their blob ids) that no
  * segment holds yet are read from the work tree, checked against their blob
- * id (a file that differs from the index is left for a later pass), and
+ * id (by its SHA-256 alone where a capture verified the pair of that and the
+ * blob id, `known`: one hash a byte instead of two; a file that differs from
+ * the index is left for a later pass), and
  * indexed in segments of up to FILES_PER_JOB files, at most two jobs in
  * flight (reading one while the other's segment is built).
  *
@@ -23,7 +25,7 @@ import { indexIdentity } from "../fingerprint";
 import { nativeModule } from "../native";
 import type { RepoRoot } from "../root";
 import { plainIndexFiles, startIndexListing } from "../tree-scan";
-import { BINARY, DEFERRED, EXPECT_GIT_SHA1, EXPECT_GIT_SHA256, TEXT, buildSegment, type BuildItem } from "./build";
+import { BINARY, DEFERRED, EXPECT_GIT_SHA1, EXPECT_GIT_SHA256, EXPECT_SHA256_OF_GIT_SHA1, EXPECT_SHA256_OF_GIT_SHA256, TEXT, buildSegment, type BuildItem } from "./build";
 import type { TrigramIndex } from "./store";
 
 export interface IndexerOptions {
@@ -35,6 +37,11 @@ export interface IndexerOptions {
   background: boolean;
   /** files larger than this are not indexed (grep reads them) */
   fileLimit?: number;
+  /**
+   * The SHA-256 of a git blob id's bytes, where a capture verified the pair (the blob store's map): such a file
+   * is checked by its SHA-256 alone, and its git id recorded as given.
+   */
+  known?: (gitOid: string) => string | undefined;
 }
 
 export const DEFAULT_DISK_BUDGET = 1024 * 1024 * 1024;
@@ -118,7 +125,9 @@ export class TrigramIndexer {
       const oid = e.gitOid as string;
       if (seen.has(oid) || this.index.hasOid(oid) || this.failed.get(oid) === identity) continue;
       seen.add(oid);
-      queue.push({ path: e.path, kind: oid.length === 40 ? EXPECT_GIT_SHA1 : EXPECT_GIT_SHA256, id: oid });
+      const sha256 = this.opts.known?.(oid);
+      if (sha256) queue.push({ path: e.path, kind: oid.length === 40 ? EXPECT_SHA256_OF_GIT_SHA1 : EXPECT_SHA256_OF_GIT_SHA256, id: sha256, gitOid: oid });
+      else queue.push({ path: e.path, kind: oid.length === 40 ? EXPECT_GIT_SHA1 : EXPECT_GIT_SHA256, id: oid });
     }
     pass.missing = queue.length;
     pass.full = queue.length > 0 && !room;
@@ -144,7 +153,7 @@ export class TrigramIndexer {
             const item = items[i] as BuildItem;
             if (s === TEXT || s === BINARY) pass.indexed++;
             else if (s === DEFERRED) queue.push(item);
-            else this.failed.set(item.id, identity);
+            else this.failed.set(item.gitOid ?? item.id, identity);
           });
         });
         inFlight.add(job);

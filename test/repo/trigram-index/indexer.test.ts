@@ -6,7 +6,7 @@
  * one repository see each other's segments.
  */
 import { describe, expect, test } from "bun:test";
-import { readdirSync, rmSync, truncateSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openRoot } from "../../../src/repo/root";
 import { ensureStateDir } from "../../../src/repo/state-dir";
@@ -22,11 +22,11 @@ function oidOf(repo: TmpRepo, path: string): string {
   return repo.git("rev-parse", `:${path}`).trim();
 }
 
-function open(repo: TmpRepo, opts: { diskBudget?: number; memoryBudget?: number } = {}) {
+function open(repo: TmpRepo, opts: { diskBudget?: number; memoryBudget?: number; known?: (oid: string) => string | undefined } = {}) {
   const r = openRoot(repo.root);
   ensureStateDir(r.stateDir);
   const index = new TrigramIndex(r.stateDir);
-  const indexer = new TrigramIndexer(r, index, { diskBudget: opts.diskBudget ?? 1 << 30, memoryBudget: opts.memoryBudget ?? 64 << 20, background: false });
+  const indexer = new TrigramIndexer(r, index, { diskBudget: opts.diskBudget ?? 1 << 30, memoryBudget: opts.memoryBudget ?? 64 << 20, background: false, known: opts.known });
   return { r, index, indexer };
 }
 
@@ -150,5 +150,28 @@ describe("the trigram indexer", () => {
     expect(pass.indexed).toBe(40);
     expect(pass.segments).toBeGreaterThan(1);
     expect(index.blobs).toBe(40);
+  });
+  test("blobs whose SHA-256 a capture verified are checked by it alone: the same segment as git's hash gives; a file that does not hold it is left out", async () => {
+    await using repo = await fixture();
+    const sha = (path: string) => new Bun.CryptoHasher("sha256").update(readFileSync(join(repo.root, path))).digest("hex");
+    const known = new Map(["src/a.ts", "src/b.ts", "img.png", "notes.md"].map((p) => [oidOf(repo, p), sha(p)]));
+    const segments = () => {
+      const dir = join(repo.root, ".mcp", TRIGRAM_DIR);
+      return readdirSync(dir).sort().map((n) => [n, readFileSync(join(dir, n)).toString("hex")]);
+    };
+    const plain = open(repo);
+    expect(await plain.indexer.update()).toMatchObject({ indexed: 4 });
+    const byGitHash = segments();
+    plain.indexer.clear();
+    const verified = open(repo, { known: (oid) => known.get(oid) });
+    expect(await verified.indexer.update()).toMatchObject({ missing: 4, indexed: 4 });
+    expect(segments()).toEqual(byGitHash); // the git ids recorded as given, byte for byte
+    // a pair that is wrong (the file does not hold that SHA-256): the file is not indexed under its blob id
+    verified.indexer.clear();
+    known.set(oidOf(repo, "notes.md"), "0".repeat(64));
+    const wrong = open(repo, { known: (oid) => known.get(oid) });
+    expect(await wrong.indexer.update()).toMatchObject({ missing: 4, indexed: 3, left: 1 });
+    expect(wrong.index.hasOid(oidOf(repo, "notes.md"))).toBe(false);
+    expect(wrong.index.hasOid(oidOf(repo, "src/b.ts"))).toBe(true);
   });
 });

@@ -7,9 +7,9 @@
  */
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { buildSegment, BINARY, DEFERRED, EXPECT_GIT_SHA1, EXPECT_SHA256, GONE, MISMATCH, TEXT, TOO_LARGE, type BuildItem } from "../../../src/repo/trigram-index/build";
+import { buildSegment, BINARY, DEFERRED, EXPECT_GIT_SHA1, EXPECT_SHA256, EXPECT_SHA256_OF_GIT_SHA1, GONE, MISMATCH, TEXT, TOO_LARGE, type BuildItem } from "../../../src/repo/trigram-index/build";
 import { CorruptSegment, Segment, encodeSegment, trigramsOf, type SegmentBlob } from "../../../src/repo/trigram-index/segment";
 import { nativeModule } from "../../../src/repo/native";
 import { tmpRepo } from "../../helpers/tmp-repo";
@@ -168,5 +168,15 @@ describe("building a segment from files", () => {
     const ts = await buildSegment(null, repo.root, items, opts);
     expect(new Segment(nat.segment!).blobs).toBe(600);
     expect(Buffer.from(nat.segment!).equals(Buffer.from(ts.segment!))).toBe(true);
+    // checked by the SHA-256 a capture verified, the git id recorded as given: the same segment, both ways
+    const sha = (path: string) => new Bun.CryptoHasher("sha256").update(readFileSync(join(repo.root, path))).digest("hex");
+    const bySha: BuildItem[] = items.map((i) => ({ path: i.path, kind: EXPECT_SHA256_OF_GIT_SHA1, id: sha(i.path), gitOid: i.id }));
+    for (const mod of [m, null]) {
+      const b = await buildSegment(mod, repo.root, bySha, opts);
+      expect(Buffer.from(b.segment!).equals(Buffer.from(nat.segment!))).toBe(true);
+    }
+    // a SHA-256 the file does not hold: left out, both ways
+    const wrong = [{ ...bySha[0]!, id: "0".repeat(64) }, bySha[1]!];
+    for (const mod of [m, null]) expect([...(await buildSegment(mod, repo.root, wrong, opts)).status]).toEqual([MISMATCH, TEXT]);
   });
 });
