@@ -305,18 +305,24 @@ static int build_segment(trigram_job_t *job) {
   blobs = kept;
   size_t *cursor = calloc(blobs ? blobs : 1, sizeof *cursor);
   uint32_t *counts = calloc(65536, sizeof *counts);
-  uint32_t *starts = malloc(65537 * sizeof *starts);
+  uint32_t *starts = malloc(65536 * sizeof *starts);
+  uint32_t *ends = malloc(65536 * sizeof *ends);
+  uint64_t held[1024] = {0}; /* the last two bytes of the first byte's trigrams, as a bitmap */
   uint32_t *ords = NULL;
   size_t ords_cap = 0;
   buf_t post = {0}, table = {0};
-  int ok = cursor && counts && starts;
+  int ok = cursor && counts && starts && ends;
   size_t trigrams = 0;
   for (uint32_t b = 0; ok && b < 256; b++) {
     size_t total = 0;
     for (size_t k = 0; k < blobs; k++) {
       const uint32_t *list = job->trigrams[order[k]];
       size_t n = list ? (size_t)count_of(job, order[k]) : 0;
-      for (size_t c = cursor[k]; c < n && (list[c] >> 16) == b; c++, total++) counts[list[c] & 0xffff]++;
+      for (size_t c = cursor[k]; c < n && (list[c] >> 16) == b; c++, total++) {
+        uint32_t low = list[c] & 0xffff;
+        counts[low]++;
+        held[low >> 6] |= (uint64_t)1 << (low & 63);
+      }
     }
     if (total == 0) continue;
     if (total > ords_cap) {
@@ -328,8 +334,16 @@ static int build_segment(trigram_job_t *job) {
       ords = grown;
       ords_cap = total;
     }
-    starts[0] = 0;
-    for (size_t low = 0; low < 65536; low++) starts[low + 1] = starts[low] + counts[low];
+    /* where each list starts and ends, for the last two bytes held (a bitmap of them: most of the 65,536 are not) */
+    uint32_t at = 0;
+    for (uint32_t w = 0; w < 1024; w++) {
+      for (uint64_t bits = held[w]; bits; bits &= bits - 1) {
+        uint32_t low = (w << 6) | (uint32_t)__builtin_ctzll(bits);
+        starts[low] = at;
+        at += counts[low];
+        ends[low] = at;
+      }
+    }
     /* each list is filled from its back, the files taken last to first: it comes out in file order (ascending) */
     for (size_t k = blobs; k-- > 0;) {
       const uint32_t *list = job->trigrams[order[k]];
@@ -338,11 +352,13 @@ static int build_segment(trigram_job_t *job) {
       for (; c < n && (list[c] >> 16) == b; c++) ords[starts[list[c] & 0xffff] + --counts[list[c] & 0xffff]] = (uint32_t)k;
       cursor[k] = c;
     }
-    for (size_t low = 0; ok && low < 65536; low++) {
-      uint32_t n = starts[low + 1] - starts[low];
-      if (n == 0) continue;
-      ok = encode_list(&post, &table, (b << 16) | (uint32_t)low, ords + starts[low], n, blobs);
-      trigrams++;
+    for (uint32_t w = 0; w < 1024; w++) {
+      for (uint64_t bits = held[w]; ok && bits; bits &= bits - 1) {
+        uint32_t low = (w << 6) | (uint32_t)__builtin_ctzll(bits);
+        ok = encode_list(&post, &table, (b << 16) | low, ords + starts[low], ends[low] - starts[low], blobs);
+        trigrams++;
+      }
+      held[w] = 0;
     }
   }
   size_t head = 32, blob_bytes = blobs * 72;
@@ -384,6 +400,7 @@ static int build_segment(trigram_job_t *job) {
   free(cursor);
   free(counts);
   free(starts);
+  free(ends);
   free(ords);
   free(post.bytes);
   free(table.bytes);
