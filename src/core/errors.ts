@@ -85,6 +85,15 @@ export function isDiskFull(err: unknown): boolean {
   return diskFullErrno(err) !== null;
 }
 
+/**
+ * Whether a file-system error says the path is not there (ENOENT, ENOTDIR). Only this makes a read NOT_FOUND:
+ * any other failure (no descriptor free, permission) is reported as what it is.
+ */
+export function isMissingPath(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return code === "ENOENT" || code === "ENOTDIR";
+}
+
 const DESCRIPTOR_ERRNOS = new Set(["EMFILE", "ENFILE"]);
 
 /**

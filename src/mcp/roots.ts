@@ -2,7 +2,7 @@ import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { type ListRootsResult, ListRootsResultSchema, RootsListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { busy, notFound } from "../core/errors";
+import { busy, isMissingPath, notFound } from "../core/errors";
 import { closeWorkspace, openWorkspace, type Workspace, type WorkspaceOptions } from "../ops/workspace";
 
 /**
@@ -30,8 +30,10 @@ export class WorkspacePool {
     let key: string;
     try {
       key = realpathSync(dir);
-    } catch {
-      throw notFound(`root directory ${dir} does not exist`, { root: dir });
+    } catch (err) {
+      // a descriptor shortage is not a missing root: it answers BUSY and the call runs again
+      if (isMissingPath(err)) throw notFound(`root directory ${dir} does not exist`, { root: dir });
+      throw err;
     }
     const known = this.byDir.get(key);
     if (known) return known;

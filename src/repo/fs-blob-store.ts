@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, rmSync, statSync, utimesSync } from "node:fs";
 import { join } from "node:path";
-import { internal, notFound } from "../core/errors";
+import { internal, isMissingPath, notFound } from "../core/errors";
 import { blobIdOf, hexOfBlobId, sha256Hex, type BlobId } from "../core/hash";
 import type { BlobStore } from "./blob-store";
 import { fileStream } from "./file-chunks";
@@ -61,8 +61,10 @@ export class FsBlobStore implements BlobStore {
     let bytes: Uint8Array;
     try {
       bytes = await Bun.file(p).bytes();
-    } catch {
-      throw notFound(`blob ${id} is not in the store`, { blob: id });
+    } catch (err) {
+      // only a missing file is a missing blob; a descriptor shortage is reported as that (BUSY, the call runs again)
+      if (isMissingPath(err)) throw notFound(`blob ${id} is not in the store`, { blob: id });
+      throw err;
     }
     if (`sha256:${sha256Hex(bytes)}` !== id) {
       rmSync(p, { force: true });

@@ -1,6 +1,6 @@
 import { lstatSync, realpathSync, statSync } from "node:fs";
 import { dirname, join, sep } from "node:path";
-import { invalidArgument, notFound } from "../core/errors";
+import { invalidArgument, isMissingPath, notFound } from "../core/errors";
 import { gitSync } from "./git";
 
 /** The repository a server or command works on. `root` is canonical (symlinks resolved). */
@@ -38,8 +38,10 @@ export function openRoot(dir: string): RepoRoot {
   let root: string;
   try {
     root = realpathSync(dir);
-  } catch {
-    throw notFound(`root directory ${dir} does not exist`, { root: dir });
+  } catch (err) {
+    // a descriptor shortage is not a missing root (realpath needs descriptors): it is reported as what it is
+    if (isMissingPath(err)) throw notFound(`root directory ${dir} does not exist`, { root: dir });
+    throw err;
   }
   if (!statSync(root).isDirectory()) throw invalidArgument(`root ${dir} is not a directory`, { root: dir });
   const git = insideGitWorkTree(root) ? detectGit(root) : null;

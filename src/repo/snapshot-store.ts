@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { canonicalJson } from "../core/canonical-json";
-import { invalidArgument, notFound } from "../core/errors";
+import { invalidArgument, isMissingPath, notFound } from "../core/errors";
 import { writeFileAtomic } from "./atomic-write";
 import type { Fingerprint } from "./fingerprint";
 import type { ManifestEntry, SnapshotId } from "./manifest";
@@ -127,18 +127,29 @@ export class SnapshotStore {
   /** The canonical manifest bytes of a stored snapshot, as text (read from disk each time: exports want it, little else). */
   manifest(id: SnapshotId): string {
     const h = hex(id);
+    return this.readStored(h, join(this.dir, `${h}.manifest`));
+  }
+
+  loadMeta(h: string): SnapshotMeta {
+    const text = this.readStored(h, this.metaPath(h));
     try {
-      return readFileSync(join(this.dir, `${h}.manifest`), "utf8");
+      return JSON.parse(text) as SnapshotMeta;
     } catch {
       throw notFound(`snapshot sha256:${h} does not exist`, { snapshot_id: `sha256:${h}` });
     }
   }
 
-  loadMeta(h: string): SnapshotMeta {
+  /**
+   * A file of a stored snapshot. Only a missing file means the snapshot does not exist: any other failure (no
+   * descriptor free, permission) is thrown as it is, so a server out of descriptors answers BUSY and runs the
+   * call again instead of calling a snapshot missing (regression: the starved flood's snapshot_info).
+   */
+  private readStored(h: string, path: string): string {
     try {
-      return JSON.parse(readFileSync(this.metaPath(h), "utf8")) as SnapshotMeta;
-    } catch {
-      throw notFound(`snapshot sha256:${h} does not exist`, { snapshot_id: `sha256:${h}` });
+      return readFileSync(path, "utf8");
+    } catch (err) {
+      if (isMissingPath(err)) throw notFound(`snapshot sha256:${h} does not exist`, { snapshot_id: `sha256:${h}` });
+      throw err;
     }
   }
 

@@ -8,6 +8,7 @@ import { MemBlobStore } from "../../src/repo/mem-blob-store";
 import { RepoBlobStore } from "../../src/repo/repo-blob-store";
 import { ensureStateDir } from "../../src/repo/state-dir";
 import { blobStoreCases } from "./blob-store.case";
+import { runStarved, srcImport } from "../helpers/starved";
 
 function stateDir(): { dir: string } & AsyncDisposable {
   const dir = mkdtempSync(join(tmpdir(), "ws-blobs-"));
@@ -53,5 +54,23 @@ describe("FsBlobStore", () => {
     expect(err.code).toBe("INTERNAL");
     expect(await store.has(id)).toBe(false);
     expect(blobIdOf("the full content")).toBe(id);
+  });
+});
+
+describe("FsBlobStore out of descriptors", () => {
+  test("regression (a descriptor shortage read as a missing blob): a read with no descriptor free fails as that, a missing blob is NOT_FOUND", async () => {
+    await using s = stateDir();
+    const bytes = new TextEncoder().encode("stored\n");
+    const id = await new FsBlobStore(s.dir).write(bytes);
+    const r = runStarved(
+      s.dir,
+      srcImport("FsBlobStore", import.meta.dir, "../../src/repo/fs-blob-store.ts"),
+      `const store = new FsBlobStore(${JSON.stringify(s.dir)});
+      try { await store.read(${JSON.stringify(id)}); console.log("read"); } catch (e) { console.log((e as { code?: string }).code ?? "?"); }`,
+    );
+    expect(r.stderr).toBe("");
+    expect(r.stdout.trim()).toBe("EMFILE");
+    expect(await new FsBlobStore(s.dir).read(id)).toEqual(bytes);
+    await expect(new FsBlobStore(s.dir).read(blobIdOf(new TextEncoder().encode("never stored")))).rejects.toMatchObject({ code: "NOT_FOUND" });
   });
 });
