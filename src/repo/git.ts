@@ -31,7 +31,8 @@ export interface GitOptions {
    * output goes to a file instead of a pipe (removed at once, read back whole
    * after git exits). git then writes at its own speed, and this thread pays
    * one read instead of a stream of 64 KB chunks (about 45 ms of its time for
-   * the 11 MB listing of 90k files). Where the file cannot be made, a pipe.
+   * the 11 MB listing of 90k files). Where the file cannot be made, or git fails with it (a full disk: the
+   * output did not fit), the command runs again through a pipe, which needs no room on the disk.
    */
   spool?: string;
 }
@@ -96,6 +97,7 @@ export async function git(args: string[], opts: GitOptions): Promise<GitResult> 
     }
   });
   const ok = code === 0 || (opts.okCodes ?? []).includes(code);
+  if (!ok && opts.spool !== undefined) return git(args, { ...opts, spool: undefined });
   if (!ok) {
     throw internal(`git ${args[0]} failed: ${stderr.trim() || `exit ${code}`}`, { args, exit: code });
   }

@@ -1,7 +1,8 @@
 /**
  * Regression (a refused write on a full disk left `.mcp/tmp/*-blob` behind):
  * every store write that stages a temp file removes it when the disk fills
- * half way through. A real full file system: a small tmpfs, mounted for the
+ * half way through; and git output spooled to a file (the index listing)
+ * still comes whole when the disk is full. A real full file system: a small tmpfs, mounted for the
  * test (root on Linux, as the disk-full torture test).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -10,7 +11,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { blobIdOf } from "../../src/core/hash";
 import { FsBlobStore } from "../../src/repo/fs-blob-store";
+import { git } from "../../src/repo/git";
 import { TrigramIndex } from "../../src/repo/trigram-index/store";
+import { tmpRepo } from "../helpers/tmp-repo";
 
 const canMount = process.platform === "linux" && process.getuid?.() === 0;
 let mnt = "";
@@ -66,6 +69,19 @@ describe("a full disk leaves no temp file", () => {
     const stateDir = nearlyFull(64);
     const index = new TrigramIndex(stateDir);
     expect(thrownCode(() => index.add(stateDir, new Uint8Array(512 * 1024).fill(1)))).toBe("ENOSPC");
+    expect(readdirSync(join(stateDir, "tmp"))).toEqual([]);
+  });
+  test.skipIf(!canMount)("git output spooled to a full disk: the command runs again through a pipe, the answer is whole, nothing is left", async () => {
+    expect(mounted).toBe(true);
+    await using repo = await tmpRepo();
+    for (let f = 0; f < 300; f++) repo.write(`dir/file-${f}-${"x".repeat(100)}.txt`, `${f}\n`);
+    repo.commit();
+    const args = ["ls-files", "-s", "-v", "-z"];
+    const piped = await git(args, { cwd: repo.root });
+    expect(piped.stdout.length).toBeGreaterThan(40_000);
+    const stateDir = nearlyFull(4); // room for a few KB of the listing at most
+    const spooled = await git(args, { cwd: repo.root, spool: join(stateDir, "tmp", "listing") });
+    expect(Buffer.from(spooled.stdout).equals(Buffer.from(piped.stdout))).toBe(true);
     expect(readdirSync(join(stateDir, "tmp"))).toEqual([]);
   });
 });
