@@ -77,7 +77,7 @@ export async function spawnWhenDescriptorsFree<T>(spawn: () => T): Promise<T> {
 }
 
 export async function git(args: string[], opts: GitOptions): Promise<GitResult> {
-  const { stdout, stderr, code } = await gitChildren.run(async () => {
+  const { stdout, stderr, code, spooled } = await gitChildren.run(async () => {
     const spool = opts.spool === undefined ? null : openSpool(opts.spool);
     try {
       const proc = await spawnWhenDescriptorsFree(() =>
@@ -91,13 +91,14 @@ export async function git(args: string[], opts: GitOptions): Promise<GitResult> 
       );
       const out = spool === null ? new Response(proc.stdout as ReadableStream<Uint8Array>).bytes() : proc.exited.then(() => readSpool(spool));
       const [bytes, err, exit] = await Promise.all([out, new Response(proc.stderr).text(), proc.exited]);
-      return { stdout: bytes, stderr: err, code: exit };
+      return { stdout: bytes, stderr: err, code: exit, spooled: spool !== null };
     } finally {
       if (spool !== null) closeSync(spool);
     }
   });
   const ok = code === 0 || (opts.okCodes ?? []).includes(code);
-  if (!ok && opts.spool !== undefined) return git(args, { ...opts, spool: undefined });
+  // a run that failed with the spool runs again through a pipe (one that never had a spool is not run twice)
+  if (!ok && spooled) return git(args, { ...opts, spool: undefined });
   if (!ok) {
     throw internal(`git ${args[0]} failed: ${stderr.trim() || `exit ${code}`}`, { args, exit: code });
   }
