@@ -1,6 +1,7 @@
 import { lstatSync, type Stats } from "node:fs";
 import { join } from "node:path";
 import { compareUtf8 } from "../core/byte-order";
+import { isMissingPath } from "../core/errors";
 import { modeOfStat, type FileMode } from "../core/file-mode";
 import { blobIdFromHex, type BlobId } from "../core/hash";
 import { settleAll } from "../core/settle";
@@ -155,8 +156,8 @@ function cachedEntry(repo: RepoRoot, store: RepoBlobStore, statCache: StatCache,
   try {
     st = lstatSync(join(repo.root, path));
   } catch (err) {
+    if (isMissingPath(err)) return "vanished";
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR") return "vanished";
     if (code === "EACCES" || code === "EPERM") return "unreadable"; // a directory above it cannot be searched
     throw err;
   }

@@ -1,7 +1,7 @@
 import { modeOfPermissions, modeOfStat, type FileMode } from "../../core/file-mode";
 import { lstatSync, realpathSync, type Stats } from "node:fs";
 import { join } from "node:path";
-import { invalidArgument, isDescriptorShortage, permissionDenied, repoChanged } from "../../core/errors";
+import { invalidArgument, isDescriptorShortage, isMissingPath, permissionDenied, repoChanged } from "../../core/errors";
 import { PATH_MAX, ROOT, ancestorsOf, baseName, isReservedPath, parentOf, type RepoPath } from "../../core/repo-path";
 import { type DirHandle, type FileStat, TreeHandles, symlinkOnPath } from "../../repo/dir-handle";
 import type { RepoRoot } from "../../repo/root";
@@ -145,8 +145,7 @@ export function lstatOrNull(abs: string): Stats | null {
   try {
     return lstatSync(abs);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR") return null;
+    if (isMissingPath(err)) return null;
     throw err;
   }
 }
