@@ -13,6 +13,7 @@
  */
 import type { LineChange } from "../../core/line-change";
 import { quoteCStyle } from "../patch/git-quote";
+import { afterLines, beforeLines, countLines, skipLines } from "./line-offsets";
 import { hunkRange, isDiffableText, namesHeader, NO_NEWLINE, sectionHeader, type DiffSide } from "./unified";
 
 const NL = 10;
@@ -66,17 +67,6 @@ function sameLines(a: Buffer, p: number, p2: number, b: Buffer, q: number, q2: n
   return a[p2 - 1] === NL || q2 === b.length;
 }
 
-/** The offset `n` lines after the line start `at`, or -1 when the buffer has fewer lines. */
-function skipLines(buf: Buffer, at: number, n: number): number {
-  let p = at;
-  for (let k = 0; k < n; k++) {
-    if (p >= buf.length) return -1;
-    const nl = buf.indexOf(NL, p);
-    p = nl < 0 ? buf.length : nl + 1;
-  }
-  return p;
-}
-
 /**
  * The diff's bytes, or null where this renderer does not apply and the
  * caller diffs the files: no changes, a symlink, equal bytes, a side that is
@@ -96,20 +86,12 @@ export function renderPlacedDiff(from: DiffSide, to: DiffSide, changes: readonly
     while (e + 1 < changes.length && changes[e + 1]!.oldStart - changes[e]!.oldEnd <= 2 * context) e++;
     const first = changes[k]!;
     const last = changes[e]!;
-    // the context: up to `context` lines before the first change and after the last
-    let lo = at[4 * k]!;
-    let before = 0;
-    while (before < context && before < first.oldStart) {
-      lo = lo >= 2 ? a.lastIndexOf(NL, lo - 2) + 1 : 0;
-      before++;
-    }
-    let hi = at[4 * e + 1]!;
-    let after = 0;
-    while (after < context && hi < a.length) {
-      const nl = a.indexOf(NL, hi);
-      hi = nl < 0 ? a.length : nl + 1;
-      after++;
-    }
+    // the context: up to `context` lines before the first change and after the last (fewer at the file's ends)
+    const before = Math.min(context, first.oldStart);
+    const lo = beforeLines(a, at[4 * k]!, before);
+    const end = at[4 * e + 1]!;
+    const hi = afterLines(a, end, context);
+    const after = countLines(a, end, hi) + (hi > end && a[hi - 1] !== NL ? 1 : 0); // a last line without newline counts
     const oldLo = first.oldStart - before;
     const newLo = first.newStart - before;
     out.text(`@@ -${hunkRange(oldLo, last.oldEnd + after - oldLo)} +${hunkRange(newLo, last.newEnd + after - newLo)} @@\n`);

@@ -24,6 +24,7 @@ import { isUtf8 } from "node:buffer";
 import { isBinary } from "../../core/binary";
 import type { LineChange } from "../../core/line-change";
 import { lineChanges, splitLines } from "../diff/line-diff";
+import { afterLines, beforeLines, countLines } from "../diff/line-offsets";
 import { placeChanges, renderPlacedDiff } from "../diff/placed-diff";
 import { unifiedDiff, type DiffSide } from "../diff/unified";
 import type { PathState } from "../write/edit-recorder";
@@ -165,30 +166,6 @@ function commonLength(a: Buffer, i: number, b: Buffer, j: number): number {
     return lo;
   }
   return max;
-}
-
-function countLines(buf: Buffer, from: number, to: number): number {
-  let n = 0;
-  for (let p = buf.indexOf(10, from); p >= 0 && p < to; p = buf.indexOf(10, p + 1)) n++;
-  return n;
-}
-
-/** Byte offset after `lines` more lines from `at` (or the end). */
-function afterLines(buf: Buffer, at: number, lines: number): number {
-  let p = at;
-  for (let k = 0; k < lines && p < buf.length; k++) {
-    const nl = buf.indexOf(10, p);
-    p = nl < 0 ? buf.length : nl + 1;
-  }
-  return p;
-}
-
-/** Byte offset `lines` lines before the line start `at` (or 0). */
-function beforeLines(buf: Buffer, at: number, lines: number): number {
-  let p = at;
-  // (A negative offset would make lastIndexOf search from the end.)
-  for (let k = 0; k < lines && p > 0; k++) p = p < 2 ? 0 : buf.lastIndexOf(10, p - 2) + 1;
-  return p;
 }
 
 /**
