@@ -2,7 +2,7 @@ import { chmodSync, closeSync, copyFileSync, fsyncSync, openSync, renameSync, rm
 import { basename, dirname, join } from "node:path";
 import { randomId128 } from "../core/hash";
 import { fsyncDir } from "./atomic-write";
-import { errnoError, nativeModule, type NativeModule, type NativeSink } from "./native";
+import { errnoError, nativeModule, polled, type NativeModule, type NativeSink } from "./native";
 import { ensureStateDir, tempPath } from "./state-dir";
 
 /** Bytes gathered before a write. */
@@ -151,17 +151,12 @@ export class AtomicFileWriter {
   /** The writer thread's end: every byte written (or its error thrown), and the digest. */
   private async drained(): Promise<string> {
     if (!this.sink || !this.m) return (this.hasher as Bun.CryptoHasher).digest("hex");
-    this.m.sinkClose(this.sink);
-    for (;;) {
-      const r = this.m.sinkResult(this.sink);
-      if (r) {
-        const [errno, bytes, digest] = r;
-        if (errno !== 0) throw errnoError(errno, basename(this.target));
-        if (bytes !== this.written) throw new Error(`the writer thread wrote ${bytes} of ${this.written} bytes`);
-        return digest.toString("hex");
-      }
-      await Bun.sleep(1);
-    }
+    const { m, sink } = this;
+    m.sinkClose(sink);
+    const [errno, bytes, digest] = await polled(() => m.sinkResult(sink));
+    if (errno !== 0) throw errnoError(errno, basename(this.target));
+    if (bytes !== this.written) throw new Error(`the writer thread wrote ${bytes} of ${this.written} bytes`);
+    return digest.toString("hex");
   }
 
   private freeSink(): void {

@@ -29,7 +29,7 @@ import { closeSync, fchmodSync, fsync, openSync, readFileSync, writeSync } from 
 import { open } from "node:fs/promises";
 import { release } from "node:os";
 import { DISK_FULL_ERRNOS, diskFull, internal } from "../core/errors";
-import { nativeModule } from "./native";
+import { nativeModule, polled } from "./native";
 
 /** Below this many files a batch fsyncs each one. */
 export const SYNCFS_MIN_FILES = 8;
@@ -214,9 +214,7 @@ async function flushFileSystem(fd: number): Promise<void> {
   const m = nativeModule();
   if (!m?.syncfsStart || !m.syncfsResult) return syncfsOrThrow(fd);
   const flush = m.syncfsStart(fd);
-  let errno: number | null;
-  while ((errno = m.syncfsResult(flush)) === null) await Bun.sleep(1);
-  throwIfFailed(errno);
+  throwIfFailed(await polled(() => m.syncfsResult!(flush)));
 }
 
 function syncfsOrThrow(fd: number): void {

@@ -224,16 +224,24 @@ export async function waitReady(m: NativeModule, job: NativeJob, want: number, o
   }
 }
 
+/**
+ * What `read` returns once it is no longer null: a result of the module's threads (a job's records, a flush, a
+ * writer's end), asked every millisecond while this thread goes on. Aborting `signal` rejects with its reason.
+ */
+export async function polled<T>(read: () => T | null, signal?: AbortSignal): Promise<T> {
+  for (;;) {
+    const value = read();
+    if (value !== null) return value;
+    if (signal?.aborted) throw signal.reason ?? internal("aborted");
+    await Bun.sleep(1);
+  }
+}
+
 /** A stat job's records (statStart), polled until done; aborting `signal` rejects with its reason. */
 export async function statRecordsOf(m: NativeModule, root: string, paths: readonly string[], signal?: AbortSignal): Promise<Buffer> {
   const job = m.statStart(root, joinPaths(paths), paths.length);
   try {
-    for (;;) {
-      const records = m.statRecords(job);
-      if (records) return records;
-      if (signal?.aborted) throw signal.reason ?? internal("aborted");
-      await Bun.sleep(1);
-    }
+    return await polled(() => m.statRecords(job), signal);
   } finally {
     m.release(job);
   }
