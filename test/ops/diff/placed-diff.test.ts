@@ -7,7 +7,7 @@ import { placeChanges, renderPlacedDiff } from "../../../src/ops/diff/placed-dif
 import { unifiedDiff, type DiffSide } from "../../../src/ops/diff/unified";
 import { applyHunks } from "../../../src/ops/patch/apply";
 import { parsePatch } from "../../../src/ops/patch/parse";
-import { enc, rng } from "../patch/fixtures";
+import { enc, placed, rng } from "../patch/fixtures";
 
 const side = (path: string, text: string | Uint8Array, mode: FileMode = "100644"): DiffSide => ({ path, bytes: typeof text === "string" ? enc(text) : text, mode });
 const changesOf = (a: string, b: string) => lineChanges(splitLines(a), splitLines(b));
@@ -73,9 +73,7 @@ describe("renderPlacedDiff", () => {
       "@@ -12,3 +12,3 @@\n l12\n-l13\n+L13\n l14\n", // stated a line early: found at an offset
       "@@ -31,2 +31,3 @@\n l29\n-tail\n\\ No newline at end of file\n+tail\n+after\n\\ No newline at end of file\n",
     ].join("");
-    const file = parsePatch(patch).files[0]!;
-    const applied = applyHunks(enc(before), file.hunks);
-    if (!applied.ok) throw new Error(JSON.stringify(applied.rejects));
+    const applied = placed(before, patch);
     const out = renderPlacedDiff(side("f", before), side("f", applied.bytes), applied.lines);
     expect(out).not.toBeNull();
     expect(Buffer.from(out!).equals(Buffer.from(expected(side("f", before), side("f", applied.bytes), applied.lines)))).toBe(true);

@@ -5,7 +5,7 @@ import { unifiedDiff, type DiffSide } from "../../../src/ops/diff/unified";
 import { changesFit, diffReplays, islandDiff, recordDiff } from "../../../src/ops/history/record-diff";
 import { applyHunks } from "../../../src/ops/patch/apply";
 import { parsePatch } from "../../../src/ops/patch/parse";
-import { rng } from "../patch/fixtures";
+import { placed, rng } from "../patch/fixtures";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const side = (text: string, path = "f.txt"): DiffSide => ({ path, bytes: enc(text), mode: "100644" });
@@ -112,13 +112,6 @@ describe("recordDiff", () => {
 });
 
 describe("recordDiff with a patch's line changes", () => {
-  /** The line changes the patch engine reports for `patch` (one file) applied to `before`. */
-  function placed(before: string, patch: string) {
-    const file = parsePatch(patch).files[0]!;
-    const r = applyHunks(enc(before), file.hunks);
-    if (!r.ok) throw new Error(JSON.stringify(r.rejects));
-    return { after: new TextDecoder().decode(r.bytes), lines: r.lines };
-  }
   const state = (text: string) => ({ bytes: enc(text), mode: "100644" as const });
 
   test("lines a patch restates are not changes; the rendered diff is the whole-file diff", () => {

@@ -8,6 +8,9 @@ import { dirname, join } from "node:path";
 import type { RepoPath } from "../../../src/core/repo-path";
 import type { PatchPlan, PatchTarget } from "../../../src/ops/patch/plan";
 import type { FileMode } from "../../../src/core/file-mode";
+import type { LineChange } from "../../../src/core/line-change";
+import { applyHunks } from "../../../src/ops/patch/apply";
+import { parsePatch } from "../../../src/ops/patch/parse";
 
 export interface TreeFile {
   bytes: Uint8Array;
@@ -16,6 +19,14 @@ export interface TreeFile {
 export type Tree = Map<string, TreeFile>;
 
 export const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
+
+/** `patch` (one file) applied to `before` by the patch engine: the new bytes and the line changes it placed. */
+export function placed(before: string, patch: string): { bytes: Uint8Array; after: string; lines: LineChange[] } {
+  const file = parsePatch(patch).files[0]!;
+  const r = applyHunks(enc(before), file.hunks);
+  if (!r.ok) throw new Error(JSON.stringify(r.rejects));
+  return { bytes: r.bytes, after: new TextDecoder().decode(r.bytes), lines: r.lines };
+}
 export const dec = (b: Uint8Array): string => Buffer.from(b).toString("utf8");
 export const file = (text: string | Uint8Array, mode: FileMode = "100644"): TreeFile => ({
   bytes: typeof text === "string" ? enc(text) : text,
