@@ -8,7 +8,7 @@ import { MemBlobStore } from "../../src/repo/mem-blob-store";
 import { RepoBlobStore } from "../../src/repo/repo-blob-store";
 import { ensureStateDir } from "../../src/repo/state-dir";
 import { blobStoreCases } from "./blob-store.case";
-import { runStarved, srcImport } from "../helpers/starved";
+import { starvedOutcomes } from "../helpers/starved";
 
 function stateDir(): { dir: string } & AsyncDisposable {
   const dir = mkdtempSync(join(tmpdir(), "ws-blobs-"));
@@ -62,14 +62,9 @@ describe("FsBlobStore out of descriptors", () => {
     await using s = stateDir();
     const bytes = new TextEncoder().encode("stored\n");
     const id = await new FsBlobStore(s.dir).write(bytes);
-    const r = runStarved(
-      s.dir,
-      srcImport("FsBlobStore", import.meta.dir, "../../src/repo/fs-blob-store.ts"),
-      `const store = new FsBlobStore(${JSON.stringify(s.dir)});
-      try { await store.read(${JSON.stringify(id)}); console.log("read"); } catch (e) { console.log((e as { code?: string }).code ?? "?"); }`,
-    );
+    const r = starvedOutcomes(s.dir, import.meta.dir, [["FsBlobStore", "../../src/repo/fs-blob-store.ts"]], `const store = new FsBlobStore(${JSON.stringify(s.dir)});`, [`store.read(${JSON.stringify(id)})`]);
     expect(r.stderr).toBe("");
-    expect(r.stdout.trim()).toBe("EMFILE");
+    expect(r.outcomes).toEqual(["EMFILE"]);
     expect(await new FsBlobStore(s.dir).read(id)).toEqual(bytes);
     await expect(new FsBlobStore(s.dir).read(blobIdOf(new TextEncoder().encode("never stored")))).rejects.toMatchObject({ code: "NOT_FOUND" });
   });

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openRoot } from "../../src/repo/root";
 import { cli, mcpSession } from "../helpers/binary";
-import { runStarved, srcImport } from "../helpers/starved";
+import { starvedOutcomes } from "../helpers/starved";
 import { tmpRepo, type TmpRepo } from "../helpers/tmp-repo";
 
 /** A PATH with nothing on it: the compiled binary needs nothing else (it is standalone). */
@@ -141,13 +141,9 @@ describe("a root inside a repository behaves as part of that repository", () => 
 describe("a root opened with no descriptor free", () => {
   test("regression (a descriptor shortage read as a missing root): it fails as that; a missing root is NOT_FOUND", async () => {
     await using repo = await tmpRepo();
-    const r = runStarved(
-      repo.root,
-      srcImport("openRoot", import.meta.dir, "../../src/repo/root.ts"),
-      `try { openRoot(${JSON.stringify(repo.root)}); console.log("opened"); } catch (e) { console.log((e as { code?: string }).code ?? "?"); }`,
-    );
+    const r = starvedOutcomes(repo.root, import.meta.dir, [["openRoot", "../../src/repo/root.ts"]], "", [`openRoot(${JSON.stringify(repo.root)})`]);
     expect(r.stderr).toBe("");
-    expect(r.stdout.trim()).toBe("EMFILE");
+    expect(r.outcomes).toEqual(["EMFILE"]);
     expect(() => openRoot(join(repo.root, "no-such-dir"))).toThrow(/does not exist/);
   });
 });

@@ -13,7 +13,7 @@ import type { Fingerprint } from "../../src/repo/fingerprint";
 import { manifestJson, snapshotIdOf, type ManifestEntry } from "../../src/repo/manifest";
 import { manifestStats, SnapshotStore } from "../../src/repo/snapshot-store";
 import { ensureStateDir } from "../../src/repo/state-dir";
-import { runStarved, srcImport } from "../helpers/starved";
+import { starvedOutcomes } from "../helpers/starved";
 import { tmpDir } from "../helpers/tmp-repo";
 
 const FP: Fingerprint = { head_oid: "0".repeat(40), index_oid: "1".repeat(40), status_hash: `sha256:${"2".repeat(64)}` };
@@ -82,18 +82,13 @@ describe("snapshot store out of descriptors", () => {
     ensureStateDir(dir.path);
     const { id } = saveSnapshot(new SnapshotStore(dir.path), "a", 10);
     // a process with no descriptor free asks the store
-    const r = runStarved(
-      dir.path,
-      srcImport("SnapshotStore", import.meta.dir, "../../src/repo/snapshot-store.ts"),
-      `const store = new SnapshotStore(${JSON.stringify(dir.path)});
-      const out: string[] = [];
-      for (const ask of [() => store.loadMeta(${JSON.stringify(id.slice(7))}), () => store.manifest(${JSON.stringify(id)}), () => store.load(${JSON.stringify(id)})]) {
-        try { ask(); out.push("read"); } catch (e) { out.push((e as { code?: string }).code ?? "?"); }
-      }
-      console.log(JSON.stringify(out));`,
-    );
+    const r = starvedOutcomes(dir.path, import.meta.dir, [["SnapshotStore", "../../src/repo/snapshot-store.ts"]], `const store = new SnapshotStore(${JSON.stringify(dir.path)});`, [
+      `store.loadMeta(${JSON.stringify(id.slice(7))})`,
+      `store.manifest(${JSON.stringify(id)})`,
+      `store.load(${JSON.stringify(id)})`,
+    ]);
     expect(r.stderr).toBe("");
-    expect(JSON.parse(r.stdout)).toEqual(["EMFILE", "EMFILE", "EMFILE"]);
+    expect(r.outcomes).toEqual(["EMFILE", "EMFILE", "EMFILE"]);
     // with descriptors free, the same snapshot is read; a snapshot that is not there is NOT_FOUND
     const store = new SnapshotStore(dir.path);
     expect(store.load(id).entries.length).toBe(10);
