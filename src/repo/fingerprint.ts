@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { canonicalJson } from "../core/canonical-json";
 import { sha256Hex } from "../core/hash";
@@ -7,6 +7,8 @@ import type { RepoRoot } from "./root";
 import { writeCacheFile } from "./cache-file";
 import { ensureStateDir, tempPath } from "./state-dir";
 import { rememberState } from "./state-memory";
+import { indexIdentity } from "./index-identity";
+import { statusRun } from "./status-index";
 
 /** Spec 2.2: identifies the state of HEAD, the index and the work tree. */
 export interface Fingerprint {
@@ -46,8 +48,10 @@ export async function readGitState(repo: RepoRoot): Promise<GitState> {
   if (!repo.gitDir) throw new Error("readGitState needs a git root");
   const statusStartedAt = Date.now();
   // the status first: the longest of the three, it should not wait for the others' spawns
-  const statusRead = git(STATUS_ARGS, { cwd: repo.root });
+  const run = await statusRun(repo);
+  const statusRead = git([...run.config, ...STATUS_ARGS], { cwd: repo.root, env: run.env });
   const [head, indexOid, status] = await Promise.all([readHead(repo), readIndexTree(repo), statusRead]);
+  void run.after();
   const statusHash = sha256Hex(status.stdout);
   rememberState(statusHash, { kind: "git", status: status.stdout });
   return {
@@ -97,16 +101,6 @@ async function readIndexTree(repo: RepoRoot): Promise<string> {
     writeCacheFile(repo.stateDir, cacheFile, JSON.stringify({ identity, oid }));
   }
   return oid;
-}
-
-/** The index file's identity: git replaces the index by renaming a new file over it, so this names its content. */
-export function indexIdentity(indexPath: string): string | null {
-  try {
-    const st = statSync(indexPath, { bigint: true });
-    return `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
-  } catch {
-    return null;
-  }
 }
 
 async function computeIndexTree(repo: RepoRoot, gitDir: string): Promise<string> {

@@ -3,7 +3,7 @@ import { compareUtf8, searchUtf8 } from "../core/byte-order";
 import { isReservedPath, isWithin, type RepoPath } from "../core/repo-path";
 import { isAscii } from "node:buffer";
 import { join } from "node:path";
-import { indexIdentity } from "./fingerprint";
+import { indexIdentity } from "./index-identity";
 import { decodePath, git, type GitResult, splitNul } from "./git";
 import type { RepoRoot } from "./root";
 import { tempPath } from "./state-dir";

@@ -15,7 +15,7 @@ import { statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { contentConversionPossible } from "../../repo/content-conversion";
-import { indexIdentity } from "../../repo/fingerprint";
+import { indexIdentity } from "../../repo/index-identity";
 import type { RepoRoot } from "../../repo/root";
 import { plainIndexOids, plainIndexPaths, type TreeEntry } from "../../repo/tree-scan";
 import { READ, type IndexFilter } from "../grep";

@@ -21,7 +21,7 @@
  */
 import { join } from "node:path";
 import { ROOT } from "../../core/repo-path";
-import { indexIdentity } from "../fingerprint";
+import { indexIdentity } from "../index-identity";
 import { nativeModule } from "../native";
 import type { RepoRoot } from "../root";
 import { plainIndexFiles, startIndexListing } from "../tree-scan";

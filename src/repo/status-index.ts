@@ -1,0 +1,151 @@
+/**
+ * `git status` against worksnap's own copy of the index, where git keeps its
+ * untracked cache (`core.untrackedCache`).
+ *
+ * Most of a status on a large tree is the walk for untracked files: every
+ * directory read, every name matched against the ignore rules (about 250 of
+ * 400 ms on 90k files in 16k directories). git can remember that walk in the
+ * index (the UNTR extension): each directory's stat data, the ignore files'
+ * hashes, and its untracked names; a directory whose stat data did not change
+ * is not read again, and a racy one (changed in the tick the index was
+ * written) is. That needs git to write the index, which worksnap never does to
+ * the user's (DESIGN decision 7: `GIT_OPTIONAL_LOCKS=0`). So the status runs on
+ * a private copy, `.mcp/git/status-index-<key>`, named after the identity of the
+ * user's index it was copied from (git replaces the index by renaming a new
+ * file over it, so the identity names its content): git may write that copy
+ * (its optional lock is the copy's own), and the output is the one the user's
+ * index gives, since the copy holds the same entries. When the user's index
+ * changes (`git add`, a commit, a checkout), the next status runs on the user's
+ * index as before and a new copy is made for the ones after it; the copy's
+ * first status builds the cache (one index write, about 70 ms here).
+ *
+ * The cache is only used where a directory's stat data reliably changes with
+ * its entries: a local file system git's untracked cache is made for (by its
+ * type, on Linux), no split index (its shared part lives in the user's `.git`,
+ * where a write would land), and not where the user turned the cache off
+ * (`core.untrackedCache=false`). Anything else, and any failure to make the
+ * copy, is the plain status.
+ */
+import { copyFileSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, statfsSync, utimesSync } from "node:fs";
+import { join } from "node:path";
+import { sha256Hex } from "../core/hash";
+import { gitText } from "./git";
+import { indexIdentity } from "./index-identity";
+import type { RepoRoot } from "./root";
+import { ensureStateDir, tempPath } from "./state-dir";
+
+const PREFIX = "status-index-";
+
+/** What to run `git status` with: config before the command, and the environment. */
+export interface StatusRun {
+  config: string[];
+  env?: Record<string, string>;
+  /** To call once the status has run: makes the copy the next status will use, where there was none. */
+  after(): Promise<void>;
+}
+
+const PLAIN: StatusRun = { config: [], after: async () => undefined };
+
+/**
+ * Linux file system types (statfs f_type) whose directory mtimes change with every entry added or removed, as
+ * git's untracked cache needs: ext2/3/4, xfs, btrfs, tmpfs, f2fs, zfs, overlayfs.
+ */
+const LOCAL_LINUX = new Set([0xef53, 0x58465342, 0x9123683e, 0x01021994, 0xf2f52010, 0x2fc12fc1, 0x794c7630]);
+
+/** Per root, whether the cache may be used at all (file system and the user's setting), asked once per process. */
+const allowed = new Map<string, Promise<boolean>>();
+
+/**
+ * How to run this status. With a copy for the user's current index, the status waits for the first answer
+ * of `allowed` (one `git config` in a process's life); without one, it starts at once on the user's index.
+ */
+export async function statusRun(repo: RepoRoot): Promise<StatusRun> {
+  const gitDir = repo.gitDir;
+  if (!gitDir || splitIndex(gitDir)) return PLAIN;
+  const userIndex = join(gitDir, "index");
+  const identity = indexIdentity(userIndex);
+  if (identity === null) return PLAIN;
+  let ok = allowed.get(repo.root);
+  if (ok === undefined) {
+    ok = cacheAllowed(repo);
+    allowed.set(repo.root, ok);
+  }
+  const dir = join(repo.stateDir, "git");
+  const copy = join(dir, PREFIX + sha256Hex(identity).slice(0, 16));
+  if (!exists(copy)) {
+    const may = ok;
+    return { config: [], after: async () => (await may) ? makeCopy(repo, dir, userIndex, identity, copy) : undefined };
+  }
+  if (!(await ok)) return PLAIN;
+  return {
+    // the cache kept and written; a cache needs no flush; never a split index (its shared part would go to .git)
+    config: ["-c", "core.untrackedCache=true", "-c", "core.fsync=none", "-c", "core.splitIndex=false"],
+    env: { GIT_INDEX_FILE: copy, GIT_OPTIONAL_LOCKS: "1" },
+    after: PLAIN.after,
+  };
+}
+
+async function cacheAllowed(repo: RepoRoot): Promise<boolean> {
+  if (!localFileSystem(repo.root)) return false;
+  try {
+    const setting = (await gitText(["config", "--get", "core.untrackedCache"], { cwd: repo.root, okCodes: [1] })).trim().toLowerCase();
+    return !["false", "no", "off", "0"].includes(setting);
+  } catch {
+    return false;
+  }
+}
+
+function localFileSystem(path: string): boolean {
+  if (process.platform !== "linux") return false;
+  try {
+    return LOCAL_LINUX.has(Number(statfsSync(path).type));
+  } catch {
+    return false;
+  }
+}
+
+/** A split index keeps its shared part in `.git/sharedindex.*`: a status writing the copy would write there. */
+function splitIndex(gitDir: string): boolean {
+  try {
+    return readdirSync(gitDir).some((n) => n.startsWith("sharedindex."));
+  } catch {
+    return true;
+  }
+}
+
+function exists(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The user's index copied to `copy` (temp file, rename), kept only when the index did not change while it was
+ * copied. The copy's mtime is set back to the index's, in whole seconds (never later than it), so git's racy
+ * checks on the copy are at least as strict as on the index: an entry is racily clean against the copy
+ * whenever it is against the index. Copies of older indexes are removed. Failures (a full disk) leave no copy,
+ * and the plain status goes on.
+ */
+function makeCopy(repo: RepoRoot, dir: string, userIndex: string, identity: string, copy: string): void {
+  let tmp: string | null = null;
+  try {
+    ensureStateDir(repo.stateDir);
+    mkdirSync(dir, { recursive: true });
+    tmp = tempPath(repo.stateDir, "status-index");
+    copyFileSync(userIndex, tmp);
+    const mtime = Math.floor(statSync(userIndex).mtimeMs / 1000);
+    utimesSync(tmp, mtime, mtime);
+    if (indexIdentity(userIndex) !== identity) return;
+    renameSync(tmp, copy);
+    tmp = null;
+    for (const name of readdirSync(dir)) {
+      if (name.startsWith(PREFIX) && join(dir, name) !== copy) rmSync(join(dir, name), { force: true });
+    }
+  } catch {
+    // no copy: the plain status goes on
+  } finally {
+    if (tmp !== null) rmSync(tmp, { force: true });
+  }
+}

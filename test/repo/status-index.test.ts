@@ -1,0 +1,162 @@
+import { describe, expect, test } from "bun:test";
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { readGitState, STATUS_ARGS } from "../../src/repo/fingerprint";
+import { openRoot } from "../../src/repo/root";
+import { tmpRepo, type TmpRepo } from "../helpers/tmp-repo";
+
+/** `git status` as worksnap ran it before the cache: on the user's index, never writing it. */
+function plainStatus(root: string): string {
+  const r = Bun.spawnSync(["git", ...STATUS_ARGS], { cwd: root, env: { ...process.env, GIT_OPTIONAL_LOCKS: "0", LC_ALL: "C" } });
+  if (r.exitCode !== 0) throw new Error(r.stderr.toString());
+  return r.stdout.toString();
+}
+
+async function ourStatus(root: string): Promise<string> {
+  return new TextDecoder().decode((await readGitState(openRoot(root))).status);
+}
+
+function copies(root: string): string[] {
+  const dir = join(root, ".mcp", "git");
+  return existsSync(dir) ? readdirSync(dir).filter((n) => n.startsWith("status-index-")) : [];
+}
+
+/** True when git wrote its untracked cache (the UNTR extension) into the copy. */
+function cacheWritten(root: string): boolean {
+  const [name] = copies(root);
+  return name !== undefined && readFileSync(join(root, ".mcp", "git", name)).includes("UNTR");
+}
+
+/**
+ * Every file under .git with its size and mtime: what a write to the user's .git would change. git itself touches
+ * a split index's shared part whenever it reads it (so it does not expire): its mtime is left out.
+ */
+function gitDirState(root: string): string {
+  const out: string[] = [];
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir).sort()) {
+      const abs = join(dir, name);
+      const st = statSync(abs, { bigint: true });
+      if (st.isDirectory()) walk(abs);
+      else out.push(`${abs.slice(root.length)} ${st.size} ${name.startsWith("sharedindex.") ? "-" : st.mtimeNs} ${st.ino}`);
+    }
+  };
+  walk(join(root, ".git"));
+  return out.join("\n");
+}
+
+function seeded(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+async function committedTree(): Promise<TmpRepo> {
+  const repo = await tmpRepo();
+  for (const d of ["src", "src/lib", "docs", "docs/img", "tools"]) repo.write(`${d}/keep.txt`, `${d}\n`);
+  repo.write(".gitignore", "*.log\n");
+  repo.commit();
+  return repo;
+}
+
+describe("git status on worksnap's copy of the index (untracked cache)", () => {
+  test("the same bytes as the plain status after every change of a random flood, changes made in the tick before the status", async () => {
+    await using repo = await committedTree();
+    const rand = seeded(19);
+    const pick = <T>(xs: T[]): T => xs[Math.floor(rand() * xs.length)] as T;
+    const dirs = ["", "src", "src/lib", "docs", "docs/img", "tools", "new", "new/deep", "src/gen"];
+    const untracked = new Set<string>();
+    let n = 0;
+    const ops: (() => void)[] = [
+      () => {
+        const p = `${pick(dirs)}/u${n++}.${pick(["txt", "log", "js"])}`.replace(/^\//, "");
+        repo.write(p, `u ${n}\n`);
+        untracked.add(p);
+      },
+      () => {
+        const p = pick([...untracked]);
+        if (p !== undefined && existsSync(join(repo.root, p))) rmSync(join(repo.root, p));
+        if (p !== undefined) untracked.delete(p);
+      },
+      () => rmSync(join(repo.root, pick(["new", "src/gen", "new/deep"])), { recursive: true, force: true }),
+      () => appendFileSync(join(repo.root, pick(dirs.filter((d) => existsSync(join(repo.root, d || ".")))) || ".", ".gitignore"), `${pick(["*.js", "u1*", "deep/", "!u2.log"])}\n`),
+      () => {
+        const g = join(repo.root, pick(["", "src", "docs"]), ".gitignore");
+        if (existsSync(g)) writeFileSync(g, readFileSync(g, "utf8").split("\n").slice(1).join("\n"));
+      },
+      () => appendFileSync(join(repo.root, ".git", "info", "exclude"), `${pick(["*.txt", "tools/", "u3*"])}\n`),
+      () => writeFileSync(join(repo.root, ".git", "info", "exclude"), ""),
+      () => writeFileSync(join(repo.root, pick(["src", "docs", "tools"]), "keep.txt"), `${pick(["A", "B", "C"])}${n++}`.slice(0, 4).padEnd(4, "x") + "\n"),
+      () => {
+        const from = join(repo.root, "new");
+        if (existsSync(from)) renameSync(from, join(repo.root, `moved${n++}`));
+      },
+      () => mkdirSync(join(repo.root, `empty${n++}`, "inner"), { recursive: true }),
+      () => {
+        const p = pick([...untracked]);
+        if (p !== undefined && existsSync(join(repo.root, p))) repo.git("add", "-f", "--", p); // the user's index changes: a new copy
+      },
+      () => undefined, // the status again, nothing changed
+    ];
+    for (let step = 0; step < 160; step++) {
+      pick(ops)();
+      const ours = await ourStatus(repo.root);
+      const plain = plainStatus(repo.root);
+      if (ours !== plain) throw new Error(`step ${step}: ${JSON.stringify(ours)} != ${JSON.stringify(plain)}`);
+    }
+    // the cache was really used: git wrote it into the copy, and one copy is kept
+    expect(cacheWritten(repo.root)).toBe(true);
+    expect(copies(repo.root)).toHaveLength(1);
+  }, 60_000);
+
+  test("the user's .git is never written: no lock, no index write, no shared index", async () => {
+    await using repo = await committedTree();
+    repo.write("src/new.txt", "untracked\n");
+    const before = gitDirState(repo.root);
+    for (let i = 0; i < 4; i++) {
+      repo.write(`docs/u${i}.txt`, `${i}\n`);
+      expect(await ourStatus(repo.root)).toBe(plainStatus(repo.root));
+    }
+    expect(cacheWritten(repo.root)).toBe(true);
+    expect(gitDirState(repo.root)).toBe(before);
+  });
+
+  test("a new copy when the user's index changes; the copy of the old index removed", async () => {
+    await using repo = await committedTree();
+    repo.write("tools/a.txt", "a\n");
+    await ourStatus(repo.root);
+    await ourStatus(repo.root);
+    const [first] = copies(repo.root);
+    expect(first).toBeDefined();
+    repo.git("add", "tools/a.txt");
+    expect(await ourStatus(repo.root)).toBe(plainStatus(repo.root)); // on the user's index, then the copy is made
+    expect(await ourStatus(repo.root)).toBe(plainStatus(repo.root)); // on the new copy
+    const now = copies(repo.root);
+    expect(now).toHaveLength(1);
+    expect(now[0]).not.toBe(first as string);
+    expect(plainStatus(repo.root)).toContain("A  tools/a.txt");
+  });
+
+  test("a split index is left alone: no copy, nothing written to .git", async () => {
+    await using repo = await committedTree();
+    repo.git("update-index", "--split-index");
+    repo.write("src/x.txt", "x\n");
+    const before = gitDirState(repo.root);
+    for (let i = 0; i < 3; i++) expect(await ourStatus(repo.root)).toBe(plainStatus(repo.root));
+    expect(copies(repo.root)).toHaveLength(0);
+    expect(gitDirState(repo.root)).toBe(before);
+  });
+
+  test("core.untrackedCache=false in the repository's config: the plain status, no cache written", async () => {
+    await using repo = await committedTree();
+    repo.git("config", "core.untrackedCache", "false");
+    repo.write("src/x.txt", "x\n");
+    for (let i = 0; i < 3; i++) expect(await ourStatus(repo.root)).toBe(plainStatus(repo.root));
+    expect(cacheWritten(repo.root)).toBe(false);
+  });
+});
