@@ -6,7 +6,8 @@
 // Rows, one run of each per round, interleaved, after one untimed warm-up round:
 //   export   `worksnap snapshot export ID -o FILE`          anchor `tar -cf FILE` of the work tree (.git and .mcp excluded)
 //            references for what an export must do beyond tar: the archive hashed as it is written (tar | tee |
-//            openssl dgst), and every file read and hashed on the native threads (bench/hash-floor.ts)
+//            openssl dgst), and every file read and hashed on the native threads (bench/hash-floor.ts); and the
+//            durability an export gives its bundle (fsync before it answers): `tar -cf FILE && sync -f FILE`
 //   import   `worksnap snapshot import FILE` into an empty    anchor `tar -xf` of that tar into an empty directory
 //            repository
 // The warm-up round brings the work tree, the snapshot store and both archives into the page cache, so both sides
@@ -93,6 +94,7 @@ async function main(): Promise<number> {
     exportBase: "baseline: worksnap snapshot export ID -o FILE (--baseline)",
     importBase: "baseline: worksnap snapshot import FILE (--baseline)",
     tarC: "tar -cf FILE (work tree, without .git and .mcp)",
+    tarFlushed: "tar -cf FILE, then sync -f FILE (the archive on the disk when it ends, as an export's bundle is)",
     tee: "reference: tar -cf - | tee FILE | openssl dgst -sha256 (the archive written and hashed once)",
     floor: "reference: native read + SHA-256 of every tracked file (bench/hash-floor.ts)",
     import: "worksnap snapshot import FILE (empty repository)",
@@ -115,6 +117,15 @@ async function main(): Promise<number> {
           syncAll();
         },
       });
+      const tcFlushed = await timeCommand(["bash", "-c", `tar -cf ${treeTar}.flushed --exclude=./.git --exclude=./.mcp . && sync -f ${treeTar}.flushed`], {
+        cwd: dir,
+        runs: 1,
+        prepare: () => {
+          rmSync(`${treeTar}.flushed`, { force: true });
+          syncAll();
+        },
+      });
+      rmSync(`${treeTar}.flushed`, { force: true });
       console.error(`${label}: references`);
       const tee = await timeCommand(["bash", "-c", `tar -cf - --exclude=./.git --exclude=./.mcp . | tee ${treeTar}.tee | openssl dgst -sha256 >/dev/null`], {
         cwd: dir,
@@ -141,10 +152,10 @@ async function main(): Promise<number> {
       });
       clearTarget();
       if (round === 0) continue;
-      const timed: [string, CommandTiming][] = [[names.export, ex], [names.tarC, tc], [names.tee, tee], [names.floor, floor], [names.import, im], [names.tarX, tx]];
+      const timed: [string, CommandTiming][] = [[names.export, ex], [names.tarC, tc], [names.tarFlushed, tcFlushed], [names.tee, tee], [names.floor, floor], [names.import, im], [names.tarX, tx]];
       if (exBase && imBase) {
         timed.splice(1, 0, [names.exportBase, exBase]);
-        timed.splice(6, 0, [names.importBase, imBase]);
+        timed.splice(7, 0, [names.importBase, imBase]);
       }
       for (const [name, t] of timed) {
         const sofar = rows.get(name);
@@ -166,6 +177,7 @@ async function main(): Promise<number> {
   const med = (name: string) => median((rows.get(name) as CommandTiming).ms);
   const exportRatio = med(names.export) / med(names.tarC);
   const importRatio = med(names.import) / med(names.tarX);
+  const flushedRatio = med(names.export) / med(names.tarFlushed);
   const loadAfter = machineLine();
   const md = [
     `### snapshot export / import (${marker ? `${marker.files} files, ${fmtBytes(marker.bytes)}` : dir}; ${runs} rounds)`,
@@ -182,6 +194,7 @@ async function main(): Promise<number> {
       ["ratio", "value", "target", "verdict"],
       [
         ["export vs tar -cf", fmtRatio(exportRatio), `≤ ${TARGETS.export}x`, exportRatio <= TARGETS.export ? "met" : "missed"],
+        ["export vs tar -cf, flushed (same durability; information)", fmtRatio(flushedRatio), "", ""],
         ["import vs tar -xf", fmtRatio(importRatio), `≤ ${TARGETS.import}x`, importRatio <= TARGETS.import ? "met" : "missed"],
       ],
     ),

@@ -8,7 +8,7 @@ import { writeCacheFile } from "./cache-file";
 import { ensureStateDir, tempPath } from "./state-dir";
 import { rememberState } from "./state-memory";
 import { indexIdentity } from "./index-identity";
-import { statusRun } from "./status-index";
+import { gitStatus } from "./status-index";
 
 /** Spec 2.2: identifies the state of HEAD, the index and the work tree. */
 export interface Fingerprint {
@@ -25,8 +25,7 @@ export function sameFingerprint(a: Fingerprint, b: Fingerprint): boolean {
   return a.head_oid === b.head_oid && a.index_oid === b.index_oid && a.status_hash === b.status_hash;
 }
 
-/** Flags pinned so the status bytes do not depend on the user's status config. */
-export const STATUS_ARGS = ["status", "--porcelain=v1", "-z", "--untracked-files=normal", "--ignore-submodules=none"];
+export { STATUS_ARGS } from "./status-index";
 
 export interface GitState {
   fingerprint: Fingerprint;
@@ -48,10 +47,8 @@ export async function readGitState(repo: RepoRoot): Promise<GitState> {
   if (!repo.gitDir) throw new Error("readGitState needs a git root");
   const statusStartedAt = Date.now();
   // the status first: the longest of the three, it should not wait for the others' spawns
-  const run = await statusRun(repo);
-  const statusRead = git([...run.config, ...STATUS_ARGS], { cwd: repo.root, env: run.env });
+  const statusRead = gitStatus(repo);
   const [head, indexOid, status] = await Promise.all([readHead(repo), readIndexTree(repo), statusRead]);
-  void run.after();
   const statusHash = sha256Hex(status.stdout);
   rememberState(statusHash, { kind: "git", status: status.stdout });
   return {

@@ -29,15 +29,38 @@
 import { copyFileSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, statfsSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { sha256Hex } from "../core/hash";
-import { gitText } from "./git";
+import { git, gitText, type GitResult } from "./git";
 import { indexIdentity } from "./index-identity";
 import type { RepoRoot } from "./root";
 import { ensureStateDir, tempPath } from "./state-dir";
 
 const PREFIX = "status-index-";
 
+/** Flags pinned so the status bytes do not depend on the user's status config. */
+export const STATUS_ARGS = ["status", "--porcelain=v1", "-z", "--untracked-files=normal", "--ignore-submodules=none"];
+
+/**
+ * `git status` with STATUS_ARGS, on the copy when there is one for the user's current index. A status that
+ * fails on the copy (git dies when it cannot write it: a full disk) runs again on the user's index, which
+ * needs no room.
+ */
+export async function gitStatus(repo: RepoRoot): Promise<GitResult> {
+  const run = await statusRun(repo);
+  let result: GitResult;
+  if (run.env === undefined) result = await git(STATUS_ARGS, { cwd: repo.root });
+  else {
+    try {
+      result = await git([...run.config, ...STATUS_ARGS], { cwd: repo.root, env: run.env });
+    } catch {
+      result = await git(STATUS_ARGS, { cwd: repo.root });
+    }
+  }
+  void run.after();
+  return result;
+}
+
 /** What to run `git status` with: config before the command, and the environment. */
-export interface StatusRun {
+interface StatusRun {
   config: string[];
   env?: Record<string, string>;
   /** To call once the status has run: makes the copy the next status will use, where there was none. */
@@ -59,7 +82,7 @@ const allowed = new Map<string, Promise<boolean>>();
  * How to run this status. With a copy for the user's current index, the status waits for the first answer
  * of `allowed` (one `git config` in a process's life); without one, it starts at once on the user's index.
  */
-export async function statusRun(repo: RepoRoot): Promise<StatusRun> {
+async function statusRun(repo: RepoRoot): Promise<StatusRun> {
   const gitDir = repo.gitDir;
   if (!gitDir || splitIndex(gitDir)) return PLAIN;
   const userIndex = join(gitDir, "index");

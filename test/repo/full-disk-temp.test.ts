@@ -13,7 +13,9 @@ import { blobIdOf } from "../../src/core/hash";
 import { FsBlobStore } from "../../src/repo/fs-blob-store";
 import { git } from "../../src/repo/git";
 import { TrigramIndex } from "../../src/repo/trigram-index/store";
-import { tmpRepo } from "../helpers/tmp-repo";
+import { readGitState, STATUS_ARGS } from "../../src/repo/fingerprint";
+import { openRoot } from "../../src/repo/root";
+import { runGit, tmpRepo } from "../helpers/tmp-repo";
 
 const canMount = process.platform === "linux" && process.getuid?.() === 0;
 let mnt = "";
@@ -83,5 +85,26 @@ describe("a full disk leaves no temp file", () => {
     const spooled = await git(args, { cwd: repo.root, spool: join(stateDir, "tmp", "listing") });
     expect(Buffer.from(spooled.stdout).equals(Buffer.from(piped.stdout))).toBe(true);
     expect(readdirSync(join(stateDir, "tmp"))).toEqual([]);
+  });
+
+  test.skipIf(!canMount)("git status on the index copy that cannot be written: the status of the user's index, whole; no lock left", async () => {
+    expect(mounted).toBe(true);
+    rmSync(join(mnt, "filler"), { force: true });
+    const root = join(mnt, `repo-${Math.random().toString(36).slice(2, 8)}`);
+    mkdirSync(root);
+    runGit(root, ["init", "-q", "-b", "main"]);
+    for (let f = 0; f < 40; f++) writeFileSync(join(root, `tracked-${f}-${"y".repeat(60)}.txt`), `${f}\n`);
+    runGit(root, ["add", "-A"]);
+    runGit(root, ["commit", "-q", "-m", "c"]);
+    const status = async () => new TextDecoder().decode((await readGitState(openRoot(root))).status);
+    await status();
+    await status(); // the copy made, then its cache written
+    writeFileSync(join(root, "untracked.txt"), "u\n"); // the next status writes the copy again
+    nearlyFull(0);
+    const plain = Bun.spawnSync(["git", ...STATUS_ARGS], { cwd: root, env: { ...process.env, GIT_OPTIONAL_LOCKS: "0" } }).stdout.toString();
+    expect(plain).toContain("?? untracked.txt");
+    expect(await status()).toBe(plain);
+    expect(readdirSync(join(root, ".mcp", "git")).filter((n) => n.endsWith(".lock"))).toEqual([]);
+    rmSync(root, { recursive: true, force: true });
   });
 });
