@@ -26,7 +26,7 @@
  * (`core.untrackedCache=false`). Anything else, and any failure to make the
  * copy, is the plain status.
  */
-import { copyFileSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, statfsSync, utimesSync } from "node:fs";
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, statfsSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { sha256Hex } from "../core/hash";
 import { git, gitText, type GitResult } from "./git";
@@ -41,8 +41,8 @@ export const STATUS_ARGS = ["status", "--porcelain=v1", "-z", "--untracked-files
 
 /**
  * `git status` with STATUS_ARGS, on the copy when there is one for the user's current index. A status that
- * fails on the copy (git dies when it cannot write it: a full disk) runs again on the user's index, which
- * needs no room.
+ * fails on the copy (git dies when it cannot write it: a full disk; or the copy was cut short) runs again on
+ * the user's index, which needs no room, and the copy is dropped.
  */
 export async function gitStatus(repo: RepoRoot): Promise<GitResult> {
   const run = await statusRun(repo);
@@ -52,6 +52,8 @@ export async function gitStatus(repo: RepoRoot): Promise<GitResult> {
     try {
       result = await git([...run.config, ...STATUS_ARGS], { cwd: repo.root, env: run.env });
     } catch {
+      // a copy git cannot read (cut short by a crash: copies are not flushed) is made again after the next status
+      rmSync(run.env.GIT_INDEX_FILE as string, { force: true });
       result = await git(STATUS_ARGS, { cwd: repo.root });
     }
   }
@@ -100,6 +102,10 @@ async function statusRun(repo: RepoRoot): Promise<StatusRun> {
     return { config: [], after: async () => (await may) ? makeCopy(repo, dir, userIndex, identity, copy) : undefined };
   }
   if (!(await ok)) return PLAIN;
+  if (!soundOnce(copy)) {
+    rmSync(copy, { force: true });
+    return { config: [], after: async () => makeCopy(repo, dir, userIndex, identity, copy) };
+  }
   return {
     // the cache kept and written; a cache needs no flush; never a split index (its shared part would go to .git)
     config: ["-c", "core.untrackedCache=true", "-c", "core.fsync=none", "-c", "core.splitIndex=false"],
@@ -136,6 +142,39 @@ function splitIndex(gitDir: string): boolean {
   }
 }
 
+/** Copies this process has found sound: every later version of them was written while it was alive. */
+const sound = new Set<string>();
+
+/**
+ * git does not check an index's checksum when it reads one, and the copies are written without a flush (by
+ * worksnap, and by git with `core.fsync=none`): after a power loss a copy may hold zeros or a torn tail, which
+ * git would read as an index of other entries. So a process checks the trailing checksum of a copy the first
+ * time it uses it (SHA-1, or SHA-256 in a repository of that object format; about 10 ms for 13 MB). Later
+ * versions were written while the process was alive, with no power loss in between: they are not checked again.
+ * A copy without a checksum (`index.skipHash`) is never used.
+ */
+function soundOnce(copy: string): boolean {
+  if (sound.has(copy)) return true;
+  let bytes: Uint8Array;
+  try {
+    bytes = readFileSync(copy);
+  } catch {
+    return false;
+  }
+  const ok = trailerMatches(bytes, "sha1", 20) || trailerMatches(bytes, "sha256", 32);
+  if (ok) sound.add(copy);
+  return ok;
+}
+
+function trailerMatches(bytes: Uint8Array, algorithm: "sha1" | "sha256", size: number): boolean {
+  if (bytes.length < 12 + size) return false;
+  const body = bytes.subarray(0, bytes.length - size);
+  const trailer = bytes.subarray(bytes.length - size);
+  if (trailer.every((b) => b === 0)) return false;
+  const digest = new Bun.CryptoHasher(algorithm).update(body).digest();
+  return Buffer.from(digest).equals(Buffer.from(trailer));
+}
+
 function exists(path: string): boolean {
   try {
     return statSync(path).isFile();
@@ -163,6 +202,7 @@ function makeCopy(repo: RepoRoot, dir: string, userIndex: string, identity: stri
     if (indexIdentity(userIndex) !== identity) return;
     renameSync(tmp, copy);
     tmp = null;
+    sound.add(copy);
     for (const name of readdirSync(dir)) {
       if (name.startsWith(PREFIX) && join(dir, name) !== copy) rmSync(join(dir, name), { force: true });
     }

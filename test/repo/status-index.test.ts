@@ -142,6 +142,32 @@ describe("git status on worksnap's copy of the index (untracked cache)", () => {
     expect(plainStatus(repo.root)).toContain("A  tools/a.txt");
   });
 
+  test("a copy cut short (a crash before it reached the disk): the plain status's bytes, and a sound copy made again", async () => {
+    await using repo = await committedTree();
+    repo.write("docs/u.txt", "u\n");
+    await ourStatus(repo.root);
+    await ourStatus(repo.root);
+    const [name] = copies(repo.root);
+    const copy = join(repo.root, ".mcp", "git", name as string);
+    const whole = readFileSync(copy);
+    // a process started after the power loss (this one has seen the copy sound), as git reads it: no error, other entries
+    const afterCrash = () => {
+      const script = `import { readGitState } from ${JSON.stringify(join(import.meta.dir, "../../src/repo/fingerprint"))};
+        import { openRoot } from ${JSON.stringify(join(import.meta.dir, "../../src/repo/root"))};
+        process.stdout.write((await readGitState(openRoot(${JSON.stringify(repo.root)}))).status);`;
+      const r = Bun.spawnSync([process.execPath, "-e", script], { stdout: "pipe", stderr: "pipe" });
+      if (r.exitCode !== 0) throw new Error(r.stderr.toString());
+      return r.stdout.toString();
+    };
+    for (const torn of [whole.subarray(0, 100), Buffer.concat([whole.subarray(0, whole.length - 4096), Buffer.alloc(4096)]), Buffer.alloc(whole.length)]) {
+      writeFileSync(copy, torn);
+      expect(afterCrash()).toBe(plainStatus(repo.root));
+      expect(afterCrash()).toBe(plainStatus(repo.root)); // the copy made again
+      expect(afterCrash()).toBe(plainStatus(repo.root)); // its cache written
+      expect(cacheWritten(repo.root)).toBe(true);
+    }
+  });
+
   test("a split index is left alone: no copy, nothing written to .git", async () => {
     await using repo = await committedTree();
     repo.git("update-index", "--split-index");
