@@ -474,12 +474,9 @@ class GrepRun {
 
   /** The entry's outcome once it has one; awaits only when it is not there yet. */
   private outcome(entry: InFlight): FileSearch | Promise<FileSearch> {
-    const now = (): FileSearch => {
-      if (entry.error) throw entry.error.error;
-      return entry.found!;
-    };
-    if (entry.found || entry.error) return now();
-    return this.guard(new Promise<void>((resolve) => (entry.wake = resolve))).then(now);
+    // most entries are settled already (files the index settled, queued behind a read): no closure made for them
+    if (entry.found || entry.error) return settledOutcome(entry);
+    return this.guard(new Promise<void>((resolve) => (entry.wake = resolve))).then(() => settledOutcome(entry));
   }
 
   /** A read error: a path that is gone is searched as empty when the caller asked to hear of it. */
@@ -639,6 +636,12 @@ function underPath(found: FileSearch, path: string): FileSearch {
 }
 
 /** The caller asked for the SHA-256 of what is searched (GrepCandidate.onRead without hashKnown). */
+/** A settled entry's outcome: its search, or its error thrown. */
+function settledOutcome(entry: InFlight): FileSearch {
+  if (entry.error) throw entry.error.error;
+  return entry.found!;
+}
+
 function hashWanted(c: GrepCandidate): boolean {
   return c.onRead !== undefined && !c.hashKnown;
 }

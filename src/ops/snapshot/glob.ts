@@ -18,5 +18,12 @@ export function globFilter(include: string[] | undefined, exclude: string[] | un
   };
   const inc = compile(include, includeArg);
   const exc = compile(exclude, "exclude");
-  return (path) => (inc === null || inc.some((m) => m(path))) && !(exc ?? []).some((m) => m(path));
+  // asked once per candidate (100k in a whole-tree grep): no array or closure made per call
+  if (inc === null && exc === null) return () => true;
+  return (path) => (inc === null || anyMatches(inc, path)) && (exc === null || !anyMatches(exc, path));
+}
+
+function anyMatches(matchers: ((path: string) => boolean)[], path: string): boolean {
+  for (const m of matchers) if (m(path)) return true;
+  return false;
 }

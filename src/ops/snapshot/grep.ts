@@ -318,7 +318,24 @@ class LiveFile implements GrepCandidate {
   }
 }
 
-function* liveCandidates(ws: Workspace, files: TreeEntry[], touches: LeaseTouches, index: IndexFilter | null): Generator<GrepCandidate> {
+/**
+ * The live files as candidates, made one at a time as the engine takes them. An iterator of its own rather than
+ * a generator: the engine reads each result before asking for the next, so one result object serves them all
+ * (a generator makes one per file: 100k objects of garbage a whole-tree call).
+ */
+function liveCandidates(ws: Workspace, files: TreeEntry[], touches: LeaseTouches, index: IndexFilter | null): Iterable<GrepCandidate> {
   const prefix = ws.repo.root.endsWith(sep) ? ws.repo.root : ws.repo.root + sep;
-  for (const f of files) yield new LiveFile(trustedRepoPath(f.path), prefix, f, touches, index);
+  let i = 0;
+  const result = { done: false, value: undefined as unknown as GrepCandidate };
+  const ended: IteratorReturnResult<undefined> = { done: true, value: undefined };
+  const it: Iterator<GrepCandidate> = {
+    next: () => {
+      const f = files[i];
+      if (f === undefined) return ended;
+      i++;
+      result.value = new LiveFile(trustedRepoPath(f.path), prefix, f, touches, index);
+      return result as IteratorYieldResult<GrepCandidate>;
+    },
+  };
+  return { [Symbol.iterator]: () => it };
 }

@@ -89,6 +89,12 @@ describe("snapshot_grep", () => {
     expect(none).toMatchObject({ matches: [], candidates: 0, files_searched: 0, files_matched: 0, truncated: false });
     const f = globFilter(["*.md"], ["docs/skip.md"]);
     expect([f("a.md"), f("docs/b.md"), f("docs/skip.md"), f("a.ts")]).toEqual([true, true, false, false]);
+    const onlyInclude = globFilter(["*.md", "src/**"], undefined);
+    expect([onlyInclude("a.md"), onlyInclude("src/x/y.ts"), onlyInclude("a.ts")]).toEqual([true, true, false]);
+    const onlyExclude = globFilter(undefined, ["*.md"]);
+    expect([onlyExclude("docs/a.md"), onlyExclude("a.ts")]).toEqual([false, true]);
+    const neither = globFilter(undefined, undefined);
+    expect([neither("a.md"), neither("any/path")]).toEqual([true, true]);
     closeWorkspace(ws);
   });
 
