@@ -3,6 +3,7 @@ import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renam
 import { join } from "node:path";
 import { readGitState, STATUS_ARGS } from "../../src/repo/fingerprint";
 import { openRoot } from "../../src/repo/root";
+import { rng } from "../ops/patch/fixtures";
 import { tmpRepo, type TmpRepo } from "../helpers/tmp-repo";
 
 /** `git status` as worksnap ran it before the cache: on the user's index, never writing it. */
@@ -45,17 +46,6 @@ function gitDirState(root: string): string {
   return out.join("\n");
 }
 
-function seeded(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 async function committedTree(): Promise<TmpRepo> {
   const repo = await tmpRepo();
   for (const d of ["src", "src/lib", "docs", "docs/img", "tools"]) repo.write(`${d}/keep.txt`, `${d}\n`);
@@ -67,8 +57,7 @@ async function committedTree(): Promise<TmpRepo> {
 describe("git status on worksnap's copy of the index (untracked cache)", () => {
   test("the same bytes as the plain status after every change of a random flood, changes made in the tick before the status", async () => {
     await using repo = await committedTree();
-    const rand = seeded(19);
-    const pick = <T>(xs: T[]): T => xs[Math.floor(rand() * xs.length)] as T;
+    const { pick } = rng(19);
     const dirs = ["", "src", "src/lib", "docs", "docs/img", "tools", "new", "new/deep", "src/gen"];
     const untracked = new Set<string>();
     let n = 0;
