@@ -30,7 +30,7 @@ export async function cmdIndex(argv: string[]): Promise<number> {
     if (memoryBudget < 1024 * 1024) throw new UsageError("--memory must be at least 1M");
     const indexer = new TrigramIndexer(ws.repo, ws.trigrams, { diskBudget, memoryBudget, background: false, known: (oid) => ws.blobs.knownSha256(oid) });
     if (sub === "build") {
-      const pass = await indexer.update();
+      const pass = await indexer.update({ forCoverage: true });
       const result = { ...pass, ms: Math.round(pass.ms), ...(await indexer.coverage()) };
       if (flags.json) printJson(result);
       else stdout(`indexed ${result.indexed} blobs (${mb(result.bytes)}) in ${result.segments} segments, ${(result.ms / 1000).toFixed(2)} s; ${coverageLine(result)}${result.full ? "; the disk budget is spent" : ""}\n`);

@@ -42,6 +42,23 @@ async function fixture(): Promise<TmpRepo> {
 }
 
 describe("the trigram indexer", () => {
+  test("coverage after a pass that kept its listing: the same as from a listing of its own, and from a new listing once git's index changed", async () => {
+    await using repo = await fixture();
+    repo.write("src/dup.ts", "export function handleRequest() {}\n"); // a blob two paths hold
+    repo.write("big.txt", "x".repeat(100)); // not indexed: over the file limit below
+    repo.commit("more");
+    const { r, index, indexer } = open(repo);
+    const own = new TrigramIndexer(r, index, { diskBudget: 1 << 30, memoryBudget: 64 << 20, background: false, fileLimit: 50 });
+    await own.update({ forCoverage: true });
+    const kept = await own.coverage();
+    expect(kept).toEqual(await indexer.coverage());
+    expect(kept).toMatchObject({ index_blobs: 5, index_blobs_covered: 4 });
+    await own.update({ forCoverage: true });
+    repo.write("new.ts", "new\n");
+    repo.git("add", "new.ts"); // git's index changes after the pass listed it
+    expect(await own.coverage()).toMatchObject({ index_blobs: 6, index_blobs_covered: 4 });
+  });
+
   test("indexes every blob of git's index once; a query tells what cannot match and what is binary", async () => {
     await using repo = await fixture();
     const { index, indexer } = open(repo);
