@@ -59,16 +59,21 @@ async function main(): Promise<number> {
   const baselineArg = argValue(args, "--baseline");
   const baseline = baselineArg ? resolve(baselineArg) : null;
   if (baseline && !existsSync(baseline)) throw new Error(`${baseline} not found`);
-  /** One timed export of the snapshot by `exe` into the bundle file. */
-  const timeExport = (exe: string) =>
-    timeCommand([exe, "snapshot", "export", snapshotId, "-o", bundle, "--root", dir], {
+  /** One timed run of `cmd` in the work tree, which writes `file` (removed before, and after when `drop`). */
+  const timeWriting = async (cmd: string[], file: string, drop: boolean) => {
+    const t = await timeCommand(cmd, {
       cwd: dir,
       runs: 1,
       prepare: () => {
-        rmSync(bundle, { force: true });
+        rmSync(file, { force: true });
         syncAll();
       },
     });
+    if (drop) rmSync(file, { force: true });
+    return t;
+  };
+  /** One timed export of the snapshot by `exe` into the bundle file. */
+  const timeExport = (exe: string) => timeWriting([exe, "snapshot", "export", snapshotId, "-o", bundle, "--root", dir], bundle, false);
   /** One timed import of the bundle by `exe` into a new empty repository; checks the id it stored. */
   const timeImport = async (exe: string) => {
     const t = await timeCommand([exe, "snapshot", "import", bundle, "--root", target, "--json"], {
@@ -109,33 +114,10 @@ async function main(): Promise<number> {
       const exBase = baseline ? await timeExport(baseline) : null;
       if (exBase) bundleHashes.push(new Bun.CryptoHasher("sha256").update(await Bun.file(bundle).bytes()).digest("hex"));
       console.error(`${label}: tar -c`);
-      const tc = await timeCommand(["tar", "-cf", treeTar, "--exclude=./.git", "--exclude=./.mcp", "."], {
-        cwd: dir,
-        runs: 1,
-        prepare: () => {
-          rmSync(treeTar, { force: true });
-          syncAll();
-        },
-      });
-      const tcFlushed = await timeCommand(["bash", "-c", `tar -cf ${treeTar}.flushed --exclude=./.git --exclude=./.mcp . && sync -f ${treeTar}.flushed`], {
-        cwd: dir,
-        runs: 1,
-        prepare: () => {
-          rmSync(`${treeTar}.flushed`, { force: true });
-          syncAll();
-        },
-      });
-      rmSync(`${treeTar}.flushed`, { force: true });
+      const tc = await timeWriting(["tar", "-cf", treeTar, "--exclude=./.git", "--exclude=./.mcp", "."], treeTar, false);
+      const tcFlushed = await timeWriting(["bash", "-c", `tar -cf ${treeTar}.flushed --exclude=./.git --exclude=./.mcp . && sync -f ${treeTar}.flushed`], `${treeTar}.flushed`, true);
       console.error(`${label}: references`);
-      const tee = await timeCommand(["bash", "-c", `tar -cf - --exclude=./.git --exclude=./.mcp . | tee ${treeTar}.tee | openssl dgst -sha256 >/dev/null`], {
-        cwd: dir,
-        runs: 1,
-        prepare: () => {
-          rmSync(`${treeTar}.tee`, { force: true });
-          syncAll();
-        },
-      });
-      rmSync(`${treeTar}.tee`, { force: true });
+      const tee = await timeWriting(["bash", "-c", `tar -cf - --exclude=./.git --exclude=./.mcp . | tee ${treeTar}.tee | openssl dgst -sha256 >/dev/null`], `${treeTar}.tee`, true);
       const floor = await timeCommand([process.execPath, join(ROOT, "bench", "hash-floor.ts"), dir], { cwd: dir, runs: 1, prepare: syncAll });
       console.error(`${label}: import`);
       const im = await timeImport(bin);
