@@ -26,8 +26,9 @@
  * (`core.untrackedCache=false`). Anything else, and any failure to make the
  * copy, is the plain status.
  */
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, statfsSync, utimesSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, statfsSync, utimesSync } from "node:fs";
 import { join } from "node:path";
+import { isDescriptorShortage } from "../core/errors";
 import { sha256Hex } from "../core/hash";
 import { git, gitText, type GitResult } from "./git";
 import { indexIdentity } from "./index-identity";
@@ -51,7 +52,9 @@ export async function gitStatus(repo: RepoRoot): Promise<GitResult> {
   else {
     try {
       result = await git([...run.config, ...STATUS_ARGS], { cwd: repo.root, env: run.env });
-    } catch {
+    } catch (err) {
+      // no descriptor free: the plain status could not start either, and the copy is sound (the caller answers BUSY)
+      if (isDescriptorShortage(err)) throw err;
       // a copy git cannot read (cut short by a crash: copies are not flushed) is made again after the next status
       rmSync(run.env.GIT_INDEX_FILE as string, { force: true });
       result = await git(STATUS_ARGS, { cwd: repo.root });
@@ -90,17 +93,10 @@ async function statusRun(repo: RepoRoot): Promise<StatusRun> {
   const userIndex = join(gitDir, "index");
   const identity = indexIdentity(userIndex);
   if (identity === null) return PLAIN;
-  let ok = allowed.get(repo.root);
-  if (ok === undefined) {
-    ok = cacheAllowed(repo);
-    allowed.set(repo.root, ok);
-  }
+  const ok = cacheAllowed(repo);
   const dir = join(repo.stateDir, "git");
   const copy = join(dir, PREFIX + sha256Hex(identity).slice(0, 16));
-  if (!exists(copy)) {
-    const may = ok;
-    return { config: [], after: async () => (await may) ? makeCopy(repo, dir, userIndex, identity, copy) : undefined };
-  }
+  if (!existsSync(copy)) return { config: [], after: async () => ((await ok) ? makeCopy(repo, dir, userIndex, identity, copy) : undefined) };
   if (!(await ok)) return PLAIN;
   if (!soundOnce(copy)) {
     rmSync(copy, { force: true });
@@ -114,7 +110,13 @@ async function statusRun(repo: RepoRoot): Promise<StatusRun> {
   };
 }
 
-async function cacheAllowed(repo: RepoRoot): Promise<boolean> {
+function cacheAllowed(repo: RepoRoot): Promise<boolean> {
+  let ok = allowed.get(repo.root);
+  if (ok === undefined) allowed.set(repo.root, (ok = askAllowed(repo)));
+  return ok;
+}
+
+async function askAllowed(repo: RepoRoot): Promise<boolean> {
   if (!localFileSystem(repo.root)) return false;
   try {
     const setting = (await gitText(["config", "--get", "core.untrackedCache"], { cwd: repo.root, okCodes: [1] })).trim().toLowerCase();
@@ -155,7 +157,7 @@ const sound = new Set<string>();
  */
 function soundOnce(copy: string): boolean {
   if (sound.has(copy)) return true;
-  let bytes: Uint8Array;
+  let bytes: Buffer;
   try {
     bytes = readFileSync(copy);
   } catch {
@@ -166,21 +168,12 @@ function soundOnce(copy: string): boolean {
   return ok;
 }
 
-function trailerMatches(bytes: Uint8Array, algorithm: "sha1" | "sha256", size: number): boolean {
+function trailerMatches(bytes: Buffer, algorithm: "sha1" | "sha256", size: number): boolean {
   if (bytes.length < 12 + size) return false;
   const body = bytes.subarray(0, bytes.length - size);
   const trailer = bytes.subarray(bytes.length - size);
   if (trailer.every((b) => b === 0)) return false;
-  const digest = new Bun.CryptoHasher(algorithm).update(body).digest();
-  return Buffer.from(digest).equals(Buffer.from(trailer));
-}
-
-function exists(path: string): boolean {
-  try {
-    return statSync(path).isFile();
-  } catch {
-    return false;
-  }
+  return new Bun.CryptoHasher(algorithm).update(body).digest().equals(trailer);
 }
 
 /**
