@@ -17,6 +17,17 @@ async function ourStatus(root: string): Promise<string> {
   return new TextDecoder().decode((await readGitState(openRoot(root))).status);
 }
 
+/** The status as another process runs it (its own check of the copy, its own git children). */
+async function statusInProcess(root: string): Promise<string> {
+  const script = `import { readGitState } from ${JSON.stringify(join(import.meta.dir, "../../src/repo/fingerprint"))};
+    import { openRoot } from ${JSON.stringify(join(import.meta.dir, "../../src/repo/root"))};
+    process.stdout.write((await readGitState(openRoot(${JSON.stringify(root)}))).status);`;
+  const proc = Bun.spawn([process.execPath, "-e", script], { stdout: "pipe", stderr: "pipe" });
+  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  if (code !== 0) throw new Error(err);
+  return out;
+}
+
 function copies(root: string): string[] {
   const dir = join(root, ".mcp", "git");
   return existsSync(dir) ? readdirSync(dir).filter((n) => n.startsWith("status-index-")) : [];
@@ -140,22 +151,36 @@ describe("git status on worksnap's copy of the index (untracked cache)", () => {
     const copy = join(repo.root, ".mcp", "git", name as string);
     const whole = readFileSync(copy);
     // a process started after the power loss (this one has seen the copy sound), as git reads it: no error, other entries
-    const afterCrash = () => {
-      const script = `import { readGitState } from ${JSON.stringify(join(import.meta.dir, "../../src/repo/fingerprint"))};
-        import { openRoot } from ${JSON.stringify(join(import.meta.dir, "../../src/repo/root"))};
-        process.stdout.write((await readGitState(openRoot(${JSON.stringify(repo.root)}))).status);`;
-      const r = Bun.spawnSync([process.execPath, "-e", script], { stdout: "pipe", stderr: "pipe" });
-      if (r.exitCode !== 0) throw new Error(r.stderr.toString());
-      return r.stdout.toString();
-    };
+    const afterCrash = () => statusInProcess(repo.root);
     for (const torn of [whole.subarray(0, 100), Buffer.concat([whole.subarray(0, whole.length - 4096), Buffer.alloc(4096)]), Buffer.alloc(whole.length)]) {
       writeFileSync(copy, torn);
-      expect(afterCrash()).toBe(plainStatus(repo.root));
-      expect(afterCrash()).toBe(plainStatus(repo.root)); // the copy made again
-      expect(afterCrash()).toBe(plainStatus(repo.root)); // its cache written
+      expect(await afterCrash()).toBe(plainStatus(repo.root));
+      expect(await afterCrash()).toBe(plainStatus(repo.root)); // the copy made again
+      expect(await afterCrash()).toBe(plainStatus(repo.root)); // its cache written
       expect(cacheWritten(repo.root)).toBe(true);
     }
   });
+
+  test("statuses at once in this process and two others, each change of the tree making git want to write the copy (or of the index, a new copy): every one the plain status's bytes", async () => {
+    await using repo = await committedTree();
+    await ourStatus(repo.root);
+    await ourStatus(repo.root); // the copy made, its cache written
+    const { pick } = rng(4);
+    for (let round = 0; round < 12; round++) {
+      const dir = pick(["src", "docs/img", "tools", `fresh${round}`]);
+      repo.write(`${dir}/r${round}.txt`, `${round}\n`); // a directory changed: each status below finds the cache stale
+      if (round % 3 === 2) rmSync(join(repo.root, dir), { recursive: true, force: true });
+      else if (round % 4 === 3) repo.git("add", "-f", `${dir}/r${round}.txt`); // the index changes: copies made at once
+      const plain = plainStatus(repo.root);
+      const all = await Promise.all([ourStatus(repo.root), ourStatus(repo.root), ourStatus(repo.root), statusInProcess(repo.root), statusInProcess(repo.root)]);
+      all.forEach((got, k) => {
+        if (got !== plain) throw new Error(`round ${round}, status ${k}: ${JSON.stringify(got)} != ${JSON.stringify(plain)}`);
+      });
+    }
+    expect(cacheWritten(repo.root)).toBe(true);
+    expect(copies(repo.root)).toHaveLength(1);
+    expect(readdirSync(join(repo.root, ".mcp", "git")).filter((n) => n.endsWith(".lock"))).toEqual([]);
+  }, 60_000);
 
   test("a split index is left alone: no copy, nothing written to .git", async () => {
     await using repo = await committedTree();
