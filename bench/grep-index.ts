@@ -16,6 +16,7 @@
 
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
+import { COPY_CONFIG, STATUS_ARGS } from "../src/repo/status-index";
 import { ensureGenerated, readMarker } from "./gen-repo.ts";
 import { processMemory, resetPeak, resultOf, startServer } from "./mcp-server.ts";
 import { argValue, fmtBytes, fmtMs, fmtRatio, loadLine, machineLine, markdownTable, median, runMain, table } from "./lib.ts";
@@ -57,8 +58,7 @@ function cachedStatus(dir: string): number {
   const gitDir = join(dir, ".mcp", "git");
   const copy = readdirSync(gitDir).find((n) => n.startsWith("status-index-"));
   if (copy === undefined) throw new Error("the server made no copy of the index for its status");
-  const config = ["-c", "core.untrackedCache=true", "-c", "core.fsync=none", "-c", "core.splitIndex=false"];
-  return run(["git", ...config, "status", "--porcelain=v1", "-z", "--untracked-files=normal", "--ignore-submodules=none"], dir, {
+  return run(["git", ...COPY_CONFIG, ...STATUS_ARGS], dir, {
     GIT_INDEX_FILE: join(gitDir, copy),
     GIT_OPTIONAL_LOCKS: "0",
   });

@@ -40,6 +40,9 @@ const PREFIX = "status-index-";
 /** Flags pinned so the status bytes do not depend on the user's status config. */
 export const STATUS_ARGS = ["status", "--porcelain=v1", "-z", "--untracked-files=normal", "--ignore-submodules=none"];
 
+/** git's config for a status on the copy: the cache kept and written; a cache needs no flush; never a split index (its shared part would go to .git). */
+export const COPY_CONFIG = ["-c", "core.untrackedCache=true", "-c", "core.fsync=none", "-c", "core.splitIndex=false"];
+
 /**
  * `git status` with STATUS_ARGS, on the copy when there is one for the user's current index. A status that
  * fails on the copy (git dies when it cannot write it: a full disk; or the copy was cut short) runs again on
@@ -103,8 +106,7 @@ async function statusRun(repo: RepoRoot): Promise<StatusRun> {
     return { config: [], after: async () => makeCopy(repo, dir, userIndex, identity, copy) };
   }
   return {
-    // the cache kept and written; a cache needs no flush; never a split index (its shared part would go to .git)
-    config: ["-c", "core.untrackedCache=true", "-c", "core.fsync=none", "-c", "core.splitIndex=false"],
+    config: COPY_CONFIG,
     env: { GIT_INDEX_FILE: copy, GIT_OPTIONAL_LOCKS: "1" },
     after: PLAIN.after,
   };
