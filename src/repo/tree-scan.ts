@@ -22,6 +22,9 @@ export interface TreeEntry {
    * unchanged index and status are reused by a server (gitTreeEntries).
    */
   storedBlob?: true;
+  /** A cache for the grep's trigram index: the handle of gitOid's blob in the index of that version (index-select.ts). */
+  trigramHandle?: number;
+  trigramVersion?: number;
 }
 
 export interface ScanSkips {

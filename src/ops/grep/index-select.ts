@@ -10,10 +10,25 @@ import { compileQuery, type GrepOptions } from "./query";
 
 export { BINARY, NO_MATCH, READ, type Verdict };
 
+/**
+ * A clean tracked file as the live walk lists it: its index blob id, and room for the index's handle of that
+ * blob, which a server's walk keeps from call to call (the entries of an unchanged index are reused, tree-scan.ts).
+ */
+export interface IndexedEntry {
+  gitOid?: string;
+  /** the handle of gitOid's blob (-1: not indexed) in the index whose version is trigramVersion */
+  trigramHandle?: number;
+  trigramVersion?: number;
+}
+
 /** What the walk asks per candidate. */
 export interface IndexFilter {
   /** a clean tracked file, by its index blob id */
   byGitOid(oid: string): Verdict;
+  /** a clean tracked file, by its entry: byGitOid, the lookup kept on the entry */
+  byEntry(entry: IndexedEntry): Verdict;
+  /** the verdicts of index blob ids, in order (a listing's: the lookups kept per array while the index does not change) */
+  byGitOids(oids: readonly string[]): Uint8Array;
   /** a stored blob, by its handle in the index (handlesOf; -1: not indexed) */
   byHandle(handle: number): Verdict;
   /**
@@ -29,6 +44,7 @@ export interface IndexFilter {
 const CACHED = 8;
 const cache = new WeakMap<TrigramIndex, Map<string, TrigramSelection>>();
 const handleCache = new WeakMap<object, { index: TrigramIndex; generation: number; handles: Int32Array }>();
+const oidHandles = new WeakMap<readonly string[], { version: number; handles: Int32Array }>();
 
 /** The index's filter for a query; null when the index holds nothing or the query has no trigram to ask. */
 export function indexFilter(index: TrigramIndex | null, query: Omit<GrepOptions, "queryKey" | "cursor">): IndexFilter | null {
@@ -50,6 +66,27 @@ export function indexFilter(index: TrigramIndex | null, query: Omit<GrepOptions,
   const chosen = selection;
   return {
     byGitOid: (oid) => chosen.verdict(index.handleOfOid(oid)),
+    byEntry: (entry) => {
+      if (entry.gitOid === undefined) return READ;
+      const version = index.version;
+      if (entry.trigramVersion !== version) {
+        entry.trigramHandle = index.handleOfOid(entry.gitOid);
+        entry.trigramVersion = version;
+      }
+      return chosen.verdict(entry.trigramHandle as number);
+    },
+    byGitOids: (oids) => {
+      const version = index.version;
+      let kept = oidHandles.get(oids);
+      if (!kept || kept.version !== version) {
+        const handles = new Int32Array(oids.length);
+        for (let i = 0; i < oids.length; i++) handles[i] = index.handleOfOid(oids[i]!);
+        oidHandles.set(oids, (kept = { version, handles }));
+      }
+      const out = new Uint8Array(oids.length);
+      for (let i = 0; i < out.length; i++) out[i] = chosen.verdict(kept.handles[i]!);
+      return out;
+    },
     byHandle: (handle) => chosen.verdict(handle),
     handlesOf: (entries) => {
       const kept = handleCache.get(entries);

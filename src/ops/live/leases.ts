@@ -1,6 +1,7 @@
 import { WorksnapError, internal, invalidArgument } from "../../core/errors";
 import { blobIdOfState } from "../../core/content-hash";
 import { randomId128, sha256Hex } from "../../core/hash";
+import { compareUtf8, searchUtf8 } from "../../core/byte-order";
 import { type Fingerprint, sameFingerprint } from "../../repo/fingerprint";
 
 /**
@@ -31,42 +32,55 @@ export interface PartialRead {
 }
 
 /**
- * The paths a lease touched, each with what was observed: a Map of path to
- * blob id (or null), except that a clean tracked file may be recorded by its
- * git blob id (setIndexBlob), which is turned into the sha256 blob id only
- * when someone reads it (a whole-tree grep touches every file, and making
- * 100k blob ids nobody may ever look at cost more than the search), and a
- * file of which only a prefix was read by its PartialRead (setPartial). The
- * kinds of value tell themselves apart: a blob id starts with "sha256:", a
- * partial read with "part:", a git id is hex.
+ * The paths a lease touched, each with what was observed: a blob id, or null
+ * (no file), except that a clean tracked file may be recorded by its git blob
+ * id (setIndexBlob), which is turned into the sha256 blob id only when
+ * someone reads it (a whole-tree grep touches every file, and making 100k
+ * blob ids nobody may ever look at cost more than the search), and a file of
+ * which only a prefix was read by its PartialRead (setPartial). The kinds of
+ * value tell themselves apart: a blob id starts with "sha256:", a partial
+ * read with "part:", a git id is hex.
+ *
+ * Two layers: a Map for paths touched one by one, and one sorted run for the
+ * paths a search touched in walk order (addRun): 90,000 paths a call go into
+ * two arrays instead of a Map, and are found by binary search. The Map is
+ * asked first; addRun takes out of it the paths the run holds, so the newest
+ * touch of a path is always the one seen.
  */
 export class TouchedPaths {
   private readonly map = new Map<string, string | null>();
+  /** paths in UTF-8 byte order without repeats, each with its value as the map would hold it */
+  private run: { paths: string[]; values: (string | null)[] } | null = null;
+  /** paths both in the map and in the run (the map's value counts): size counts them once */
+  private shadowed = 0;
 
   constructor(private readonly resolve: IndexBlobResolver) {}
 
   get size(): number {
-    return this.map.size;
+    return this.map.size + (this.run?.paths.length ?? 0) - this.shadowed;
   }
 
   has(path: string): boolean {
-    return this.map.has(path);
+    return this.map.has(path) || this.inRun(path) >= 0;
   }
 
   /** The blob observed at `path` (null: no file); undefined when not touched, or when only part of it was read (partialRead). */
   get(path: string): string | null | undefined {
     const v = this.map.get(path);
-    if (v !== undefined && v !== null && isPartial(v)) return undefined;
-    return v === undefined || v === null || isBlobId(v) ? v : this.resolved(path, v);
+    if (v !== undefined) return v === null || isBlobId(v) ? v : isPartial(v) ? undefined : this.resolved(path, v, -1);
+    const i = this.inRun(path);
+    if (i < 0) return undefined;
+    const r = this.run!.values[i] as string | null;
+    return r === null || isBlobId(r) ? r : isPartial(r) ? undefined : this.resolved(path, r, i);
   }
 
   /** Records that only the first `read.bytes` bytes of the file at `path` were read. */
   setPartial(path: string, read: PartialRead): void {
-    this.map.set(path, `part:${read.bytes}:${read.sha256}`);
+    this.put(path, `part:${read.bytes}:${read.sha256}`);
   }
 
   partialRead(path: string): PartialRead | undefined {
-    const v = this.map.get(path);
+    const v = this.raw(path);
     if (v === undefined || v === null || !isPartial(v)) return undefined;
     const colon = v.indexOf(":", 5);
     return { bytes: Number(v.slice(5, colon)), sha256: v.slice(colon + 1) };
@@ -93,34 +107,127 @@ export class TouchedPaths {
   }
 
   set(path: string, blob: string | null): this {
-    this.map.set(path, blob);
+    this.put(path, blob);
     return this;
   }
 
   /** Records a clean tracked file's observed blob by its index blob id (git's, hex), which the resolver must know. */
   setIndexBlob(path: string, gitOid: string): void {
-    this.map.set(path, gitOid);
+    this.put(path, gitOid);
   }
 
-  keys(): IterableIterator<string> {
-    return this.map.keys();
+  /**
+   * Records many touches at once, newer than every touch before: `paths` in
+   * UTF-8 byte order without repeats (a search's walk order), `values` as
+   * set() and setIndexBlob() take them. The arrays are kept, not copied.
+   */
+  addRun(paths: string[], values: (string | null)[]): void {
+    if (paths.length !== values.length) throw internal("a run of touches needs one value per path");
+    if (!ascending(paths)) {
+      for (let i = 0; i < paths.length; i++) this.put(paths[i] as string, values[i] as string | null);
+      return;
+    }
+    const older = this.run;
+    this.run = older === null ? { paths, values } : mergeRuns(older, { paths, values });
+    this.shadowed = 0;
+    for (const key of [...this.map.keys()]) {
+      if (searchExact(paths, key) >= 0) this.map.delete(key);
+      else if (older !== null && this.inRun(key) >= 0) this.shadowed++;
+    }
+  }
+
+  /** Every touched path (each once). */
+  *keys(): IterableIterator<string> {
+    yield* this.map.keys();
+    const run = this.run;
+    if (run) for (const path of run.paths) if (!this.map.has(path)) yield path;
   }
 
   /** Every touched path with its value: a blob id, null, or a partial read as stored (set() takes it back as it is). */
   *entries(): IterableIterator<[string, string | null]> {
-    for (const [path, v] of this.map) yield [path, v === null || isBlobId(v) || isPartial(v) ? v : this.resolved(path, v)];
+    for (const [path, v] of this.map) yield [path, v === null || isBlobId(v) || isPartial(v) ? v : this.resolved(path, v, -1)];
+    const run = this.run;
+    if (!run) return;
+    for (let i = 0; i < run.paths.length; i++) {
+      const path = run.paths[i] as string;
+      if (this.map.has(path)) continue;
+      const v = run.values[i] as string | null;
+      yield [path, v === null || isBlobId(v) || isPartial(v) ? v : this.resolved(path, v, i)];
+    }
   }
 
   [Symbol.iterator](): IterableIterator<[string, string | null]> {
     return this.entries();
   }
 
-  private resolved(path: string, gitOid: string): string {
+  /** The value as stored, map first. */
+  private raw(path: string): string | null | undefined {
+    const v = this.map.get(path);
+    if (v !== undefined) return v;
+    const i = this.inRun(path);
+    return i < 0 ? undefined : (this.run!.values[i] as string | null);
+  }
+
+  private put(path: string, value: string | null): void {
+    if (this.run !== null && !this.map.has(path) && this.inRun(path) >= 0) this.shadowed++;
+    this.map.set(path, value);
+  }
+
+  private inRun(path: string): number {
+    return this.run === null ? -1 : searchExact(this.run.paths, path);
+  }
+
+  /** The sha256 blob id of a git id recorded at `path` (at run index `at`, or in the map when -1), kept in its place. */
+  private resolved(path: string, gitOid: string, at: number): string {
     const blob = this.resolve(gitOid);
     if (blob === undefined) throw internal(`the blob store no longer knows git blob ${gitOid}, read at ${path}`, { path });
-    this.map.set(path, blob);
+    if (at < 0) this.map.set(path, blob);
+    else this.run!.values[at] = blob;
     return blob;
   }
+}
+
+/**
+ * Whether `paths` are in strictly ascending order, a check on the caller's sort: the runtime's comparison (UTF-16
+ * order), and compareUtf8 where it says no. UTF-16 order and byte order differ only where one path has a surrogate
+ * and the other a unit of U+E000 or above at the first difference; a search's walk order, the one run there is,
+ * is checked in byte order by the grep engine as it takes each file.
+ */
+function ascending(paths: readonly string[]): boolean {
+  for (let i = 1; i < paths.length; i++) {
+    const a = paths[i - 1] as string;
+    const b = paths[i] as string;
+    if (!(a < b) && compareUtf8(a, b) >= 0) return false;
+  }
+  return true;
+}
+
+/** The index of `path` in byte-ordered `paths`, or -1. */
+function searchExact(paths: readonly string[], path: string): number {
+  const i = searchUtf8(paths, path, identity);
+  return i < paths.length && paths[i] === path ? i : -1;
+}
+
+const identity = (p: string) => p;
+
+/** Two runs as one, byte-ordered; a path in both takes the newer value. */
+function mergeRuns(older: { paths: string[]; values: (string | null)[] }, newer: { paths: string[]; values: (string | null)[] }) {
+  const paths: string[] = [];
+  const values: (string | null)[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < older.paths.length || j < newer.paths.length) {
+    const c = i === older.paths.length ? 1 : j === newer.paths.length ? -1 : compareUtf8(older.paths[i] as string, newer.paths[j] as string);
+    if (c < 0) {
+      paths.push(older.paths[i] as string);
+      values.push(older.values[i++] as string | null);
+    } else {
+      if (c === 0) i++;
+      paths.push(newer.paths[j] as string);
+      values.push(newer.values[j++] as string | null);
+    }
+  }
+  return { paths, values };
 }
 
 const LEASE_ID = /^lease_[0-9a-f]{32}$/;

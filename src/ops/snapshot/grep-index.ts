@@ -60,8 +60,8 @@ function configurationKey(repo: RepoRoot, gitDir: string): string {
 /** The listing's paths whose blob the index does not settle for the query: what a read ahead still reads. */
 export function unsettled(listing: Uint8Array, index: IndexFilter): string[] {
   const paths = plainIndexPaths(listing);
-  const oids = plainIndexOids(listing);
+  const verdicts = index.byGitOids(plainIndexOids(listing));
   const out: string[] = [];
-  for (let i = 0; i < paths.length; i++) if (index.byGitOid(oids[i] as string) === READ) out.push(paths[i] as string);
+  for (let i = 0; i < paths.length; i++) if (verdicts[i] === READ) out.push(paths[i] as string);
   return out;
 }

@@ -224,15 +224,19 @@ function* snapshotCandidates(ws: Workspace, files: { path: string; blob?: BlobId
 }
 
 /**
- * Touches the lease with each file the engine searched, in walk order, as it
- * takes it: with the blob of the bytes it searched, the index blob's known
- * sha256 for a clean file it was not asked to hash, null for a path that was
- * gone. A file whose hash was wanted but not made whole (a search cut short
- * inside a large file) is hashed at the end.
+ * Touches the lease with each file the engine searched, in walk order: with
+ * the blob of the bytes it searched, the index blob's known sha256 for a
+ * clean file it was not asked to hash, null for a path that was gone. The
+ * touches are gathered as the engine takes the files and given to the lease
+ * at the end of the search in one sorted run (TouchedPaths.addRun): a
+ * whole-tree search touches every file. A file whose hash was wanted but not
+ * made whole (a search cut short inside a large file) is hashed at the end.
  */
 class LeaseTouches {
   private readonly gitMap: GitBlobMap | null;
   private readonly unhashed: string[] = [];
+  private readonly paths: string[] = [];
+  private readonly values: (string | null)[] = [];
 
   constructor(
     private readonly ws: Workspace,
@@ -252,13 +256,16 @@ class LeaseTouches {
   }
 
   record(file: LiveFile, hex: string | null | undefined): void {
-    if (hex === null) touch(this.lease, file.path, null);
-    else if (hex !== undefined) touch(this.lease, file.path, blobIdFromHex(hex));
-    else if (file.hashKnown) this.lease.touched.setIndexBlob(file.path, file.entry.gitOid as string);
-    else this.unhashed.push(file.path);
+    if (hex === undefined && !file.hashKnown) {
+      this.unhashed.push(file.path);
+      return;
+    }
+    this.paths.push(file.path);
+    this.values.push(hex === null ? null : hex !== undefined ? blobIdFromHex(hex) : (file.entry.gitOid as string));
   }
 
   async finish(): Promise<void> {
+    this.lease.touched.addRun(this.paths, this.values);
     for (const path of this.unhashed) {
       let blob: BlobId | null;
       try {
@@ -295,7 +302,7 @@ class LiveFile implements GrepCandidate {
     private readonly index: IndexFilter | null,
   ) {
     this.hashKnown = touches.knows(entry);
-    const verdict = index !== null && entry.gitOid !== undefined ? index.byGitOid(entry.gitOid) : READ;
+    const verdict = index !== null ? index.byEntry(entry) : READ;
     this.indexed = verdict === NO_MATCH ? "no-match" : verdict === BINARY ? "binary" : undefined;
   }
 

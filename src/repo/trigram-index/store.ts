@@ -20,6 +20,8 @@ import { CorruptSegment, Segment } from "./segment";
 export const TRIGRAM_DIR = join("index", "trigrams-v1");
 const SUFFIX = ".seg";
 const SLOT = 2 ** 24;
+/** The last TrigramIndex.version given out. */
+let versions = 0;
 
 /** AND over clauses; a clause is an OR over alternatives; an alternative an AND over positions; a position an OR over trigrams. */
 export type TrigramQuery = number[][][][];
@@ -45,9 +47,23 @@ export class TrigramIndex {
   private stamp = "";
   /** Moves whenever the set of segments changes. */
   generation = 0;
+  private versionOf = -1;
+  private versionId = 0;
 
   constructor(stateDir: string) {
     this.dir = join(stateDir, TRIGRAM_DIR);
+  }
+
+  /**
+   * A number no other index in this process, nor this one at another generation, has: the key of what a caller
+   * keeps per blob handle (a handle names another blob once segments change).
+   */
+  get version(): number {
+    if (this.versionOf !== this.generation) {
+      this.versionOf = this.generation;
+      this.versionId = ++versions;
+    }
+    return this.versionId;
   }
 
   /** Loads segments added since the last look (by any process) and forgets removed ones; a stat when nothing changed. */
@@ -154,6 +170,11 @@ export class TrigramIndex {
     return new TrigramSelection(this, bits);
   }
 
+  /** Blobs of the segment in slot `k` (0 for an empty slot). */
+  blobsInSlot(k: number): number {
+    return this.slots[k]?.segment.blobs ?? 0;
+  }
+
   binaryAt(handle: number): boolean {
     return this.slots[Math.floor(handle / SLOT)]!.segment.binary(handle % SLOT);
   }
@@ -181,21 +202,30 @@ export class TrigramIndex {
   }
 }
 
-/** One query's answer per blob: read it, or it cannot match, or it is binary. */
+/**
+ * One query's answer per blob: read it, or it cannot match, or it is binary. Made once per query (and kept by
+ * index-select.ts), asked once per file: the answers are laid out per segment, one byte per blob.
+ */
 export class TrigramSelection {
+  private readonly verdicts: (Uint8Array | undefined)[];
+
   constructor(
-    private readonly index: TrigramIndex,
+    index: TrigramIndex,
     private readonly bits: (Uint32Array | undefined)[],
-  ) {}
+  ) {
+    this.verdicts = bits.map((b, k) => {
+      if (b === undefined) return undefined;
+      const blobs = index.blobsInSlot(k);
+      const out = new Uint8Array(blobs);
+      for (let o = 0; o < blobs; o++) out[o] = index.binaryAt(k * SLOT + o) ? BINARY : (b[o >>> 5]! >>> (o & 31)) & 1 ? READ : NO_MATCH;
+      return out;
+    });
+  }
 
   verdict(handle: number): Verdict {
     if (handle < 0) return READ;
-    const k = Math.floor(handle / SLOT);
-    const o = handle % SLOT;
-    const bits = this.bits[k];
-    if (bits === undefined) return READ;
-    if (this.index.binaryAt(handle)) return BINARY;
-    return (bits[o >>> 5]! >>> (o & 31)) & 1 ? READ : NO_MATCH;
+    const v = this.verdicts[Math.floor(handle / SLOT)];
+    return v === undefined ? READ : (v[handle % SLOT] as Verdict);
   }
 
   /** Blobs whose answer is "read it" among the indexed text blobs, for statistics. */

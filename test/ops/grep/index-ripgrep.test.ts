@@ -114,6 +114,23 @@ function repositoryCases(label: string, make: (root: string) => Promise<void>, c
       }, 240_000);
     }
 
+    test("regression: a server's entries, kept from call to call, ask the index again when its segments change", async () => {
+      // a kept tree entry remembers its blob's handle in the index; a handle names a blob only in the index (and
+      // the set of segments) it came from: after a segment goes, a new index loads the rest into other slots
+      const { text } = await setup();
+      keepIndexListings(true);
+      try {
+        for (const state of ["full", "partial", "full", "absent", "partial", "full"] as const) {
+          await setIndex(root, state);
+          for (const c of cases.slice(0, 4)) {
+            expect({ state, case: name(c), got: await pairs(root, c, "worktree") }).toEqual({ state, case: name(c), got: theirs(root, text, c) });
+          }
+        }
+      } finally {
+        keepIndexListings(false);
+      }
+    }, 240_000);
+
     test("the full index settles most files of a selective query, and the lease still holds each searched file's true blob", async () => {
       await setup();
       await setIndex(root, "full");

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { LeaseStore, touch } from "../../../src/ops/live/leases";
+import { compareUtf8 } from "../../../src/core/byte-order";
+import { LeaseStore, TouchedPaths, touch } from "../../../src/ops/live/leases";
 
 const FP = { head_oid: "h", index_oid: "i", status_hash: "s" };
 
@@ -72,5 +73,89 @@ describe("LeaseStore limits", () => {
     expect(store.get(big[1] as string).touched.size).toBe(100);
     expect(store.get(big[2] as string).touched.size).toBe(100);
     expect(store.get(fresh.id)).toBe(fresh);
+  });
+});
+
+describe("TouchedPaths: a search's run of touches beside the one-by-one touches", () => {
+  const resolve = (oid: string) => (oid.startsWith("dead") ? undefined : `sha256:${oid}`);
+  const oid = (n: number) => (n % 7 === 0 ? "dead" : "") + n.toString(16).padStart(40, "0").slice(-40);
+
+  /** What the lease must answer: a plain Map of the newest value per path, git ids resolved when read. */
+  function observed(model: Map<string, string | null>, path: string): string | null | undefined {
+    const v = model.get(path);
+    if (v === undefined || v === null || v.startsWith("sha256:")) return v;
+    if (v.startsWith("part:")) return undefined;
+    return resolve(v) ?? "THROWS";
+  }
+
+  test("random sequences of touches, runs and reads answer as one Map of the newest touch per path would", () => {
+    // paths whose runtime order differs from their byte order (a surrogate pair against U+E000 and above) among plain ones
+    const names = ["a", "a/b", "b", "b\u0000c", "é", "\uffff", "\u{10000}", "z/\ue000", "z/\u{1f600}", "zz"];
+    const sorted = [...names].sort(compareUtf8);
+    let seed = 7;
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    for (let round = 0; round < 300; round++) {
+      const t = new TouchedPaths(resolve);
+      const model = new Map<string, string | null>();
+      for (let step = 0; step < 12; step++) {
+        const path = names[rand(names.length)] as string;
+        const op = rand(5);
+        if (op === 0) {
+          const v = rand(3) === 0 ? null : `sha256:${rand(100)}`;
+          t.set(path, v);
+          model.set(path, v);
+        } else if (op === 1) {
+          const g = oid(rand(50));
+          t.setIndexBlob(path, g);
+          model.set(path, g);
+        } else if (op === 2) {
+          t.setPartial(path, { bytes: 3, sha256: "ab" });
+          model.set(path, "part:3:ab");
+        } else {
+          const paths = sorted.filter(() => rand(2) === 0);
+          const values = paths.map(() => [null, `sha256:${rand(100)}`, oid(rand(50))][rand(3)] as string | null);
+          t.addRun(paths, values);
+          paths.forEach((p, i) => model.set(p, values[i] as string | null));
+        }
+        expect(t.size).toBe(model.size);
+        expect([...t.keys()].sort(compareUtf8)).toEqual([...model.keys()].sort(compareUtf8));
+        for (const p of names) {
+          expect(t.has(p)).toBe(model.has(p));
+          const want = observed(model, p);
+          if (want === "THROWS") expect(() => t.get(p)).toThrow(/no longer knows/);
+          else expect(t.get(p)).toBe(want);
+          expect(t.partialRead(p)).toEqual(model.get(p) === "part:3:ab" ? { bytes: 3, sha256: "ab" } : undefined);
+        }
+      }
+      const live = [...model].filter(([, v]) => v === null || !v.startsWith("dead"));
+      if (live.length === model.size) {
+        expect(new Map(t.entries())).toEqual(new Map([...model].map(([p, v]) => [p, v === null || v.startsWith("sha256:") || v.startsWith("part:") ? v : `sha256:${v}`])));
+      }
+    }
+  });
+
+  test("a run given out of order is kept one path at a time, still found", () => {
+    const t = new TouchedPaths(resolve);
+    t.addRun(["b", "a", "c"], ["sha256:1", "sha256:2", null]);
+    expect([t.get("a"), t.get("b"), t.get("c"), t.size]).toEqual(["sha256:2", "sha256:1", null, 3]);
+  });
+
+  test("a run leaves the caller's arrays in place and resolves a git id once, in place", () => {
+    let asked = 0;
+    const t = new TouchedPaths((g) => {
+      asked++;
+      return `sha256:${g}`;
+    });
+    const paths = ["a", "b"];
+    const values: (string | null)[] = ["0".repeat(40), null];
+    t.addRun(paths, values);
+    expect(t.get("a")).toBe(`sha256:${"0".repeat(40)}`);
+    expect(t.get("a")).toBe(`sha256:${"0".repeat(40)}`);
+    expect(asked).toBe(1);
+    expect(t.changedSince("a", null)).toEqual({ read_blob: `sha256:${"0".repeat(40)}`, current_blob: null });
+    expect(t.changedSince("b", new Uint8Array([1]))).toBeNull();
   });
 });
