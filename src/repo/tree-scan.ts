@@ -25,6 +25,8 @@ export interface TreeEntry {
   /** A cache for the grep's trigram index: the handle of gitOid's blob in the index of that version (index-select.ts). */
   trigramHandle?: number;
   trigramVersion?: number;
+  /** Whether the path holds a UTF-16 unit of U+D800 or above (byte-order.ts); absent when the walk did not look. */
+  wide?: boolean;
 }
 
 export interface ScanSkips {
@@ -384,7 +386,7 @@ function trackedEntries(listing: Uint8Array, inputs: GitTreeInputs): { tracked: 
     lastPath = path;
     lastWide = rec.wide;
     // the index's other modes are 100644, 100755 and 120000
-    tracked.push(clean ? { path, mode: mode as FileMode, gitOid: rec.oid } : { path, mode: mode as FileMode });
+    tracked.push(clean ? { path, mode: mode as FileMode, gitOid: rec.oid, wide: rec.wide } : { path, mode: mode as FileMode, wide: rec.wide });
   }
   if (!sorted) tracked.sort((a, b) => compareUtf8(a.path, b.path));
   if (keepListings) lastTracked = { listing, status: inputs.status.slice(), tracked, skipped: own };

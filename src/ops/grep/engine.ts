@@ -41,6 +41,7 @@
 import { BINARY_SNIFF_BYTES } from "../../core/binary";
 import { compareUtf8 } from "../../core/byte-order";
 import { asWorksnapError, internal } from "../../core/errors";
+import { Fifo } from "../../core/fifo";
 import { encodeCursor, type CursorPosition } from "./cursor";
 import { compileQuery, type CompiledQuery, type GrepOptions } from "./query";
 import { nativeModule } from "../../repo/native";
@@ -212,7 +213,7 @@ class GrepRun {
 
   async execute(candidates: AsyncIterable<GrepCandidate> | Iterable<GrepCandidate>): Promise<GrepResult> {
     const it = iterate(candidates);
-    const inFlight: InFlight[] = [];
+    const inFlight = new Fifo<InFlight>();
     const { q, result } = this;
     let exhausted = false;
     let waiting: GrepCandidate | null = null; // pulled, not started yet
@@ -344,7 +345,7 @@ class GrepRun {
   private admit(r: IteratorResult<GrepCandidate>): GrepCandidate | null | undefined {
     if (r.done) return null;
     const c = r.value;
-    const high = HIGH.test(c.path);
+    const high = c.wide ?? HIGH.test(c.path);
     if (this.lastPath !== null && !(this.lastHigh || high ? compareUtf8(this.lastPath, c.path) < 0 : this.lastPath < c.path)) {
       throw internal(
         `grep candidates must arrive sorted by path (UTF-8 byte order) without repeats: ${JSON.stringify(c.path)} came after ${JSON.stringify(this.lastPath)}`,

@@ -3,6 +3,11 @@ import type { RepoPath } from "../../core/repo-path";
 /** One file the walk offers; `open` yields all its bytes, or a stream of them for large files. */
 export interface GrepCandidate {
   path: RepoPath;
+  /**
+   * Whether the path holds a UTF-16 unit of U+D800 or above, where the runtime's string order and UTF-8 byte order
+   * can differ; a walk that knows says so, and the engine, which checks the walk's order, tests the path otherwise.
+   */
+  wide?: boolean;
   /** null: not known (only with `absPath`; the engine stats the file when it opens it) */
   size: number | null;
   open(): Promise<Uint8Array | ReadableStream<Uint8Array>>;

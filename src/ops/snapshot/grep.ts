@@ -289,6 +289,7 @@ class LeaseTouches {
 class LiveFile implements GrepCandidate {
   readonly size = null;
   readonly hashKnown: boolean;
+  readonly wide: boolean | undefined;
   /** settled by the trigram index (a clean file: its index blob) */
   readonly indexed: "binary" | "no-match" | undefined;
 
@@ -302,6 +303,7 @@ class LiveFile implements GrepCandidate {
     private readonly index: IndexFilter | null,
   ) {
     this.hashKnown = touches.knows(entry);
+    this.wide = entry.wide;
     const verdict = index !== null ? index.byEntry(entry) : READ;
     this.indexed = verdict === NO_MATCH ? "no-match" : verdict === BINARY ? "binary" : undefined;
   }

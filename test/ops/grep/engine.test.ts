@@ -45,6 +45,19 @@ describe("grep pipeline", () => {
     expect(r.cursor).toBeUndefined();
   });
 
+  test("a walk out of byte order is refused, where the runtime's string order agrees with it too, with or without the walk's wide hint", async () => {
+    const files = { a: "foo\n", b: "foo\n", "z/\uffff": "foo\n", "z/\u{10000}": "foo\n" };
+    const sorted = memCandidates(files);
+    expect(sorted.map((c) => c.path as string)).toEqual(["a", "b", "z/\uffff", "z/\u{10000}"]);
+    const hinted = (cs: GrepCandidate[]) => cs.map((c) => ({ ...c, wide: /[\ud800-\uffff]/.test(c.path) }));
+    for (const walk of [sorted, hinted(sorted)]) expect((await grep(walk, { pattern: "foo", queryKey: "test" })).files_searched).toBe(4);
+    // UTF-16 order puts the surrogate pair first: the runtime's comparison alone would take this order
+    const swapped = [sorted[0]!, sorted[1]!, sorted[3]!, sorted[2]!];
+    const repeated = [sorted[0]!, sorted[1]!, sorted[1]!];
+    const backwards = [sorted[1]!, sorted[0]!];
+    for (const walk of [swapped, hinted(swapped), repeated, backwards]) await expectError(grep(walk, { pattern: "foo", queryKey: "test" }), "INTERNAL", /sorted by path/);
+  });
+
   test("binary files are neither searched nor touched", async () => {
     const opened: string[] = [];
     const r = await grepAll(TREE, { pattern: "foo" }, { onOpen: (p) => opened.push(p) });
