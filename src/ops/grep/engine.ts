@@ -215,6 +215,7 @@ class GrepRun {
     const it = iterate(candidates);
     const inFlight = new Fifo<InFlight>();
     const { q, result } = this;
+    if (q.resume) result.resumed_from = q.resume.path;
     let exhausted = false;
     let waiting: GrepCandidate | null = null; // pulled, not started yet
     let head: InFlight | undefined;
@@ -589,6 +590,7 @@ class GrepRun {
 
   private cut(at: CursorPosition, why: string): void {
     this.result.truncated = true;
+    this.result.stopped_at = at.path;
     this.result.cursor = encodeCursor(this.q.identity, at);
     this.result.note = `${why}; more results remain: pass cursor to get them`;
   }

@@ -98,6 +98,13 @@ export interface GrepResult {
   /** every candidate searched, in walk order, binary excluded: the lease's touched set */
   searched_paths: string[];
   /**
+   * The stretch of the walk this answer covers, by path: from `resumed_from` (the cursor's file; absent: the
+   * start) up to, not including, `stopped_at` (where the next page resumes; absent: the end). A caller that
+   * settles files without handing them to the engine counts those in the stretch (snapshot/grep.ts).
+   */
+  resumed_from?: string;
+  stopped_at?: string;
+  /**
    * candidates met in this call that could not be read (permission denied,
    * or a FIFO, socket or device where a file was listed), in walk order:
    * skipped, not searched and not touched

@@ -1,4 +1,5 @@
 import { join, sep } from "node:path";
+import { searchUtf8 } from "../../core/byte-order";
 import { canonicalJson } from "../../core/canonical-json";
 import { invalidArgument, notFound } from "../../core/errors";
 import { blobIdFromHex, type BlobId } from "../../core/hash";
@@ -103,9 +104,14 @@ async function search(
   }
   const tree = ctx.mode === "snapshot" ? ctx.snapshotId : { worktree: ctx.live.fingerprint };
   const queryKey = canonicalJson({ exclude: args.exclude ?? [], include: args.include ?? [], paths: scope, tree });
-  const touches = ctx.mode === "worktree" ? new LeaseTouches(ws, ctx.lease) : null;
+  const touches = ctx.mode === "worktree" ? new LeaseTouches(ws, ctx.lease, files as TreeEntry[]) : null;
   const liveIndex = touches && !(await convertible) && !untrackedAttributes(ctx.mode === "worktree" ? ctx.live.entries : []) ? index : null;
-  const candidates = touches ? liveCandidates(ws, files as TreeEntry[], touches, liveIndex) : snapshotCandidates(ws, files, index ? fileHandles.map((h) => index.byHandle(h)) : null);
+  // the files the index settles are counted and touched here rather than walked by the engine one by one (a
+  // whole-tree call settles 90,000); with max_files the engine must count them, so it is handed them
+  const settled = touches && liveIndex && args.max_files === undefined ? settledByIndex(files as TreeEntry[], liveIndex) : null;
+  const candidates = touches
+    ? liveCandidates(ws, files as TreeEntry[], touches, settled ? null : liveIndex, settled)
+    : snapshotCandidates(ws, files, index ? fileHandles.map((h) => index.byHandle(h)) : null);
   const found = await grep(candidates, {
     ...fileQueryOf(args),
     maxBytes: args.maxBytes,
@@ -117,8 +123,13 @@ async function search(
     speculation: early?.speculation ?? undefined,
     narrowed: ctx.mode === "snapshot" && index !== null,
   });
-  await touches?.finish();
-  const { searched_paths: _searched, unreadable: skipped, ...rest } = found;
+  const { searched_paths: _searched, unreadable: skipped, resumed_from, stopped_at, ...rest } = found;
+  const span = settled ? settled.span(files as TreeEntry[], resumed_from, stopped_at) : null;
+  if (settled && span) {
+    rest.files_searched += span.searched;
+    rest.binary_skipped += span.binary;
+  }
+  await touches?.finish(settled && span ? { settled, ...span, index: liveIndex as IndexFilter } : null);
   // directories the walk could not open are named on the first page only; files as the pages meet them
   const unreadable = ctx.mode === "worktree" && args.cursor === undefined ? [...ctx.live.unreadable, ...skipped] : skipped;
   if (ctx.mode === "worktree") refuseNamedUnreadable(ws.repo, scope, skipped);
@@ -226,21 +237,25 @@ function* snapshotCandidates(ws: Workspace, files: { path: string; blob?: BlobId
 /**
  * Touches the lease with each file the engine searched, in walk order: with
  * the blob of the bytes it searched, the index blob's known sha256 for a
- * clean file it was not asked to hash, null for a path that was gone. The
- * touches are gathered as the engine takes the files and given to the lease
- * at the end of the search in one sorted run (TouchedPaths.addRun): a
- * whole-tree search touches every file. A file whose hash was wanted but not
- * made whole (a search cut short inside a large file) is hashed at the end.
+ * clean file it was not asked to hash, null for a path that was gone; and
+ * with the files the trigram index settled outside the engine (Settled), in
+ * the stretch of the walk the answer covers. The touches are gathered as the
+ * engine takes the files and given to the lease at the end of the search in
+ * one sorted run (TouchedPaths.addRun): a whole-tree search touches every
+ * file. A file whose hash was wanted but not made whole (a search cut short
+ * inside a large file) is hashed at the end.
  */
 class LeaseTouches {
   private readonly gitMap: GitBlobMap | null;
   private readonly unhashed: string[] = [];
-  private readonly paths: string[] = [];
+  /** the engine's touches: each file's place in `files`, ascending, and the value recorded */
+  private readonly ats: number[] = [];
   private readonly values: (string | null)[] = [];
 
   constructor(
     private readonly ws: Workspace,
     private readonly lease: Lease,
+    private readonly files: readonly TreeEntry[],
   ) {
     this.gitMap = ws.blobs.gitMap.isEmpty() ? null : ws.blobs.gitMap;
   }
@@ -260,12 +275,35 @@ class LeaseTouches {
       this.unhashed.push(file.path);
       return;
     }
-    this.paths.push(file.path);
+    this.ats.push(file.at);
     this.values.push(hex === null ? null : hex !== undefined ? blobIdFromHex(hex) : (file.entry.gitOid as string));
   }
 
-  async finish(): Promise<void> {
-    this.lease.touched.addRun(this.paths, this.values);
+  /** Hands the touches to the lease: the engine's, and the settled files of `files[lo, hi)` that cannot match. */
+  async finish(settledSpan: { settled: Settled; lo: number; hi: number; index: IndexFilter } | null): Promise<void> {
+    const { files, ats, values } = this;
+    const runPaths: string[] = [];
+    const runValues: (string | null)[] = [];
+    let k = 0;
+    const engineUpTo = (end: number) => {
+      for (; k < ats.length && (ats[k] as number) < end; k++) {
+        runPaths.push((files[ats[k] as number] as TreeEntry).path);
+        runValues.push(values[k] as string | null);
+      }
+    };
+    if (settledSpan) {
+      const { settled, lo, hi, index } = settledSpan;
+      for (let i = lo; i < hi; i++) {
+        if (settled.verdicts[i] !== NO_MATCH) continue;
+        engineUpTo(i);
+        const e = files[i] as TreeEntry;
+        runPaths.push(e.path);
+        // the lease resolves an index blob id through the store's map; a blob the map lacks, by the index's SHA-256
+        runValues.push(this.knows(e) ? (e.gitOid as string) : blobIdFromHex(index.sha256OfGitOid(e.gitOid as string)));
+      }
+    }
+    engineUpTo(Number.MAX_SAFE_INTEGER);
+    this.lease.touched.addRun(runPaths, runValues);
     for (const path of this.unhashed) {
       let blob: BlobId | null;
       try {
@@ -279,12 +317,45 @@ class LeaseTouches {
 }
 
 /**
+ * What the trigram index says of each live file for this query, by its place in the walk's files: READ for a
+ * file the engine must search (dirty, untracked, not indexed, or it may match), NO_MATCH or BINARY for a clean
+ * tracked file whose index blob settles it. The engine is handed only the first kind; the others count as
+ * searched (or binary) in the stretch of the walk the answer covers, as they would had the engine taken them.
+ */
+interface Settled {
+  verdicts: Uint8Array;
+  /** `files`' places from `resumedFrom` (inclusive) to `stoppedAt` (exclusive), and the settled files there */
+  span(files: readonly TreeEntry[], resumedFrom: string | undefined, stoppedAt: string | undefined): { lo: number; hi: number; searched: number; binary: number };
+}
+
+function settledByIndex(files: readonly TreeEntry[], index: IndexFilter): Settled {
+  const verdicts = new Uint8Array(files.length);
+  for (let i = 0; i < files.length; i++) verdicts[i] = index.byEntry(files[i] as TreeEntry);
+  return {
+    verdicts,
+    span(files, resumedFrom, stoppedAt) {
+      const lo = resumedFrom === undefined ? 0 : searchUtf8(files, resumedFrom, pathOfEntry);
+      const hi = stoppedAt === undefined ? files.length : searchUtf8(files, stoppedAt, pathOfEntry);
+      let searched = 0;
+      let binary = 0;
+      for (let i = lo; i < hi; i++) {
+        if (verdicts[i] === NO_MATCH) searched++;
+        else if (verdicts[i] === BINARY) binary++;
+      }
+      return { lo, hi, searched, binary };
+    },
+  };
+}
+
+const pathOfEntry = (e: TreeEntry) => e.path;
+
+/**
  * A live file as the walk listed it. The engine opens and stats it itself
  * and hashes what it read, so the lease records the blob the search actually
  * saw; a clean tracked file whose sha256 the store knows is not hashed. A
  * path that no longer holds a regular file when it is read (deleted, replaced
  * by a directory or a symlink) is searched as empty and touched as absent.
- * One small object per file, its methods shared: a whole-tree grep makes 100k.
+ * One small object per file the engine is handed, its methods shared.
  */
 class LiveFile implements GrepCandidate {
   readonly size = null;
@@ -295,6 +366,8 @@ class LiveFile implements GrepCandidate {
 
   constructor(
     readonly path: RepoPath,
+    /** its place among the walk's files */
+    readonly at: number,
     /** the root with a trailing separator */
     private readonly root: string,
     /** the walk's entry: its index blob id, when clean, names what the lease observed */
@@ -328,21 +401,23 @@ class LiveFile implements GrepCandidate {
 }
 
 /**
- * The live files as candidates, made one at a time as the engine takes them. An iterator of its own rather than
- * a generator: the engine reads each result before asking for the next, so one result object serves them all
- * (a generator makes one per file: 100k objects of garbage a whole-tree call).
+ * The live files as candidates, made one at a time as the engine takes them; with `settled`, only those the
+ * trigram index leaves to read. An iterator of its own rather than a generator: the engine reads each result
+ * before asking for the next, so one result object serves them all (a generator makes one per file).
  */
-function liveCandidates(ws: Workspace, files: TreeEntry[], touches: LeaseTouches, index: IndexFilter | null): Iterable<GrepCandidate> {
+function liveCandidates(ws: Workspace, files: TreeEntry[], touches: LeaseTouches, index: IndexFilter | null, settled: Settled | null): Iterable<GrepCandidate> {
   const prefix = ws.repo.root.endsWith(sep) ? ws.repo.root : ws.repo.root + sep;
+  const verdicts = settled?.verdicts ?? null;
   let i = 0;
   const result = { done: false, value: undefined as unknown as GrepCandidate };
   const ended: IteratorReturnResult<undefined> = { done: true, value: undefined };
   const it: Iterator<GrepCandidate> = {
     next: () => {
+      if (verdicts !== null) while (i < files.length && verdicts[i] !== READ) i++;
       const f = files[i];
       if (f === undefined) return ended;
+      result.value = new LiveFile(trustedRepoPath(f.path), i, prefix, f, touches, index);
       i++;
-      result.value = new LiveFile(trustedRepoPath(f.path), prefix, f, touches, index);
       return result as IteratorYieldResult<GrepCandidate>;
     },
   };

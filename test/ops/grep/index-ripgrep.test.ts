@@ -11,6 +11,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { lstatSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { generateRepo } from "../../../bench/gen-repo";
+import { compareUtf8 } from "../../../src/core/byte-order";
 import { blobIdOf } from "../../../src/core/hash";
 import { isBinary } from "../../../src/core/binary";
 import { indexFilter, NO_MATCH } from "../../../src/ops/grep";
@@ -128,6 +129,62 @@ function repositoryCases(label: string, make: (root: string) => Promise<void>, c
         }
       } finally {
         keepIndexListings(false);
+      }
+    }, 240_000);
+
+    test("the files the index settles count as the engine would count them, page by page, and each page's lease touches its stretch of the walk", async () => {
+      await setup();
+      const call = async (c: Case, extra: Record<string, unknown>) => {
+        const ws = openWorkspace(root);
+        const r = await snapshotGrep(ws, { mode: "worktree", pattern: c.pattern, fixed_strings: c.fixed, case_insensitive: c.ci, maxBytes: 64 * 1024 * 1024, max_matches: 1_000_000, ...extra });
+        return { r, touched: [...ws.leases.get((r as { lease_id: string }).lease_id).touched.keys()].sort(compareUtf8) };
+      };
+      const counts = (r: { files_searched: number; files_matched: number; binary_skipped: number; matches: unknown[] }) =>
+        ({ searched: r.files_searched, matched: r.files_matched, binary: r.binary_skipped, matches: r.matches.length });
+      for (const c of cases.slice(0, 3)) {
+        await setIndex(root, "absent");
+        const scan = await call(c, {});
+        await setIndex(root, "full");
+        const whole = await call(c, {});
+        expect({ case: name(c), ...counts(whole.r), touched: whole.touched }).toEqual({ case: name(c), ...counts(scan.r), touched: scan.touched });
+        expect(whole.r.matches).toEqual(scan.r.matches);
+        // pages cut by max_matches (the index settles files outside the engine) and by max_files (the engine takes them all)
+        for (const limit of [{ max_matches: Math.max(1, Math.ceil(scan.r.matches.length / 6)) }, { max_files: Math.ceil(scan.r.files_searched / 5) }]) {
+          let cursor: string | undefined;
+          let pages = 0;
+          let searched = 0;
+          let again = 0;
+          let binary = 0;
+          const matches: unknown[] = [];
+          const touched = new Set<string>();
+          for (let page = 0; page < 10_000; page++) {
+            const { r, touched: mine } = await call(c, { ...limit, cursor });
+            // a page touches the files it counts as searched; only the file it resumes inside was touched before
+            expect(mine.length).toBe(r.files_searched);
+            mine.forEach((p, k) => {
+              if (touched.has(p)) {
+                expect({ page, p, first: k === 0 }).toEqual({ page, p, first: true });
+                again++;
+              }
+              touched.add(p);
+            });
+            searched += r.files_searched;
+            binary += r.binary_skipped;
+            matches.push(...r.matches);
+            cursor = r.cursor;
+            pages++;
+            if (!cursor) break;
+          }
+          expect({ case: name(c), limit, searched: searched - again, binary, touched: [...touched].sort(compareUtf8) }).toEqual({
+            case: name(c),
+            limit,
+            searched: scan.r.files_searched,
+            binary: scan.r.binary_skipped,
+            touched: scan.touched,
+          });
+          expect(matches).toEqual(scan.r.matches);
+          expect(pages).toBeGreaterThanOrEqual("max_files" in limit ? 5 : Math.min(2, scan.r.matches.length));
+        }
       }
     }, 240_000);
 
