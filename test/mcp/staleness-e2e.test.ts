@@ -227,7 +227,7 @@ describe("eviction", () => {
     await s.call("workspace_write_file", { path: name(0), content: "mine\n" });
     await s.call("workspace_write_file", { path: name(49), content: "mine\n" });
     expect(onDisk(repo.root, name(49))).toBe("mine\n");
-  });
+  }, 60_000); // writing and committing 10,050 files alone took 4.5-6.5 s on a busy disk, past the default 5 s
 });
 
 describe("roots", () => {

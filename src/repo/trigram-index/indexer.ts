@@ -77,6 +77,12 @@ export class TrigramIndexer {
   onIndexed: (pass: IndexerPass) => void = () => undefined;
   private closed = false;
   private readonly abort = new AbortController();
+  /**
+   * git's index and the trigram index (identity, version) after a pass that left nothing it could do: a kick
+   * while both are the same has nothing to do either, and does not list git's index again (90,000 entries, about
+   * 40 ms of a server's idle time after every call).
+   */
+  private doneFor: string | null = null;
 
   constructor(
     private readonly repo: RepoRoot,
@@ -88,6 +94,7 @@ export class TrigramIndexer {
   kick(): void {
     if (this.closed || this.opts.diskBudget <= 0 || !this.repo.gitDir) return;
     if (this.opts.background && !nativeModule()) return;
+    if (!this.running && this.doneFor !== null && this.doneFor === this.stateKey()) return;
     if (this.running) {
       this.again = true;
       return;
@@ -100,6 +107,12 @@ export class TrigramIndexer {
       }
     });
     this.running.catch(() => {});
+  }
+
+  /** git's index file and the trigram index as they are now (doneFor). */
+  private stateKey(): string {
+    this.index.refresh();
+    return `${indexIdentity(join(this.repo.gitDir as string, "index")) ?? ""}\0${this.index.version}`;
   }
 
   /** Resolves when no pass runs. */
@@ -171,6 +184,8 @@ export class TrigramIndexer {
     await Promise.all(inFlight);
     pass.left = pass.missing - pass.indexed;
     pass.ms = performance.now() - t0;
+    // every blob indexed or failed for this index of git's (none deferred, no budget reached): done until either changes
+    this.doneFor = !pass.full && identity !== "" ? `${identity}\0${this.index.version}` : null;
     this.listed = distinct && identity !== "" ? { identity, oids: [...distinct] } : null;
     this.last = pass;
     if (pass.indexed > 0 || pass.segments > 0) {

@@ -92,6 +92,32 @@ describe("the trigram indexer", () => {
     expect(told).toEqual([3, 1]);
   });
 
+  test("a kick with git's index and the trigram index as the last pass that finished left them starts no pass; a change to either does", async () => {
+    await using repo = await fixture();
+    repo.write("src/b.ts", "export function handleRequest() { /* edited */ }\n"); // left out: differs from its blob
+    const { indexer } = open(repo);
+    const other = open(repo);
+    const kicked = async () => {
+      indexer.kick();
+      await indexer.idle();
+      return indexer.last;
+    };
+    const first = await kicked();
+    expect(first).toMatchObject({ missing: 4, indexed: 3 });
+    expect(await kicked()).toBe(first); // nothing to do: no pass, no listing
+    repo.write("c.ts", "export const c = 1;\n");
+    repo.git("add", "c.ts");
+    const second = await kicked();
+    expect(second).not.toBe(first);
+    expect(second).toMatchObject({ missing: 2, indexed: 1, left: 1 }); // c.ts, and b.ts tried again with the new index
+    expect(await kicked()).toBe(second);
+    expect(other.indexer.clear()).toBeGreaterThan(0); // another process empties the index
+    const third = await kicked();
+    expect(third).not.toBe(second);
+    expect(third).toMatchObject({ indexed: 4 });
+    expect(await kicked()).toBe(third);
+  });
+
   test("a file that differs from its index blob is left out until it is committed; then indexed", async () => {
     await using repo = await fixture();
     repo.write("src/b.ts", "export function handleRequest() { /* edited */ }\n");
