@@ -60,15 +60,17 @@ export class IdleCollector {
 
 /**
  * A server's idle work: the heap collected (the C heap's free memory given
- * back), and every open workspace's grep index brought up to date in the
- * background; a pass of an index that indexed something asks for the next
- * idle collection.
+ * back), every open workspace's grep index brought up to date in the
+ * background, and git's untracked cache built in a new copy of git's index
+ * (roots.ts, primeStatuses); a pass of an index that indexed something asks
+ * for the next idle collection.
  */
 export function idleCollector(pool: WorkspacePool): IdleCollector {
   const collector = new IdleCollector(undefined, () => {
     Bun.gc(true);
     trimNativeMemory();
     pool.kickIndexers();
+    pool.primeStatuses();
   });
   pool.onIndexed = () => collector.settled();
   return collector;

@@ -4,6 +4,7 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { type ListRootsResult, ListRootsResultSchema, RootsListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { busy, isMissingPath, notFound } from "../core/errors";
 import { closeWorkspace, openWorkspace, type Workspace, type WorkspaceOptions } from "../ops/workspace";
+import { primeStatusCopy } from "../repo/status-index";
 
 /**
  * The workspaces a server process has open, one per root, shared by its
@@ -48,6 +49,14 @@ export class WorkspacePool {
   /** Brings each open workspace's grep index up to date in the background (when the server is idle). */
   kickIndexers(): void {
     for (const ws of this.byDir.values()) ws.indexer?.kick();
+  }
+
+  /**
+   * Runs `git status` once on each open workspace's new copy of git's index, if it has one no status has used
+   * (repo/status-index.ts): git builds its untracked cache there while the server is idle, not in the next call.
+   */
+  primeStatuses(): void {
+    for (const ws of this.byDir.values()) primeStatusCopy(ws.repo).catch(() => false);
   }
 
   closeAll(): void {

@@ -1,7 +1,10 @@
 import { describe, expect, test } from "bun:test";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { IdleCollector } from "../../src/mcp/idle-collect";
 import { WorkspacePool } from "../../src/mcp/roots";
 import { nativeModule } from "../../src/repo/native";
+import { mcpSession } from "../helpers/binary";
 import { tmpRepo } from "../helpers/tmp-repo";
 
 /** Waits until `cond` holds (timers may fire late on a loaded machine, never early). */
@@ -87,4 +90,27 @@ describe.skipIf(nativeModule() === null)("a server's pool of workspaces", () => 
       pool.closeAll();
     }
   }, 60_000);
+});
+
+describe("a server's idle work, through the compiled binary", () => {
+  test("after a call that found git's index changed, git's untracked cache is built in the new copy of the index before the next call", async () => {
+    // Linux only (the copy is used on file systems known to keep directory mtimes): elsewhere there is no copy to prime
+    if (process.platform !== "linux") return;
+    await using repo = await tmpRepo();
+    repo.write("src/a.ts", "export const a = 1;\n");
+    repo.write("notes/todo.txt", "untracked\n");
+    repo.commit();
+    repo.write("build/out.txt", "untracked too\n");
+    await using s = await mcpSession(repo.root);
+    const dir = join(repo.root, ".mcp", "git");
+    const copy = () => (existsSync(dir) ? readdirSync(dir).find((n) => n.startsWith("status-index-")) : undefined);
+    const cached = () => {
+      const name = copy();
+      return name !== undefined && readFileSync(join(dir, name)).includes("UNTR");
+    };
+    await s.call("snapshot_grep", { pattern: "const", fixed_strings: true }); // no copy yet: made after this call's status
+    await until(() => cached(), 10_000);
+    expect(copy()).toBeDefined();
+    expect(cached()).toBe(true);
+  }, 30_000);
 });

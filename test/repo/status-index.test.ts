@@ -3,6 +3,7 @@ import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renam
 import { join } from "node:path";
 import { readGitState, STATUS_ARGS } from "../../src/repo/fingerprint";
 import { openRoot } from "../../src/repo/root";
+import { primeStatusCopy } from "../../src/repo/status-index";
 import { rng } from "../ops/patch/fixtures";
 import { tmpRepo, type TmpRepo } from "../helpers/tmp-repo";
 
@@ -140,6 +141,30 @@ describe("git status on worksnap's copy of the index (untracked cache)", () => {
     expect(now).toHaveLength(1);
     expect(now[0]).not.toBe(first as string);
     expect(plainStatus(repo.root)).toContain("A  tools/a.txt");
+  });
+
+  test("a new copy's first status, the one that builds git's cache, can be run ahead (a server's idle work): once, then the statuses find it built", async () => {
+    await using repo = await committedTree();
+    repo.write("tools/new/a.txt", "a\n");
+    const r = openRoot(repo.root);
+    expect(await primeStatusCopy(r)).toBe(false); // no copy yet
+    expect(await ourStatus(repo.root)).toBe(plainStatus(repo.root)); // on the user's index; the copy made after it
+    const end = Date.now() + 5000;
+    while (copies(repo.root).length === 0 && Date.now() < end) await Bun.sleep(5);
+    expect(cacheWritten(repo.root)).toBe(false);
+    expect(await primeStatusCopy(r)).toBe(true);
+    expect(cacheWritten(repo.root)).toBe(true);
+    expect(await primeStatusCopy(r)).toBe(false); // once per copy
+    expect(await ourStatus(repo.root)).toBe(plainStatus(repo.root));
+    // a copy a status has used already is not run again
+    repo.git("add", "tools/new/a.txt");
+    const [before] = copies(repo.root);
+    await ourStatus(repo.root); // on the user's index; a new copy made after it
+    while (copies(repo.root)[0] === before && Date.now() < end + 5000) await Bun.sleep(5);
+    expect(copies(repo.root)[0]).not.toBe(before as string);
+    expect(await ourStatus(repo.root)).toBe(plainStatus(repo.root)); // the new copy's first status builds the cache itself
+    expect(cacheWritten(repo.root)).toBe(true);
+    expect(await primeStatusCopy(r)).toBe(false);
   });
 
   test("a copy cut short (a crash before it reached the disk): the plain status's bytes, and a sound copy made again", async () => {
