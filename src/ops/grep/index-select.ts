@@ -23,9 +23,7 @@ export interface IndexedEntry {
 
 /** What the walk asks per candidate. */
 export interface IndexFilter {
-  /** a clean tracked file, by its index blob id */
-  byGitOid(oid: string): Verdict;
-  /** a clean tracked file, by its entry: byGitOid, the lookup kept on the entry */
+  /** a clean tracked file, by its entry (its index blob id; the lookup of the blob kept on the entry) */
   byEntry(entry: IndexedEntry): Verdict;
   /** the verdicts of index blob ids, in order (a listing's: the lookups kept per array while the index does not change) */
   byGitOids(oids: readonly string[]): Uint8Array;
@@ -65,7 +63,6 @@ export function indexFilter(index: TrigramIndex | null, query: Omit<GrepOptions,
   }
   const chosen = selection;
   return {
-    byGitOid: (oid) => chosen.verdict(index.handleOfOid(oid)),
     byEntry: (entry) => {
       if (entry.gitOid === undefined) return READ;
       const version = index.version;

@@ -34,7 +34,7 @@ export interface PartialRead {
 /**
  * The paths a lease touched, each with what was observed: a blob id, or null
  * (no file), except that a clean tracked file may be recorded by its git blob
- * id (setIndexBlob), which is turned into the sha256 blob id only when
+ * id (in a search's run), which is turned into the sha256 blob id only when
  * someone reads it (a whole-tree grep touches every file, and making 100k
  * blob ids nobody may ever look at cost more than the search), and a file of
  * which only a prefix was read by its PartialRead (setPartial). The kinds of
@@ -111,15 +111,11 @@ export class TouchedPaths {
     return this;
   }
 
-  /** Records a clean tracked file's observed blob by its index blob id (git's, hex), which the resolver must know. */
-  setIndexBlob(path: string, gitOid: string): void {
-    this.put(path, gitOid);
-  }
-
   /**
    * Records many touches at once, newer than every touch before: `paths` in
    * UTF-8 byte order without repeats (a search's walk order), `values` as
-   * set() and setIndexBlob() take them. The arrays are kept, not copied.
+   * set() takes them, or a clean tracked file's index blob id (git's, hex),
+   * which the resolver must know. The arrays are kept, not copied.
    */
   addRun(paths: string[], values: (string | null)[]): void {
     if (paths.length !== values.length) throw internal("a run of touches needs one value per path");

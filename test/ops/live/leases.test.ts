@@ -109,7 +109,7 @@ describe("TouchedPaths: a search's run of touches beside the one-by-one touches"
           model.set(path, v);
         } else if (op === 1) {
           const g = oid(rand(50));
-          t.setIndexBlob(path, g);
+          t.addRun([path], [g]); // a clean tracked file recorded by its git blob id
           model.set(path, g);
         } else if (op === 2) {
           t.setPartial(path, { bytes: 3, sha256: "ab" });
