@@ -4,6 +4,8 @@ import { liveFingerprint } from "../../../src/ops/live/live-tree";
 import { readFile } from "../../../src/ops/snapshot/file";
 import { snapshotGrep } from "../../../src/ops/snapshot/grep";
 import { listEntries } from "../../../src/ops/snapshot/list";
+import { indexFilter, NO_MATCH } from "../../../src/ops/grep";
+import { TrigramIndexer } from "../../../src/repo/trigram-index/indexer";
 import { failure } from "../../helpers/errors";
 import { tmpRepo } from "../../helpers/tmp-repo";
 import { wsOf } from "../../helpers/workspace";
@@ -137,5 +139,26 @@ describe("STALE_LEASE after a line range of a large file", () => {
     const inside = await staleLease(readFile(ws, { mode: "worktree", path: "small.txt", lease_id: leaseOf(again) }));
     expect(inside.details.changed).toMatchObject([{ path: "big.txt" }]);
     expect((inside.details.changed as { read_bytes: number }[])[0]?.read_bytes).toBeGreaterThan(0);
+  });
+
+  test("a whole-tree grep the trigram index answered: a file it ruled out unread, changed afterwards, is named as read with the blob it held", async () => {
+    await using repo = await tmpRepo();
+    for (let i = 0; i < 40; i++) repo.write(`src/m${String(i).padStart(2, "0")}.ts`, `export const value${i} = ${i};\n`);
+    repo.write("src/hit.ts", "export function handleRequest() {}\n");
+    repo.commit();
+    using ws = wsOf(repo);
+    await new TrigramIndexer(ws.repo, ws.trigrams, { diskBudget: 1 << 30, memoryBudget: 64 << 20, background: false }).update();
+    const filter = indexFilter(ws.trigrams, { pattern: "handleRequest", fixedStrings: true });
+    const ruledOut = "src/m07.ts";
+    expect([...filter!.byGitOids([repo.git("rev-parse", `:${ruledOut}`).trim()])]).toEqual([NO_MATCH]);
+    // two searches under one lease (their touches merged), the second cut into pages
+    const first = await snapshotGrep(ws, { mode: "worktree", pattern: "handleRequest", fixed_strings: true });
+    expect(first.matches.map((m) => m.path)).toEqual(["src/hit.ts"]);
+    const lease = leaseOf(first);
+    await snapshotGrep(ws, { mode: "worktree", pattern: "value1", fixed_strings: true, max_matches: 3, lease_id: lease });
+    repo.write(ruledOut, "export const value7 = 70;\n");
+    const err = await staleLease(readFile(ws, { mode: "worktree", path: "src/hit.ts", lease_id: lease }));
+    expect(err.details.changed).toEqual([{ path: ruledOut, read_blob: blobIdOf("export const value7 = 7;\n"), current_blob: blobIdOf("export const value7 = 70;\n") }]);
+    expect(err.details.untouched_changed).toBe(0);
   });
 });
