@@ -22,7 +22,7 @@ export interface TreeEntry {
    * unchanged index and status are reused by a server (gitTreeEntries).
    */
   storedBlob?: true;
-  /** A cache for the grep's trigram index: the handle of gitOid's blob in the index of that version (index-select.ts). */
+  /** A cache for the grep's trigram index: the handle of gitOid's blob (-1: not indexed) in the index of that version (index-select.ts). */
   trigramHandle?: number;
   trigramVersion?: number;
   /** Whether the path holds a UTF-16 unit of U+D800 or above (byte-order.ts); absent when the walk did not look. */

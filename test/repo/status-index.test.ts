@@ -34,6 +34,17 @@ function copies(root: string): string[] {
   return existsSync(dir) ? readdirSync(dir).filter((n) => n.startsWith("status-index-")) : [];
 }
 
+/** Waits for the copy a status makes after it has answered (a copy other than `old`); fails after 5 s. */
+async function untilNewCopy(root: string, old?: string): Promise<string> {
+  const end = Date.now() + 5000;
+  for (;;) {
+    const [name] = copies(root);
+    if (name !== undefined && name !== old) return name;
+    if (Date.now() > end) throw new Error("no new copy of the index was made");
+    await Bun.sleep(5);
+  }
+}
+
 /** True when git wrote its untracked cache (the UNTR extension) into the copy. */
 function cacheWritten(root: string): boolean {
   const [name] = copies(root);
@@ -149,8 +160,7 @@ describe("git status on worksnap's copy of the index (untracked cache)", () => {
     const r = openRoot(repo.root);
     expect(await primeStatusCopy(r)).toBe(false); // no copy yet
     expect(await ourStatus(repo.root)).toBe(plainStatus(repo.root)); // on the user's index; the copy made after it
-    const end = Date.now() + 5000;
-    while (copies(repo.root).length === 0 && Date.now() < end) await Bun.sleep(5);
+    const before = await untilNewCopy(repo.root);
     expect(cacheWritten(repo.root)).toBe(false);
     expect(await primeStatusCopy(r)).toBe(true);
     expect(cacheWritten(repo.root)).toBe(true);
@@ -158,10 +168,8 @@ describe("git status on worksnap's copy of the index (untracked cache)", () => {
     expect(await ourStatus(repo.root)).toBe(plainStatus(repo.root));
     // a copy a status has used already is not run again
     repo.git("add", "tools/new/a.txt");
-    const [before] = copies(repo.root);
     await ourStatus(repo.root); // on the user's index; a new copy made after it
-    while (copies(repo.root)[0] === before && Date.now() < end + 5000) await Bun.sleep(5);
-    expect(copies(repo.root)[0]).not.toBe(before as string);
+    await untilNewCopy(repo.root, before);
     expect(await ourStatus(repo.root)).toBe(plainStatus(repo.root)); // the new copy's first status builds the cache itself
     expect(cacheWritten(repo.root)).toBe(true);
     expect(await primeStatusCopy(r)).toBe(false);

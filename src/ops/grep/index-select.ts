@@ -4,6 +4,7 @@
  * unread. Blobs the index does not hold are read as before. Selections are
  * kept for the last few queries, for as long as the index does not change.
  */
+import type { TreeEntry } from "../../repo/tree-scan";
 import { BINARY, NO_MATCH, READ, type TrigramIndex, type TrigramSelection, type Verdict } from "../../repo/trigram-index/store";
 import { trigramPlan } from "./index-plan";
 import { compileQuery, type GrepOptions } from "./query";
@@ -12,14 +13,10 @@ export { BINARY, NO_MATCH, READ, type Verdict };
 
 /**
  * A clean tracked file as the live walk lists it: its index blob id, and room for the index's handle of that
- * blob, which a server's walk keeps from call to call (the entries of an unchanged index are reused, tree-scan.ts).
+ * blob (-1: not indexed) with the index's version, which a server's walk keeps from call to call (the entries of
+ * an unchanged index are reused, tree-scan.ts).
  */
-export interface IndexedEntry {
-  gitOid?: string;
-  /** the handle of gitOid's blob (-1: not indexed) in the index whose version is trigramVersion */
-  trigramHandle?: number;
-  trigramVersion?: number;
-}
+export type IndexedEntry = Pick<TreeEntry, "gitOid" | "trigramHandle" | "trigramVersion">;
 
 /** What the walk asks per candidate. */
 export interface IndexFilter {

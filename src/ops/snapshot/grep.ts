@@ -124,12 +124,12 @@ async function search(
     narrowed: ctx.mode === "snapshot" && index !== null,
   });
   const { searched_paths: _searched, unreadable: skipped, resumed_from, stopped_at, ...rest } = found;
-  const span = settled ? settled.span(files as TreeEntry[], resumed_from, stopped_at) : null;
-  if (settled && span) {
+  const span = settled?.span(resumed_from, stopped_at) ?? null;
+  if (span) {
     rest.files_searched += span.searched;
     rest.binary_skipped += span.binary;
   }
-  await touches?.finish(settled && span ? { settled, ...span, index: liveIndex as IndexFilter } : null);
+  await touches?.finish(span);
   // directories the walk could not open are named on the first page only; files as the pages meet them
   const unreadable = ctx.mode === "worktree" && args.cursor === undefined ? [...ctx.live.unreadable, ...skipped] : skipped;
   if (ctx.mode === "worktree") refuseNamedUnreadable(ws.repo, scope, skipped);
@@ -279,8 +279,8 @@ class LeaseTouches {
     this.values.push(hex === null ? null : hex !== undefined ? blobIdFromHex(hex) : (file.entry.gitOid as string));
   }
 
-  /** Hands the touches to the lease: the engine's, and the settled files of `files[lo, hi)` that cannot match. */
-  async finish(settledSpan: { settled: Settled; lo: number; hi: number; index: IndexFilter } | null): Promise<void> {
+  /** Hands the touches to the lease: the engine's, and the settled files of the span that cannot match. */
+  async finish(span: SettledSpan | null): Promise<void> {
     const { files, ats, values } = this;
     const runPaths: string[] = [];
     const runValues: (string | null)[] = [];
@@ -291,10 +291,10 @@ class LeaseTouches {
         runValues.push(values[k] as string | null);
       }
     };
-    if (settledSpan) {
-      const { settled, lo, hi, index } = settledSpan;
+    if (span) {
+      const { verdicts, lo, hi, index } = span;
       for (let i = lo; i < hi; i++) {
-        if (settled.verdicts[i] !== NO_MATCH) continue;
+        if (verdicts[i] !== NO_MATCH) continue;
         engineUpTo(i);
         const e = files[i] as TreeEntry;
         runPaths.push(e.path);
@@ -324,8 +324,18 @@ class LeaseTouches {
  */
 interface Settled {
   verdicts: Uint8Array;
-  /** `files`' places from `resumedFrom` (inclusive) to `stoppedAt` (exclusive), and the settled files there */
-  span(files: readonly TreeEntry[], resumedFrom: string | undefined, stoppedAt: string | undefined): { lo: number; hi: number; searched: number; binary: number };
+  /** The walk's files from `resumedFrom` (inclusive) to `stoppedAt` (exclusive), and how many of them are settled. */
+  span(resumedFrom: string | undefined, stoppedAt: string | undefined): SettledSpan;
+}
+
+/** A stretch of the walk, `files[lo, hi)`, with the settled files in it counted; `index` gives a settled blob's SHA-256. */
+interface SettledSpan {
+  verdicts: Uint8Array;
+  index: IndexFilter;
+  lo: number;
+  hi: number;
+  searched: number;
+  binary: number;
 }
 
 function settledByIndex(files: readonly TreeEntry[], index: IndexFilter): Settled {
@@ -333,7 +343,7 @@ function settledByIndex(files: readonly TreeEntry[], index: IndexFilter): Settle
   for (let i = 0; i < files.length; i++) verdicts[i] = index.byEntry(files[i] as TreeEntry);
   return {
     verdicts,
-    span(files, resumedFrom, stoppedAt) {
+    span(resumedFrom, stoppedAt) {
       const lo = resumedFrom === undefined ? 0 : searchUtf8(files, resumedFrom, pathOfEntry);
       const hi = stoppedAt === undefined ? files.length : searchUtf8(files, stoppedAt, pathOfEntry);
       let searched = 0;
@@ -342,7 +352,7 @@ function settledByIndex(files: readonly TreeEntry[], index: IndexFilter): Settle
         if (verdicts[i] === NO_MATCH) searched++;
         else if (verdicts[i] === BINARY) binary++;
       }
-      return { lo, hi, searched, binary };
+      return { verdicts, index, lo, hi, searched, binary };
     },
   };
 }
