@@ -11,7 +11,7 @@ import type { Prehash, PrehashList } from "./prehash";
 import { freshen } from "./fs-blob-store";
 import type { RepoBlobStore } from "./repo-blob-store";
 import type { RepoRoot } from "./root";
-import { ConversionCheck, dirOf } from "./content-conversion";
+import { ConversionCheck } from "./content-conversion";
 import { RACY_MARGIN_MS, StatCache } from "./stat-cache";
 import type { TreeEntry } from "./tree-scan";
 
@@ -147,7 +147,7 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
 /** The ctime before which clean tracked files are taken as their index blobs; 0 trusts none. */
 async function cleanTrustCutoff(conversion: ConversionCheck, clean: HashItem[], gitComparedAt: number | undefined): Promise<number> {
   if (gitComparedAt === undefined || clean.length === 0) return 0;
-  if (await conversion.possible(clean.map((item) => dirOf(item.path)))) return 0;
+  if (await conversion.possibleFor(clean)) return 0;
   return gitComparedAt - RACY_MARGIN_MS;
 }
 

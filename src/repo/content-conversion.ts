@@ -32,12 +32,25 @@ export class ConversionCheck {
   private readonly clear = new Set<string>();
   private found = false;
 
-  constructor(private readonly repo: RepoRoot) {}
+  /**
+   * `wholeIndex`: `git ls-files -s -v -z` of every entry of the index (run at the top of the work tree, no
+   * pathspec), when the caller lists it anyway: the tracked attributes files are looked for in it instead of
+   * asking git again.
+   */
+  constructor(
+    private readonly repo: RepoRoot,
+    private readonly wholeIndex?: Promise<Uint8Array>,
+  ) {}
+
+  /** possible() for the directories of these files (a run of files in one directory is one directory). */
+  possibleFor(files: readonly { path: string }[]): Promise<boolean> {
+    return this.possible(directoriesOf(files));
+  }
 
   async possible(dirs: Iterable<string>): Promise<boolean> {
     const repo = this.repo;
     if (!repo.gitDir) return false;
-    this.repoWide ??= repoWideConversion(repo, repo.gitDir);
+    this.repoWide ??= repoWideConversion(repo, repo.gitDir, this.wholeIndex);
     // every directory named and those above it, each once; their attributes files looked for meanwhile
     const candidates: string[] = [];
     const named: string[] = [];
@@ -67,14 +80,15 @@ export class ConversionCheck {
 }
 
 /** Configuration and attributes files that apply to the whole repository. */
-async function repoWideConversion(repo: RepoRoot, gitDir: string): Promise<boolean> {
+async function repoWideConversion(repo: RepoRoot, gitDir: string, wholeIndex: Promise<Uint8Array> | undefined): Promise<boolean> {
+  // the whole index, not only the root's part: an attributes file above a root below the top applies to it too
+  const askGit = () => git(["ls-files", "-z", "--", ":(top,glob)**/.gitattributes"], { cwd: repo.root }).then((r) => r.stdout.length > 0);
   const [config, indexed] = await Promise.all([
     // System config counts here: it shaped the checkout even though worksnap's own git calls ignore it.
     git(["config", "-z", "--get-regexp", "^core\\.(autocrlf|attributesfile)$"], { cwd: repo.root, okCodes: [1], env: { GIT_CONFIG_NOSYSTEM: "0" } }),
-    // the whole index, not only the root's part: an attributes file above a root below the top applies to it too
-    git(["ls-files", "-z", "--", ":(top,glob)**/.gitattributes"], { cwd: repo.root }),
+    wholeIndex ? wholeIndex.then(listsAttributesFile, askGit) : askGit(),
   ]);
-  if (indexed.stdout.length > 0) return true;
+  if (indexed) return true;
   let attributesFile = "";
   for (const rec of new TextDecoder().decode(config.stdout).split("\0")) {
     const nl = rec.indexOf("\n");
@@ -104,6 +118,34 @@ async function presentFiles(root: string, paths: string[]): Promise<string[]> {
   const records = await statRecordsOf(m, root, paths);
   // a regular file, or something else that is there (hasContent decides); gone or unreachable: none
   return paths.filter((_, k) => records[k * L.STAT_RECORD + L.SJ_STATUS] === 0 || records[k * L.STAT_RECORD + L.SJ_STATUS] === 4);
+}
+
+/**
+ * Whether a listing of `git ls-files -s -v -z` names an attributes file: a
+ * path ".gitattributes" (after its tab) or ending in "/.gitattributes", at
+ * any stage. A name holding a tab before ".gitattributes" counts too, which
+ * only makes the answer "possible" where git's would be no.
+ */
+export function listsAttributesFile(listing: Uint8Array): boolean {
+  const bytes = Buffer.from(listing.buffer, listing.byteOffset, listing.byteLength);
+  return bytes.includes("\t.gitattributes\0") || bytes.includes("/.gitattributes\0");
+}
+
+/**
+ * The directories holding these files, as dirOf names them, once per run of
+ * files in one directory (sorted paths give each directory once); a file
+ * whose directory is the previous file's costs no new string.
+ */
+export function directoriesOf(files: readonly { path: string }[]): string[] {
+  const out: string[] = [];
+  let last: string | null = null;
+  for (const { path } of files) {
+    const slash = path.lastIndexOf("/");
+    if (last !== null && (slash < 0 ? last === "" : slash === last.length && path.startsWith(last))) continue;
+    last = slash < 0 ? "" : path.slice(0, slash);
+    out.push(last);
+  }
+  return out;
 }
 
 /** The repo-relative directory holding `path` ("" for the root). */

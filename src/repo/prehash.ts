@@ -1,5 +1,6 @@
 import type { GitResult } from "./git";
-import { ConversionCheck, dirOf } from "./content-conversion";
+import { ROOT, type RepoPath } from "../core/repo-path";
+import { ConversionCheck } from "./content-conversion";
 import type { HashItem, HashOutcome } from "./hash-files";
 import { hashInParallel } from "./hash-pool";
 import type { RepoBlobStore } from "./repo-blob-store";
@@ -42,10 +43,13 @@ export class Prehash {
     repo: RepoRoot,
     store: RepoBlobStore,
     listing: Promise<GitResult>,
+    scope: readonly RepoPath[],
     statusStartedAt: number,
     onProgress?: (done: number, total: number) => void,
   ) {
-    this.conversion = new ConversionCheck(repo);
+    // a listing of the whole tree at the top of the work tree is the whole index: the check looks in it
+    const wholeIndex = repo.gitPrefix === "" && scope.length === 1 && scope[0] === ROOT ? listing.then((l) => l.stdout) : undefined;
+    this.conversion = new ConversionCheck(repo, wholeIndex);
     const items = listing.then((l) => {
       const wanted: HashItem[] = [];
       // a read ahead is for a store that knows no blob (worthwhile): a lookup per file only when one came meanwhile
@@ -63,7 +67,7 @@ export class Prehash {
     });
     this.outcomes = items.then(async (list) => {
       // reading starts at once, verifying every file, until the attributes check allows trust
-      const trustLater = this.conversion.possible(list.map((i) => dirOf(i.path))).then((possible) => (possible ? 0 : statusStartedAt - RACY_MARGIN_MS));
+      const trustLater = this.conversion.possibleFor(list).then((possible) => (possible ? 0 : statusStartedAt - RACY_MARGIN_MS));
       const opts = { root: repo.root, stateDir: repo.stateDir, trustCleanBefore: 0, trustLater };
       const outcomes = new Array<HashOutcome>(list.length);
       const report = onProgress ? (n: number) => onProgress(n, list.length) : undefined;

@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { spawnSync } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { readLiveTree } from "../../src/ops/live/live-tree";
@@ -6,7 +7,7 @@ import { createSnapshot } from "../../src/ops/snapshot/create";
 import { readFile } from "../../src/ops/snapshot/file";
 import { openWorkspace, type Workspace } from "../../src/ops/workspace";
 import { captureEntries } from "../../src/repo/capture";
-import { contentConversionPossible } from "../../src/repo/content-conversion";
+import { contentConversionPossible, directoriesOf, dirOf, listsAttributesFile } from "../../src/repo/content-conversion";
 import { runGit, tmpRepo, type TmpRepo } from "../helpers/tmp-repo";
 
 /**
@@ -124,6 +125,67 @@ describe("clean tracked files taken as their index blobs", () => {
     // The blob map was emptied but the state is known: the read ahead is cancelled and the answer is the same.
     rmSync(join(repo.root, ".mcp", "cache", "gitblobs.bin"));
     expect((await createSnapshot(openWorkspace(repo.root), { paths: ["."] })).snapshot_id).toBe(snap.snapshot_id);
+  });
+});
+
+describe("a cold snapshot's attributes check, made from the index listing it reads anyway", () => {
+  test("a tracked attributes file deleted from the work tree still converts: the file's own bytes are captured, not its blob", async () => {
+    await using repo = await tmpRepo();
+    repo.write("sub/.gitattributes", "*.txt text eol=crlf\n");
+    repo.write("sub/crlf.txt", "one\ntwo\n");
+    for (let i = 0; i < 20; i++) repo.write(`plain/f${i}.txt`, `plain ${i}\n`);
+    repo.commit();
+    rmSync(join(repo.root, "sub/crlf.txt"));
+    runGit(repo.root, ["checkout", "--", "sub/crlf.txt"]);
+    // git still applies the attributes from the index; the work tree has no attributes file left to find
+    rmSync(join(repo.root, "sub/.gitattributes"));
+    expect(runGit(repo.root, ["status", "--porcelain"])).toBe(" D sub/.gitattributes\n");
+    // older than the status's racy margin, so the read ahead would take every clean file as its index blob
+    await Bun.sleep(2100);
+    const ws = freshStore(repo);
+    const snap = await createSnapshot(ws, { paths: ["."] });
+    const read = async (path: string) => (await readFile(ws, { mode: "snapshot", snapshot_id: snap.snapshot_id, path })).content;
+    expect(await read("sub/crlf.txt")).toBe("one\r\ntwo\r\n");
+    expect(await read("plain/f7.txt")).toBe("plain 7\n");
+  });
+
+  test("an attributes file is named by a listing exactly where git's pathspec finds one", async () => {
+    await using repo = await tmpRepo();
+    repo.write("a.txt", "a\n");
+    repo.commit();
+    const listing = () => spawnSync("git", ["ls-files", "-s", "-v", "-z"], { cwd: repo.root }).stdout as Buffer;
+    const gitFinds = () => runGit(repo.root, ["ls-files", "-z", "--", ":(top,glob)**/.gitattributes"]) !== "";
+    const cases: [string, string][] = [
+      ["x.gitattributes", "not an attributes file"],
+      [".gitattributes.bak", "nor this"],
+      ["deep/.gitattributes/inside", "a directory of that name"],
+      ["deep/er/.gitattributes", "*.c ident\n"],
+      [".gitattributes", "* -text\n"],
+    ];
+    expect([listsAttributesFile(listing()), gitFinds()]).toEqual([false, false]);
+    for (const [path, content] of cases) {
+      repo.write(path, content);
+      runGit(repo.root, ["add", "--", path]);
+      expect([path, listsAttributesFile(listing())]).toEqual([path, gitFinds()]);
+    }
+    expect(listsAttributesFile(listing())).toBe(true);
+    // out of the index again: neither finds one
+    runGit(repo.root, ["rm", "-q", "--cached", "--", ".gitattributes", "deep/er/.gitattributes"]);
+    expect([listsAttributesFile(listing()), gitFinds()]).toEqual([false, false]);
+  });
+
+  test("directoriesOf names each file's directory as dirOf does, once per run of files in one directory", () => {
+    const names = ["a", "b", "ab", "a.b", "a-b", "é", "x"];
+    let seed = 7;
+    const next = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2147483648), seed % n);
+    for (let round = 0; round < 200; round++) {
+      const files = Array.from({ length: next(40) }, () => ({
+        path: Array.from({ length: 1 + next(4) }, () => names[next(names.length)]).join("/"),
+      }));
+      const want: string[] = [];
+      for (const f of files) if (want.at(-1) !== dirOf(f.path) || want.length === 0) want.push(dirOf(f.path));
+      expect(directoriesOf(files)).toEqual(want);
+    }
   });
 });
 

@@ -56,7 +56,7 @@ export async function createSnapshot(ws: Workspace, args: CreateSnapshotArgs): P
   // On a cold store, clean tracked files are read while git status runs (see Prehash).
   const comparedBefore = Date.now();
   const early = named && ws.repo.gitDir && Prehash.worthwhile(ws.blobs) ? startIndexListing(ws.repo, scope) : undefined;
-  const prehash = early ? new Prehash(ws.repo, ws.blobs, early, comparedBefore, args.onProgress) : undefined;
+  const prehash = early ? new Prehash(ws.repo, ws.blobs, early, scope, comparedBefore, args.onProgress) : undefined;
   try {
     return await create(ws, args, named, scope, prehash, early);
   } finally {

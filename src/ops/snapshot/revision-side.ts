@@ -1,5 +1,5 @@
 import { blobIdFromHex, sha256Hex } from "../../core/hash";
-import { contentConversionPossible, dirOf } from "../../repo/content-conversion";
+import { ConversionCheck } from "../../repo/content-conversion";
 import { listRevisionTree } from "../../repo/git-revision";
 import type { SideEntry } from "./tree-side";
 import type { Workspace } from "../workspace";
@@ -32,7 +32,7 @@ export async function revisionEntries(ws: Workspace, commit: string, signal?: Ab
   const unknown = [...new Set(tree.entries.filter((e) => !map.has(e.oid)).map((e) => e.oid))];
   const loose = new Map<string, string>();
   if (unknown.length > 0) {
-    const converting = await contentConversionPossible(ws.repo, tree.entries.map((e) => dirOf(e.path)));
+    const converting = await new ConversionCheck(ws.repo).possibleFor(tree.entries);
     await ws.blobs.gitObjects.importFrom(ws.repo, unknown);
     for (let i = 0; i < unknown.length; i += READ_WINDOW) {
       if (signal?.aborted) throw signal.reason ?? new Error("aborted");
