@@ -22,6 +22,7 @@
 #include <malloc.h>
 #endif
 
+#include "create_job.h"
 #include "dirfd.h"
 #include "files.h"
 #include "hash_job.h"
@@ -670,6 +671,29 @@ static napi_value lstat_at(napi_env env, napi_callback_info info) {
   return arr;
 }
 
+/* The one argument of a call taking a live job of one kind (its run function); NULL with an exception pending. */
+static job_t *job_of(napi_env env, napi_callback_info info, void (*run)(job_t *, size_t, worker_t *), const char *not_kind) {
+  napi_value argv[1];
+  job_t *job = job_arg(env, info, 1, argv);
+  if (job && job->run != run) {
+    fail(env, not_kind);
+    return NULL;
+  }
+  return job;
+}
+
+/* A copy of a job's records once every item is finished; null while it runs. */
+static napi_value copy_when_done(napi_env env, job_t *job, const uint8_t *records, size_t bytes) {
+  napi_value buf;
+  if (job_ready_prefix(job) < job->count) {
+    napi_get_null(env, &buf);
+    return buf;
+  }
+  void *out;
+  CHECK(napi_create_buffer_copy(env, bytes, records, &out, &buf));
+  return buf;
+}
+
 /* statStart(root, paths, count): lstat of each path under root (stat_job.h) */
 static napi_value stat_start(napi_env env, napi_callback_info info) {
   napi_value argv[3];
@@ -693,19 +717,44 @@ static napi_value stat_start(napi_env env, napi_callback_info info) {
 
 /* statRecords(job): a copy of every file's record once the job is done; null while it runs */
 static napi_value stat_records(napi_env env, napi_callback_info info) {
-  napi_value argv[1];
-  job_t *job = job_arg(env, info, 1, argv);
+  job_t *job = job_of(env, info, stat_job_run, "worksnap native: not a stat job");
   if (!job) return NULL;
-  if (job->run != stat_job_run) return fail(env, "worksnap native: not a stat job");
-  napi_value buf;
-  if (job_ready_prefix(job) < job->count) {
-    napi_get_null(env, &buf);
-    return buf;
+  return copy_when_done(env, job, ((stat_job_t *)job)->records, ((stat_job_t *)job)->files * STAT_RECORD);
+}
+
+/*
+ * createStart(dirfd, paths, count, data, ends, mode): new files beneath the directory `dirfd` (duplicated: the
+ * caller's stays its own), item i at paths[i] with data[ends[i-1], ends[i]) (create_job.h)
+ */
+static napi_value create_start(napi_env env, napi_callback_info info) {
+  napi_value argv[6];
+  if (!args_of(env, info, 6, argv)) return NULL;
+  int dirfd = int_arg(env, argv[0]);
+  void *paths, *data, *ends;
+  size_t paths_len, data_len, ends_len;
+  if (!bytes_of(env, argv[1], &paths, &paths_len) || !bytes_of(env, argv[3], &data, &data_len) || !bytes_of(env, argv[4], &ends, &ends_len)) {
+    return fail(env, "worksnap native: paths, data and ends must be typed arrays");
   }
-  stat_job_t *sj = (stat_job_t *)job;
-  void *out;
-  CHECK(napi_create_buffer_copy(env, sj->files * STAT_RECORD, sj->records, &out, &buf));
-  return buf;
+  double count = num(env, argv[2]);
+  if (!(count >= 0) || ends_len != (size_t)count * sizeof(double)) return fail(env, "worksnap native: bad count");
+  const double *e = ends;
+  for (size_t i = 0; i < (size_t)count; i++) {
+    double before = i == 0 ? 0 : e[i - 1];
+    if (!(e[i] >= before && e[i] <= (double)data_len) || e[i] != floor(e[i])) return fail(env, "worksnap native: bad ends");
+  }
+  int own = dirfd >= 0 ? fcntl(dirfd, F_DUPFD_CLOEXEC, 0) : -1;
+  if (own < 0) return fail(env, "worksnap native: not an open directory");
+  create_job_t *job = create_job_new(paths, paths_len, (size_t)count, own, data, data_len, e, (mode_t)int_arg(env, argv[5]));
+  if (!job) return fail(env, "worksnap native: out of memory");
+  pool_submit(&job->base);
+  return wrap(env, &job->base);
+}
+
+/* createRecords(job): a copy of every item's record once the job is done; null while it runs */
+static napi_value create_records(napi_env env, napi_callback_info info) {
+  job_t *job = job_of(env, info, create_job_run, "worksnap native: not a create job");
+  if (!job) return NULL;
+  return copy_when_done(env, job, ((create_job_t *)job)->records, job->count * CREATE_RECORD);
 }
 
 /*
@@ -880,6 +929,7 @@ static napi_value layout(napi_env env) {
       {"TRI_EXPECT_SIZE", TRI_EXPECT_SIZE}, {"TRIGRAM_RECORD", TRIGRAM_RECORD}, {"TR_STATUS", TR_STATUS}, {"TR_ERRNO", TR_ERRNO}, {"TR_SIZE", TR_SIZE},
       {"TR_COUNT", TR_COUNT}, {"TR_SHA256", TR_SHA256}, {"STAT_RECORD", STAT_RECORD}, {"SJ_STATUS", SJ_STATUS},
       {"SJ_SIZE", SJ_SIZE}, {"SJ_MTIME", SJ_MTIME}, {"SJ_CTIME", SJ_CTIME}, {"SJ_INO", SJ_INO},
+      {"CREATE_RECORD", CREATE_RECORD}, {"CJ_STEP", CJ_STEP}, {"CJ_ERRNO", CJ_ERRNO},
   };
   for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) napi_set_named_property(env, obj, fields[i].name, number(env, fields[i].value));
   return obj;
@@ -894,7 +944,7 @@ NAPI_MODULE_INIT() {
       {"scanCollect", scan_collect}, {"release", release}, {"setTrust", set_trust}, {"scanKinds", scan_kinds}, {"notify", notify}, {"watch", watch}, {"sha256", sha256_once}, {"gitBlobId", git_blob_id},
       {"describe", describe}, {"accelerate", accelerate}, {"trimMemory", trim_memory}, {"countByte", count_byte_of}, {"longestRun", longest_run_of},
       {"trigramStart", trigram_start}, {"trigramRecords", trigram_records}, {"trigramSegment", trigram_segment},
-      {"statStart", stat_start}, {"statRecords", stat_records},
+      {"statStart", stat_start}, {"statRecords", stat_records}, {"createStart", create_start}, {"createRecords", create_records},
       {"dirOpenBeneath", dir_open_beneath}, {"openAt", open_at}, {"mkdirAt", mkdir_at}, {"unlinkAt", unlink_at},
       {"renameAt", rename_at}, {"symlinkAt", symlink_at}, {"readlinkAt", readlink_at}, {"lstatAt", lstat_at},
 #ifdef __linux__

@@ -71,26 +71,65 @@ struct ws_open_how {
 static int openat2_missing = 0;
 #endif
 
-int dirfd_open_beneath(int rootfd, const char *rel) {
-  if (rel[0] == 0) return open_walk(rootfd, rel);
+/*
+ * `rel` opened beneath `rootfd` by openat2 without following any symlink: 1 with the descriptor or -errno in
+ * *out, or 0 when openat2 is not there (another platform, an older kernel, a seccomp filter that refuses it,
+ * or a rename elsewhere racing every retry): then the caller walks, which is as safe.
+ */
+static int open_beneath_at2(int rootfd, const char *rel, int flags, unsigned mode, int *out) {
 #if defined(__linux__) && defined(SYS_openat2)
-  if (!__atomic_load_n(&openat2_missing, __ATOMIC_RELAXED)) {
-    struct ws_open_how how = {.flags = DIR_FLAGS, .mode = 0, .resolve = WS_RESOLVE_BENEATH | WS_RESOLVE_NO_SYMLINKS | WS_RESOLVE_NO_MAGICLINKS};
-    for (int attempt = 0; attempt < 8; attempt++) {
-      long fd = syscall(SYS_openat2, rootfd, rel, &how, sizeof how);
-      if (fd >= 0) return (int)fd;
-      /* EAGAIN: a rename elsewhere raced the lookup (the kernel asks for a retry); the walk is as safe. */
-      if (errno == EAGAIN || errno == EINTR) continue;
-      if (errno == ENOSYS || errno == EPERM || errno == E2BIG) {
-        /* no openat2 here (older kernel, or a seccomp filter that refuses it) */
-        if (errno == ENOSYS) __atomic_store_n(&openat2_missing, 1, __ATOMIC_RELAXED);
-        break;
-      }
-      return -errno;
+  if (__atomic_load_n(&openat2_missing, __ATOMIC_RELAXED)) return 0;
+  struct ws_open_how how = {.flags = (uint64_t)flags, .mode = mode, .resolve = WS_RESOLVE_BENEATH | WS_RESOLVE_NO_SYMLINKS | WS_RESOLVE_NO_MAGICLINKS};
+  for (int attempt = 0; attempt < 8; attempt++) {
+    long fd = syscall(SYS_openat2, rootfd, rel, &how, sizeof how);
+    if (fd >= 0) {
+      *out = (int)fd;
+      return 1;
     }
+    /* EAGAIN: a rename elsewhere raced the lookup (the kernel asks for a retry) */
+    if (errno == EAGAIN || errno == EINTR) continue;
+    if (errno == ENOSYS || errno == EPERM || errno == E2BIG) {
+      if (errno == ENOSYS) __atomic_store_n(&openat2_missing, 1, __ATOMIC_RELAXED);
+      return 0;
+    }
+    *out = -errno;
+    return 1;
   }
+#else
+  (void)rootfd, (void)rel, (void)flags, (void)mode, (void)out;
 #endif
+  return 0;
+}
+
+int dirfd_open_beneath(int rootfd, const char *rel) {
+  int fd;
+  if (rel[0] != 0 && open_beneath_at2(rootfd, rel, DIR_FLAGS, 0, &fd)) return fd;
   return open_walk(rootfd, rel);
+}
+
+int dirfd_create_beneath(int rootfd, const char *rel, int flags, unsigned mode) {
+  flags |= O_NOFOLLOW | O_CLOEXEC;
+  int got;
+  if (open_beneath_at2(rootfd, rel, flags, mode, &got)) return got;
+  /* the directories by the walk, then the file by its last name, itself never a symlink (O_NOFOLLOW) */
+  const char *slash = strrchr(rel, '/');
+  int dirfd = rootfd, opened = -1;
+  if (slash) {
+    char dir[4096];
+    size_t len = (size_t)(slash - rel);
+    if (len >= sizeof dir) return -ENAMETOOLONG;
+    memcpy(dir, rel, len);
+    dir[len] = 0;
+    opened = dirfd_open_beneath(rootfd, dir);
+    if (opened < 0) return opened;
+    dirfd = opened;
+  }
+  int fd;
+  do fd = openat(dirfd, slash ? slash + 1 : rel, flags, (mode_t)mode);
+  while (fd < 0 && errno == EINTR);
+  int err = errno;
+  if (opened >= 0) close(opened);
+  return fd < 0 ? -err : fd;
 }
 
 int dirfd_rename(int fromfd, const char *from, int tofd, const char *to, int flags) {

@@ -23,6 +23,14 @@
  */
 int dirfd_open_beneath(int rootfd, const char *rel);
 
+/*
+ * Creates and opens the file `rel` ('/'-separated names as for
+ * dirfd_open_beneath, the last one the file's) beneath `rootfd`, no symlink
+ * followed on the way or at the end; `flags` must hold O_CREAT (and O_EXCL to
+ * refuse an existing entry). The descriptor, or -errno.
+ */
+int dirfd_create_beneath(int rootfd, const char *rel, int flags, unsigned mode);
+
 /* renameat2 with flags (0, WS_RENAME_NOREPLACE or WS_RENAME_EXCHANGE): 0 or the errno (ENOSYS where the platform cannot). */
 int dirfd_rename(int fromfd, const char *from, int tofd, const char *to, int flags);
 

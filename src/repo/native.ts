@@ -56,6 +56,9 @@ export interface NativeLayout {
   SJ_MTIME: number;
   SJ_CTIME: number;
   SJ_INO: number;
+  CREATE_RECORD: number;
+  CJ_STEP: number;
+  CJ_ERRNO: number;
 }
 
 export interface NativeModule {
@@ -142,6 +145,14 @@ export interface NativeModule {
   statStart(root: string, paths: Uint8Array, count: number): NativeJob;
   /** Every path's record (STAT_RECORD bytes each) once the job is done; null while it runs. */
   statRecords(job: NativeJob): Buffer | null;
+  /**
+   * New files beneath the directory `dirfd` (the job holds its own duplicate), written on the pool's threads:
+   * item i at paths[i] (NUL-separated, relative, no symlink followed; never over an existing entry) holding
+   * data[ends[i-1], ends[i]), permission bits `mode`; see src/native/create_job.h.
+   */
+  createStart(dirfd: number, paths: Uint8Array, count: number, data: Uint8Array, ends: Float64Array, mode: number): NativeJob;
+  /** Every item's record (CREATE_RECORD bytes each: the step that failed, 0 for none, and its errno) once done; null while it runs. */
+  createRecords(job: NativeJob): Buffer | null;
   /**
    * A thread that writes to `fd` what it is given, in order, hashing it (SHA-256) as it goes (src/native/sink.h).
    * Keep `fd` open until sinkFree has returned.

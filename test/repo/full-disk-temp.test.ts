@@ -5,9 +5,8 @@
  * still comes whole when the disk is full. A real full file system: a small tmpfs, mounted for the
  * test (root on Linux, as the disk-full torture test).
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { describe, expect, test } from "bun:test";
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { blobIdOf } from "../../src/core/hash";
 import { FsBlobStore } from "../../src/repo/fs-blob-store";
@@ -16,30 +15,17 @@ import { TrigramIndex } from "../../src/repo/trigram-index/store";
 import { readGitState, STATUS_ARGS } from "../../src/repo/fingerprint";
 import { openRoot } from "../../src/repo/root";
 import { runGit, tmpRepo } from "../helpers/tmp-repo";
+import { tmpfsForTests } from "../helpers/tmpfs";
 
-const canMount = process.platform === "linux" && process.getuid?.() === 0;
-let mnt = "";
-let mounted = false;
-
-beforeAll(() => {
-  if (!canMount) return;
-  mnt = mkdtempSync(join(tmpdir(), "ws-fulltemp-"));
-  mounted = Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", mnt]).exitCode === 0;
-});
-
-afterAll(() => {
-  if (mounted) Bun.spawnSync(["umount", "-l", mnt]);
-  if (mnt) rmSync(mnt, { recursive: true, force: true });
-});
+const disk = tmpfsForTests("2m", "ws-fulltemp-");
+const canMount = disk.canMount;
 
 /** A state directory on the mount with about `kb` KB left free. */
 function nearlyFull(kb: number): string {
-  rmSync(join(mnt, "filler"), { force: true });
-  const stateDir = join(mnt, `state-${Math.random().toString(36).slice(2, 8)}`);
+  disk.unfill();
+  const stateDir = join(disk.path, `state-${Math.random().toString(36).slice(2, 8)}`);
   mkdirSync(join(stateDir, "tmp"), { recursive: true });
-  const out = Bun.spawnSync(["df", "-k", "--output=avail", mnt]).stdout.toString().trim().split("\n");
-  const free = Number(out[out.length - 1]);
-  if (free > kb) writeFileSync(join(mnt, "filler"), Buffer.alloc((free - kb) * 1024));
+  disk.leave(kb);
   return stateDir;
 }
 
@@ -54,27 +40,27 @@ function thrownCode(f: () => unknown): string | undefined {
 
 describe("a full disk leaves no temp file", () => {
   test.skipIf(!canMount)("a loose blob written half way (regression: .mcp/tmp/*-blob left behind)", () => {
-    expect(mounted).toBe(true);
+    expect(disk.mounted).toBe(true);
     const stateDir = nearlyFull(64);
     const bytes = new Uint8Array(512 * 1024).fill(0x61);
     const store = new FsBlobStore(stateDir);
     expect(thrownCode(() => store.writeKnown(blobIdOf(bytes), bytes))).toBe("ENOSPC");
     expect(readdirSync(join(stateDir, "tmp"))).toEqual([]);
     // with room the same write goes through
-    rmSync(join(mnt, "filler"), { force: true });
+    disk.unfill();
     store.writeKnown(blobIdOf(bytes), bytes);
     expect(readdirSync(join(stateDir, "tmp"))).toEqual([]);
   });
 
   test.skipIf(!canMount)("a trigram index segment written half way", () => {
-    expect(mounted).toBe(true);
+    expect(disk.mounted).toBe(true);
     const stateDir = nearlyFull(64);
     const index = new TrigramIndex(stateDir);
     expect(thrownCode(() => index.add(stateDir, new Uint8Array(512 * 1024).fill(1)))).toBe("ENOSPC");
     expect(readdirSync(join(stateDir, "tmp"))).toEqual([]);
   });
   test.skipIf(!canMount)("git output spooled to a full disk: the command runs again through a pipe, the answer is whole, nothing is left", async () => {
-    expect(mounted).toBe(true);
+    expect(disk.mounted).toBe(true);
     await using repo = await tmpRepo();
     for (let f = 0; f < 300; f++) repo.write(`dir/file-${f}-${"x".repeat(100)}.txt`, `${f}\n`);
     repo.commit();
@@ -88,9 +74,9 @@ describe("a full disk leaves no temp file", () => {
   });
 
   test.skipIf(!canMount)("git status on the index copy that cannot be written: the status of the user's index, whole; no lock left", async () => {
-    expect(mounted).toBe(true);
-    rmSync(join(mnt, "filler"), { force: true });
-    const root = join(mnt, `repo-${Math.random().toString(36).slice(2, 8)}`);
+    expect(disk.mounted).toBe(true);
+    disk.unfill();
+    const root = join(disk.path, `repo-${Math.random().toString(36).slice(2, 8)}`);
     mkdirSync(root);
     runGit(root, ["init", "-q", "-b", "main"]);
     for (let f = 0; f < 40; f++) writeFileSync(join(root, `tracked-${f}-${"y".repeat(60)}.txt`), `${f}\n`);

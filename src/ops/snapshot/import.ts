@@ -7,6 +7,7 @@ import { bundleEntryName, bundleManifestJson, BUNDLE_MANIFEST } from "../../repo
 import type { Fingerprint } from "../../repo/fingerprint";
 import { manifestJson, snapshotIdOf, type ManifestEntry, type SnapshotId } from "../../repo/manifest";
 import { CREATE_OPEN, type DirHandle, TreeHandles } from "../../repo/dir-handle";
+import { FileBatches } from "../../repo/file-batches";
 import { FsBlobStore } from "../../repo/fs-blob-store";
 import { randomId128 } from "../../core/hash";
 import { TarFormatError, TarReader, type TarEntryHeader } from "../../repo/tar";
@@ -30,6 +31,8 @@ export interface ImportResult {
 }
 
 const MANIFEST_MAX = 512 * 1024 * 1024;
+/** Staged blobs are created read-only, as the loose store keeps them. */
+const BLOB_PERM = 0o444;
 
 /**
  * `worksnap snapshot import`: reads an export bundle, verifies the snapshot id
@@ -86,7 +89,7 @@ export async function importBundle(ws: Workspace, args: ImportArgs): Promise<Imp
     throw err;
   } finally {
     await reader.close();
-    area.close();
+    await area.close();
     try {
       rmSync(tmp.removalPath(stagingName), { recursive: true, force: true });
     } finally {
@@ -224,6 +227,8 @@ interface Staged {
  */
 class StagingArea {
   private readonly fanouts = new Map<string, DirHandle>();
+  /** small blobs, written on the native threads while the bundle is read (null without the module) */
+  private readonly batches: FileBatches | null;
   /** fan-out directories of the store, by their place: absent from the store when this import looked */
   private readonly absent = new Map<string, boolean>();
   /** the loose store's `blobs/sha256` directory, once looked up (null: absent) */
@@ -235,6 +240,7 @@ class StagingArea {
     private readonly handles: TreeHandles,
   ) {
     ws.blobs.gitMap.reload(); // once: the lookups below do not look for records added meanwhile
+    this.batches = FileBatches.open(dir, BLOB_PERM);
   }
 
   /** True when the store holds the blob: in the private git store, or loose (which refreshes its age for gc's grace). */
@@ -254,14 +260,43 @@ class StagingArea {
 
   /** A new file for the blob in its fan-out directory here, created read-only as blobs are stored. */
   create(id: BlobId): { fd: number; place: { dir: string; name: string } } {
+    const { place, fanout } = this.fanoutOf(id);
+    return { fd: (this.fanouts.get(fanout) as DirHandle).openFile(place.name, CREATE_OPEN, BLOB_PERM), place };
+  }
+
+  /**
+   * Room for a new blob of `size` bytes in the batch being filled (FileBatches), or null when it is written
+   * through create() instead (no native module, or a large blob). Fill it, then commit() or drop().
+   */
+  reserve(id: BlobId, size: number): { room: Uint8Array; place: { dir: string; name: string } } | null {
+    if (!this.batches || !FileBatches.fits(size)) return null;
+    const { place, fanout } = this.fanoutOf(id);
+    return { room: this.batches.reserve(`${fanout}/${place.name}`, size), place };
+  }
+
+  /** The reserved blob is to be written; throws what failed in an earlier batch (a full disk). */
+  commit(): Promise<void> {
+    return (this.batches as FileBatches).commit();
+  }
+
+  drop(): void {
+    this.batches?.drop();
+  }
+
+  /** Every reserved blob written; throws the first failure. */
+  async finish(): Promise<void> {
+    await this.batches?.finish();
+  }
+
+  /** The blob's place, its fan-out directory made here if it is the first of it. */
+  private fanoutOf(id: BlobId): { place: { dir: string; name: string }; fanout: string } {
     const place = FsBlobStore.placeOf(id);
     const fanout = place.dir.slice(place.dir.lastIndexOf("/") + 1);
-    let d = this.fanouts.get(fanout);
-    if (!d) {
+    if (!this.fanouts.has(fanout)) {
       this.dir.mkdir(fanout);
-      this.fanouts.set(fanout, (d = this.dir.openDir(fanout)));
+      this.fanouts.set(fanout, this.dir.openDir(fanout));
     }
-    return { fd: d.openFile(place.name, CREATE_OPEN, 0o444), place };
+    return { place, fanout };
   }
 
   /**
@@ -298,7 +333,9 @@ class StagingArea {
     }
   }
 
-  close(): void {
+  /** Waits for blobs being written (nothing writes here after it), then lets the directories go. */
+  async close(): Promise<void> {
+    await this.batches?.close();
     for (const d of this.fanouts.values()) d.close();
     this.fanouts.clear();
     this.dir.close();
@@ -319,28 +356,38 @@ async function readFiles(reader: TarReader, bundle: Bundle, staging: StagingArea
     checkHeader(h, e);
     const fresh = !staged.blobs.has(e.blob) && !(await staging.stored(e.blob));
     const hasher = new Bun.CryptoHasher("sha256");
-    let size = 0;
-    const out = fresh ? staging.create(e.blob) : null;
+    const size = h.typeflag === "2" ? h.linkTarget.length : h.size;
+    // a small blob is copied into a batch the native threads write; a large one is written here as it is read
+    const batched = fresh ? staging.reserve(e.blob, size) : null;
+    const out = fresh && !batched ? staging.create(e.blob) : null;
     try {
       if (h.typeflag === "2") {
         hasher.update(h.linkTarget);
-        size = h.linkTarget.length;
-        if (out) writeChunk(out.fd, h.linkTarget);
+        if (batched) batched.room.set(h.linkTarget);
+        else if (out) writeChunk(out.fd, h.linkTarget);
       } else {
+        let at = 0;
         for await (const chunk of reader.body(h.size)) {
           hasher.update(chunk);
-          if (out) writeChunk(out.fd, chunk);
+          if (batched) batched.room.set(chunk, at);
+          else if (out) writeChunk(out.fd, chunk);
+          at += chunk.length;
         }
-        size = h.size;
       }
+      const hex = hasher.digest("hex");
+      if (`sha256:${hex}` !== e.blob) throw refuse(want, `content hashes to sha256:${hex}, not the manifest's ${e.blob}`);
+    } catch (err) {
+      staging.drop();
+      throw err;
     } finally {
       if (out) closeSync(out.fd);
     }
-    const hex = hasher.digest("hex");
-    if (`sha256:${hex}` !== e.blob) throw refuse(want, `content hashes to sha256:${hex}, not the manifest's ${e.blob}`);
-    if (out) staged.blobs.set(e.blob, out.place);
+    if (batched) await staging.commit();
+    const place = batched?.place ?? out?.place;
+    if (place) staged.blobs.set(e.blob, place);
     staged.bytes += size;
   }
+  await staging.finish();
   args.onProgress?.(total, total);
   return staged;
 }

@@ -416,6 +416,38 @@ describe("snapshot import", () => {
     expect(err.code).toBe("INVALID_ARGUMENT");
   });
 
+  test("thousands of blobs staged in batches beside a large one: imported whole, or refused at a late bad file with nothing left", async () => {
+    await using repo = await tmpRepo({ git: false });
+    // past a staging batch's file count and bytes several times over, symlinks among them, and one blob too large
+    // for a batch, written as it is read
+    for (let i = 0; i < 3000; i++) repo.write(`d${i % 50}/f${i}.txt`, `file ${i} `.repeat(1 + (i % 40)));
+    for (let i = 0; i < 20; i++) repo.symlink(`links/l${i}`, `../d${i}/f${i}.txt`);
+    repo.write("big.bin", new Uint8Array(3 << 20).map((_, k) => (k * 13) & 0xff));
+    const ws = openWorkspace(repo.root);
+    const id = await snap(ws);
+    const file = (await exportSnapshot(ws, { snapshot_id: id })).path;
+    closeWorkspace(ws);
+    await using other = await tmpRepo({ git: false });
+    const ws2 = openWorkspace(other.root);
+    expect(await importBundle(ws2, { file: join(repo.root, file) })).toMatchObject({ snapshot_id: id, files: 3021, created: true });
+    for (const path of ["d0/f0.txt", "d49/f2999.txt"]) {
+      expect((await readFile(ws2, { mode: "snapshot", snapshot_id: id, path })).content).toBe(readFileSync(join(repo.root, path), "utf8"));
+    }
+    expect(await readFile(ws2, { mode: "snapshot", snapshot_id: id, path: "links/l7" })).toMatchObject({ type: "symlink", content: "../d7/f7.txt" });
+    // every byte of every blob, the large one too: the bundle exported again from the imported store is the same
+    expect((await exportSnapshot(ws2, { snapshot_id: id })).sha256).toBe(sha256File(join(repo.root, file)));
+    expect(stateFiles(other.root, "tmp")).toEqual([]);
+    closeWorkspace(ws2);
+    // a byte flipped in one of the last files: batches of earlier blobs were written by then, and are gone again
+    const items = await readTar(join(repo.root, file));
+    const late = items.findLastIndex((i) => i.path.startsWith("files/d49/"));
+    (items[late] as TarItem).body[0]! ^= 1;
+    const bad = join(repo.root, "late.tar");
+    writeTar(bad, items);
+    const { err } = await refused(bad);
+    expect([err.code, err.details.entry]).toEqual(["INVALID_ARGUMENT", (items[late] as TarItem).path]);
+  });
+
   test("a bundle path that does not exist is NOT_FOUND", async () => {
     await using dir = tmpDir("ws-import-");
     mkdirSync(join(dir.path, "root"));
