@@ -78,7 +78,8 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
         slots[i] = { path: cand.path, blob: blobIdFromHex(known.sha256), mode: cand.mode as FileMode, size: known.size };
         continue;
       }
-      const k = readAhead?.byPath.get(cand.path);
+      // only regular files are read ahead: nothing else is looked for among them
+      const k = cand.mode === "100644" || cand.mode === "100755" ? readAhead?.find(cand.path) : undefined;
       if (k !== undefined && readAhead?.items[k]?.gitOid === cand.gitOid) ahead.push([i, k]);
       else toRead.push({ index: i, path: cand.path, gitOid: cand.gitOid, mode: cand.mode });
       continue;

@@ -8,12 +8,42 @@ import type { RepoRoot } from "./root";
 import { RACY_MARGIN_MS } from "./stat-cache";
 import { plainIndexFiles } from "./tree-scan";
 
-/** The files being read ahead, known as soon as the index listing is in. */
-export interface PrehashList {
-  items: HashItem[];
-  /** Path -> index into items (and into the outcomes). */
-  byPath: Map<string, number>;
+/**
+ * The files being read ahead, known as soon as the index listing is in, and
+ * where a path is among them. A capture asks for its candidates in byte
+ * order, the order of the items (both come from the listing, whose path
+ * strings they share), so the answer is almost always the next item, found by
+ * identity; a path out of step (a run of files git status named, which the
+ * capture takes as they are) is looked up in a map of every path, made on the
+ * first such miss, and the cursor goes on from there.
+ */
+export class PrehashList {
+  private next = 0;
+  private byPath: Map<string, number> | null = null;
+
+  constructor(readonly items: HashItem[]) {}
+
+  /** The index of `path`'s item (and of its outcome), if it is read ahead. */
+  find(path: string): number | undefined {
+    const items = this.items;
+    for (let k = this.next; k < items.length && k < this.next + LOOK_AHEAD; k++) {
+      if ((items[k] as HashItem).path === path) {
+        this.next = k + 1;
+        return k;
+      }
+    }
+    if (!this.byPath) {
+      this.byPath = new Map();
+      for (let k = 0; k < items.length; k++) this.byPath.set((items[k] as HashItem).path, k);
+    }
+    const k = this.byPath.get(path);
+    if (k !== undefined) this.next = k + 1;
+    return k;
+  }
 }
+
+/** Items find() steps over before it looks a path up. */
+const LOOK_AHEAD = 8;
 
 /**
  * Clean tracked files read and hashed while `git status` is still running:
@@ -60,11 +90,7 @@ export class Prehash {
       return wanted;
     });
     this.importing = items.then((list) => store.gitObjects.importFrom(repo, [...new Set(list.map((i) => i.gitOid as string))]));
-    this.listed = items.then((list) => {
-      const byPath = new Map<string, number>();
-      for (let i = 0; i < list.length; i++) byPath.set((list[i] as HashItem).path, i);
-      return { items: list, byPath };
-    });
+    this.listed = items.then((list) => new PrehashList(list));
     this.outcomes = items.then(async (list) => {
       // reading starts at once, verifying every file, until the attributes check allows trust
       const trustLater = this.conversion.possibleFor(list).then((possible) => (possible ? 0 : statusStartedAt - RACY_MARGIN_MS));
