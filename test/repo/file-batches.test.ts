@@ -105,6 +105,17 @@ describe.skipIf(!native)("FileBatches", () => {
     handles.close();
   });
 
+  test("with openat2 and with the walk a kernel without it takes (WORKSNAP_OPENAT2=0): the same files, and no symlink followed", async () => {
+    for (const env of [{}, { WORKSNAP_OPENAT2: "0" }]) {
+      await using tmp = tmpDir("ws-batches-");
+      const r = Bun.spawnSync([process.execPath, join(import.meta.dir, "..", "fixtures", "file-batches-walk.ts"), tmp.path], { env: { ...process.env, ...env } });
+      expect([env, r.exitCode, r.stderr.toString()]).toEqual([env, 0, ""]);
+      const seen = JSON.parse(r.stdout.toString());
+      expect(seen).toMatchObject({ files: 1500, f7: "file 7\n", outside: [] });
+      expect(["ELOOP", "ENOTDIR"]).toContain(seen.err);
+    }
+  });
+
   test("close() waits for the batches in flight: nothing is created after it returns", async () => {
     await using tmp = tmpDir("ws-batches-");
     const fanouts = Array.from({ length: 16 }, (_, i) => i.toString(16).padStart(2, "0"));
