@@ -9,51 +9,21 @@
  * temporary file behind (in `.mcp/tmp` or in the tree), and the history as it
  * was (no entry, no write intent, no interrupted review).
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { describe, expect, test } from "bun:test";
+import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cli, mcpSession } from "../helpers/binary";
 import { runGit } from "../helpers/tmp-repo";
+import { tmpfsForTests } from "../helpers/tmpfs";
 import { treeText } from "../helpers/workspace";
 import { attempts, budgetMs } from "./scale";
 
-const MOUNT_MB = 6;
-let mnt = "";
-let mounted = false;
-
-beforeAll(() => {
-  if (process.platform !== "linux" || process.getuid?.() !== 0) return;
-  mnt = mkdtempSync(join(tmpdir(), "ws-diskfull-"));
-  mounted = Bun.spawnSync(["mount", "-t", "tmpfs", "-o", `size=${MOUNT_MB}m`, "tmpfs", mnt]).exitCode === 0;
-});
-
-afterAll(() => {
-  if (mounted) Bun.spawnSync(["umount", "-l", mnt]);
-  if (mnt) rmSync(mnt, { recursive: true, force: true });
-});
+const disk = tmpfsForTests("6m", "ws-diskfull-");
 
 const FILES = 24;
 
-function freeKb(dir: string): number {
-  const out = Bun.spawnSync(["df", "-k", "--output=avail", dir]).stdout.toString().trim().split("\n");
-  return Number(out[out.length - 1]);
-}
-
-/** Leaves about `kb` KB free on the mount (the filler sits beside the repository, outside it). */
-function fillTo(kb: number): void {
-  const filler = join(mnt, "filler");
-  rmSync(filler, { force: true });
-  const free = freeKb(mnt);
-  if (free > kb) writeFileSync(filler, Buffer.alloc((free - kb) * 1024));
-}
-
-function unfill(): void {
-  rmSync(join(mnt, "filler"), { force: true });
-}
-
 function makeRepo(): string {
-  const root = join(mnt, `repo-${Math.random().toString(36).slice(2, 8)}`);
+  const root = join(disk.path, `repo-${Math.random().toString(36).slice(2, 8)}`);
   Bun.spawnSync(["mkdir", "-p", root]);
   runGit(root, ["init", "-q", "-b", "main"]);
   for (let i = 0; i < FILES; i++) writeFileSync(join(root, `f${i}.txt`), Array.from({ length: 400 }, (_, l) => `line ${l} of file ${i}\n`).join(""));
@@ -108,10 +78,10 @@ function growPatch(root: string, files: number, lines: number, tag: string): { p
 describe("disk full", () => {
   const levels = attempts(5, 30);
   for (const native of [true, false]) {
-    test.skipIf(process.platform !== "linux" || process.getuid?.() !== 0)(
+    test.skipIf(!disk.canMount)(
       `regression (disk full was INTERNAL): writes and patches through the server (${native ? "native" : "no native module"}) at ${levels} fill levels: whole success or TOO_LARGE disk_full, nothing half-written, nothing left behind`,
       async () => {
-        expect(mounted).toBe(true);
+        expect(disk.mounted).toBe(true);
         const root = makeRepo();
         await using s = await mcpSession(root, [], { env: native ? {} : { WORKSNAP_NATIVE: "0" } });
         // One write with room to spare: the server's spares and the history's directories exist from here on.
@@ -123,7 +93,7 @@ describe("disk full", () => {
           for (const kind of ["write", "patch"] as const) {
             const before = treeText(root);
             const entries = historyCount(root);
-            fillTo(leave);
+            disk.leave(leave);
             let r: any;
             let after: Record<string, string>;
             if (kind === "write") {
@@ -135,7 +105,7 @@ describe("disk full", () => {
               r = await s.raw("workspace_apply_patch", { mode: "worktree", patch: p.patch });
               after = p.after;
             }
-            unfill();
+            disk.unfill();
             const out = r.structuredContent;
             if (r.isError) {
               expect({ level: leave, kind, code: out.error.code, reason: out.error.details.reason }).toEqual({ level: leave, kind, code: "TOO_LARGE", reason: "disk_full" });
@@ -167,10 +137,10 @@ describe("disk full", () => {
     );
   }
 
-  test.skipIf(process.platform !== "linux" || process.getuid?.() !== 0)(
+  test.skipIf(!disk.canMount)(
     "regression (disk full was INTERNAL): a reject on a full disk is refused as disk full and changes nothing; with room it goes through",
     async () => {
-      expect(mounted).toBe(true);
+      expect(disk.mounted).toBe(true);
       const root = makeRepo();
       let conv = "";
       {
@@ -181,9 +151,9 @@ describe("disk full", () => {
       }
       const before = treeText(root);
       const statuses = () => cli(["history", "status", "--json", "--root", root]).json().entries.map((e: { status: string }) => e.status);
-      fillTo(4);
+      disk.leave(4);
       const r = cli(["history", "reject", "--conv", conv, "--json", "--root", root]);
-      unfill();
+      disk.unfill();
       expect(r.code).toBe(1);
       expect(r.json().error).toMatchObject({ code: "TOO_LARGE", details: { reason: "disk_full" } });
       expect(treeText(root)).toEqual(before);
