@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { blobIdOf } from "../../src/core/hash";
 import { readLiveTree } from "../../src/ops/live/live-tree";
 import { createSnapshot } from "../../src/ops/snapshot/create";
 import { readFile } from "../../src/ops/snapshot/file";
@@ -125,6 +126,41 @@ describe("clean tracked files taken as their index blobs", () => {
     // The blob map was emptied but the state is known: the read ahead is cancelled and the answer is the same.
     rmSync(join(repo.root, ".mcp", "cache", "gitblobs.bin"));
     expect((await createSnapshot(openWorkspace(repo.root), { paths: ["."] })).snapshot_id).toBe(snap.snapshot_id);
+  });
+});
+
+describe("a cold snapshot whose tree changed in runs after git's index was written", () => {
+  test("every entry holds the bytes on disk: runs of modified files longer than the read ahead's look-ahead, symlinks, a file turned into a symlink, shared blobs, a changed neighbour", async () => {
+    await using repo = await tmpRepo();
+    // many paths per blob (the read ahead reads one and takes the others from git's index), and symlinks among them
+    for (let i = 0; i < 120; i++) repo.write(`a/f${String(i).padStart(3, "0")}.txt`, `shared ${i % 7}\n`);
+    for (let i = 0; i < 5; i++) repo.symlink(`a/l${i}`, `f00${i}.txt`);
+    repo.write("b/tool.sh", "#!/bin/sh\necho hi\n", 0o755);
+    // neighbours holding one blob, one of them changed later: taking a neighbour's read for a file would show
+    for (let i = 0; i < 10; i++) repo.write(`c/g${i}.txt`, "same\n");
+    repo.commit();
+    // old enough that the read ahead takes clean files as their index blobs
+    await Bun.sleep(2100);
+    // a run of 25 modified files in a row, another of 3, one turned into a symlink, one deleted
+    for (let i = 30; i < 55; i++) repo.write(`a/f${String(i).padStart(3, "0")}.txt`, `changed ${i}\n`);
+    for (let i = 80; i < 83; i++) repo.write(`a/f${String(i).padStart(3, "0")}.txt`, `shared ${(i + 1) % 7}\n`);
+    rmSync(join(repo.root, "a/f100.txt"));
+    repo.symlink("a/f100.txt", "f001.txt");
+    rmSync(join(repo.root, "a/f101.txt"));
+    repo.write("c/g5.txt", "same no more\n");
+    const ws = freshStore(repo);
+    const snap = await createSnapshot(ws, { paths: ["."] });
+    const entries = ws.snapshots.load(snap.snapshot_id).entries;
+    const onDisk = (path: string) => {
+      const abs = join(repo.root, path);
+      return lstatSync(abs).isSymbolicLink() ? readlinkSync(abs) : readFileSync(abs);
+    };
+    expect(entries.map((e) => e.path)).toEqual(
+      [...Array.from({ length: 120 }, (_, i) => `a/f${String(i).padStart(3, "0")}.txt`).filter((p) => p !== "a/f101.txt"), ...Array.from({ length: 5 }, (_, i) => `a/l${i}`), "b/tool.sh", ...Array.from({ length: 10 }, (_, i) => `c/g${i}.txt`)].sort(),
+    );
+    for (const e of entries) expect([e.path, e.blob]).toEqual([e.path, blobIdOf(onDisk(e.path))]);
+    expect(entries.find((e) => e.path === "a/f100.txt")?.mode).toBe("120000");
+    expect(entries.find((e) => e.path === "b/tool.sh")?.mode).toBe("100755");
   });
 });
 
