@@ -2,27 +2,15 @@
  * Clean tracked files that hold a blob another path of the same capture holds
  * (release trees side by side, vendored copies, generated files): the first
  * path of each blob id, its leader, is read and hashed; the others, its
- * followers, are only looked at. A follower takes its leader's outcome when
- * git's index vouches for it by the rules a capture trusts a clean file by
- * (hash-files.ts, trustCleanBefore): git status did not name it, git cannot
- * convert content here (no cutoff otherwise), and its ctime is older than
- * the cutoff, so it has not changed since git found it equal to the blob;
- * and it is a regular file of the blob's size. Anything else is read and
- * verified with git's hash. The cost of a follower is one lstat, on the
- * native module's threads.
+ * followers, are not touched. A follower takes its leader's outcome when
+ * git's index vouches for it as it vouches for a clean file whose blob a warm
+ * capture already knows (capture.ts): git status did not name it, and git
+ * cannot convert content here (the capture's trust cutoff is set: no cutoff
+ * otherwise), so at the status the fingerprint names it held its index
+ * blob; and its leader's bytes were that blob. Without a cutoff, or when the
+ * leader's bytes were not the blob, it is read and verified like any file.
  */
-import { lstatSync } from "node:fs";
-import { join } from "node:path";
-import type { HashItem, HashOutcome, HashedFile } from "./hash-files";
-import { type NativeModule, statRecordsOf } from "./native";
-
-/** What a follower's lstat says: the fields a capture records, or null when it is not a regular file (or gone). */
-export interface FollowerStat {
-  size: number;
-  mtimeMs: number;
-  ctimeMs: number;
-  ino: number;
-}
+import type { HashItem, HashOutcome, VouchedFile } from "./hash-files";
 
 /** Items split into the first item of each clean blob id (and every other item) and the later ones of a blob id. */
 export function splitFollowers(items: HashItem[]): { leaders: HashItem[]; followers: HashItem[] } {
@@ -41,42 +29,20 @@ export function splitFollowers(items: HashItem[]): { leaders: HashItem[]; follow
   return { leaders, followers };
 }
 
-/** lstat of every follower, on the native threads when there are any. */
-export async function statFollowers(m: NativeModule | null, root: string, items: HashItem[], signal?: AbortSignal): Promise<(FollowerStat | null)[]> {
-  if (!m) return items.map((item) => statHere(join(root, item.path)));
-  const L = m.layout;
-  const records = await statRecordsOf(m, root, items.map((i) => i.path), signal);
-  return items.map((_, k) => {
-    const at = k * L.STAT_RECORD;
-    if (records[at + L.SJ_STATUS] !== 0) return null;
-    return { size: records.readDoubleLE(at + L.SJ_SIZE), mtimeMs: records.readDoubleLE(at + L.SJ_MTIME), ctimeMs: records.readDoubleLE(at + L.SJ_CTIME), ino: records.readDoubleLE(at + L.SJ_INO) };
-  });
-}
-
-function statHere(abs: string): FollowerStat | null {
-  try {
-    const st = lstatSync(abs);
-    return st.isFile() ? { size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino } : null;
-  } catch {
-    return null;
-  }
-}
-
 /**
- * The followers' outcomes taken from their leaders where the index vouches for them (`trustBefore`: the ctime
- * cutoff; 0 trusts none); the others come back in `again`, to be read.
+ * The followers' outcomes taken from their leaders where the index vouches for them (`trusting`: the capture's
+ * cutoff is set); the others come back in `again`, to be read.
  */
-export function settleFollowers(followers: HashItem[], stats: (FollowerStat | null)[], leaders: HashOutcome[], trustBefore: number): { outcomes: HashOutcome[]; again: HashItem[] } {
-  const blobs = new Map<string, HashedFile>();
+export function settleFollowers(followers: HashItem[], leaders: HashOutcome[], trusting: boolean): { outcomes: VouchedFile[]; again: HashItem[] } {
+  if (!trusting) return { outcomes: [], again: followers };
+  const blobs = new Map<string, { sha256: string; size: number }>();
   for (const o of leaders) if (o.kind === "ok" && o.gitOid !== "") blobs.set(o.gitOid, o);
-  const outcomes: HashOutcome[] = [];
+  const outcomes: VouchedFile[] = [];
   const again: HashItem[] = [];
-  const hashedAt = Date.now();
-  followers.forEach((item, k) => {
+  for (const item of followers) {
     const blob = blobs.get(item.gitOid as string);
-    const st = stats[k];
-    if (!blob || !st || st.size !== blob.size || !(st.ctimeMs < trustBefore)) return again.push(item);
-    outcomes.push({ index: item.index, kind: "ok", sha256: blob.sha256, gitOid: blob.gitOid, mode: item.mode as HashedFile["mode"], size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino, hashedAt });
-  });
+    if (!blob) again.push(item);
+    else outcomes.push({ index: item.index, kind: "vouched", sha256: blob.sha256, gitOid: item.gitOid as string, mode: item.mode as VouchedFile["mode"], size: blob.size });
+  }
   return { outcomes, again };
 }

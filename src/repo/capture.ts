@@ -133,7 +133,7 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
     if (cand.gitOid && o.gitOid === cand.gitOid) {
       if (!imports.has(cand.gitOid)) imports.set(cand.gitOid, { oid: cand.gitOid, sha256: o.sha256, size: o.size });
     }
-    else statCache.record(cand.path, o, o.sha256, o.hashedAt);
+    else if (o.kind === "ok") statCache.record(cand.path, o, o.sha256, o.hashedAt); // a vouched file is its index blob
     if (opts.signal?.aborted) throw opts.signal.reason ?? new Error("aborted");
   }
   await Promise.all([importing, ahead.length > 0 ? opts.prehash?.importing : undefined]);

@@ -17,6 +17,8 @@ export interface HashItem {
 
 export type HashOutcome =
   | { index: number; kind: "ok"; sha256: string; gitOid: string; mode: FileMode; size: number; mtimeMs: number; ctimeMs: number; ino: number; hashedAt: number }
+  /** a clean tracked file not read: git's index vouches that it holds the blob another path's bytes were (blob-followers.ts) */
+  | { index: number; kind: "vouched"; sha256: string; gitOid: string; mode: RegularMode; size: number }
   | { index: number; kind: "vanished" }
   /** permission denied */
   | { index: number; kind: "denied" }
@@ -24,6 +26,7 @@ export type HashOutcome =
   | { index: number; kind: "special" };
 
 export type HashedFile = Extract<HashOutcome, { kind: "ok" }>;
+export type VouchedFile = Extract<HashOutcome, { kind: "vouched" }>;
 
 export interface HashOptions {
   root: string;

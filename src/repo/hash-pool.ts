@@ -4,7 +4,7 @@ import { settleAll } from "../core/settle";
 import { FileHasher, STREAM_THRESHOLD, type HashItem, type HashOptions, type HashOutcome } from "./hash-files";
 import { nativeModule } from "./native";
 import { hashNatively, nativeHashable } from "./native-hash";
-import { settleFollowers, splitFollowers, statFollowers } from "./blob-followers";
+import { settleFollowers, splitFollowers } from "./blob-followers";
 
 /** Below this many files a worker's start-up costs more than it saves. */
 export const PARALLEL_MIN = 2000;
@@ -17,24 +17,20 @@ const MAIN_BATCH = 32;
  * Hashes files on every core. Clean tracked files go to the native module
  * when it is there (src/repo/native-hash.ts); the rest, and whatever it hands
  * back, take the TypeScript path below, meanwhile. A blob several clean paths
- * hold is read once (blob-followers.ts). Outcomes come back in no particular
+ * hold is read once, when git's index vouches for the others (blob-followers.ts). Outcomes come back in no particular
  * order; each names its item's index.
  */
 export async function hashInParallel(opts: HashOptions, items: HashItem[], onProgress?: (done: number) => void, signal?: AbortSignal): Promise<HashOutcome[]> {
-  // Each clean blob is read once: the other paths holding it are only looked at (blob-followers.ts), when a cutoff
-  // may let the index vouch for them.
+  // Each clean blob is read once: the other paths holding it are not read (blob-followers.ts) when a cutoff lets
+  // the index vouch for them.
   const trusting = opts.trustCleanBefore > 0 || opts.trustLater !== undefined;
   const { leaders, followers } = trusting ? splitFollowers(items) : { leaders: items, followers: [] };
   if (followers.length === 0) return hashAll(opts, items, onProgress, signal);
-  const m = nativeModule();
-  // natively beside the leaders' reads; without the module, on this thread once they are done
-  const stats = m ? statFollowers(m, opts.root, followers, signal) : null;
-  stats?.catch(() => {});
   let led = 0;
   let followed = 0;
   const outcomes = await hashAll(opts, leaders, (n) => onProgress?.((led = n) + followed), signal);
   const cutoff = Math.max(opts.trustCleanBefore, (await opts.trustLater) ?? 0);
-  const settled = settleFollowers(followers, await (stats ?? statFollowers(null, opts.root, followers, signal)), outcomes, cutoff);
+  const settled = settleFollowers(followers, outcomes, cutoff > 0);
   followed = settled.outcomes.length;
   onProgress?.(led + followed);
   // a path the index did not vouch for after all is read and verified with git's hash, whatever the cutoff

@@ -1,8 +1,9 @@
 /**
  * A blob several clean tracked paths hold is read once in a capture; the
- * other paths take its outcome only where git's index vouches for them
- * (the capture's trust cutoff, a regular file of the blob's size), and are
- * read like any file otherwise.
+ * other paths take its outcome where git's index vouches for them (git
+ * status did not name them, and the capture's trust cutoff is set: no content
+ * conversion), as it vouches for a blob a warm capture knows, and are read
+ * like any file otherwise.
  */
 import { describe, expect, test } from "bun:test";
 import { rmSync, statSync, writeFileSync } from "node:fs";
@@ -10,7 +11,7 @@ import { join } from "node:path";
 import { readLiveTree } from "../../src/ops/live/live-tree";
 import { openWorkspace, type Workspace } from "../../src/ops/workspace";
 import { captureEntries } from "../../src/repo/capture";
-import type { TreeEntry } from "../../src/repo/tree-scan";
+import { RACY_MARGIN_MS } from "../../src/repo/stat-cache";
 import { tmpRepo, type TmpRepo } from "../helpers/tmp-repo";
 
 const FUTURE = () => Date.now() + 60_000; // every file counts as unchanged since git looked (capture-trust.test.ts)
@@ -51,19 +52,38 @@ describe("blobs shared by many paths", () => {
     expect(statSync(join(repo.root, ".mcp", "cache", "gitblobs.bin")).size).toBe(distinct * 72);
   });
 
-  test("a path whose file is not its blob's size is read, whatever the index claims", async () => {
+  test("a path changed after git status looked is taken as the status saw it, as a warm capture takes a known blob; the next status names it and it is read", async () => {
     await using repo = await tmpRepo();
     repo.write("a/copy.txt", "the same bytes\n");
     repo.write("b/copy.txt", "the same bytes\n");
     repo.commit();
     const ws = freshStore(repo);
     const tree = await readLiveTree(ws);
-    // the file changes after git looked; the entries still claim the index blob
+    // the file changes after git looked: the entries, and the fingerprint with them, still name the index blob
     writeFileSync(join(repo.root, "b/copy.txt"), "changed afterwards, longer\n");
-    const claimed: TreeEntry[] = tree.entries.map((e) => ({ ...e }));
-    const captured = await captureEntries(ws.repo, ws.blobs, claimed, { gitComparedAt: FUTURE() });
-    const files = await contents(ws, captured.entries);
-    expect(files).toEqual({ "a/copy.txt": "the same bytes\n", "b/copy.txt": "changed afterwards, longer\n" });
+    const captured = await captureEntries(ws.repo, ws.blobs, tree.entries.map((e) => ({ ...e })), { gitComparedAt: FUTURE() });
+    expect(await contents(ws, captured.entries)).toEqual({ "a/copy.txt": "the same bytes\n", "b/copy.txt": "the same bytes\n" });
+    // what a warm capture does with the same status: the known blob, without a look at the file
+    const warm = await captureEntries(ws.repo, ws.blobs, tree.entries.map((e) => ({ ...e })), { gitComparedAt: FUTURE() });
+    expect(warm.entries).toEqual(captured.entries);
+    const again = await captureEntries(ws.repo, ws.blobs, (await readLiveTree(ws)).entries, { gitComparedAt: FUTURE() });
+    expect(await contents(ws, again.entries)).toEqual({ "a/copy.txt": "the same bytes\n", "b/copy.txt": "changed afterwards, longer\n" });
+  });
+
+  test("a blob whose first path changed after git looked vouches for no other path: they are read, each as it is", async () => {
+    await using repo = await tmpRepo();
+    for (const d of ["a", "b", "c"]) repo.write(`${d}/copy.txt`, "the same bytes\n");
+    repo.commit();
+    const ws = freshStore(repo);
+    const tree = await readLiveTree(ws);
+    // files older than the cutoff are trusted; the leader, changed after it, is verified and is not its blob
+    const comparedAt = Date.now() + RACY_MARGIN_MS + 20;
+    await Bun.sleep(60);
+    writeFileSync(join(repo.root, "a/copy.txt"), "THE SAME BYTES\n"); // same size, other bytes
+    const captured = await captureEntries(ws.repo, ws.blobs, tree.entries.map((e) => ({ ...e })), { gitComparedAt: comparedAt });
+    expect(await contents(ws, captured.entries)).toEqual({ "a/copy.txt": "THE SAME BYTES\n", "b/copy.txt": "the same bytes\n", "c/copy.txt": "the same bytes\n" });
+    const oid = repo.git("rev-parse", "HEAD:b/copy.txt").trim();
+    expect(ws.blobs.gitMap.get(oid)?.size).toBe("the same bytes\n".length);
   });
 
   test("without a cutoff no path is taken from another: each is read and verified", async () => {
