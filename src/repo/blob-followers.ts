@@ -13,36 +13,56 @@
 import type { HashItem, HashOutcome, VouchedFile } from "./hash-files";
 
 /** Items split into the first item of each clean blob id (and every other item) and the later ones of a blob id. */
-export function splitFollowers(items: HashItem[]): { leaders: HashItem[]; followers: HashItem[] } {
-  const seen = new Set<string>();
+export interface FollowerSplit {
+  leaders: HashItem[];
+  followers: HashItem[];
+  /** For each follower, the position of its leader in `leaders`. */
+  leaderOf: number[];
+}
+
+export function splitFollowers(items: HashItem[]): FollowerSplit {
+  const first = new Map<string, number>();
   const leaders: HashItem[] = [];
   const followers: HashItem[] = [];
+  const leaderOf: number[] = [];
   for (const item of items) {
     const clean = item.gitOid !== undefined && (item.mode === "100644" || item.mode === "100755");
-    if (!clean) leaders.push(item);
-    else if (seen.has(item.gitOid as string)) followers.push(item);
-    else {
-      seen.add(item.gitOid as string);
+    if (!clean) {
+      leaders.push(item);
+      continue;
+    }
+    const lead = first.get(item.gitOid as string);
+    if (lead !== undefined) {
+      followers.push(item);
+      leaderOf.push(lead);
+    } else {
+      first.set(item.gitOid as string, leaders.length);
       leaders.push(item);
     }
   }
-  return { leaders, followers };
+  return { leaders, followers, leaderOf };
 }
 
 /**
  * The followers' outcomes taken from their leaders where the index vouches for them (`trusting`: the capture's
- * cutoff is set); the others come back in `again`, to be read.
+ * cutoff is set) and the leader's bytes were the blob; the others come back in `again`, to be read.
  */
-export function settleFollowers(followers: HashItem[], leaders: HashOutcome[], trusting: boolean): { outcomes: VouchedFile[]; again: HashItem[] } {
+export function settleFollowers(split: FollowerSplit, leaderOutcomes: HashOutcome[], trusting: boolean): { outcomes: VouchedFile[]; again: HashItem[] } {
+  const { leaders, followers, leaderOf } = split;
   if (!trusting) return { outcomes: [], again: followers };
-  const blobs = new Map<string, { sha256: string; size: number }>();
-  for (const o of leaders) if (o.kind === "ok" && o.gitOid !== "") blobs.set(o.gitOid, o);
+  // each leader's outcome at its item's index (outcomes come in no particular order)
+  let top = 0;
+  for (const item of leaders) if (item.index > top) top = item.index;
+  const byIndex = new Array<HashOutcome | undefined>(top + 1);
+  for (const o of leaderOutcomes) byIndex[o.index] = o;
   const outcomes: VouchedFile[] = [];
   const again: HashItem[] = [];
-  for (const item of followers) {
-    const blob = blobs.get(item.gitOid as string);
-    if (!blob) again.push(item);
-    else outcomes.push({ index: item.index, kind: "vouched", sha256: blob.sha256, gitOid: item.gitOid as string, mode: item.mode as VouchedFile["mode"], size: blob.size });
+  for (let k = 0; k < followers.length; k++) {
+    const item = followers[k] as HashItem;
+    const leader = leaders[leaderOf[k] as number] as HashItem;
+    const lead = byIndex[leader.index];
+    if (lead?.kind !== "ok" || lead.gitOid !== leader.gitOid) again.push(item);
+    else outcomes.push({ index: item.index, kind: "vouched", sha256: lead.sha256, gitOid: lead.gitOid, mode: item.mode as VouchedFile["mode"], size: lead.size });
   }
   return { outcomes, again };
 }

@@ -24,13 +24,13 @@ export async function hashInParallel(opts: HashOptions, items: HashItem[], onPro
   // Each clean blob is read once: the other paths holding it are not read (blob-followers.ts) when a cutoff lets
   // the index vouch for them.
   const trusting = opts.trustCleanBefore > 0 || opts.trustLater !== undefined;
-  const { leaders, followers } = trusting ? splitFollowers(items) : { leaders: items, followers: [] };
-  if (followers.length === 0) return hashAll(opts, items, onProgress, signal);
+  const split = trusting ? splitFollowers(items) : null;
+  if (!split || split.followers.length === 0) return hashAll(opts, items, onProgress, signal);
   let led = 0;
   let followed = 0;
-  const outcomes = await hashAll(opts, leaders, (n) => onProgress?.((led = n) + followed), signal);
+  const outcomes = await hashAll(opts, split.leaders, (n) => onProgress?.((led = n) + followed), signal);
   const cutoff = Math.max(opts.trustCleanBefore, (await opts.trustLater) ?? 0);
-  const settled = settleFollowers(followers, outcomes, cutoff > 0);
+  const settled = settleFollowers(split, outcomes, cutoff > 0);
   followed = settled.outcomes.length;
   onProgress?.(led + followed);
   // a path the index did not vouch for after all is read and verified with git's hash, whatever the cutoff

@@ -22,18 +22,58 @@ export function toManifestEntry(e: { path: string; blob: BlobId; mode: string })
  * holds the two equal). Entries must already be sorted by path.
  */
 export function manifestJson(entries: readonly ManifestSource[]): string {
-  return manifestText(entries).text;
+  return manifestText(entries);
 }
 
 /**
  * The canonical manifest's UTF-8 bytes (what a capture hashes for its id and
- * writes to its file). A manifest whose paths are all printable ASCII is
- * ASCII throughout and is copied byte for byte instead of encoded.
+ * writes to its file), written straight into one buffer: the text of
+ * manifestJson without a string per entry, a join or an encoding pass (a
+ * capture of 90,000 entries spent about 80 ms on those). Printable ASCII
+ * paths are copied byte for byte; any other is JSON-quoted and encoded.
  */
 export function manifestBytes(entries: readonly ManifestSource[]): Uint8Array {
-  const { text, ascii } = manifestText(entries);
-  return ascii ? Buffer.from(text, "latin1") : new TextEncoder().encode(text);
+  let size = 16;
+  for (const e of entries) size += e.path.length + e.blob.length + ENTRY_FIXED;
+  let buf = Buffer.allocUnsafe(size) as Writer;
+  let at = buf.latin1Write('{"entries":[', 0);
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i] as ManifestSource;
+    const quoted = PLAIN_PATH.test(e.path) ? null : JSON.stringify(e.path);
+    // a UTF-16 unit of the quoted path takes at most 3 bytes
+    const need = (quoted === null ? e.path.length : 3 * quoted.length) + e.blob.length + ENTRY_FIXED;
+    if (at + need > buf.length) {
+      const bigger = Buffer.allocUnsafe(Math.max(2 * buf.length, at + need)) as Writer;
+      buf.copy(bigger, 0, 0, at);
+      buf = bigger;
+    }
+    if (i > 0) buf[at++] = 0x2c; // ,
+    at += buf.latin1Write('{"blob":"', at);
+    at += buf.latin1Write(e.blob, at); // "sha256:" and hex
+    at += buf.latin1Write(e.mode === "100755" ? '","mode":"100755","path":' : e.mode === "120000" ? '","mode":"120000","path":' : '","path":', at);
+    if (quoted === null) {
+      buf[at++] = 0x22; // "
+      at += buf.latin1Write(e.path, at);
+      buf[at++] = 0x22;
+    } else {
+      at += buf.utf8Write(quoted, at);
+    }
+    buf[at++] = 0x7d; // }
+  }
+  if (at + 2 > buf.length) {
+    const bigger = Buffer.allocUnsafe(at + 2) as Writer;
+    buf.copy(bigger, 0, 0, at);
+    buf = bigger;
+  }
+  at += buf.latin1Write("]}", at);
+  return buf.subarray(0, at);
 }
+
+/** The runtime's Buffer writers that take no encoding argument (Bun's and Node's; not in @types/node): faster per call. */
+type Writer = Buffer & { latin1Write(s: string, at: number): number; utf8Write(s: string, at: number): number };
+
+/** An entry's bytes besides its path and blob id: `,{"blob":"`, `","mode":"100755","path":`, two quotes, `}`. */
+const ENTRY_FIXED = 40;
 
 /** A manifest entry, or anything carrying one's fields (a captured entry): the mode is written only when not 100644. */
 type ManifestSource = { path: string; blob: BlobId; mode?: string };
@@ -41,20 +81,14 @@ type ManifestSource = { path: string; blob: BlobId; mode?: string };
 /** A path JSON writes as it is, between quotes: printable ASCII without `"` and `\`. */
 const PLAIN_PATH = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 
-function manifestText(entries: readonly ManifestSource[]): { text: string; ascii: boolean } {
+function manifestText(entries: readonly ManifestSource[]): string {
   const parts: string[] = new Array(entries.length);
-  let ascii = true;
   for (let i = 0; i < entries.length; i++) {
     const e = entries[i] as ManifestSource;
-    let path: string;
-    if (PLAIN_PATH.test(e.path)) path = `"${e.path}"`;
-    else {
-      path = JSON.stringify(e.path);
-      ascii = false;
-    }
+    const path = PLAIN_PATH.test(e.path) ? `"${e.path}"` : JSON.stringify(e.path);
     parts[i] = e.mode === "100755" || e.mode === "120000" ? `{"blob":"${e.blob}","mode":"${e.mode}","path":${path}}` : `{"blob":"${e.blob}","path":${path}}`;
   }
-  return { text: `{"entries":[${parts.join(",")}]}`, ascii };
+  return `{"entries":[${parts.join(",")}]}`;
 }
 
 /** `manifest` as its text, or as its UTF-8 bytes (a capture encodes it once, for the id and the file). */

@@ -39,3 +39,14 @@ describe("manifest text and bytes", () => {
     expect([...bytes.subarray(bytes.length - 6)]).toEqual([0xc3, 0xa9, 0x22, 0x7d, 0x5d, 0x7d]);
   });
 });
+
+describe("manifest bytes of paths longer when quoted than their length", () => {
+  test("control characters (six bytes each when quoted) and three-byte characters grow the buffer, and the bytes stay the canonical text's", () => {
+    const blob = `sha256:${"ab".repeat(32)}` as BlobId;
+    const entries = Array.from({ length: 400 }, (_, i) => ({ path: `${String(i).padStart(3, "0")}/${i % 2 ? "\u0001".repeat(60) : "日".repeat(60)}`, blob, mode: i % 3 ? "100644" : "100755" }));
+    const canonical = canonicalJson({ entries: entries.map(toManifestEntry) });
+    expect(Buffer.from(manifestBytes(entries)).equals(Buffer.from(new TextEncoder().encode(canonical)))).toBe(true);
+    expect(manifestJson(entries)).toBe(canonical);
+    expect(new TextDecoder().decode(manifestBytes([]))).toBe('{"entries":[]}');
+  });
+});
