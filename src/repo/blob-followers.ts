@@ -20,7 +20,13 @@ export interface FollowerSplit {
   leaderOf: number[];
 }
 
-export function splitFollowers(items: HashItem[]): FollowerSplit {
+/** Splits made, by the item list: a read ahead splits its list to copy each blob's git object once, then hashes it. */
+const splits = new WeakMap<readonly HashItem[], FollowerSplit>();
+
+/** The split of `items`, which must not change afterwards: made once per list. */
+export function splitFollowers(items: readonly HashItem[]): FollowerSplit {
+  const known = splits.get(items);
+  if (known) return known;
   const first = new Map<string, number>();
   const leaders: HashItem[] = [];
   const followers: HashItem[] = [];
@@ -40,7 +46,9 @@ export function splitFollowers(items: HashItem[]): FollowerSplit {
       leaders.push(item);
     }
   }
-  return { leaders, followers, leaderOf };
+  const split = { leaders, followers, leaderOf };
+  splits.set(items, split);
+  return split;
 }
 
 /**

@@ -2,6 +2,7 @@ import type { GitResult } from "./git";
 import { ROOT, type RepoPath } from "../core/repo-path";
 import { ConversionCheck } from "./content-conversion";
 import type { HashItem, HashOutcome } from "./hash-files";
+import { splitFollowers } from "./blob-followers";
 import { hashInParallel } from "./hash-pool";
 import type { RepoBlobStore } from "./repo-blob-store";
 import type { RepoRoot } from "./root";
@@ -89,7 +90,8 @@ export class Prehash {
       }
       return wanted;
     });
-    this.importing = items.then((list) => store.gitObjects.importFrom(repo, [...new Set(list.map((i) => i.gitOid as string))]));
+    // each blob once: the leaders of the split the hashing uses (every item read ahead is a clean file)
+    this.importing = items.then((list) => store.gitObjects.importFrom(repo, splitFollowers(list).leaders.map((i) => i.gitOid as string)));
     this.listed = items.then((list) => new PrehashList(list));
     this.outcomes = items.then(async (list) => {
       // reading starts at once, verifying every file, until the attributes check allows trust
