@@ -110,9 +110,13 @@ export function topSegment(p: RepoPath): string {
  * (reservedName), everywhere: `.GIT/config` is `.git/config` on macOS and
  * Windows, and refusing it on Linux too keeps a repository safe to check out
  * on either (git refuses such names in trees for the same reason).
+ *
+ * `from` (0, or just after a "/") skips segments already known not to be
+ * reserved: a listing in path order checks only what a path does not share
+ * with the directory of the path before it.
  */
-export function isReservedPath(p: string): boolean {
-  let start = 0;
+export function isReservedPath(p: string, from = 0): boolean {
+  let start = from;
   for (;;) {
     const slash = p.indexOf("/", start);
     const end = slash < 0 ? p.length : slash;

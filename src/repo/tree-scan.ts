@@ -214,14 +214,24 @@ function splitIndexRecords(raw: Uint8Array): IndexRecord[] {
   const text = bytes.toString("latin1");
   const plain = isAscii(bytes);
   const out: IndexRecord[] = [];
+  /** the directory (with its "/") of the last path found not reserved: its segments are not checked again */
+  let clearDir = "";
   let start = 0;
   while (start < text.length) {
+    // "<tag> <mode> <oid> <stage>\t<path>": the usual record's separators sit at fixed places (a one-letter tag,
+    // a six-digit mode, a SHA-1 or SHA-256 id, a one-digit stage); any other is scanned for
+    let sp1 = start + 1;
+    let sp2 = start + 8;
+    let sp3 = start + 49;
+    let tab = start + 51;
+    if (text.charCodeAt(sp1) !== 32 || text.charCodeAt(sp2) !== 32 || !((text.charCodeAt(sp3) === 32 && text.charCodeAt(tab) === 9) || (text.charCodeAt((sp3 = start + 73)) === 32 && text.charCodeAt((tab = start + 75)) === 9))) {
+      tab = text.indexOf("\t", start);
+      sp1 = text.indexOf(" ", start);
+      sp2 = sp1 < 0 ? -1 : text.indexOf(" ", sp1 + 1);
+      sp3 = sp2 < 0 ? -1 : text.indexOf(" ", sp2 + 1);
+    }
     let end = text.indexOf("\0", start);
     if (end < 0) end = text.length;
-    const tab = text.indexOf("\t", start);
-    const sp1 = text.indexOf(" ", start);
-    const sp2 = sp1 < 0 ? -1 : text.indexOf(" ", sp1 + 1);
-    const sp3 = sp2 < 0 ? -1 : text.indexOf(" ", sp2 + 1);
     if (tab > start && tab < end && sp1 > start && sp3 > sp2 && sp3 < tab) {
       let path: string | null = text.slice(tab + 1, end);
       let wide = false;
@@ -229,7 +239,13 @@ function splitIndexRecords(raw: Uint8Array): IndexRecord[] {
         path = decodePath(bytes.subarray(tab + 1, end));
         wide = path !== null && WIDE.test(path);
       }
-      const reserved = path !== null && isReservedPath(path);
+      let reserved = false;
+      if (path !== null) {
+        const shared = clearDir !== "" && path.startsWith(clearDir);
+        reserved = isReservedPath(path, shared ? clearDir.length : 0);
+        const dirEnd = path.lastIndexOf("/") + 1;
+        if (!reserved && (!shared || dirEnd !== clearDir.length)) clearDir = path.slice(0, dirEnd);
+      }
       out.push({ tag: sharedField(text, start, sp1), mode: sharedField(text, sp1 + 1, sp2), oid: text.slice(sp2 + 1, sp3), stage: sharedField(text, sp3 + 1, tab), path, reserved, wide });
     }
     start = end + 1;

@@ -5,7 +5,8 @@ import { ROOT, type RepoPath } from "../../src/core/repo-path";
 import fc from "fast-check";
 import { compareUtf8 } from "../../src/core/byte-order";
 import { readLiveTree } from "../../src/ops/live/live-tree";
-import { mergeSorted, type TreeEntry } from "../../src/repo/tree-scan";
+import { mergeSorted, plainIndexFiles, type TreeEntry } from "../../src/repo/tree-scan";
+import { isReservedPath } from "../../src/core/repo-path";
 import { openWorkspace } from "../../src/ops/workspace";
 import { runGit, tmpRepo } from "../helpers/tmp-repo";
 
@@ -128,6 +129,30 @@ describe("mergeSorted", () => {
         const want = [...byPath.values()].sort((x, y) => compareUtf8(x.path, y.path));
         const got = mergeSorted(a, b);
         expect(got.map((e) => [e.path, e.mode])).toEqual(want.map((e) => [e.path, e.mode]));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+});
+
+describe("the index listing's records", () => {
+  test("plain files of a listing are the records a naive parse finds, reserved paths left out however the paths before them share their directories (property)", () => {
+    const segment = fc.constantFrom("a", "b", "src", ".git", ".GIT", ".mcp", ".Mcp", "git~1", ".g\u200cit", "x.git", ".github", "é", "日本", "a b");
+    const record = fc.record({
+      tag: fc.constantFrom("H", "H", "H", "h", "S", "M", "?"),
+      mode: fc.constantFrom("100644", "100755", "120000", "160000"),
+      oid: fc.oneof(fc.stringMatching(/^[0-9a-f]{40}$/), fc.stringMatching(/^[0-9a-f]{64}$/)),
+      stage: fc.constantFrom("0", "0", "0", "1", "2"),
+      path: fc.array(segment, { minLength: 1, maxLength: 5 }).map((p) => p.join("/")),
+    });
+    fc.assert(
+      fc.property(fc.array(record, { maxLength: 60 }), fc.boolean(), (raw, sorted) => {
+        const records = sorted ? [...raw].sort((x, y) => compareUtf8(x.path, y.path)) : raw;
+        const listing = Buffer.from(records.map((r) => `${r.tag} ${r.mode} ${r.oid} ${r.stage}\t${r.path}\0`).join(""));
+        const want = records
+          .filter((r) => r.tag === "H" && r.stage === "0" && (r.mode === "100644" || r.mode === "100755") && !isReservedPath(r.path))
+          .map((r) => ({ path: r.path, mode: r.mode, gitOid: r.oid }));
+        expect(plainIndexFiles(new Uint8Array(listing))).toEqual(want);
       }),
       { numRuns: 3000 },
     );
