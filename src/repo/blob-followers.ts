@@ -10,6 +10,7 @@
  * blob; and its leader's bytes were that blob. Without a cutoff, or when the
  * leader's bytes were not the blob, it is read and verified like any file.
  */
+import { blobIdFromHex, type BlobId } from "../core/hash";
 import type { HashItem, HashOutcome, VouchedFile } from "./hash-files";
 
 /** Items split into the first item of each clean blob id (and every other item) and the later ones of a blob id. */
@@ -63,14 +64,21 @@ export function settleFollowers(split: FollowerSplit, leaderOutcomes: HashOutcom
   for (const item of leaders) if (item.index > top) top = item.index;
   const byIndex = new Array<HashOutcome | undefined>(top + 1);
   for (const o of leaderOutcomes) byIndex[o.index] = o;
+  /** each leader's blob id, made once for all its followers */
+  const blobs = new Array<BlobId | undefined>(leaders.length);
   const outcomes: VouchedFile[] = [];
   const again: HashItem[] = [];
   for (let k = 0; k < followers.length; k++) {
     const item = followers[k] as HashItem;
-    const leader = leaders[leaderOf[k] as number] as HashItem;
+    const pos = leaderOf[k] as number;
+    const leader = leaders[pos] as HashItem;
     const lead = byIndex[leader.index];
-    if (lead?.kind !== "ok" || lead.gitOid !== leader.gitOid) again.push(item);
-    else outcomes.push({ index: item.index, kind: "vouched", sha256: lead.sha256, gitOid: lead.gitOid, mode: item.mode as VouchedFile["mode"], size: lead.size });
+    if (lead?.kind !== "ok" || lead.gitOid !== leader.gitOid) {
+      again.push(item);
+      continue;
+    }
+    const blob = (blobs[pos] ??= blobIdFromHex(lead.sha256));
+    outcomes.push({ index: item.index, kind: "vouched", blob, sha256: lead.sha256, gitOid: lead.gitOid, mode: item.mode as VouchedFile["mode"], size: lead.size });
   }
   return { outcomes, again };
 }

@@ -66,8 +66,9 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
   const unreadable: string[] = [];
   const toRead: HashItem[] = [];
   const readAhead: PrehashList | null = opts.prehash ? await opts.prehash.listed : null;
-  /** Candidates the read ahead covers: [candidate index, read-ahead index]. */
-  const ahead: [number, number][] = [];
+  /** Candidates the read ahead covers, and the read-ahead index of each. */
+  const ahead: number[] = [];
+  const aheadAt: number[] = [];
   // a read ahead runs only for a store whose blob map was empty (Prehash.worthwhile): no lookups then
   const mapped = readAhead === null;
   for (let i = 0; i < candidates.length; i++) {
@@ -80,7 +81,10 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
       }
       // only regular files are read ahead: nothing else is looked for among them
       const k = cand.mode === "100644" || cand.mode === "100755" ? readAhead?.find(cand.path) : undefined;
-      if (k !== undefined && readAhead?.items[k]?.gitOid === cand.gitOid) ahead.push([i, k]);
+      if (k !== undefined && readAhead?.items[k]?.gitOid === cand.gitOid) {
+        ahead.push(i);
+        aheadAt.push(k);
+      }
       else toRead.push({ index: i, path: cand.path, gitOid: cand.gitOid, mode: cand.mode });
       continue;
     }
@@ -112,9 +116,9 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
     ),
   ]).then(([a, b]) => a.concat(b));
   const [outcomes, aheadOutcomes] = await settleAll([reading, opts.prehash?.outcomes]);
-  for (const [i, k] of ahead) {
-    const o = aheadOutcomes?.[k] as HashOutcome; // the read ahead's own object, used once
-    o.index = i;
+  for (let n = 0; n < ahead.length; n++) {
+    const o = aheadOutcomes?.[aheadAt[n] as number] as HashOutcome; // the read ahead's own object, used once
+    o.index = ahead[n] as number;
     outcomes.push(o);
   }
   /** what enters the blob map: each blob once, however many paths hold it */
@@ -129,7 +133,7 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
       unreadable.push(cand.path);
       continue;
     }
-    slots[o.index] = { path: cand.path, blob: blobIdFromHex(o.sha256), mode: o.mode, size: o.size };
+    slots[o.index] = { path: cand.path, blob: o.kind === "vouched" ? o.blob : blobIdFromHex(o.sha256), mode: o.mode, size: o.size };
     if (cand.gitOid && o.gitOid === cand.gitOid) {
       if (!imports.has(cand.gitOid)) imports.set(cand.gitOid, { oid: cand.gitOid, sha256: o.sha256, size: o.size });
     }
@@ -142,7 +146,8 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
   opts.onProgress?.(candidates.length, candidates.length);
   vanished.sort(compareUtf8);
   unreadable.sort(compareUtf8);
-  return { entries: slots.filter((s): s is CapturedEntry => s !== null), vanished, unreadable };
+  const entries = vanished.length + unreadable.length === 0 ? (slots as CapturedEntry[]) : slots.filter((s): s is CapturedEntry => s !== null);
+  return { entries, vanished, unreadable };
 }
 
 /** The ctime before which clean tracked files are taken as their index blobs; 0 trusts none. */

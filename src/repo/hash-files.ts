@@ -1,7 +1,7 @@
 import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readSync, readlinkSync, renameSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { modeOfStat, type FileMode, type RegularMode } from "../core/file-mode";
-import { blobIdFromHex } from "../core/hash";
+import { blobIdFromHex, type BlobId } from "../core/hash";
 import { NOT_REGULAR_FILE, READ_FLAGS, assertRegular, fileChunks } from "./file-chunks";
 import { FsBlobStore, freshen } from "./fs-blob-store";
 import { tempPath } from "./state-dir";
@@ -18,7 +18,7 @@ export interface HashItem {
 export type HashOutcome =
   | { index: number; kind: "ok"; sha256: string; gitOid: string; mode: FileMode; size: number; mtimeMs: number; ctimeMs: number; ino: number; hashedAt: number }
   /** a clean tracked file not read: git's index vouches that it holds the blob another path's bytes were (blob-followers.ts) */
-  | { index: number; kind: "vouched"; sha256: string; gitOid: string; mode: RegularMode; size: number }
+  | { index: number; kind: "vouched"; blob: BlobId; sha256: string; gitOid: string; mode: RegularMode; size: number }
   | { index: number; kind: "vanished" }
   /** permission denied */
   | { index: number; kind: "denied" }

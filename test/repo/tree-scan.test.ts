@@ -151,7 +151,7 @@ describe("the index listing's records", () => {
         const listing = Buffer.from(records.map((r) => `${r.tag} ${r.mode} ${r.oid} ${r.stage}\t${r.path}\0`).join(""));
         const want = records
           .filter((r) => r.tag === "H" && r.stage === "0" && (r.mode === "100644" || r.mode === "100755") && !isReservedPath(r.path))
-          .map((r) => ({ path: r.path, mode: r.mode, gitOid: r.oid }));
+          .map((r) => ({ path: r.path, mode: r.mode as TreeEntry["mode"], gitOid: r.oid }));
         expect(plainIndexFiles(new Uint8Array(listing))).toEqual(want);
       }),
       { numRuns: 3000 },
