@@ -9,6 +9,10 @@
  * otherwise), so at the status the fingerprint names it held its index
  * blob; and its leader's bytes were that blob. Without a cutoff, or when the
  * leader's bytes were not the blob, it is read and verified like any file.
+ * A read ahead settles its followers before git status is in, when a leader
+ * may turn out modified (read as other bytes under its index blob's id): the
+ * capture keeps a follower only where the status found its leader clean too,
+ * and reads the others (capture.ts).
  */
 import { blobIdFromHex, type BlobId } from "../core/hash";
 import type { HashItem, HashOutcome, VouchedFile } from "./hash-files";
@@ -78,7 +82,7 @@ export function settleFollowers(split: FollowerSplit, leaderOutcomes: HashOutcom
       continue;
     }
     const blob = (blobs[pos] ??= blobIdFromHex(lead.sha256));
-    outcomes.push({ index: item.index, kind: "vouched", blob, sha256: lead.sha256, gitOid: lead.gitOid, mode: item.mode as VouchedFile["mode"], size: lead.size });
+    outcomes.push({ index: item.index, kind: "vouched", leadAt: leader.index, blob, sha256: lead.sha256, gitOid: lead.gitOid, mode: item.mode as VouchedFile["mode"], size: lead.size });
   }
   return { outcomes, again };
 }

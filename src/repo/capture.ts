@@ -116,10 +116,25 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
     ),
   ]).then(([a, b]) => a.concat(b));
   const [outcomes, aheadOutcomes] = await settleAll([reading, opts.prehash?.outcomes]);
+  // A path the read ahead took from its blob's first path (blob-followers.ts) counts only where git status found
+  // that first path clean too: read before the status was in, a first path it names may hold other bytes.
+  const cleanAhead = readAhead ? new Uint8Array(readAhead.items.length) : null;
+  for (const k of aheadAt) (cleanAhead as Uint8Array)[k] = 1;
+  const again: HashItem[] = [];
   for (let n = 0; n < ahead.length; n++) {
     const o = aheadOutcomes?.[aheadAt[n] as number] as HashOutcome; // the read ahead's own object, used once
-    o.index = ahead[n] as number;
+    const i = ahead[n] as number;
+    if (o.kind === "vouched" && !cleanAhead?.[o.leadAt]) {
+      const cand = candidates[i] as TreeEntry;
+      again.push({ index: i, path: cand.path, gitOid: cand.gitOid, mode: cand.mode });
+      continue;
+    }
+    o.index = i;
     outcomes.push(o);
+  }
+  if (again.length > 0) {
+    const trustCleanBefore = await cleanTrustCutoff(conversion, again, opts.gitComparedAt);
+    for (const o of await hashInParallel({ ...hashOpts, trustCleanBefore }, again, undefined, opts.signal)) outcomes.push(o);
   }
   /** what enters the blob map: each blob once, however many paths hold it */
   const imports = new Map<string, { oid: string; sha256: string; size: number }>();
@@ -133,11 +148,16 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
       unreadable.push(cand.path);
       continue;
     }
-    slots[o.index] = { path: cand.path, blob: o.kind === "vouched" ? o.blob : blobIdFromHex(o.sha256), mode: o.mode, size: o.size };
+    if (o.kind === "vouched") {
+      // its first path is among these outcomes, clean, and enters the blob map
+      slots[o.index] = { path: cand.path, blob: o.blob, mode: o.mode, size: o.size };
+      continue;
+    }
+    slots[o.index] = { path: cand.path, blob: blobIdFromHex(o.sha256), mode: o.mode, size: o.size };
     if (cand.gitOid && o.gitOid === cand.gitOid) {
       if (!imports.has(cand.gitOid)) imports.set(cand.gitOid, { oid: cand.gitOid, sha256: o.sha256, size: o.size });
     }
-    else if (o.kind === "ok") statCache.record(cand.path, o, o.sha256, o.hashedAt); // a vouched file is its index blob
+    else statCache.record(cand.path, o, o.sha256, o.hashedAt);
     if (opts.signal?.aborted) throw opts.signal.reason ?? new Error("aborted");
   }
   await Promise.all([importing, ahead.length > 0 ? opts.prehash?.importing : undefined]);

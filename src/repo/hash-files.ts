@@ -17,8 +17,11 @@ export interface HashItem {
 
 export type HashOutcome =
   | { index: number; kind: "ok"; sha256: string; gitOid: string; mode: FileMode; size: number; mtimeMs: number; ctimeMs: number; ino: number; hashedAt: number }
-  /** a clean tracked file not read: git's index vouches that it holds the blob another path's bytes were (blob-followers.ts) */
-  | { index: number; kind: "vouched"; blob: BlobId; sha256: string; gitOid: string; mode: RegularMode; size: number }
+  /**
+   * a clean tracked file not read: git's index vouches that it holds the blob the bytes of the item at `leadAt`
+   * (its first path) were (blob-followers.ts)
+   */
+  | { index: number; kind: "vouched"; leadAt: number; blob: BlobId; sha256: string; gitOid: string; mode: RegularMode; size: number }
   | { index: number; kind: "vanished" }
   /** permission denied */
   | { index: number; kind: "denied" }

@@ -9,6 +9,7 @@ import { describe, expect, test } from "bun:test";
 import { rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { readLiveTree } from "../../src/ops/live/live-tree";
+import { createSnapshot } from "../../src/ops/snapshot/create";
 import { openWorkspace, type Workspace } from "../../src/ops/workspace";
 import { captureEntries } from "../../src/repo/capture";
 import { RACY_MARGIN_MS } from "../../src/repo/stat-cache";
@@ -96,5 +97,30 @@ describe("blobs shared by many paths", () => {
     writeFileSync(join(repo.root, "b/copy.txt"), "THE SAME BYTES\n"); // same size, other bytes
     const captured = await captureEntries(ws.repo, ws.blobs, tree.entries.map((e) => ({ ...e })));
     expect(await contents(ws, captured.entries)).toEqual({ "a/copy.txt": "the same bytes\n", "b/copy.txt": "THE SAME BYTES\n" });
+  });
+});
+
+describe("regression: a read ahead's follower took the bytes of a modified first path", () => {
+  test("a blob's first path modified long before the capture (its ctime older than the cutoff) vouches for no other path: each holds its own bytes", async () => {
+    await using repo = await tmpRepo();
+    // the first path of the blob (in byte order) is the one modified; the others hold the committed bytes
+    for (const d of ["a", "b", "c"]) repo.write(`${d}/copy.txt`, "the committed bytes\n");
+    for (const d of ["a", "b"]) repo.write(`${d}/other.txt`, "other bytes\n");
+    repo.commit();
+    repo.write("a/copy.txt", "modified, longer, and older than the cutoff\n");
+    repo.write("a/other.txt", "OTHER BYTES\n"); // the same size
+    await Bun.sleep(2100);
+    const ws = freshStore(repo);
+    const snap = await createSnapshot(ws, { paths: ["."] });
+    const entries = ws.snapshots.load(snap.snapshot_id).entries;
+    expect(await contents(ws, entries)).toEqual({
+      "a/copy.txt": "modified, longer, and older than the cutoff\n",
+      "a/other.txt": "OTHER BYTES\n",
+      "b/copy.txt": "the committed bytes\n",
+      "b/other.txt": "other bytes\n",
+      "c/copy.txt": "the committed bytes\n",
+    });
+    const oid = repo.git("rev-parse", "HEAD:b/copy.txt").trim();
+    expect(ws.blobs.gitMap.get(oid)?.size).toBe("the committed bytes\n".length);
   });
 });

@@ -130,7 +130,7 @@ describe("clean tracked files taken as their index blobs", () => {
 });
 
 describe("a cold snapshot whose tree changed in runs after git's index was written", () => {
-  test("every entry holds the bytes on disk: runs of modified files longer than the read ahead's look-ahead, symlinks, a file turned into a symlink, shared blobs, a changed neighbour", async () => {
+  test("every entry holds the bytes on disk: runs of modified files longer than the read ahead's look-ahead, symlinks, a file turned into a symlink, shared blobs, a changed neighbour, the first path of a shared blob modified long before", async () => {
     await using repo = await tmpRepo();
     // many paths per blob (the read ahead reads one and takes the others from git's index), and symlinks among them
     for (let i = 0; i < 120; i++) repo.write(`a/f${String(i).padStart(3, "0")}.txt`, `shared ${i % 7}\n`);
@@ -139,6 +139,10 @@ describe("a cold snapshot whose tree changed in runs after git's index was writt
     // neighbours holding one blob, one of them changed later: taking a neighbour's read for a file would show
     for (let i = 0; i < 10; i++) repo.write(`c/g${i}.txt`, "same\n");
     repo.commit();
+    // modified long before the capture (older than its cutoff): the first paths of two shared blobs, one of them
+    // keeping its size; read ahead before the status is in, they must not lend those bytes to the other paths
+    repo.write("a/f000.txt", "modified well before\n");
+    repo.write("a/f001.txt", "SHARED 1\n");
     // old enough that the read ahead takes clean files as their index blobs
     await Bun.sleep(2100);
     // a run of 25 modified files in a row, another of 3, one turned into a symlink, one deleted
