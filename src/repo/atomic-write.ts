@@ -2,6 +2,7 @@ import { chmodSync, closeSync, fsyncSync, openSync, renameSync, rmSync, writeFil
 import { chmod, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { randomId128 } from "../core/hash";
+import { fsyncAll } from "./durable";
 import { tempPath } from "./state-dir";
 
 /**
@@ -30,12 +31,53 @@ export function writeFileAtomic(stateDir: string, target: string, bytes: Uint8Ar
   fsyncDir(dirname(target));
 }
 
-function writeAndSync(path: string, bytes: Uint8Array, mode: number): void {
+/**
+ * Several files written as writeFileAtomic writes one, flushed together: each
+ * to its temp file, every temp file fsynced at once by the I/O threads (a
+ * file system that batches journal commits, as ext4 does, makes them one),
+ * then each renamed over its target in the order given, and each target
+ * directory fsynced once. A later file is in place only with the earlier
+ * ones, after a crash too: the order marks completion (a snapshot's metadata
+ * after its manifest). A failure leaves no temp file; a target renamed before
+ * it stays.
+ */
+export async function writeFilesAtomic(stateDir: string, files: readonly { target: string; bytes: Uint8Array }[], mode = 0o644): Promise<void> {
+  const temps: string[] = [];
+  try {
+    for (const f of files) {
+      const tmp = tempPath(stateDir, basename(f.target));
+      writeAndSync(tmp, f.bytes, mode, false);
+      temps.push(tmp);
+    }
+    await fsyncAll(temps);
+  } catch (err) {
+    for (const t of temps) rmSync(t, { force: true });
+    throw err;
+  }
+  const dirs = new Set<string>();
+  for (let i = 0; i < files.length; i++) {
+    const f = files[i] as { target: string; bytes: Uint8Array };
+    try {
+      renameSync(temps[i] as string, f.target);
+    } catch (err) {
+      for (const t of temps.slice(i)) rmSync(t, { force: true });
+      if ((err as NodeJS.ErrnoException).code !== "EXDEV") throw err;
+      // the targets sit on another file system than .mcp/tmp: the rest are written one by one, beside them
+      for (const d of dirs) fsyncDir(d);
+      for (const rest of files.slice(i)) writeFileAtomic(stateDir, rest.target, rest.bytes, mode);
+      return;
+    }
+    dirs.add(dirname(f.target));
+  }
+  for (const d of dirs) fsyncDir(d);
+}
+
+function writeAndSync(path: string, bytes: Uint8Array, mode: number, flush = true): void {
   const fd = openSync(path, "wx", mode);
   try {
     let off = 0;
     while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
-    fsyncSync(fd);
+    if (flush) fsyncSync(fd);
   } catch (err) {
     closeSync(fd);
     rmSync(path, { force: true });

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { canonicalJson } from "../core/canonical-json";
 import { invalidArgument, isMissingPath, notFound } from "../core/errors";
-import { writeFileAtomic } from "./atomic-write";
+import { writeFilesAtomic } from "./atomic-write";
 import type { Fingerprint } from "./fingerprint";
 import type { ManifestEntry, SnapshotId } from "./manifest";
 
@@ -67,12 +67,15 @@ export class SnapshotStore {
     return existsSync(this.metaPath(hex(id)));
   }
 
-  save(meta: SnapshotMeta, manifest: string | Uint8Array): SnapshotMeta {
+  /** Saves both files, flushed together; the metadata is renamed into place after the manifest (writeFilesAtomic). */
+  async save(meta: SnapshotMeta, manifest: string | Uint8Array): Promise<SnapshotMeta> {
     const h = hex(meta.snapshot_id);
     if (existsSync(this.metaPath(h))) return this.loadMeta(h);
     mkdirSync(this.dir, { recursive: true });
-    writeFileAtomic(this.stateDir, join(this.dir, `${h}.manifest`), typeof manifest === "string" ? new TextEncoder().encode(manifest) : manifest);
-    writeFileAtomic(this.stateDir, this.metaPath(h), new TextEncoder().encode(canonicalJson(meta)));
+    await writeFilesAtomic(this.stateDir, [
+      { target: join(this.dir, `${h}.manifest`), bytes: typeof manifest === "string" ? new TextEncoder().encode(manifest) : manifest },
+      { target: this.metaPath(h), bytes: new TextEncoder().encode(canonicalJson(meta)) },
+    ]);
     return meta;
   }
 

@@ -9,6 +9,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { blobIdOf } from "../../src/core/hash";
+import { writeFilesAtomic } from "../../src/repo/atomic-write";
 import { FsBlobStore } from "../../src/repo/fs-blob-store";
 import { git } from "../../src/repo/git";
 import { TrigramIndex } from "../../src/repo/trigram-index/store";
@@ -49,6 +50,25 @@ describe("a full disk leaves no temp file", () => {
     // with room the same write goes through
     disk.unfill();
     store.writeKnown(blobIdOf(bytes), bytes);
+    expect(readdirSync(join(stateDir, "tmp"))).toEqual([]);
+  });
+
+  test.skipIf(!canMount)("a snapshot's manifest and metadata, flushed together, the second file refused: neither is in place", async () => {
+    expect(disk.mounted).toBe(true);
+    const stateDir = nearlyFull(96);
+    const manifest = join(stateDir, "a.manifest");
+    const meta = join(stateDir, "a.json");
+    const files = [
+      { target: manifest, bytes: new Uint8Array(64 * 1024).fill(0x61) },
+      { target: meta, bytes: new Uint8Array(256 * 1024).fill(0x62) },
+    ];
+    const code = await writeFilesAtomic(stateDir, files).then(() => undefined, (err: NodeJS.ErrnoException) => err.code);
+    expect(code).toBe("ENOSPC");
+    expect(readdirSync(stateDir).sort()).toEqual(["tmp"]);
+    expect(readdirSync(join(stateDir, "tmp"))).toEqual([]);
+    disk.unfill();
+    await writeFilesAtomic(stateDir, files);
+    expect(readdirSync(stateDir).sort()).toEqual(["a.json", "a.manifest", "tmp"]);
     expect(readdirSync(join(stateDir, "tmp"))).toEqual([]);
   });
 

@@ -19,12 +19,12 @@ import { tmpDir } from "../helpers/tmp-repo";
 const FP: Fingerprint = { head_oid: "0".repeat(40), index_oid: "1".repeat(40), status_hash: `sha256:${"2".repeat(64)}` };
 
 /** Saves a snapshot of `n` entries whose blobs repeat every `distinct` paths; its id. */
-function saveSnapshot(store: SnapshotStore, tag: string, n: number, distinct = n) {
+async function saveSnapshot(store: SnapshotStore, tag: string, n: number, distinct = n) {
   const entries: ManifestEntry[] = [];
   for (let i = 0; i < n; i++) entries.push({ path: `${tag}/f${String(i).padStart(6, "0")}.txt`, blob: `sha256:${(i % distinct).toString(16).padStart(64, "0")}` });
   const manifest = manifestJson(entries);
   const id = snapshotIdOf(FP, manifest);
-  store.save({ snapshot_id: id, fingerprint: FP, created_at: "2026-01-01T00:00:00.000Z", manifest_stats: manifestStats(n, 0), paths: [tag] }, manifest);
+  await store.save({ snapshot_id: id, fingerprint: FP, created_at: "2026-01-01T00:00:00.000Z", manifest_stats: manifestStats(n, 0), paths: [tag] }, manifest);
   return { id, manifest, entries };
 }
 
@@ -33,10 +33,10 @@ describe("snapshot store", () => {
     await using dir = tmpDir();
     ensureStateDir(dir.path);
     const store = new SnapshotStore(dir.path, 250);
-    const a = saveSnapshot(store, "a", 100);
-    const b = saveSnapshot(store, "b", 100);
-    const c = saveSnapshot(store, "c", 100);
-    const big = saveSnapshot(store, "big", 400);
+    const a = await saveSnapshot(store, "a", 100);
+    const b = await saveSnapshot(store, "b", 100);
+    const c = await saveSnapshot(store, "c", 100);
+    const big = await saveSnapshot(store, "big", 400);
     const la = store.load(a.id);
     expect(la.entries).toEqual(a.entries);
     expect(store.load(a.id)).toBe(la); // kept
@@ -57,7 +57,7 @@ describe("snapshot store", () => {
     await using dir = tmpDir();
     ensureStateDir(dir.path);
     const store = new SnapshotStore(dir.path);
-    const a = saveSnapshot(store, "a", 50, 7);
+    const a = await saveSnapshot(store, "a", 50, 7);
     expect(store.manifest(a.id)).toBe(a.manifest);
     expect(readFileSync(join(dir.path, "snapshots", `${a.id.slice(7)}.manifest`), "utf8")).toBe(a.manifest);
     const err = (() => {
@@ -80,7 +80,7 @@ describe("snapshot store out of descriptors", () => {
   test("regression (starved flood: NOT_FOUND for a snapshot that exists): a read that finds no descriptor free is that error, not a missing snapshot", async () => {
     await using dir = tmpDir();
     ensureStateDir(dir.path);
-    const { id } = saveSnapshot(new SnapshotStore(dir.path), "a", 10);
+    const { id } = await saveSnapshot(new SnapshotStore(dir.path), "a", 10);
     // a process with no descriptor free asks the store
     const r = starvedOutcomes(dir.path, import.meta.dir, [["SnapshotStore", "../../src/repo/snapshot-store.ts"]], `const store = new SnapshotStore(${JSON.stringify(dir.path)});`, [
       `store.loadMeta(${JSON.stringify(id.slice(7))})`,

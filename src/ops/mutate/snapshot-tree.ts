@@ -240,6 +240,6 @@ async function store(ws: Workspace, tree: SnapshotTree, next: Map<string, Manife
     manifest_stats: manifestStats(entries.length, bytes, tree.base.meta.manifest_stats.unreadable),
     paths,
   };
-  ws.snapshots.save(meta, manifest);
+  await ws.snapshots.save(meta, manifest);
   return snapshotId;
 }

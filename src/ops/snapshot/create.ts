@@ -116,7 +116,7 @@ async function create(
   const manifest = manifestBytes(captured.entries);
   const snapshotId = snapshotIdOf(fingerprint, manifest);
   const bytes = captured.entries.reduce((n, e) => n + e.size, 0);
-  const meta = ws.snapshots.save(
+  const meta = await ws.snapshots.save(
     {
       snapshot_id: snapshotId,
       fingerprint,

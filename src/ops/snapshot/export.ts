@@ -106,7 +106,7 @@ async function captureLive(ws: Workspace, args: ExportArgs, scope: RepoPath[]): 
   const unreadable = [...live.unreadable, ...captured.unreadable];
   const manifest = manifestJson(captured.entries);
   const snapshotId = snapshotIdOf(live.fingerprint, manifest);
-  ws.snapshots.save(
+  await ws.snapshots.save(
     {
       snapshot_id: snapshotId,
       fingerprint: live.fingerprint,

@@ -73,7 +73,7 @@ export async function importBundle(ws: Workspace, args: ImportArgs): Promise<Imp
     if (!(await reader.trailingDataIsZero())) throw refuse("(end of archive)", "data follows the end-of-archive marker");
     const created = !ws.snapshots.has(bundle.id);
     area.publish(staged);
-    ws.snapshots.save(
+    await ws.snapshots.save(
       {
         snapshot_id: bundle.id,
         fingerprint: bundle.fingerprint,

@@ -55,7 +55,7 @@ export async function captureStart(ws: Workspace, args: CaptureArgs): Promise<St
   let snapshot: TaskSnapshot;
   try {
     if (scope.length === 0) {
-      const id = saveEmptySnapshot(ws, state.fingerprint);
+      const id = await saveEmptySnapshot(ws, state.fingerprint);
       entries = [];
       snapshot = { id, status: reusedOrCreated(ws.snapshots.loadMeta(id.slice(7)).created_at, startedAt), files: 0 };
     } else {
@@ -156,10 +156,10 @@ function heldAndMissing(named: RepoPath[], sortedPaths: string[]): { held: strin
 }
 
 /** A snapshot of no files at this state: what a task that names nothing in a clean tree starts from. */
-export function saveEmptySnapshot(ws: Workspace, fingerprint: Fingerprint): SnapshotId {
+export async function saveEmptySnapshot(ws: Workspace, fingerprint: Fingerprint): Promise<SnapshotId> {
   const manifest = manifestJson([]);
   const id = snapshotIdOf(fingerprint, manifest);
-  ws.snapshots.save({ snapshot_id: id, fingerprint, created_at: new Date().toISOString(), manifest_stats: { files: 0, bytes: 0 }, paths: [] }, manifest);
+  await ws.snapshots.save({ snapshot_id: id, fingerprint, created_at: new Date().toISOString(), manifest_stats: { files: 0, bytes: 0 }, paths: [] }, manifest);
   return id;
 }
 
