@@ -711,7 +711,7 @@ static napi_value stat_start(napi_env env, napi_callback_info info) {
   if (dirfd < 0) return fail(env, "worksnap native: cannot open the root directory");
   stat_job_t *job = stat_job_new(paths, paths_len, (size_t)count, dirfd);
   if (!job) return fail(env, "worksnap native: out of memory");
-  pool_submit(&job->base);
+  pool_submit_first(&job->base); // an lstat per item: short, and what a running hash job may be waiting for
   return wrap(env, &job->base);
 }
 

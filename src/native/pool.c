@@ -171,21 +171,30 @@ static void start_locked(queue_t *q) {
   }
 }
 
-static void submit(queue_t *q, job_t *job) {
+static void submit(queue_t *q, job_t *job, int first) {
   pthread_mutex_lock(&lock);
   start_locked(q);
   job->refs++;
-  job->queue_next = NULL;
-  if (q->tail) q->tail->queue_next = job;
-  else q->head = job;
-  q->tail = job;
+  if (first) {
+    // the workers take their next item from it; the job that was first goes on once its items are all started
+    job->queue_next = q->head;
+    q->head = job;
+    if (!q->tail) q->tail = job;
+  } else {
+    job->queue_next = NULL;
+    if (q->tail) q->tail->queue_next = job;
+    else q->head = job;
+    q->tail = job;
+  }
   pthread_cond_broadcast(&q->wake);
   pthread_mutex_unlock(&lock);
 }
 
-void pool_submit(job_t *job) { submit(&fore, job); }
+void pool_submit(job_t *job) { submit(&fore, job, 0); }
 
-void pool_submit_background(job_t *job) { submit(&back, job); }
+void pool_submit_first(job_t *job) { submit(&fore, job, 1); }
+
+void pool_submit_background(job_t *job) { submit(&back, job, 0); }
 
 size_t job_ready_prefix(job_t *job) {
   size_t p = job->prefix;

@@ -68,6 +68,11 @@ int job_init(job_t *job, const char *paths, size_t paths_len, size_t count, int 
 void job_discard(job_t *job);
 /* Queues a job; the pool holds a reference until its last item is finished. */
 void pool_submit(job_t *job);
+/*
+ * Queues a short job ahead of the others (a capture's lstat of a few thousand paths, asked while its files are
+ * being hashed): the workers take its items as soon as they finish their current ones.
+ */
+void pool_submit_first(job_t *job);
 /* Queues a job for the background threads: as many as the foreground's, at the lowest priority. */
 void pool_submit_background(job_t *job);
 /* Drops the caller's reference; the job is freed when no worker holds it either. */

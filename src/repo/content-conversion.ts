@@ -42,6 +42,12 @@ export class ConversionCheck {
     private readonly wholeIndex?: Promise<Uint8Array>,
   ) {}
 
+  /** Starts reading what applies to the whole repository (configuration, attributes files), before it is asked. */
+  begin(): void {
+    if (this.repo.gitDir) this.repoWide ??= repoWideConversion(this.repo, this.repo.gitDir, this.wholeIndex);
+    this.repoWide?.catch(() => {}); // reported to whoever asks
+  }
+
   /** possible() for the directories of these files (a run of files in one directory is one directory). */
   possibleFor(files: readonly { path: string }[]): Promise<boolean> {
     return this.possible(directoriesOf(files));

@@ -81,6 +81,7 @@ export class Prehash {
     // a listing of the whole tree at the top of the work tree is the whole index: the check looks in it
     const wholeIndex = repo.gitPrefix === "" && scope.length === 1 && scope[0] === ROOT ? listing.then((l) => l.stdout) : undefined;
     this.conversion = new ConversionCheck(repo, wholeIndex);
+    this.conversion.begin(); // the configuration is read while the listing comes
     const items = listing.then((l) => {
       const wanted: HashItem[] = [];
       // a read ahead is for a store that knows no blob (worthwhile): a lookup per file only when one came meanwhile
@@ -90,18 +91,23 @@ export class Prehash {
       }
       return wanted;
     });
-    // each blob once: the leaders of the split the hashing uses (every item read ahead is a clean file)
-    this.importing = items.then((list) => store.gitObjects.importFrom(repo, splitFollowers(list).leaders.map((i) => i.gitOid as string)));
-    this.listed = items.then((list) => new PrehashList(list));
+    // the first thing done with the list is to start reading it (the other uses of the list wait their turn)
     this.outcomes = items.then(async (list) => {
-      // reading starts at once, verifying every file, until the attributes check allows trust
-      const trustLater = this.conversion.possibleFor(list).then((possible) => (possible ? 0 : statusStartedAt - RACY_MARGIN_MS));
+      // reading starts at once, verifying every file, until the attributes check, asked just after, allows trust
+      let trust!: { resolve: (ms: number) => void; reject: (err: unknown) => void };
+      const trustLater = new Promise<number>((resolve, reject) => (trust = { resolve, reject }));
+      trustLater.catch(() => {}); // a failed check fails the hashing that waits for it; nothing else awaits it
       const opts = { root: repo.root, stateDir: repo.stateDir, trustCleanBefore: 0, trustLater };
-      const outcomes = new Array<HashOutcome>(list.length);
       const report = onProgress ? (n: number) => onProgress(n, list.length) : undefined;
-      for (const o of await hashInParallel(opts, list, report, this.abort.signal)) outcomes[o.index] = o;
+      const hashing = hashInParallel(opts, list, report, this.abort.signal);
+      this.conversion.possibleFor(list).then((possible) => trust.resolve(possible ? 0 : statusStartedAt - RACY_MARGIN_MS), trust.reject);
+      const outcomes = new Array<HashOutcome>(list.length);
+      for (const o of await hashing) outcomes[o.index] = o;
       return outcomes;
     });
+    this.listed = items.then((list) => new PrehashList(list));
+    // each blob once: the leaders of the split the hashing uses (every item read ahead is a clean file)
+    this.importing = items.then((list) => store.gitObjects.importFrom(repo, splitFollowers(list).leaders.map((i) => i.gitOid as string)));
     // A cancelled or failed read ahead is reported to whoever awaits it, never as an unhandled rejection.
     this.listed.catch(() => {});
     this.outcomes.catch(() => {});

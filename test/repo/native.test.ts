@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { FileHasher, type HashItem, type HashOutcome } from "../../src/repo/hash-files";
-import { joinPaths, nativeModule, nativeSummary, waitReady, type NativeModule } from "../../src/repo/native";
+import { joinPaths, nativeModule, nativeSummary, statRecordsOf, waitReady, type NativeModule } from "../../src/repo/native";
 import { hashNatively } from "../../src/repo/native-hash";
 import { runGit, tmpRepo } from "../helpers/tmp-repo";
 
@@ -127,6 +127,25 @@ describe.skipIf(m === null)("native hashing", () => {
     const again = mod.hashStart(repo.root, joinPaths(items.map((i) => i.path)), items.length, 0, 1 << 20);
     expect(await waitReady(mod, again, items.length)).toBe(items.length);
     mod.release(again);
+  });
+
+  test("an lstat job asked while a long hash job runs is answered before that job's files are all taken (it goes first)", async () => {
+    await using repo = await tmpRepo();
+    const body = Buffer.alloc(256 * 1024, 0x61);
+    for (let i = 0; i < 1200; i++) writeFileSync(join(repo.root, `big-${i}.bin`), body); // 300 MB to hash
+    for (let i = 0; i < 300; i++) repo.write(`small/s${i}.txt`, `${i}\n`);
+    const paths = Array.from({ length: 1200 }, (_, i) => `big-${i}.bin`);
+    const job = mod.hashStart(repo.root, joinPaths(paths), paths.length, 0, 1 << 20);
+    try {
+      const asked = Array.from({ length: 300 }, (_, i) => `small/s${i}.txt`);
+      const records = await statRecordsOf(mod, repo.root, asked);
+      const hashed = mod.ready(job);
+      expect(hashed).toBeLessThan(paths.length / 2);
+      for (let k = 0; k < asked.length; k++) expect(records[k * mod.layout.STAT_RECORD + mod.layout.SJ_STATUS]).toBe(0);
+      expect(await waitReady(mod, job, paths.length)).toBe(paths.length);
+    } finally {
+      mod.release(job);
+    }
   });
 
   test("a tracked file replaced by a symlink is not followed: it has vanished", async () => {
