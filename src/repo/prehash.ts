@@ -91,21 +91,29 @@ export class Prehash {
       }
       return wanted;
     });
-    // the first thing done with the list is to start reading it (the other uses of the list wait their turn)
+    let reading!: () => void;
+    const readingStarted = new Promise<void>((resolve) => (reading = resolve));
     this.outcomes = items.then(async (list) => {
-      // The attributes check is asked first: its lstats go before the reads, and a file read before it answers
-      // is verified with git's hash too (as much CPU again as its SHA-256), so reading sooner costs more than it
-      // saves on two busy cores (measured: the capture's end came later).
-      const trustLater = this.conversion.possibleFor(list).then((possible) => (possible ? 0 : statusStartedAt - RACY_MARGIN_MS));
-      const opts = { root: repo.root, stateDir: repo.stateDir, trustCleanBefore: 0, trustLater };
-      const report = onProgress ? (n: number) => onProgress(n, list.length) : undefined;
+      // The attributes check answers first (its configuration was read while the listing came; then an lstat per
+      // directory), and the reading starts with its cutoff: a file read before the answer would be verified with
+      // git's hash too, as much CPU again as its SHA-256, on cores the status needs as well. Nothing else done
+      // with the list goes in between (the copy of the git objects waits for the reading to start).
+      let hashing: Promise<HashOutcome[]>;
+      try {
+        const possible = await this.conversion.possibleFor(list);
+        const opts = { root: repo.root, stateDir: repo.stateDir, trustCleanBefore: possible ? 0 : statusStartedAt - RACY_MARGIN_MS };
+        const report = onProgress ? (n: number) => onProgress(n, list.length) : undefined;
+        hashing = hashInParallel(opts, list, report, this.abort.signal);
+      } finally {
+        reading();
+      }
       const outcomes = new Array<HashOutcome>(list.length);
-      for (const o of await hashInParallel(opts, list, report, this.abort.signal)) outcomes[o.index] = o;
+      for (const o of await hashing) outcomes[o.index] = o;
       return outcomes;
     });
     this.listed = items.then((list) => new PrehashList(list));
     // each blob once: the leaders of the split the hashing uses (every item read ahead is a clean file)
-    this.importing = items.then((list) => store.gitObjects.importFrom(repo, splitFollowers(list).leaders.map((i) => i.gitOid as string)));
+    this.importing = Promise.all([items, readingStarted]).then(([list]) => store.gitObjects.importFrom(repo, splitFollowers(list).leaders.map((i) => i.gitOid as string)));
     // A cancelled or failed read ahead is reported to whoever awaits it, never as an unhandled rejection.
     this.listed.catch(() => {});
     this.outcomes.catch(() => {});
