@@ -135,7 +135,7 @@ export class GitBlobMap {
       if (size % RECORD !== 0) truncateSync(this.file, size - (size % RECORD));
     }
     appendFileSync(this.file, out);
-    this.reload();
+    this.loaded = false; // read back on the next lookup, with what other processes added meanwhile (a CLI makes none)
   }
 }
 
