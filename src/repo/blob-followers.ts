@@ -57,32 +57,74 @@ export function splitFollowers(items: readonly HashItem[]): FollowerSplit {
 }
 
 /**
- * The followers' outcomes taken from their leaders where the index vouches for them (`trusting`: the capture's
- * cutoff is set) and the leader's bytes were the blob; the others come back in `again`, to be read.
+ * Settles followers from their leaders' outcomes: where the index vouches for them (`trusting`: the capture's
+ * cutoff is set) and the leader's bytes were the blob, a follower takes the leader's outcome; the others come
+ * back in `again`, to be read. Outcomes may be given as they come (`leader`, then `advance`, while the rest is
+ * still being read: the followers whose leaders are all in settle in order), and `finish` settles the rest.
  */
-export function settleFollowers(split: FollowerSplit, leaderOutcomes: HashOutcome[], trusting: boolean): { outcomes: VouchedFile[]; again: HashItem[] } {
-  const { leaders, followers, leaderOf } = split;
-  if (!trusting) return { outcomes: [], again: followers };
-  // each leader's outcome at its item's index (outcomes come in no particular order)
-  let top = 0;
-  for (const item of leaders) if (item.index > top) top = item.index;
-  const byIndex = new Array<HashOutcome | undefined>(top + 1);
-  for (const o of leaderOutcomes) byIndex[o.index] = o;
+export class FollowerSettler {
+  /** each leader's position by its item's index (-1: not a leader) */
+  private readonly posOf: Int32Array;
+  /** each leader's outcome by position, once in; `null`: it comes at the end (the TypeScript path hashes it) */
+  private readonly byPos: (HashOutcome | null | undefined)[];
   /** each leader's blob id, made once for all its followers */
-  const blobs = new Array<BlobId | undefined>(leaders.length);
-  const outcomes: VouchedFile[] = [];
-  const again: HashItem[] = [];
-  for (let k = 0; k < followers.length; k++) {
-    const item = followers[k] as HashItem;
-    const pos = leaderOf[k] as number;
-    const leader = leaders[pos] as HashItem;
-    const lead = byIndex[leader.index];
-    if (lead?.kind !== "ok" || lead.gitOid !== leader.gitOid) {
-      again.push(item);
-      continue;
-    }
-    const blob = (blobs[pos] ??= blobIdFromHex(lead.sha256));
-    outcomes.push({ index: item.index, kind: "vouched", leadAt: leader.index, blob, sha256: lead.sha256, gitOid: lead.gitOid, mode: item.mode as VouchedFile["mode"], size: lead.size });
+  private readonly blobs: (BlobId | undefined)[];
+  /** followers before this one are settled, or wait in `late` for a leader hashed at the end */
+  private next = 0;
+  private readonly late: number[] = [];
+  private readonly outcomes: VouchedFile[] = [];
+  private readonly again: HashItem[] = [];
+
+  constructor(
+    private readonly split: FollowerSplit,
+    private readonly trusting: boolean,
+  ) {
+    let top = -1;
+    for (const item of split.leaders) if (item.index > top) top = item.index;
+    this.posOf = new Int32Array(top + 1).fill(-1);
+    split.leaders.forEach((item, pos) => (this.posOf[item.index] = pos));
+    this.byPos = new Array(split.leaders.length);
+    this.blobs = new Array(split.leaders.length);
   }
-  return { outcomes, again };
+
+  /** A leader's outcome as it comes; null when it goes to the TypeScript path, whose outcome `finish` gets. */
+  leader(item: HashItem, outcome: HashOutcome | null): void {
+    const pos = item.index < this.posOf.length ? (this.posOf[item.index] as number) : -1;
+    if (pos >= 0) this.byPos[pos] = outcome;
+  }
+
+  /** Settles the followers, in order, up to the first whose leader has not come yet. */
+  advance(): void {
+    const { followers, leaderOf } = this.split;
+    for (; this.next < followers.length; this.next++) {
+      const pos = leaderOf[this.next] as number;
+      const lead = this.byPos[pos];
+      if (lead === undefined) return;
+      if (lead === null) this.late.push(this.next);
+      else this.settle(this.next, pos, lead);
+    }
+  }
+
+  /** Every leader's outcome (in any order): the followers not settled yet are settled from them. */
+  finish(leaderOutcomes: HashOutcome[]): { outcomes: VouchedFile[]; again: HashItem[] } {
+    for (const o of leaderOutcomes) {
+      const pos = o.index < this.posOf.length ? (this.posOf[o.index] as number) : -1;
+      if (pos >= 0) this.byPos[pos] = o;
+    }
+    const { followers, leaderOf } = this.split;
+    for (const k of this.late) this.settle(k, leaderOf[k] as number, this.byPos[leaderOf[k] as number]);
+    for (; this.next < followers.length; this.next++) this.settle(this.next, leaderOf[this.next] as number, this.byPos[leaderOf[this.next] as number]);
+    return { outcomes: this.outcomes, again: this.again };
+  }
+
+  private settle(k: number, pos: number, lead: HashOutcome | null | undefined): void {
+    const item = this.split.followers[k] as HashItem;
+    const leader = this.split.leaders[pos] as HashItem;
+    if (!this.trusting || lead?.kind !== "ok" || lead.gitOid !== leader.gitOid) {
+      this.again.push(item);
+      return;
+    }
+    const blob = (this.blobs[pos] ??= blobIdFromHex(lead.sha256));
+    this.outcomes.push({ index: item.index, kind: "vouched", leadAt: leader.index, blob, sha256: lead.sha256, gitOid: lead.gitOid, mode: item.mode as VouchedFile["mode"], size: lead.size });
+  }
 }

@@ -116,49 +116,40 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
     ),
   ]).then(([a, b]) => a.concat(b));
   const [outcomes, aheadOutcomes] = await settleAll([reading, opts.prehash?.outcomes]);
+  /** what enters the blob map: each blob once, however many paths hold it */
+  const imports = new Map<string, { oid: string; sha256: string; size: number }>();
+  const fold = (i: number, o: HashOutcome): void => {
+    const cand = candidates[i] as TreeEntry;
+    if (o.kind === "vouched") {
+      // its first path is among these outcomes, clean, and enters the blob map
+      slots[i] = { path: cand.path, blob: o.blob, mode: o.mode, size: o.size };
+      return;
+    }
+    if (o.kind === "vanished") return void vanished.push(cand.path);
+    if (o.kind === "denied" || o.kind === "special") return void unreadable.push(cand.path);
+    slots[i] = { path: cand.path, blob: blobIdFromHex(o.sha256), mode: o.mode, size: o.size };
+    if (cand.gitOid && o.gitOid === cand.gitOid) {
+      if (!imports.has(cand.gitOid)) imports.set(cand.gitOid, { oid: cand.gitOid, sha256: o.sha256, size: o.size });
+    } else statCache.record(cand.path, o, o.sha256, o.hashedAt);
+  };
+  for (const o of outcomes) fold(o.index, o);
   // A path the read ahead took from its blob's first path (blob-followers.ts) counts only where git status found
   // that first path clean too: read before the status was in, a first path it names may hold other bytes.
   const cleanAhead = readAhead ? new Uint8Array(readAhead.items.length) : null;
   for (const k of aheadAt) (cleanAhead as Uint8Array)[k] = 1;
   const again: HashItem[] = [];
   for (let n = 0; n < ahead.length; n++) {
-    const o = aheadOutcomes?.[aheadAt[n] as number] as HashOutcome; // the read ahead's own object, used once
+    const o = aheadOutcomes?.[aheadAt[n] as number] as HashOutcome;
     const i = ahead[n] as number;
     if (o.kind === "vouched" && !cleanAhead?.[o.leadAt]) {
       const cand = candidates[i] as TreeEntry;
       again.push({ index: i, path: cand.path, gitOid: cand.gitOid, mode: cand.mode });
-      continue;
-    }
-    o.index = i;
-    outcomes.push(o);
+    } else fold(i, o);
   }
+  if (opts.signal?.aborted) throw opts.signal.reason ?? new Error("aborted");
   if (again.length > 0) {
     const trustCleanBefore = await cleanTrustCutoff(conversion, again, opts.gitComparedAt);
-    for (const o of await hashInParallel({ ...hashOpts, trustCleanBefore }, again, undefined, opts.signal)) outcomes.push(o);
-  }
-  /** what enters the blob map: each blob once, however many paths hold it */
-  const imports = new Map<string, { oid: string; sha256: string; size: number }>();
-  for (const o of outcomes) {
-    const cand = candidates[o.index] as TreeEntry;
-    if (o.kind === "vanished") {
-      vanished.push(cand.path);
-      continue;
-    }
-    if (o.kind === "denied" || o.kind === "special") {
-      unreadable.push(cand.path);
-      continue;
-    }
-    if (o.kind === "vouched") {
-      // its first path is among these outcomes, clean, and enters the blob map
-      slots[o.index] = { path: cand.path, blob: o.blob, mode: o.mode, size: o.size };
-      continue;
-    }
-    slots[o.index] = { path: cand.path, blob: blobIdFromHex(o.sha256), mode: o.mode, size: o.size };
-    if (cand.gitOid && o.gitOid === cand.gitOid) {
-      if (!imports.has(cand.gitOid)) imports.set(cand.gitOid, { oid: cand.gitOid, sha256: o.sha256, size: o.size });
-    }
-    else statCache.record(cand.path, o, o.sha256, o.hashedAt);
-    if (opts.signal?.aborted) throw opts.signal.reason ?? new Error("aborted");
+    for (const o of await hashInParallel({ ...hashOpts, trustCleanBefore }, again, undefined, opts.signal)) fold(o.index, o);
   }
   await Promise.all([importing, ahead.length > 0 ? opts.prehash?.importing : undefined]);
   store.gitMap.add([...imports.values()]);

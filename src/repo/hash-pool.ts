@@ -3,8 +3,8 @@ import { internal } from "../core/errors";
 import { settleAll } from "../core/settle";
 import { FileHasher, STREAM_THRESHOLD, type HashItem, type HashOptions, type HashOutcome } from "./hash-files";
 import { nativeModule } from "./native";
-import { hashNatively, nativeHashable } from "./native-hash";
-import { settleFollowers, splitFollowers } from "./blob-followers";
+import { hashNatively, nativeHashable, type OutcomeListener } from "./native-hash";
+import { FollowerSettler, splitFollowers } from "./blob-followers";
 
 /** Below this many files a worker's start-up costs more than it saves. */
 export const PARALLEL_MIN = 2000;
@@ -28,9 +28,20 @@ export async function hashInParallel(opts: HashOptions, items: HashItem[], onPro
   if (!split || split.followers.length === 0) return hashAll(opts, items, onProgress, signal);
   let led = 0;
   let followed = 0;
-  const outcomes = await hashAll(opts, split.leaders, (n) => onProgress?.((led = n) + followed), signal);
+  // with the cutoff known, followers settle as their leaders' native outcomes come in, while the rest is read
+  const early = opts.trustLater === undefined ? new FollowerSettler(split, opts.trustCleanBefore > 0) : null;
+  const outcomes = await hashAll(
+    opts,
+    split.leaders,
+    (n) => {
+      early?.advance();
+      onProgress?.((led = n) + followed);
+    },
+    signal,
+    early ? (item, o) => early.leader(item, o) : undefined,
+  );
   const cutoff = Math.max(opts.trustCleanBefore, (await opts.trustLater) ?? 0);
-  const settled = settleFollowers(split, outcomes, cutoff > 0);
+  const settled = (early ?? new FollowerSettler(split, cutoff > 0)).finish(outcomes);
   followed = settled.outcomes.length;
   onProgress?.(led + followed);
   // a path the index did not vouch for after all is read and verified with git's hash, whatever the cutoff
@@ -40,7 +51,7 @@ export async function hashInParallel(opts: HashOptions, items: HashItem[], onPro
 }
 
 /** Every item read and hashed: clean tracked files natively when the module is there, the rest in TypeScript. */
-async function hashAll(opts: HashOptions, items: HashItem[], onProgress?: (done: number) => void, signal?: AbortSignal): Promise<HashOutcome[]> {
+async function hashAll(opts: HashOptions, items: HashItem[], onProgress?: (done: number) => void, signal?: AbortSignal, onNative?: OutcomeListener): Promise<HashOutcome[]> {
   const m = nativeModule();
   const clean = m ? items.filter(nativeHashable) : [];
   if (!m || clean.length === 0) return hashInScript(opts, items, onProgress, signal);
@@ -50,7 +61,7 @@ async function hashAll(opts: HashOptions, items: HashItem[], onProgress?: (done:
   const report = () => onProgress?.(nativeDone + scriptDone);
   const scripted = rest.length > 0 ? hashInScript(opts, rest, (n) => ((scriptDone = n), report()), signal) : Promise.resolve([]);
   // both settle before this returns or throws, so no hashing outlives the call
-  const [nat, others] = await settleAll([hashNatively(m, { ...opts, streamThreshold: STREAM_THRESHOLD }, clean, (n) => ((nativeDone = n), report()), signal), scripted]);
+  const [nat, others] = await settleAll([hashNatively(m, { ...opts, streamThreshold: STREAM_THRESHOLD }, clean, (n) => ((nativeDone = n), report()), signal, onNative), scripted]);
   const again = nat.fallback.length > 0 ? await hashInScript(opts, nat.fallback, undefined, signal) : [];
   return nat.outcomes.concat(others, again);
 }

@@ -25,50 +25,71 @@ export async function hashNatively(
   items: HashItem[],
   onProgress?: (done: number) => void,
   signal?: AbortSignal,
+  onOutcome?: OutcomeListener,
 ): Promise<NativeHashed> {
   const L = m.layout;
   const job = m.hashStart(opts.root, joinPaths(items.map((i) => i.path)), items.length, opts.trustCleanBefore, opts.streamThreshold);
-  let records: Buffer;
   let live = true;
   opts.trustLater?.then((ms) => live && m.setTrust(job, ms), () => {});
+  const outcomes: HashOutcome[] = [];
+  const fallback: HashItem[] = [];
+  /** records turned into outcomes as the job's finished prefix grows, not all at the end */
+  let taken = 0;
+  const take = (upTo: number): void => {
+    if (upTo <= taken) return;
+    const records = m.hashRecords(job, taken, upTo);
+    const from = taken;
+    taken = upTo;
+    const hashedAt = Date.now(); // after these files were read
+    for (let k = from; k < upTo; k++) {
+      const item = items[k] as HashItem;
+      const o = outcomeOf(records, (k - from) * L.HASH_RECORD, L, item, hashedAt);
+      if (o) outcomes.push(o);
+      else fallback.push(item);
+      onOutcome?.(item, o);
+    }
+  };
   try {
-    await waitReady(m, job, items.length, onProgress, signal);
-    records = m.hashRecords(job, 0, items.length);
+    await waitReady(
+      m,
+      job,
+      items.length,
+      (n) => {
+        take(n);
+        onProgress?.(n);
+      },
+      signal,
+    );
+    take(items.length);
   } finally {
     live = false;
     m.release(job);
   }
-  const hashedAt = Date.now();
-  const outcomes: HashOutcome[] = [];
-  const fallback: HashItem[] = [];
-  for (let k = 0; k < items.length; k++) {
-    const item = items[k] as HashItem;
-    const at = k * L.HASH_RECORD;
-    const status = records[at + L.HR_STATUS];
-    if (status === 1) outcomes.push({ index: item.index, kind: "vanished" });
-    else if (status === 2) outcomes.push({ index: item.index, kind: "denied" });
-    else if (status === 5) outcomes.push({ index: item.index, kind: "special" });
-    else if (status === 3) throw errnoError(records.readInt32LE(at + L.HR_ERRNO), item.path);
-    else if (status !== 0) fallback.push(item);
-    else {
-      const gitOid = records[at + L.HR_TRUSTED] ? (item.gitOid as string) : records[at + L.HR_SHA1] ? records.toString("hex", at + L.HR_GIT, at + L.HR_GIT + 20) : "";
-      if (gitOid !== item.gitOid) {
-        fallback.push(item);
-        continue;
-      }
-      outcomes.push({
-        index: item.index,
-        kind: "ok",
-        sha256: records.toString("hex", at + L.HR_SHA256, at + L.HR_SHA256 + 32),
-        gitOid,
-        mode: item.mode as "100644" | "100755",
-        size: records.readDoubleLE(at + L.HR_SIZE),
-        mtimeMs: records.readDoubleLE(at + L.HR_MTIME),
-        ctimeMs: records.readDoubleLE(at + L.HR_CTIME),
-        ino: records.readDoubleLE(at + L.HR_INO),
-        hashedAt,
-      });
-    }
-  }
   return { outcomes, fallback };
+}
+
+/** What a native hash of a clean tracked file says, or null when the TypeScript path must hash it (a fallback). */
+export type OutcomeListener = (item: HashItem, outcome: HashOutcome | null) => void;
+
+function outcomeOf(records: Buffer, at: number, L: NativeModule["layout"], item: HashItem, hashedAt: number): HashOutcome | null {
+  const status = records[at + L.HR_STATUS];
+  if (status === 1) return { index: item.index, kind: "vanished" };
+  if (status === 2) return { index: item.index, kind: "denied" };
+  if (status === 5) return { index: item.index, kind: "special" };
+  if (status === 3) throw errnoError(records.readInt32LE(at + L.HR_ERRNO), item.path);
+  if (status !== 0) return null;
+  const gitOid = records[at + L.HR_TRUSTED] ? (item.gitOid as string) : records[at + L.HR_SHA1] ? records.toString("hex", at + L.HR_GIT, at + L.HR_GIT + 20) : "";
+  if (gitOid !== item.gitOid) return null;
+  return {
+    index: item.index,
+    kind: "ok",
+    sha256: records.toString("hex", at + L.HR_SHA256, at + L.HR_SHA256 + 32),
+    gitOid,
+    mode: item.mode as "100644" | "100755",
+    size: records.readDoubleLE(at + L.HR_SIZE),
+    mtimeMs: records.readDoubleLE(at + L.HR_MTIME),
+    ctimeMs: records.readDoubleLE(at + L.HR_CTIME),
+    ino: records.readDoubleLE(at + L.HR_INO),
+    hashedAt,
+  };
 }

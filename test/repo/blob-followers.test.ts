@@ -6,12 +6,15 @@
  * like any file otherwise.
  */
 import { describe, expect, test } from "bun:test";
+import fc from "fast-check";
 import { rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { readLiveTree } from "../../src/ops/live/live-tree";
 import { createSnapshot } from "../../src/ops/snapshot/create";
 import { openWorkspace, type Workspace } from "../../src/ops/workspace";
+import { FollowerSettler, splitFollowers } from "../../src/repo/blob-followers";
 import { captureEntries } from "../../src/repo/capture";
+import type { HashItem, HashOutcome } from "../../src/repo/hash-files";
 import { RACY_MARGIN_MS } from "../../src/repo/stat-cache";
 import { tmpRepo, type TmpRepo } from "../helpers/tmp-repo";
 
@@ -122,5 +125,49 @@ describe("regression: a read ahead's follower took the bytes of a modified first
     });
     const oid = repo.git("rev-parse", "HEAD:b/copy.txt").trim();
     expect(ws.blobs.gitMap.get(oid)?.size).toBe("the committed bytes\n".length);
+  });
+});
+
+describe("followers settled as their leaders' outcomes come", () => {
+  test("outcomes given in order, some only at the end, settle the followers as outcomes given all at the end do (property)", () => {
+    const oids = ["a", "b", "c", "d", "e"].map((c) => c.repeat(40));
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ oid: fc.integer({ min: 0, max: 4 }), clean: fc.boolean() }), { maxLength: 60 }),
+        fc.array(fc.constantFrom("same", "other", "vanished", "late"), { minLength: 5, maxLength: 5 }),
+        fc.integer({ min: 1, max: 7 }),
+        fc.boolean(),
+        (raw, kinds, step, trusting) => {
+          const items: HashItem[] = raw.map((r, index) => ({ index, path: `p${index}`, gitOid: r.clean ? oids[r.oid] : undefined, mode: r.clean ? "100644" : undefined }));
+          const split = splitFollowers(items);
+          const outcomeOf = (item: HashItem, final: boolean): HashOutcome | null => {
+            const kind = item.gitOid ? kinds[oids.indexOf(item.gitOid)] : "same";
+            if (kind === "late" && !final) return null;
+            if (kind === "vanished") return { index: item.index, kind: "vanished" };
+            const gitOid = kind === "other" ? "f".repeat(40) : (item.gitOid ?? "");
+            return { index: item.index, kind: "ok", sha256: `${item.index}`.padStart(64, "0"), gitOid, mode: "100644", size: item.index, mtimeMs: 0, ctimeMs: 0, ino: 0, hashedAt: 0 };
+          };
+          const finals = split.leaders.map((l) => outcomeOf(l, true) as HashOutcome);
+          const atEnd = new FollowerSettler(split, trusting).finish(finals);
+          const early = new FollowerSettler(split, trusting);
+          for (let p = 0; p < split.leaders.length; p += step) {
+            for (const l of split.leaders.slice(p, p + step)) early.leader(l, outcomeOf(l, false));
+            early.advance();
+          }
+          const asGiven = early.finish(finals);
+          const byIndex = <T extends { index: number }>(xs: T[]) => [...xs].sort((x, y) => x.index - y.index);
+          expect(byIndex(asGiven.outcomes)).toEqual(byIndex(atEnd.outcomes));
+          expect(byIndex(asGiven.again)).toEqual(byIndex(atEnd.again));
+          // every follower is settled exactly once, and a vouched one holds its leader's bytes
+          expect(asGiven.outcomes.length + asGiven.again.length).toBe(split.followers.length);
+          for (const o of asGiven.outcomes) {
+            const leader = items[o.leadAt] as HashItem;
+            expect(o.gitOid).toBe(leader.gitOid as string);
+            expect(o.sha256).toBe(`${leader.index}`.padStart(64, "0"));
+          }
+        },
+      ),
+      { numRuns: 1500 },
+    );
   });
 });
