@@ -41,15 +41,25 @@ export function writeFileAtomic(stateDir: string, target: string, bytes: Uint8Ar
  * after its manifest). A failure leaves no temp file; a target renamed before
  * it stays.
  */
-export async function writeFilesAtomic(stateDir: string, files: readonly { target: string; bytes: Uint8Array }[], mode = 0o644): Promise<void> {
+export async function writeFilesAtomic(stateDir: string, files: readonly { target: string; bytes: Uint8Array | StagedFile }[], mode = 0o644): Promise<void> {
   const temps: string[] = [];
+  const written: string[] = [];
+  const flushes: Promise<void>[] = [];
   try {
     for (const f of files) {
+      if (f.bytes instanceof StagedFile) {
+        temps.push(f.bytes.path);
+        flushes.push(f.bytes.flushed);
+        continue;
+      }
       const tmp = tempPath(stateDir, basename(f.target));
       writeAndSync(tmp, f.bytes, mode, false);
       temps.push(tmp);
+      written.push(tmp);
     }
-    await fsyncAll(temps);
+    flushes.push(fsyncAll(written));
+    const failed = (await Promise.allSettled(flushes)).find((r) => r.status === "rejected");
+    if (failed) throw (failed as PromiseRejectedResult).reason;
   } catch (err) {
     for (const t of temps) rmSync(t, { force: true });
     throw err;
@@ -64,12 +74,47 @@ export async function writeFilesAtomic(stateDir: string, files: readonly { targe
       if ((err as NodeJS.ErrnoException).code !== "EXDEV") throw err;
       // the targets sit on another file system than .mcp/tmp: the rest are written one by one, beside them
       for (const d of dirs) fsyncDir(d);
-      for (const rest of files.slice(i)) writeFileAtomic(stateDir, rest.target, rest.bytes, mode);
+      for (const rest of files.slice(i)) writeFileAtomic(stateDir, rest.target, rest.bytes instanceof StagedFile ? rest.bytes.bytes : rest.bytes, mode);
       return;
     }
     dirs.add(dirname(f.target));
   }
   for (const d of dirs) fsyncDir(d);
+}
+
+/**
+ * A file's bytes written to a temp file of `.mcp/tmp` and flushed by the I/O threads, started before its name
+ * is known (a snapshot's manifest, while its id is hashed): writeFilesAtomic renames it into place; `discard`
+ * removes it when it is not used. A failed write leaves nothing behind.
+ */
+export class StagedFile {
+  readonly path: string;
+  readonly flushed: Promise<void>;
+
+  constructor(
+    stateDir: string,
+    name: string,
+    readonly bytes: Uint8Array,
+    mode = 0o644,
+  ) {
+    const path = tempPath(stateDir, name);
+    this.path = path;
+    this.flushed = (async () => {
+      try {
+        await writeNewFile(path, bytes, mode);
+        await fsyncAll([path]);
+      } catch (err) {
+        rmSync(path, { force: true });
+        throw err;
+      }
+    })();
+    this.flushed.catch(() => {}); // reported to writeFilesAtomic, or dropped with the file by discard
+  }
+
+  async discard(): Promise<void> {
+    await this.flushed.catch(() => {});
+    rmSync(this.path, { force: true });
+  }
 }
 
 function writeAndSync(path: string, bytes: Uint8Array, mode: number, flush = true): void {

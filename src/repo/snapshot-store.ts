@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { canonicalJson } from "../core/canonical-json";
 import { invalidArgument, isMissingPath, notFound } from "../core/errors";
-import { writeFilesAtomic } from "./atomic-write";
+import { StagedFile, writeFilesAtomic } from "./atomic-write";
 import type { Fingerprint } from "./fingerprint";
 import type { ManifestEntry, SnapshotId } from "./manifest";
 
@@ -67,16 +67,28 @@ export class SnapshotStore {
     return existsSync(this.metaPath(hex(id)));
   }
 
-  /** Saves both files, flushed together; the metadata is renamed into place after the manifest (writeFilesAtomic). */
-  async save(meta: SnapshotMeta, manifest: string | Uint8Array): Promise<SnapshotMeta> {
+  /**
+   * Saves both files, flushed together; the metadata is renamed into place after the manifest
+   * (writeFilesAtomic). A manifest staged with stageManifest is used as it is, or removed when the snapshot
+   * exists already.
+   */
+  async save(meta: SnapshotMeta, manifest: string | Uint8Array | StagedFile): Promise<SnapshotMeta> {
     const h = hex(meta.snapshot_id);
-    if (existsSync(this.metaPath(h))) return this.loadMeta(h);
+    if (existsSync(this.metaPath(h))) {
+      if (manifest instanceof StagedFile) await manifest.discard();
+      return this.loadMeta(h);
+    }
     mkdirSync(this.dir, { recursive: true });
     await writeFilesAtomic(this.stateDir, [
       { target: join(this.dir, `${h}.manifest`), bytes: typeof manifest === "string" ? new TextEncoder().encode(manifest) : manifest },
       { target: this.metaPath(h), bytes: new TextEncoder().encode(canonicalJson(meta)) },
     ]);
     return meta;
+  }
+
+  /** A manifest's bytes written and flushed by the I/O threads while its snapshot's id is hashed; for save. */
+  stageManifest(manifest: Uint8Array): StagedFile {
+    return new StagedFile(this.stateDir, "manifest", manifest);
   }
 
   /** Resolves a full id or a unique prefix of at least 8 hex digits. */

@@ -6,7 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { writeFilesAtomic } from "../../src/repo/atomic-write";
+import { StagedFile, writeFilesAtomic } from "../../src/repo/atomic-write";
 import { tmpDir } from "../helpers/tmp-repo";
 import { tmpfsForTests } from "../helpers/tmpfs";
 
@@ -46,5 +46,41 @@ describe("writeFilesAtomic", () => {
     for (const f of files) expect(Buffer.from(readFileSync(f.target)).equals(Buffer.from(f.bytes))).toBe(true);
     expect(readdirSync(target).sort()).toEqual(["a.json", "a.manifest"]);
     expect(readdirSync(join(dir.path, "tmp"))).toEqual([]);
+  });
+});
+
+describe("a file staged before its name is known", () => {
+  test("written and flushed meanwhile, then renamed with the others; discarded, or refused on a full disk, it leaves nothing", async () => {
+    await using dir = tmpDir();
+    mkdirSync(join(dir.path, "tmp"));
+    mkdirSync(join(dir.path, "snapshots"));
+    const bytes = new Uint8Array(2_000_003).fill(0x5a);
+    const staged = new StagedFile(dir.path, "manifest", bytes);
+    const target = join(dir.path, "snapshots", "id.manifest");
+    await writeFilesAtomic(dir.path, [
+      { target, bytes: staged },
+      { target: join(dir.path, "snapshots", "id.json"), bytes: new TextEncoder().encode("{}") },
+    ]);
+    expect(Buffer.from(readFileSync(target)).equals(Buffer.from(bytes))).toBe(true);
+    expect(statSync(target).mode & 0o777).toBe(0o644);
+    expect(readdirSync(join(dir.path, "snapshots")).sort()).toEqual(["id.json", "id.manifest"]);
+    expect(readdirSync(join(dir.path, "tmp"))).toEqual([]);
+    const unused = new StagedFile(dir.path, "manifest", bytes);
+    await unused.discard();
+    expect(readdirSync(join(dir.path, "tmp"))).toEqual([]);
+  });
+
+  test.skipIf(!other.canMount)("a staged file the disk cannot hold: the rename of everything is refused, nothing is left", async () => {
+    expect(other.mounted).toBe(true);
+    const stateDir = join(other.path, `full-${Math.random().toString(36).slice(2, 8)}`);
+    mkdirSync(join(stateDir, "tmp"), { recursive: true });
+    const staged = new StagedFile(stateDir, "manifest", new Uint8Array(8 * 1024 * 1024).fill(1)); // twice the mount
+    const code = await writeFilesAtomic(stateDir, [
+      { target: join(stateDir, "a.manifest"), bytes: staged },
+      { target: join(stateDir, "a.json"), bytes: new TextEncoder().encode("{}") },
+    ]).then(() => undefined, (err: NodeJS.ErrnoException) => err.code);
+    expect(code).toBe("ENOSPC");
+    expect(readdirSync(stateDir)).toEqual(["tmp"]);
+    expect(readdirSync(join(stateDir, "tmp"))).toEqual([]);
   });
 });

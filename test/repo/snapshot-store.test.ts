@@ -6,7 +6,7 @@
  * string in the loaded entries.
  */
 import { describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { WorksnapError } from "../../src/core/errors";
 import type { Fingerprint } from "../../src/repo/fingerprint";
@@ -73,6 +73,25 @@ describe("snapshot store", () => {
     const loaded = store.load(a.id).entries;
     expect(loaded.map((e) => e.blob)).toEqual(a.entries.map((e) => e.blob));
     expect(new Set(loaded.map((e) => e.blob)).size).toBe(7);
+  });
+});
+
+describe("a manifest staged while its id is hashed", () => {
+  test("saved: the manifest's bytes under the id; staged again for a snapshot that exists: the first stays, the temp file goes", async () => {
+    await using dir = tmpDir();
+    ensureStateDir(dir.path);
+    const store = new SnapshotStore(dir.path);
+    const entries: ManifestEntry[] = [{ path: "a.txt", blob: `sha256:${"a".repeat(64)}` }];
+    const text = manifestJson(entries);
+    const bytes = new TextEncoder().encode(text);
+    const id = snapshotIdOf(FP, bytes);
+    const meta = { snapshot_id: id, fingerprint: FP, created_at: "2026-01-01T00:00:00.000Z", manifest_stats: manifestStats(1, 0), paths: ["."] };
+    await store.save(meta, store.stageManifest(bytes));
+    expect(store.manifest(id)).toBe(text);
+    const again = await store.save({ ...meta, created_at: "2027-01-01T00:00:00.000Z" }, store.stageManifest(bytes));
+    expect(again.created_at).toBe("2026-01-01T00:00:00.000Z");
+    expect(readdirSync(join(dir.path, "tmp"))).toEqual([]);
+    expect(readdirSync(join(dir.path, "snapshots")).sort()).toEqual([`${id.slice(7)}.json`, `${id.slice(7)}.manifest`]);
   });
 });
 

@@ -11,7 +11,7 @@ import { Prehash } from "../../repo/prehash";
 import { startIndexListing } from "../../repo/tree-scan";
 import { WarmCache, warmKey } from "../../repo/warm-cache";
 import { liveTreeOf, readLiveInputs } from "../live/live-tree";
-import { manifestStats, type ManifestStats } from "../../repo/snapshot-store";
+import { manifestStats, type ManifestStats, type SnapshotMeta } from "../../repo/snapshot-store";
 import { refuseNamedUnreadable, unreadableFields, type UnreadableFields } from "./unreadable";
 import type { Workspace } from "../workspace";
 import { acquireLease } from "../live/stale-lease";
@@ -112,20 +112,28 @@ async function create(
   });
   if (named && !args.allowMissing) refuseNamedUnreadable(ws.repo, named, captured.unreadable);
   const unreadable = [...live.unreadable, ...captured.unreadable];
-  // encoded once: the id hashes the bytes the file holds
+  // encoded once: the id hashes the bytes the file holds, which are written and flushed meanwhile
   const manifest = manifestBytes(captured.entries);
-  const snapshotId = snapshotIdOf(fingerprint, manifest);
-  const bytes = captured.entries.reduce((n, e) => n + e.size, 0);
-  const meta = await ws.snapshots.save(
-    {
-      snapshot_id: snapshotId,
-      fingerprint,
-      created_at: new Date().toISOString(),
-      manifest_stats: manifestStats(captured.entries.length, bytes, unreadable.length),
-      paths: wanted,
-    },
-    manifest,
-  );
+  const staged = ws.snapshots.stageManifest(manifest);
+  let meta: SnapshotMeta;
+  try {
+    const snapshotId = snapshotIdOf(fingerprint, manifest);
+    const bytes = captured.entries.reduce((n, e) => n + e.size, 0);
+    meta = await ws.snapshots.save(
+      {
+        snapshot_id: snapshotId,
+        fingerprint,
+        created_at: new Date().toISOString(),
+        manifest_stats: manifestStats(captured.entries.length, bytes, unreadable.length),
+        paths: wanted,
+      },
+      staged,
+    );
+  } catch (err) {
+    await staged.discard();
+    throw err;
+  }
+  const snapshotId = meta.snapshot_id;
   const skipped = { ...live.skipped, vanished: captured.vanished.length };
   // a capture that skipped files is not remembered: the same state, readable again, must be captured whole
   if (warm && captured.vanished.length === 0 && unreadable.length === 0) {
