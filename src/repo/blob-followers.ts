@@ -15,6 +15,7 @@
  * and reads the others (capture.ts).
  */
 import { blobIdFromHex, type BlobId } from "../core/hash";
+import { oidPrefixKey } from "./git-blob-map";
 import type { HashItem, HashOutcome, VouchedFile } from "./hash-files";
 
 /** Items split into the first item of each clean blob id (and every other item) and the later ones of a blob id. */
@@ -32,22 +33,27 @@ const splits = new WeakMap<readonly HashItem[], FollowerSplit>();
 export function splitFollowers(items: readonly HashItem[]): FollowerSplit {
   const known = splits.get(items);
   if (known) return known;
-  const first = new Map<string, number>();
+  // each blob id's first item, by the id's first 48 bits (a number key); ids that share them, by the whole id
+  const first = new Map<number, number>();
+  const shared = new Map<string, number>();
   const leaders: HashItem[] = [];
   const followers: HashItem[] = [];
   const leaderOf: number[] = [];
   for (const item of items) {
-    const clean = item.gitOid !== undefined && (item.mode === "100644" || item.mode === "100755");
-    if (!clean) {
+    const oid = item.gitOid;
+    if (oid === undefined || (item.mode !== "100644" && item.mode !== "100755")) {
       leaders.push(item);
       continue;
     }
-    const lead = first.get(item.gitOid as string);
+    const key = oidPrefixKey(oid);
+    let lead = first.get(key);
+    if (lead !== undefined && (leaders[lead] as HashItem).gitOid !== oid) lead = shared.get(oid);
     if (lead !== undefined) {
       followers.push(item);
       leaderOf.push(lead);
     } else {
-      first.set(item.gitOid as string, leaders.length);
+      if (first.has(key)) shared.set(oid, leaders.length);
+      else first.set(key, leaders.length);
       leaders.push(item);
     }
   }

@@ -7,7 +7,7 @@ import { hashInParallel } from "./hash-pool";
 import type { RepoBlobStore } from "./repo-blob-store";
 import type { RepoRoot } from "./root";
 import { RACY_MARGIN_MS } from "./stat-cache";
-import { plainIndexFiles } from "./tree-scan";
+import { plainIndexItems } from "./tree-scan";
 
 /**
  * The files being read ahead, known as soon as the index listing is in, and
@@ -83,13 +83,9 @@ export class Prehash {
     this.conversion = new ConversionCheck(repo, wholeIndex);
     this.conversion.begin(); // the configuration is read while the listing comes
     const items = listing.then((l) => {
-      const wanted: HashItem[] = [];
       // a read ahead is for a store that knows no blob (worthwhile): a lookup per file only when one came meanwhile
       const known = store.gitMap.isEmpty() ? null : store.gitMap;
-      for (const e of plainIndexFiles(l.stdout)) {
-        if (!known?.has(e.gitOid as string)) wanted.push({ index: wanted.length, path: e.path, gitOid: e.gitOid, mode: e.mode });
-      }
-      return wanted;
+      return plainIndexItems(l.stdout, known ? (oid) => known.has(oid) : undefined);
     });
     let reading!: () => void;
     const readingStarted = new Promise<void>((resolve) => (reading = resolve));

@@ -5,6 +5,7 @@ import { isAscii } from "node:buffer";
 import { join } from "node:path";
 import { indexIdentity } from "./index-identity";
 import { decodePath, git, type GitResult, splitNul } from "./git";
+import type { HashItem } from "./hash-files";
 import type { RepoRoot } from "./root";
 import { tempPath } from "./state-dir";
 import { listOthers, rememberUntracked, sameDirs, type UntrackedGuess } from "./untracked-guess";
@@ -299,6 +300,16 @@ export function plainIndexFiles(listing: Uint8Array): TreeEntry[] {
 }
 
 /** A plain (tag H) regular file (100644 or 100755) at stage 0. */
+/** plainIndexFiles as the items a read ahead hashes, numbered in order, leaving out the blob ids `skip` names. */
+export function plainIndexItems(listing: Uint8Array, skip?: (oid: string) => boolean): HashItem[] {
+  const out: HashItem[] = [];
+  for (const rec of indexRecords(listing)) {
+    if (rec.path === null || !plainFile(rec) || rec.reserved || skip?.(rec.oid)) continue;
+    out.push({ index: out.length, path: rec.path, gitOid: rec.oid, mode: rec.mode });
+  }
+  return out;
+}
+
 function plainFile(rec: IndexRecord): boolean {
   return rec.tag === "H" && rec.stage === "0" && (rec.mode === "100644" || rec.mode === "100755");
 }

@@ -128,6 +128,33 @@ describe("regression: a read ahead's follower took the bytes of a modified first
   });
 });
 
+describe("the split into each blob's first path and the others", () => {
+  test("equals a split by the whole blob id, blob ids sharing their first 48 bits included (property)", () => {
+    const oids = ["a".repeat(40), `${"a".repeat(12)}${"b".repeat(28)}`, `${"a".repeat(12)}${"c".repeat(28)}`, "d".repeat(40), "e".repeat(64), `${"e".repeat(12)}${"f".repeat(52)}`];
+    fc.assert(
+      fc.property(fc.array(fc.record({ oid: fc.integer({ min: 0, max: 5 }), mode: fc.constantFrom("100644", "100755", "120000", undefined) }), { maxLength: 80 }), (raw) => {
+        const items: HashItem[] = raw.map((r, index) => ({ index, path: `p${index}`, gitOid: r.mode === undefined ? undefined : oids[r.oid], mode: r.mode }));
+        const split = splitFollowers(items);
+        const seen = new Map<string, number>();
+        const want = { leaders: [] as HashItem[], followers: [] as HashItem[], leaderOf: [] as number[] };
+        for (const item of items) {
+          const clean = item.gitOid !== undefined && (item.mode === "100644" || item.mode === "100755");
+          const lead = clean ? seen.get(item.gitOid as string) : undefined;
+          if (lead === undefined) {
+            if (clean) seen.set(item.gitOid as string, want.leaders.length);
+            want.leaders.push(item);
+          } else {
+            want.followers.push(item);
+            want.leaderOf.push(lead);
+          }
+        }
+        expect(split).toEqual(want);
+      }),
+      { numRuns: 1500 },
+    );
+  });
+});
+
 describe("followers settled as their leaders' outcomes come", () => {
   test("outcomes given in order, some only at the end, settle the followers as outcomes given all at the end do (property)", () => {
     const oids = ["a", "b", "c", "d", "e"].map((c) => c.repeat(40));
