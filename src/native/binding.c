@@ -334,17 +334,6 @@ static napi_value scan_collect(napi_env env, napi_callback_info info) {
   return pair;
 }
 
-/* setTrust(job, trustBeforeMs): the hash job's trust cutoff, once the caller knows it */
-static napi_value set_trust(napi_env env, napi_callback_info info) {
-  napi_value argv[2];
-  job_t *job = job_arg(env, info, 2, argv);
-  if (!job) return NULL;
-  if (job->run != hash_job_run) return fail(env, "worksnap native: not a hash job");
-  double trust = num(env, argv[1]);
-  atomic_store(&((hash_job_t *)job)->trust_before_ms, isnan(trust) ? 0 : trust);
-  return NULL;
-}
-
 /* A job's way back to JavaScript: a thread-safe function, freed when it is finalized. */
 typedef struct {
   napi_threadsafe_function tsfn;
@@ -941,7 +930,7 @@ NAPI_MODULE_INIT() {
   search_select();
   const struct { const char *name; napi_callback fn; } fns[] = {
       {"hashStart", hash_start}, {"scanStart", scan_start}, {"ready", ready}, {"hashRecords", hash_records},
-      {"scanCollect", scan_collect}, {"release", release}, {"setTrust", set_trust}, {"scanKinds", scan_kinds}, {"notify", notify}, {"watch", watch}, {"sha256", sha256_once}, {"gitBlobId", git_blob_id},
+      {"scanCollect", scan_collect}, {"release", release}, {"scanKinds", scan_kinds}, {"notify", notify}, {"watch", watch}, {"sha256", sha256_once}, {"gitBlobId", git_blob_id},
       {"describe", describe}, {"accelerate", accelerate}, {"trimMemory", trim_memory}, {"countByte", count_byte_of}, {"longestRun", longest_run_of},
       {"trigramStart", trigram_start}, {"trigramRecords", trigram_records}, {"trigramSegment", trigram_segment},
       {"statStart", stat_start}, {"statRecords", stat_records}, {"createStart", create_start}, {"createRecords", create_records},

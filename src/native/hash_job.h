@@ -29,7 +29,7 @@ enum {
 
 typedef struct {
   job_t base;
-  /* may be raised while the job runs (setTrust): files read before that are verified */
+  /* files whose ctime is older are trusted (hash_job.c) */
   _Atomic double trust_before_ms;
   size_t stream_threshold;
   uint8_t *records;

@@ -63,8 +63,8 @@ export function splitFollowers(items: readonly HashItem[]): FollowerSplit {
 }
 
 /**
- * Settles followers from their leaders' outcomes: where the index vouches for them (`trusting`: the capture's
- * cutoff is set) and the leader's bytes were the blob, a follower takes the leader's outcome; the others come
+ * Settles followers from their leaders' outcomes (the capture's cutoff is set: no follower is split off
+ * otherwise): where the leader's bytes were the blob, a follower takes the leader's outcome; the others come
  * back in `again`, to be read. Outcomes may be given as they come (`leader`, then `advance`, while the rest is
  * still being read: the followers whose leaders are all in settle in order), and `finish` settles the rest.
  */
@@ -81,10 +81,7 @@ export class FollowerSettler {
   private readonly outcomes: VouchedFile[] = [];
   private readonly again: HashItem[] = [];
 
-  constructor(
-    private readonly split: FollowerSplit,
-    private readonly trusting: boolean,
-  ) {
+  constructor(private readonly split: FollowerSplit) {
     let top = -1;
     for (const item of split.leaders) if (item.index > top) top = item.index;
     this.posOf = new Int32Array(top + 1).fill(-1);
@@ -126,7 +123,7 @@ export class FollowerSettler {
   private settle(k: number, pos: number, lead: HashOutcome | null | undefined): void {
     const item = this.split.followers[k] as HashItem;
     const leader = this.split.leaders[pos] as HashItem;
-    if (!this.trusting || lead?.kind !== "ok" || lead.gitOid !== leader.gitOid) {
+    if (lead?.kind !== "ok" || lead.gitOid !== leader.gitOid) {
       this.again.push(item);
       return;
     }

@@ -40,13 +40,6 @@ export interface HashOptions {
    * blob, so git's blob hash of it is not computed again. 0 verifies every file.
    */
   trustCleanBefore: number;
-  /**
-   * The cutoff to use once it is known, when that is later than the start
-   * (it waits on an attributes check): until then files are verified
-   * (trustCleanBefore applies), from then on this cutoff does. Never posted
-   * to a worker; the TypeScript path waits for it instead.
-   */
-  trustLater?: Promise<number>;
 }
 
 /** Files above this are hashed in chunks (never loaded whole), which keeps peak memory low. */

@@ -23,25 +23,23 @@ const MAIN_BATCH = 32;
 export async function hashInParallel(opts: HashOptions, items: HashItem[], onProgress?: (done: number) => void, signal?: AbortSignal): Promise<HashOutcome[]> {
   // Each clean blob is read once: the other paths holding it are not read (blob-followers.ts) when a cutoff lets
   // the index vouch for them.
-  const trusting = opts.trustCleanBefore > 0 || opts.trustLater !== undefined;
-  const split = trusting ? splitFollowers(items) : null;
+  const split = opts.trustCleanBefore > 0 ? splitFollowers(items) : null;
   if (!split || split.followers.length === 0) return hashAll(opts, items, onProgress, signal);
   let led = 0;
   let followed = 0;
-  // with the cutoff known, followers settle as their leaders' native outcomes come in, while the rest is read
-  const early = opts.trustLater === undefined ? new FollowerSettler(split, opts.trustCleanBefore > 0) : null;
+  // followers settle as their leaders' native outcomes come in, while the rest is read
+  const settler = new FollowerSettler(split);
   const outcomes = await hashAll(
     opts,
     split.leaders,
     (n) => {
-      early?.advance();
+      settler.advance();
       onProgress?.((led = n) + followed);
     },
     signal,
-    early ? (item, o) => early.leader(item, o) : undefined,
+    (item, o) => settler.leader(item, o),
   );
-  const cutoff = Math.max(opts.trustCleanBefore, (await opts.trustLater) ?? 0);
-  const settled = (early ?? new FollowerSettler(split, cutoff > 0)).finish(outcomes);
+  const settled = settler.finish(outcomes);
   followed = settled.outcomes.length;
   onProgress?.(led + followed);
   // a path the index did not vouch for after all is read and verified with git's hash, whatever the cutoff
@@ -75,9 +73,7 @@ async function hashAll(opts: HashOptions, items: HashItem[], onProgress?: (done:
  * `signal` stops every share and rejects with its reason. Outcomes come back
  * in no particular order; each names its item's index.
  */
-export async function hashInScript(given: HashOptions, items: HashItem[], onProgress?: (done: number) => void, signal?: AbortSignal): Promise<HashOutcome[]> {
-  const { trustLater, ...fixed } = given;
-  const opts: HashOptions = trustLater ? { ...fixed, trustCleanBefore: await trustLater } : fixed;
+export async function hashInScript(opts: HashOptions, items: HashItem[], onProgress?: (done: number) => void, signal?: AbortSignal): Promise<HashOutcome[]> {
   const queue = new BatchQueue(items);
   const out: HashOutcome[] = [];
   let reported = 0;

@@ -29,8 +29,6 @@ export async function hashNatively(
 ): Promise<NativeHashed> {
   const L = m.layout;
   const job = m.hashStart(opts.root, joinPaths(items.map((i) => i.path)), items.length, opts.trustCleanBefore, opts.streamThreshold);
-  let live = true;
-  opts.trustLater?.then((ms) => live && m.setTrust(job, ms), () => {});
   const outcomes: HashOutcome[] = [];
   const fallback: HashItem[] = [];
   /** records turned into outcomes as the job's finished prefix grows, not all at the end */
@@ -62,7 +60,6 @@ export async function hashNatively(
     );
     take(items.length);
   } finally {
-    live = false;
     m.release(job);
   }
   return { outcomes, fallback };

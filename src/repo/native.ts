@@ -91,8 +91,6 @@ export interface NativeModule {
     /** how many of the first literals are found ASCII case-insensitively (given in lowercase) */
     folded?: number,
   ): NativeJob;
-  /** Raises a hash job's trust cutoff while it runs (files read before are verified with git's hash). */
-  setTrust(job: NativeJob, trustBeforeMs: number): void;
   /** Items finished, from the first, without a gap. */
   ready(job: NativeJob): number;
   hashRecords(job: NativeJob, from: number, to: number): Buffer;

@@ -163,8 +163,7 @@ describe("followers settled as their leaders' outcomes come", () => {
         fc.array(fc.record({ oid: fc.integer({ min: 0, max: 4 }), clean: fc.boolean() }), { maxLength: 60 }),
         fc.array(fc.constantFrom("same", "other", "vanished", "late"), { minLength: 5, maxLength: 5 }),
         fc.integer({ min: 1, max: 7 }),
-        fc.boolean(),
-        (raw, kinds, step, trusting) => {
+        (raw, kinds, step) => {
           const items: HashItem[] = raw.map((r, index) => ({ index, path: `p${index}`, gitOid: r.clean ? oids[r.oid] : undefined, mode: r.clean ? "100644" : undefined }));
           const split = splitFollowers(items);
           const outcomeOf = (item: HashItem, final: boolean): HashOutcome | null => {
@@ -175,8 +174,8 @@ describe("followers settled as their leaders' outcomes come", () => {
             return { index: item.index, kind: "ok", sha256: `${item.index}`.padStart(64, "0"), gitOid, mode: "100644", size: item.index, mtimeMs: 0, ctimeMs: 0, ino: 0, hashedAt: 0 };
           };
           const finals = split.leaders.map((l) => outcomeOf(l, true) as HashOutcome);
-          const atEnd = new FollowerSettler(split, trusting).finish(finals);
-          const early = new FollowerSettler(split, trusting);
+          const atEnd = new FollowerSettler(split).finish(finals);
+          const early = new FollowerSettler(split);
           for (let p = 0; p < split.leaders.length; p += step) {
             for (const l of split.leaders.slice(p, p + step)) early.leader(l, outcomeOf(l, false));
             early.advance();

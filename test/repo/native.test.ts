@@ -103,18 +103,6 @@ describe.skipIf(m === null)("native hashing", () => {
     expect(trusting.outcomes).toHaveLength(2);
   });
 
-  test("a trust cutoff given later applies to the files read after it (setTrust)", async () => {
-    await using repo = await tmpRepo();
-    for (let i = 0; i < 50; i++) repo.write(`f${String(i).padStart(2, "0")}.txt`, `file ${i}\n`);
-    repo.commit();
-    const items = indexItems(repo.root);
-    const later = Promise.resolve(Date.now() + 60_000);
-    const out = await hashNatively(mod, { root: repo.root, stateDir: join(repo.root, ".mcp"), trustCleanBefore: 0, trustLater: later, streamThreshold: 1 << 20 }, items);
-    expect(out.fallback).toEqual([]);
-    expect(out.outcomes).toHaveLength(50);
-    for (const o of out.outcomes) expect((o as Extract<HashOutcome, { kind: "ok" }>).gitOid).toBe(items[o.index]!.gitOid!);
-  });
-
   test("a released job stops taking files and its handle refuses further calls", async () => {
     await using repo = await tmpRepo();
     for (let i = 0; i < 200; i++) repo.write(`f${i}.txt`, `file ${i}\n`);
