@@ -26,7 +26,7 @@ export interface FollowerSplit {
   leaderOf: number[];
 }
 
-/** Splits made, by the item list: a read ahead splits its list to copy each blob's git object once, then hashes it. */
+/** Splits made, by the item list: a read ahead's hashing splits its list, and the copy of its git objects takes each blob once from the same split. */
 const splits = new WeakMap<readonly HashItem[], FollowerSplit>();
 
 /** The split of `items`, which must not change afterwards: made once per list. */
