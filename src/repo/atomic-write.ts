@@ -66,7 +66,7 @@ export async function writeFilesAtomic(stateDir: string, files: readonly { targe
   }
   const dirs = new Set<string>();
   for (let i = 0; i < files.length; i++) {
-    const f = files[i] as { target: string; bytes: Uint8Array };
+    const f = files[i] as { target: string };
     try {
       renameSync(temps[i] as string, f.target);
     } catch (err) {

@@ -44,8 +44,9 @@ export class ConversionCheck {
 
   /** Starts reading what applies to the whole repository (configuration, attributes files), before it is asked. */
   begin(): void {
-    if (this.repo.gitDir) this.repoWide ??= repoWideConversion(this.repo, this.repo.gitDir, this.wholeIndex);
-    this.repoWide?.catch(() => {}); // reported to whoever asks
+    if (!this.repo.gitDir || this.repoWide) return;
+    this.repoWide = repoWideConversion(this.repo, this.repo.gitDir, this.wholeIndex);
+    this.repoWide.catch(() => {}); // reported to whoever asks
   }
 
   /** possible() for the directories of these files (a run of files in one directory is one directory). */
@@ -56,7 +57,7 @@ export class ConversionCheck {
   async possible(dirs: Iterable<string>): Promise<boolean> {
     const repo = this.repo;
     if (!repo.gitDir) return false;
-    this.repoWide ??= repoWideConversion(repo, repo.gitDir, this.wholeIndex);
+    this.begin();
     // every directory named and those above it, each once; their attributes files looked for meanwhile
     const candidates: string[] = [];
     const named: string[] = [];

@@ -276,7 +276,7 @@ function plainIndex(listing: Uint8Array): { paths: readonly string[]; oids: read
   const paths: string[] = [];
   const oids: string[] = [];
   for (const rec of indexRecords(listing)) {
-    if (rec.path === null || !plainFile(rec) || rec.reserved) continue;
+    if (!plainFile(rec)) continue;
     paths.push(rec.path);
     oids.push(rec.oid);
   }
@@ -293,7 +293,7 @@ function plainIndex(listing: Uint8Array): { paths: readonly string[]; oids: read
 export function plainIndexFiles(listing: Uint8Array): TreeEntry[] {
   const out: TreeEntry[] = [];
   for (const rec of indexRecords(listing)) {
-    if (rec.path === null || !plainFile(rec) || rec.reserved) continue;
+    if (!plainFile(rec)) continue;
     out.push({ path: rec.path, mode: rec.mode as FileMode, gitOid: rec.oid });
   }
   return out;
@@ -304,14 +304,15 @@ export function plainIndexFiles(listing: Uint8Array): TreeEntry[] {
 export function plainIndexItems(listing: Uint8Array, skip?: (oid: string) => boolean): HashItem[] {
   const out: HashItem[] = [];
   for (const rec of indexRecords(listing)) {
-    if (rec.path === null || !plainFile(rec) || rec.reserved || skip?.(rec.oid)) continue;
+    if (!plainFile(rec) || skip?.(rec.oid)) continue;
     out.push({ index: out.length, path: rec.path, gitOid: rec.oid, mode: rec.mode });
   }
   return out;
 }
 
-function plainFile(rec: IndexRecord): boolean {
-  return rec.tag === "H" && rec.stage === "0" && (rec.mode === "100644" || rec.mode === "100755");
+/** A plain (tag H) regular file at stage 0, its path decoded and not reserved: git status vouches for it when it does not name it. */
+function plainFile(rec: IndexRecord): rec is IndexRecord & { path: string } {
+  return rec.tag === "H" && rec.stage === "0" && (rec.mode === "100644" || rec.mode === "100755") && rec.path !== null && !rec.reserved;
 }
 
 /** What a git tree scan is made of: the status, the raw index listing and the untracked files. */
