@@ -10,21 +10,10 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { sha256Hex } from "../../src/core/hash";
 import { cli, requireBinary } from "../helpers/binary";
+import { tornLooseBlobs } from "../helpers/loose-blobs";
 import { tmpDir, tmpRepo } from "../helpers/tmp-repo";
 import { attempts, budgetMs } from "./scale";
 
-/** Every blob file in the store, checked against its name: the names that do not hold their bytes. */
-function corruptBlobs(root: string): string[] {
-  const store = join(root, ".mcp", "blobs", "sha256");
-  if (!existsSync(store)) return [];
-  const bad: string[] = [];
-  for (const fan of readdirSync(store)) {
-    for (const name of readdirSync(join(store, fan))) {
-      if (sha256Hex(readFileSync(join(store, fan, name))) !== fan + name) bad.push(`${fan}/${name}`);
-    }
-  }
-  return bad;
-}
 
 describe("kill -9 during an import", () => {
   test(
@@ -60,7 +49,7 @@ describe("kill -9 during an import", () => {
         const code = await child.exited;
         if (code !== 0) killedMidway++;
         // what the dead process left: whole blobs only, and no snapshot unless the import got that far
-        expect([t, corruptBlobs(target.path)]).toEqual([t, []]);
+        expect([t, tornLooseBlobs(target.path)]).toEqual([t, []]);
         const snapshots = existsSync(join(target.path, ".mcp", "snapshots")) ? readdirSync(join(target.path, ".mcp", "snapshots")) : [];
         expect(snapshots.every((f) => f.startsWith(id.slice(7)))).toBe(true);
         // the next process removes the dead one's staging directory, and imports the bundle whole

@@ -9,9 +9,9 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { sha256Hex } from "../../src/core/hash";
 import { snapshotIdOf } from "../../src/repo/manifest";
 import { cli, requireBinary } from "../helpers/binary";
+import { tornLooseBlobs } from "../helpers/loose-blobs";
 import { tmpRepo } from "../helpers/tmp-repo";
 import { attempts, budgetMs } from "./scale";
 
@@ -29,16 +29,6 @@ function brokenSnapshots(root: string): string[] {
   return bad;
 }
 
-/** Loose blob files whose bytes are not their name. */
-function corruptBlobs(root: string): string[] {
-  const store = join(root, ".mcp", "blobs", "sha256");
-  if (!existsSync(store)) return [];
-  const bad: string[] = [];
-  for (const fan of readdirSync(store)) {
-    for (const name of readdirSync(join(store, fan))) if (sha256Hex(readFileSync(join(store, fan, name))) !== fan + name) bad.push(`${fan}/${name}`);
-  }
-  return bad;
-}
 
 describe("kill -9 during a cold snapshot", () => {
   test(
@@ -71,7 +61,7 @@ describe("kill -9 during a cold snapshot", () => {
         await Bun.sleep(Math.floor(next() * whole));
         child.kill(9);
         if ((await child.exited) !== 0) killedMidway++;
-        expect([t, brokenSnapshots(repo.root), corruptBlobs(repo.root)]).toEqual([t, [], []]);
+        expect([t, brokenSnapshots(repo.root), tornLooseBlobs(repo.root)]).toEqual([t, [], []]);
         const snapshots = existsSync(join(repo.root, ".mcp", "snapshots")) ? readdirSync(join(repo.root, ".mcp", "snapshots")) : [];
         expect(snapshots.every((f) => f.startsWith(id.slice(7)))).toBe(true);
         // the next process removes the dead one's temp files and captures the same state again
