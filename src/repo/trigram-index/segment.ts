@@ -29,7 +29,7 @@ export const SEGMENT_VERSION = 1;
 const HEADER = 32;
 const BLOB_RECORD = 72;
 const TRIGRAM_ENTRY = 12;
-const TRAILER = 32;
+export const TRAILER = 32;
 
 export interface SegmentBlob {
   /** SHA-256 of the bytes, 32 bytes */
@@ -148,6 +148,8 @@ export class Segment {
   readonly blobs: number;
   readonly trigrams: number;
   private readonly view: DataView;
+  /** the bytes as a Buffer, for the hex of the blobs' ids */
+  private readonly buffer: Buffer;
   private readonly tableAt: number;
   private readonly postingsAt: number;
 
@@ -156,6 +158,7 @@ export class Segment {
       throw new CorruptSegment("not a trigram segment");
     }
     this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     if (this.view.getUint32(8, true) !== SEGMENT_VERSION) throw new CorruptSegment("unknown segment version");
     this.blobs = this.view.getUint32(12, true);
     this.trigrams = this.view.getUint32(16, true);
@@ -173,16 +176,15 @@ export class Segment {
   }
 
   sha256Hex(ordinal: number): string {
-    const at = this.bytes.byteOffset + HEADER + ordinal * BLOB_RECORD;
-    return Buffer.from(this.bytes.buffer).toString("hex", at, at + 32);
+    const at = HEADER + ordinal * BLOB_RECORD;
+    return this.buffer.toString("hex", at, at + 32);
   }
 
   /** git's blob id of the blob, hex; "" when unknown. */
   gitOidHex(ordinal: number): string {
     const at = HEADER + ordinal * BLOB_RECORD;
     const len = this.bytes[at + 69] as number;
-    const abs = this.bytes.byteOffset + at + 32;
-    return len === 0 ? "" : Buffer.from(this.bytes.buffer).toString("hex", abs, abs + len);
+    return len === 0 ? "" : this.buffer.toString("hex", at + 32, at + 32 + len);
   }
 
   binary(ordinal: number): boolean {

@@ -1,6 +1,6 @@
 /**
  * The trigram index on disk: `.mcp/index/trigrams-v1/`, one file per segment
- * (segment.ts), named by the SHA-256 of its bytes. A cache, never the record
+ * (segment.ts), named by its trailer (the SHA-256 of its other bytes). A cache, never the record
  * of anything: a missing file means blobs not indexed yet, an unreadable or
  * corrupt one is removed and its blobs indexed again, never an error. Files
  * are written whole (temp file, rename) and never changed, so any number of
@@ -14,7 +14,7 @@
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { writeFileUnflushed } from "../atomic-write";
-import { CorruptSegment, Segment } from "./segment";
+import { CorruptSegment, Segment, TRAILER } from "./segment";
 
 /** Where the segments live, under the state directory; the version is the segment format's. */
 export const TRIGRAM_DIR = join("index", "trigrams-v1");
@@ -49,6 +49,8 @@ export class TrigramIndex {
   generation = 0;
   private versionOf = -1;
   private versionId = 0;
+  /** Segments this process has just written from bytes it holds (add): loaded without reading them back. */
+  private readonly written = new Set<string>();
 
   constructor(stateDir: string) {
     this.dir = join(stateDir, TRIGRAM_DIR);
@@ -116,7 +118,7 @@ export class TrigramIndex {
   private load(name: string): Loaded | null {
     const path = join(this.dir, name);
     try {
-      verifyFile(path);
+      if (!this.written.has(name)) verifyFile(path);
       return { name, segment: new Segment(Bun.mmap(path, { shared: false })) };
     } catch (err) {
       if (err instanceof CorruptSegment) rmSync(path, { force: true });
@@ -179,14 +181,22 @@ export class TrigramIndex {
     return this.slots[Math.floor(handle / SLOT)]!.segment.binary(handle % SLOT);
   }
 
-  /** Adds a segment (written to a temp file, then renamed into place) and loads it. */
+  /**
+   * Adds a segment (written to a temp file, then renamed into place) and loads it. Its name is its trailer: the
+   * SHA-256 the builder took of the bytes before it, so naming it hashes nothing again.
+   */
   add(stateDir: string, bytes: Uint8Array): string {
     mkdirSync(this.dir, { recursive: true });
-    const name = new Bun.CryptoHasher("sha256").update(bytes).digest("hex") + SUFFIX;
+    const name = Buffer.from(bytes.buffer, bytes.byteOffset + bytes.length - TRAILER, TRAILER).toString("hex") + SUFFIX;
     const path = join(this.dir, name);
-    // not flushed: a segment is verified against its name when loaded, and a lost one is indexed again
-    if (!existsSync(path)) writeFileUnflushed(stateDir, path, bytes);
+    // not flushed: a segment is verified when loaded by another process, and a lost one is indexed again
+    if (!existsSync(path)) {
+      writeFileUnflushed(stateDir, path, bytes);
+      // these bytes are the file: loading it need not read it back to check it (3 MB hashed a segment)
+      this.written.add(name);
+    }
     this.refresh();
+    this.written.delete(name);
     return name;
   }
 
