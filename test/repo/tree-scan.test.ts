@@ -5,7 +5,7 @@ import { ROOT, type RepoPath } from "../../src/core/repo-path";
 import fc from "fast-check";
 import { compareUtf8 } from "../../src/core/byte-order";
 import { readLiveTree } from "../../src/ops/live/live-tree";
-import { mergeSorted, plainIndexFiles, type TreeEntry } from "../../src/repo/tree-scan";
+import { mergeSorted, plainIndexFilePieces, plainIndexFiles, type TreeEntry } from "../../src/repo/tree-scan";
 import { isReservedPath } from "../../src/core/repo-path";
 import { openWorkspace } from "../../src/ops/workspace";
 import { runGit, tmpRepo } from "../helpers/tmp-repo";
@@ -156,5 +156,26 @@ describe("the index listing's records", () => {
       }),
       { numRuns: 3000 },
     );
+  });
+
+  test("the listing's plain files in pieces are the whole listing's, in order, wherever the pieces are cut (property); a listing parsed already comes whole", () => {
+    const record = fc.record({
+      tag: fc.constantFrom("H", "H", "S"),
+      oid: fc.stringMatching(/^[0-9a-f]{40}$/),
+      path: fc.array(fc.constantFrom("a", "bb", ".git", "é", "日本"), { minLength: 1, maxLength: 4 }).map((p) => p.join("/")),
+    });
+    fc.assert(
+      fc.property(fc.array(record, { maxLength: 40 }), fc.integer({ min: 1, max: 400 }), (records, pieceBytes) => {
+        const listing = new Uint8Array(Buffer.from(records.map((r) => `${r.tag} 100644 ${r.oid} 0\t${r.path}\0`).join("")));
+        const pieces = [...plainIndexFilePieces(listing, pieceBytes)];
+        expect(pieces.flat()).toEqual(plainIndexFiles(new Uint8Array(listing)));
+        expect([...plainIndexFilePieces(listing, 1)]).toHaveLength(records.length); // a record a piece
+      }),
+      { numRuns: 1000 },
+    );
+    const listing = new Uint8Array(Buffer.from("H 100644 " + "1".repeat(40) + " 0\ta\0H 100644 " + "2".repeat(40) + " 0\tb\0"));
+    expect([...plainIndexFilePieces(listing, 10)]).toHaveLength(2);
+    plainIndexFiles(listing);
+    expect([...plainIndexFilePieces(listing, 10)]).toEqual([plainIndexFiles(listing)]);
   });
 });

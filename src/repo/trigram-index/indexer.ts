@@ -24,7 +24,7 @@ import { ROOT } from "../../core/repo-path";
 import { indexIdentity } from "../index-identity";
 import { nativeModule } from "../native";
 import type { RepoRoot } from "../root";
-import { plainIndexFiles, startIndexListing } from "../tree-scan";
+import { plainIndexFilePieces, plainIndexFiles, startIndexListing } from "../tree-scan";
 import { BINARY, DEFERRED, EXPECT_GIT_SHA1, EXPECT_GIT_SHA256, EXPECT_SHA256_OF_GIT_SHA1, EXPECT_SHA256_OF_GIT_SHA256, TEXT, buildSegment, type BuildItem } from "./build";
 import type { TrigramIndex } from "./store";
 
@@ -141,22 +141,34 @@ export class TrigramIndexer {
     const queue: BuildItem[] = [];
     const seen = new Set<string>();
     const distinct = opts.forCoverage ? new Set<string>() : null;
-    for (const e of plainIndexFiles(listing.stdout)) {
-      const oid = e.gitOid as string;
-      distinct?.add(oid);
-      if (seen.has(oid) || this.index.hasOid(oid) || this.failed.get(oid) === identity) continue;
-      seen.add(oid);
-      const sha256 = this.opts.known?.(oid);
-      if (sha256) queue.push({ path: e.path, kind: oid.length === 40 ? EXPECT_SHA256_OF_GIT_SHA1 : EXPECT_SHA256_OF_GIT_SHA256, id: sha256, gitOid: oid });
-      else queue.push({ path: e.path, kind: oid.length === 40 ? EXPECT_GIT_SHA1 : EXPECT_GIT_SHA256, id: oid });
+    // the listing is taken a piece at a time: the first job starts on the first piece, the rest is listed beside it
+    const pieces = plainIndexFilePieces(listing.stdout);
+    let listed = false;
+    const listMore = () => {
+      const next = pieces.next();
+      if (next.done) return void (listed = true);
+      for (const e of next.value) {
+        const oid = e.gitOid as string;
+        distinct?.add(oid);
+        if (seen.has(oid) || this.index.hasOid(oid) || this.failed.get(oid) === identity) continue;
+        seen.add(oid);
+        pass.missing++;
+        const sha256 = this.opts.known?.(oid);
+        if (sha256) queue.push({ path: e.path, kind: oid.length === 40 ? EXPECT_SHA256_OF_GIT_SHA1 : EXPECT_SHA256_OF_GIT_SHA256, id: sha256, gitOid: oid });
+        else queue.push({ path: e.path, kind: oid.length === 40 ? EXPECT_GIT_SHA1 : EXPECT_GIT_SHA256, id: oid });
+      }
+    };
+    if (!room) {
+      while (!listed) listMore();
+      pass.full = pass.missing > 0;
     }
-    pass.missing = queue.length;
-    pass.full = queue.length > 0 && !room;
     const m = nativeModule();
     const pairCap = Math.max(1, Math.floor(this.opts.memoryBudget / 8 / JOBS_IN_FLIGHT));
     const build = { fileLimit: this.opts.fileLimit ?? DEFAULT_FILE_LIMIT, pairCap, background: this.opts.background, signal: this.abort.signal };
     const inFlight = new Set<Promise<void>>();
-    while (!pass.full && (queue.length > 0 || inFlight.size > 0)) {
+    while (!pass.full && (!listed || queue.length > 0 || inFlight.size > 0)) {
+      // a job takes a full share of files while the listing lasts, what is left after it
+      while (!listed && queue.length < FILES_PER_JOB) listMore();
       while (queue.length > 0 && inFlight.size < (m ? JOBS_IN_FLIGHT : 1)) {
         if (this.index.diskBytes >= this.opts.diskBudget) {
           pass.full = true;
@@ -179,8 +191,15 @@ export class TrigramIndexer {
         });
         inFlight.add(job);
       }
-      if (inFlight.size > 0) await Promise.race(inFlight);
+      if (pass.full) break;
+      // with jobs running, the listing goes on a piece at a time, between their answers
+      if (!listed) {
+        listMore();
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      } else if (inFlight.size > 0) await Promise.race(inFlight);
     }
+    // stopped by the disk budget: the rest of the listing still counts (missing, coverage)
+    while (!listed) listMore();
     await Promise.all(inFlight);
     pass.left = pass.missing - pass.indexed;
     pass.ms = performance.now() - t0;
