@@ -367,21 +367,25 @@ static int build_segment(trigram_job_t *job) {
       ords = grown;
       ords_cap = total;
     }
-    /* where each list starts and ends, for the last two bytes held (a bitmap of them: most of the 65,536 are not) */
+    /* where each list ends, for the last two bytes held (a bitmap of them: most of the 65,536 are not) */
     uint32_t next = 0;
     for (uint32_t w = 0; w < 1024; w++) {
       for (uint64_t bits = held[w]; bits; bits &= bits - 1) {
         uint32_t low = (w << 6) | (uint32_t)__builtin_ctzll(bits);
-        starts[low] = next;
         next += counts[low];
+        counts[low] = 0;
+        starts[low] = next;
         ends[low] = next;
       }
     }
-    /* each list is filled from its back, the files taken last to first: it comes out in file order (ascending) */
+    /*
+     * each list is filled from its back, the files taken last to first: it comes out in file order (ascending),
+     * and its start moved back to where it begins (a file's trigrams are distinct: no two writes in a row to one)
+     */
     for (size_t k = blobs; k-- > 0;) {
       if (k >= PREFETCH) __builtin_prefetch(at[k - PREFETCH]);
       const uint32_t *c = at[k], *e = end[k];
-      for (; c < e && (*c >> 16) == b; c++) ords[starts[*c & 0xffff] + --counts[*c & 0xffff]] = (uint32_t)k;
+      for (; c < e && (*c >> 16) == b; c++) ords[--starts[*c & 0xffff]] = (uint32_t)k;
       at[k] = c;
     }
     for (uint32_t w = 0; w < 1024; w++) {
