@@ -137,9 +137,10 @@ export function isReservedPath(p: string, from = 0): boolean {
  * end only, so it must start, in any case, with ".git", ".mcp", "git~1" or
  * "mcp~1"; a segment with any other character is left to reservedName. Most
  * names fail this at once ("main.ts", "generated"), without the slice,
- * normalisation and regular expressions of the folding.
+ * normalisation and regular expressions of the folding. Exported for the
+ * CLI's JIT policy (cli/one-shot-jit.ts).
  */
-function mayFoldToReserved(p: string, start: number, end: number): boolean {
+export function mayFoldToReserved(p: string, start: number, end: number): boolean {
   for (let i = start; i < end; i++) if (p.charCodeAt(i) >= 0x80) return true;
   const at = (i: number) => (start + i < end ? p.charCodeAt(start + i) | 0x20 : -1);
   const c0 = at(0);

@@ -65,10 +65,14 @@ export async function hashNatively(
   return { outcomes, fallback };
 }
 
-/** What a native hash of a clean tracked file says, or null when the TypeScript path must hash it (a fallback). */
+/** Told each item's outcome as its record comes in (null: the TypeScript path must hash it, a fallback). */
 export type OutcomeListener = (item: HashItem, outcome: HashOutcome | null) => void;
 
-function outcomeOf(records: Buffer, at: number, L: NativeModule["layout"], item: HashItem, hashedAt: number): HashOutcome | null {
+/**
+ * What a native hash of a clean tracked file says, or null when the TypeScript path must hash it (a fallback).
+ * Exported for the CLI's JIT policy (cli/one-shot-jit.ts).
+ */
+export function outcomeOf(records: Buffer, at: number, L: NativeModule["layout"], item: HashItem, hashedAt: number): HashOutcome | null {
   const status = records[at + L.HR_STATUS];
   if (status === 1) return { index: item.index, kind: "vanished" };
   if (status === 2) return { index: item.index, kind: "denied" };
