@@ -6,6 +6,7 @@ import { modeOfStat, type FileMode } from "../core/file-mode";
 import { blobIdFromHex, type BlobId } from "../core/hash";
 import { settleAll } from "../core/settle";
 import type { HashItem, HashOutcome } from "./hash-files";
+import { splitFollowers } from "./blob-followers";
 import { hashInParallel } from "./hash-pool";
 import type { Prehash, PrehashList } from "./prehash";
 import { freshen } from "./fs-blob-store";
@@ -94,6 +95,31 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
     else if (cached) slots[i] = cached;
     else toRead.push({ index: i, path: cand.path });
   }
+  // A path the read ahead takes from its blob's first path (blob-followers.ts) counts only where git status found
+  // that first path clean too: read before the status was in, a first path it names may hold other bytes. The
+  // others are read now, beside the rest of the read ahead (after it, they made the end of the capture later).
+  if (readAhead && ahead.length > 0 && (await opts.prehash?.vouching)) {
+    const split = splitFollowers(readAhead.items);
+    const leadOf = new Int32Array(readAhead.items.length).fill(-1);
+    split.followers.forEach((f, j) => (leadOf[f.index] = (split.leaders[split.leaderOf[j] as number] as HashItem).index));
+    const clean = new Uint8Array(readAhead.items.length);
+    for (const k of aheadAt) clean[k] = 1;
+    let kept = 0;
+    for (let n = 0; n < ahead.length; n++) {
+      const i = ahead[n] as number;
+      const k = aheadAt[n] as number;
+      const lead = leadOf[k] as number;
+      if (lead >= 0 && clean[lead] === 0) {
+        const cand = candidates[i] as TreeEntry;
+        toRead.push({ index: i, path: cand.path, gitOid: cand.gitOid, mode: cand.mode });
+      } else {
+        ahead[kept] = i;
+        aheadAt[kept++] = k;
+      }
+    }
+    ahead.length = kept;
+    aheadAt.length = kept;
+  }
   const alreadyKnown = candidates.length - toRead.length - ahead.length;
   opts.onProgress?.(alreadyKnown, candidates.length);
   if (opts.signal?.aborted) throw opts.signal.reason ?? new Error("aborted");
@@ -133,24 +159,8 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
     } else statCache.record(cand.path, o, o.sha256, o.hashedAt);
   };
   for (const o of outcomes) fold(o.index, o);
-  // A path the read ahead took from its blob's first path (blob-followers.ts) counts only where git status found
-  // that first path clean too: read before the status was in, a first path it names may hold other bytes.
-  const cleanAhead = readAhead ? new Uint8Array(readAhead.items.length) : null;
-  for (const k of aheadAt) (cleanAhead as Uint8Array)[k] = 1;
-  const again: HashItem[] = [];
-  for (let n = 0; n < ahead.length; n++) {
-    const o = aheadOutcomes?.[aheadAt[n] as number] as HashOutcome;
-    const i = ahead[n] as number;
-    if (o.kind === "vouched" && !cleanAhead?.[o.leadAt]) {
-      const cand = candidates[i] as TreeEntry;
-      again.push({ index: i, path: cand.path, gitOid: cand.gitOid, mode: cand.mode });
-    } else fold(i, o);
-  }
+  for (let n = 0; n < ahead.length; n++) fold(ahead[n] as number, aheadOutcomes?.[aheadAt[n] as number] as HashOutcome);
   if (opts.signal?.aborted) throw opts.signal.reason ?? new Error("aborted");
-  if (again.length > 0) {
-    const trustCleanBefore = await cleanTrustCutoff(conversion, again, opts.gitComparedAt);
-    for (const o of await hashInParallel({ ...hashOpts, trustCleanBefore }, again, undefined, opts.signal)) fold(o.index, o);
-  }
   await Promise.all([importing, ahead.length > 0 ? opts.prehash?.importing : undefined]);
   store.gitMap.add([...imports.values()]);
   statCache.save();

@@ -65,6 +65,11 @@ export class Prehash {
   readonly importing: Promise<void>;
   /** Whether git may convert content here, asked of the read files' directories; the capture asks it of the rest. */
   readonly conversion: ConversionCheck;
+  /**
+   * Whether the reading has a trust cutoff, and so settles followers from their leaders (blob-followers.ts):
+   * known before the reading starts. False when the read ahead fails or is cancelled first.
+   */
+  readonly vouching: Promise<boolean>;
 
   /**
    * `statusStartedAt` must not be later than the start of the status whose
@@ -89,6 +94,8 @@ export class Prehash {
     });
     let reading!: () => void;
     const readingStarted = new Promise<void>((resolve) => (reading = resolve));
+    let vouch!: (on: boolean) => void;
+    this.vouching = new Promise<boolean>((resolve) => (vouch = resolve));
     this.outcomes = items.then(async (list) => {
       // The attributes check answers first (its configuration was read while the listing came; then an lstat per
       // directory), and the reading starts with its cutoff: a file read before the answer would be verified with
@@ -98,9 +105,11 @@ export class Prehash {
       try {
         const possible = await this.conversion.possibleFor(list);
         const opts = { root: repo.root, stateDir: repo.stateDir, trustCleanBefore: possible ? 0 : statusStartedAt - RACY_MARGIN_MS };
+        vouch(opts.trustCleanBefore > 0);
         const report = onProgress ? (n: number) => onProgress(n, list.length) : undefined;
         hashing = hashInParallel(opts, list, report, this.abort.signal);
       } finally {
+        vouch(false); // when the check failed (a no-op once told)
         reading();
       }
       const outcomes = new Array<HashOutcome>(list.length);
@@ -108,6 +117,7 @@ export class Prehash {
       return outcomes;
     });
     this.listed = items.then((list) => new PrehashList(list));
+    items.catch(() => vouch(false));
     // each blob once: the leaders of the split the hashing uses (every item read ahead is a clean file)
     this.importing = Promise.all([items, readingStarted]).then(([list]) => store.gitObjects.importFrom(repo, splitFollowers(list).leaders.map((i) => i.gitOid as string)));
     // A cancelled or failed read ahead is reported to whoever awaits it, never as an unhandled rejection.
