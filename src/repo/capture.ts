@@ -47,6 +47,8 @@ export interface CaptureOptions {
   gitComparedAt?: number;
   /** Files already being read ahead of the status (a cold capture); used where they are still clean. */
   prehash?: Prehash;
+  /** The blobs learnt are entered in the blob map when the caller flushes it (GitBlobMap.addLater), not now. */
+  blobMapLater?: boolean;
   onProgress?: (done: number, total: number) => void;
 }
 
@@ -162,7 +164,8 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
   for (let n = 0; n < ahead.length; n++) fold(ahead[n] as number, aheadOutcomes?.[aheadAt[n] as number] as HashOutcome);
   if (opts.signal?.aborted) throw opts.signal.reason ?? new Error("aborted");
   await Promise.all([importing, ahead.length > 0 ? opts.prehash?.importing : undefined]);
-  store.gitMap.add([...imports.values()]);
+  if (opts.blobMapLater) store.gitMap.addLater([...imports.values()]);
+  else store.gitMap.add([...imports.values()]);
   statCache.save();
   opts.onProgress?.(candidates.length, candidates.length);
   vanished.sort(compareUtf8);

@@ -54,6 +54,7 @@ export class RepoBlobStore implements BlobStore {
   }
 
   close(): void {
+    this.gitMap.flush();
     this.gitObjects.close();
   }
 }

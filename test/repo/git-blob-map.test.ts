@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
+import { appendFileSync, existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GitBlobMap } from "../../src/repo/git-blob-map";
@@ -42,6 +42,29 @@ describe("GitBlobMap", () => {
       const after = new GitBlobMap(dir);
       expect(after.get(oid)).toEqual({ sha256: sha("d"), size: 7 });
       expect(after.get(next)).toEqual({ sha256: sha("e"), size: 8 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("records added for later reach the file at flush, or before this map answers anything (its reads see them)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "ws-map-"));
+    try {
+      const a = "a".repeat(40);
+      const b = "b".repeat(40);
+      const m = new GitBlobMap(dir);
+      m.addLater([{ oid: a, sha256: sha("a"), size: 1 }]);
+      expect(existsSync(join(dir, "cache", "gitblobs.bin"))).toBe(false);
+      expect(new GitBlobMap(dir).get(a)).toBeUndefined();
+      expect(m.isEmpty()).toBe(false); // a read flushes first
+      expect(new GitBlobMap(dir).get(a)).toEqual({ sha256: sha("a"), size: 1 });
+      m.addLater([{ oid: b, sha256: sha("b"), size: 2 }]);
+      expect(new GitBlobMap(dir).get(b)).toBeUndefined();
+      m.flush();
+      expect(new GitBlobMap(dir).get(b)).toEqual({ sha256: sha("b"), size: 2 });
+      expect(m.oidOf(sha("b"))).toBe(b);
+      m.flush(); // nothing left: no record twice
+      expect(statSync(join(dir, "cache", "gitblobs.bin")).size).toBe(2 * 72);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

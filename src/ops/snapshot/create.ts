@@ -109,6 +109,7 @@ async function create(
     onProgress: args.onProgress,
     gitComparedAt: live.gitComparedAt,
     prehash,
+    blobMapLater: true,
   });
   if (named && !args.allowMissing) refuseNamedUnreadable(ws.repo, named, captured.unreadable);
   const unreadable = [...live.unreadable, ...captured.unreadable];
@@ -119,7 +120,7 @@ async function create(
   try {
     const snapshotId = snapshotIdOf(fingerprint, manifest);
     const bytes = captured.entries.reduce((n, e) => n + e.size, 0);
-    meta = await ws.snapshots.save(
+    const saving = ws.snapshots.save(
       {
         snapshot_id: snapshotId,
         fingerprint,
@@ -129,7 +130,11 @@ async function create(
       },
       staged,
     );
+    // the blobs the capture learnt enter the map while the I/O threads flush the manifest
+    ws.blobs.gitMap.flush();
+    meta = await saving;
   } catch (err) {
+    ws.blobs.gitMap.flush();
     await staged.discard();
     throw err;
   }
