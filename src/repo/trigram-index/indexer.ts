@@ -167,6 +167,7 @@ export class TrigramIndexer {
     const build = { fileLimit: this.opts.fileLimit ?? DEFAULT_FILE_LIMIT, pairCap, background: this.opts.background, signal: this.abort.signal };
     const inFlight = new Set<Promise<void>>();
     while (!pass.full && (!listed || queue.length > 0 || inFlight.size > 0)) {
+      this.abort.signal.throwIfAborted(); // closed: no more jobs (those in flight were dropped)
       // a job takes a full share of files while the listing lasts, what is left after it
       while (!listed && queue.length < FILES_PER_JOB) listMore();
       while (queue.length > 0 && inFlight.size < (m ? JOBS_IN_FLIGHT : 1)) {
@@ -189,6 +190,8 @@ export class TrigramIndexer {
             else this.failed.set(item.gitOid ?? item.id, identity);
           });
         });
+        // a job that fails while the listing goes on is not awaited yet: its failure comes out of the race below
+        job.catch(() => {});
         inFlight.add(job);
       }
       if (pass.full) break;

@@ -30,6 +30,16 @@ function open(repo: TmpRepo, opts: { diskBudget?: number; memoryBudget?: number;
   return { r, index, indexer };
 }
 
+/** 5,000 files of 2,500 blobs under long paths: about 1.3 MB of listing, parsed in pieces (about 1 MB each). */
+async function longListing(): Promise<TmpRepo> {
+  const repo = await tmpRepo();
+  const dir = `${"deep-directory-name/".repeat(9)}leaf`;
+  for (let i = 0; i < 5000; i++) repo.write(`${dir}/file-${String(i).padStart(5, "0")}.txt`, `content ${i % 2500} of a file\n`);
+  repo.commit();
+  expect(repo.git("ls-files", "-s", "-z").length).toBeGreaterThan(1.2e6);
+  return repo;
+}
+
 async function fixture(): Promise<TmpRepo> {
   const repo = await tmpRepo();
   repo.write("src/a.ts", "export function handleRequest() {}\n");
@@ -194,6 +204,42 @@ describe("the trigram indexer", () => {
     expect(pass.segments).toBeGreaterThan(1);
     expect(index.blobs).toBe(40);
   });
+  test("a listing of several pieces: every blob indexed once and counted; a pass the disk budget stops still counts the whole listing", async () => {
+    await using repo = await longListing();
+    const { index, indexer } = open(repo);
+    const pass = await indexer.update({ forCoverage: true });
+    expect(pass).toMatchObject({ missing: 2500, indexed: 2500, left: 0, full: false });
+    expect(pass.segments).toBeGreaterThan(1);
+    expect(index.blobs).toBe(2500);
+    expect(await indexer.coverage()).toMatchObject({ index_blobs: 2500, index_blobs_covered: 2500 });
+    // small jobs (a memory budget of about 300 files' trigrams) and a disk budget spent by the first segment: the
+    // pass stops after the jobs in flight, and still counts every blob of the listing
+    rmSync(join(open(repo).r.stateDir, TRIGRAM_DIR), { recursive: true, force: true });
+    const tight = open(repo, { diskBudget: 1, memoryBudget: 100_000 });
+    const stopped = await tight.indexer.update();
+    expect(stopped).toMatchObject({ missing: 2500, full: true });
+    expect(stopped.segments).toBeLessThanOrEqual(2);
+    expect(stopped.indexed).toBeLessThan(2500);
+    expect(stopped.left).toBe(2500 - stopped.indexed);
+  });
+
+  test("regression: a job that failed while the listing was still being parsed was an unhandled rejection (a close during a pass)", async () => {
+    await using repo = await longListing();
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown) => unhandled.push(e);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      const { indexer } = open(repo);
+      const running = indexer.update();
+      indexer.close(); // its jobs fail at once, the listing not parsed yet
+      await expect(running).rejects.toThrow("indexer closed");
+      await Bun.sleep(50);
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
+  });
+
   test("blobs whose SHA-256 a capture verified are checked by it alone: the same segment as git's hash gives; a file that does not hold it is left out", async () => {
     await using repo = await fixture();
     const sha = (path: string) => new Bun.CryptoHasher("sha256").update(readFileSync(join(repo.root, path))).digest("hex");
