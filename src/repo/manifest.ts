@@ -91,7 +91,6 @@ type ManifestSource = { path: string; blob: BlobId; mode?: string };
 /** A path JSON writes as it is, between quotes: printable ASCII without `"` and `\`. */
 const PLAIN_PATH = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 
-
 /** `manifest` as its text, or as its UTF-8 bytes (a capture encodes it once, for the id and the file). */
 export function snapshotIdOf(fp: Fingerprint, manifest: string | Uint8Array): SnapshotId {
   const hasher = new Bun.CryptoHasher("sha256");

@@ -317,7 +317,6 @@ export function plainIndexFiles(listing: Uint8Array): TreeEntry[] {
   return out;
 }
 
-/** A plain (tag H) regular file (100644 or 100755) at stage 0. */
 /** plainIndexFiles as the items a read ahead hashes, numbered in order, leaving out the blob ids `skip` names. */
 export function plainIndexItems(listing: Uint8Array, skip?: (oid: string) => boolean): HashItem[] {
   const out: HashItem[] = [];

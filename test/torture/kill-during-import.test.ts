@@ -14,7 +14,6 @@ import { tornLooseBlobs } from "../helpers/loose-blobs";
 import { tmpDir, tmpRepo } from "../helpers/tmp-repo";
 import { attempts, budgetMs } from "./scale";
 
-
 describe("kill -9 during an import", () => {
   test(
     "at random moments: the store holds whole blobs only, nothing is left staged, the next import succeeds",

@@ -134,7 +134,6 @@ async function create(
     ws.blobs.gitMap.flush();
     meta = await saving;
   } catch (err) {
-    ws.blobs.gitMap.flush();
     await staged.discard();
     throw err;
   }
