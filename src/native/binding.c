@@ -26,6 +26,7 @@
 #include "dirfd.h"
 #include "files.h"
 #include "hash_job.h"
+#include "listing_plan.h"
 #include "pool.h"
 #include "scan_job.h"
 #include "search.h"
@@ -151,6 +152,61 @@ static napi_value hash_start(napi_env env, napi_callback_info info) {
   if (!job) return fail(env, "worksnap native: out of memory");
   pool_submit(&job->base);
   return wrap(env, &job->base);
+}
+
+/*
+ * hashStartListing(root, listing, trustBeforeMs, streamThreshold): a hash job over the leaders of a
+ * `git ls-files -s -v -z` listing (listing_plan.c), started before the listing is parsed in TypeScript.
+ * Returns [job | null (no plain record), plan]: plan is an Int32Array of the plain records' count p, the
+ * leaders' count l, each plain record's leader (p entries), then each leader's plain record (l entries).
+ */
+static napi_value hash_start_listing(napi_env env, napi_callback_info info) {
+  napi_value argv[4];
+  if (!args_of(env, info, 4, argv)) return NULL;
+  char root[4096];
+  size_t root_len;
+  CHECK(napi_get_value_string_utf8(env, argv[0], root, sizeof root, &root_len));
+  if (root_len >= sizeof root - 1) return fail(env, "worksnap native: root path too long");
+  void *listing;
+  size_t listing_len;
+  if (!bytes_of(env, argv[1], &listing, &listing_len)) return fail(env, "worksnap native: listing must be a Uint8Array");
+  double trust = num(env, argv[2]), threshold = num(env, argv[3]);
+  if (!(threshold >= 1)) return fail(env, "worksnap native: bad threshold");
+  listing_plan_t plan;
+  if (!listing_plan(listing, listing_len, &plan)) return fail(env, "worksnap native: out of memory");
+  napi_value ab, arr, out, job_value;
+  void *data;
+  size_t n = 2 + plan.plain + plan.leaders;
+  if (napi_create_arraybuffer(env, n * sizeof(int32_t), &data, &ab) != napi_ok || napi_create_typedarray(env, napi_int32_array, n, ab, 0, &arr) != napi_ok) {
+    listing_plan_free(&plan);
+    return throw_(env, "napi_create_typedarray");
+  }
+  int32_t *v = data;
+  v[0] = (int32_t)plan.plain;
+  v[1] = (int32_t)plan.leaders;
+  memcpy(v + 2, plan.leader_of, plan.plain * sizeof(int32_t));
+  memcpy(v + 2 + plan.plain, plan.leader_plain, plan.leaders * sizeof(int32_t));
+  if (plan.leaders == 0) {
+    listing_plan_free(&plan);
+    napi_get_null(env, &job_value);
+  } else {
+    int dirfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dirfd < 0) {
+      listing_plan_free(&plan);
+      return fail_open_root(env);
+    }
+    hash_job_t *job = hash_job_new(plan.paths, plan.paths_len, plan.leaders, dirfd, isnan(trust) ? 0 : trust, (size_t)threshold);
+    listing_plan_free(&plan);
+    if (!job) return fail(env, "worksnap native: out of memory");
+    /* it runs beside the git status the capture waits for, and gives way to it */
+    pool_submit_yielding(&job->base);
+    job_value = wrap(env, &job->base);
+    if (!job_value) return NULL;
+  }
+  CHECK(napi_create_array_with_length(env, 2, &out));
+  CHECK(napi_set_element(env, out, 0, job_value));
+  CHECK(napi_set_element(env, out, 1, arr));
+  return out;
 }
 
 static int needles(napi_env env, napi_value array, needle_t **out, size_t *count, uint8_t **pool, size_t *pool_used, size_t pool_cap) {
@@ -929,7 +985,7 @@ NAPI_MODULE_INIT() {
   sha1_select(1);
   search_select();
   const struct { const char *name; napi_callback fn; } fns[] = {
-      {"hashStart", hash_start}, {"scanStart", scan_start}, {"ready", ready}, {"hashRecords", hash_records},
+      {"hashStart", hash_start}, {"hashStartListing", hash_start_listing}, {"scanStart", scan_start}, {"ready", ready}, {"hashRecords", hash_records},
       {"scanCollect", scan_collect}, {"release", release}, {"scanKinds", scan_kinds}, {"notify", notify}, {"watch", watch}, {"sha256", sha256_once}, {"gitBlobId", git_blob_id},
       {"describe", describe}, {"accelerate", accelerate}, {"trimMemory", trim_memory}, {"countByte", count_byte_of}, {"longestRun", longest_run_of},
       {"trigramStart", trigram_start}, {"trigramRecords", trigram_records}, {"trigramSegment", trigram_segment},
@@ -949,6 +1005,6 @@ NAPI_MODULE_INIT() {
   napi_value l = layout(env);
   if (l) napi_set_named_property(env, exports, "layout", l);
   napi_value version;
-  if (napi_create_int32(env, 7, &version) == napi_ok) napi_set_named_property(env, exports, "version", version);
+  if (napi_create_int32(env, 8, &version) == napi_ok) napi_set_named_property(env, exports, "version", version);
   return exports;
 }

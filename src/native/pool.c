@@ -13,21 +13,26 @@
 #define MAX_THREADS 8
 
 /*
- * Two queues share one lock: the foreground one, served by thread_count()
- * threads, and the background one (pool_submit_background), served by
- * threads of its own that run at the lowest priority, so background work
- * never delays a foreground job and only takes CPU time nothing else wants.
+ * Three queues share one lock: the foreground one, served by thread_count()
+ * threads; the background one (pool_submit_background), served by threads of
+ * its own that run at the lowest priority, so background work never delays a
+ * foreground job and only takes CPU time nothing else wants; and the yielding
+ * one (pool_submit_yielding), whose threads run a little below the others
+ * (nice 5), for work that should give way to what runs beside it (a cold
+ * capture's read ahead, to the git status it waits for).
  */
 typedef struct {
   pthread_cond_t wake;
   job_t *head, *tail;
   int started;
-  int background;
+  /* the threads' nice value */
+  int nice;
 } queue_t;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static queue_t fore = {PTHREAD_COND_INITIALIZER, NULL, NULL, 0, 0};
-static queue_t back = {PTHREAD_COND_INITIALIZER, NULL, NULL, 0, 1};
+static queue_t back = {PTHREAD_COND_INITIALIZER, NULL, NULL, 0, 19};
+static queue_t yielding = {PTHREAD_COND_INITIALIZER, NULL, NULL, 0, 5};
 
 int worker_reserve(worker_t *w, size_t need) {
   if (w->cap >= need) return 1;
@@ -113,16 +118,18 @@ void worker_trim(worker_t *w) {
   w->cap = 0;
 }
 
-/* The calling thread at the lowest priority (Linux sets nice values per thread). */
-static void lower_priority(void) {
+/* The calling thread at a lower priority (Linux sets nice values per thread). */
+static void lower_priority(int nice) {
 #ifdef __linux__
-  setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
+  setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), nice);
+#else
+  (void)nice;
 #endif
 }
 
 static void *worker_main(void *arg) {
   queue_t *q = arg;
-  if (q->background) lower_priority();
+  if (q->nice > 0) lower_priority(q->nice);
   worker_t w = {0};
   pthread_mutex_lock(&lock);
   for (;;) {
@@ -195,6 +202,8 @@ void pool_submit(job_t *job) { submit(&fore, job, 0); }
 void pool_submit_first(job_t *job) { submit(&fore, job, 1); }
 
 void pool_submit_background(job_t *job) { submit(&back, job, 0); }
+
+void pool_submit_yielding(job_t *job) { submit(&yielding, job, 0); }
 
 size_t job_ready_prefix(job_t *job) {
   size_t p = job->prefix;

@@ -75,6 +75,8 @@ void pool_submit(job_t *job);
 void pool_submit_first(job_t *job);
 /* Queues a job for the background threads: as many as the foreground's, at the lowest priority. */
 void pool_submit_background(job_t *job);
+/* Queues a job for the yielding threads: as many as the foreground's, a little below them (nice 5). */
+void pool_submit_yielding(job_t *job);
 /* Drops the caller's reference; the job is freed when no worker holds it either. */
 void job_release(job_t *job);
 /* The number of items finished, counting from the first, without a gap. */

@@ -30,6 +30,9 @@ struct sink {
   uint64_t written;
   /* bytes handed to writeback already (sync_file_range): the final fsync waits only for the rest */
   uint64_t started;
+  uint64_t step;
+  /* each step synced (fdatasync) rather than only handed to writeback */
+  int durable_steps;
   sha256_ctx ctx;
   uint8_t digest[32];
 };
@@ -47,12 +50,27 @@ static int write_all(int fd, const uint8_t *p, size_t len) {
   return 0;
 }
 
-/* Writeback is started every this many bytes, so the data goes to the disk while the bundle is still being made. */
+/* Writeback is started every this many bytes by default, so the data goes to the disk while the file is still being made. */
 #define WRITEBACK_STEP ((uint64_t)8 << 20)
 
 static void start_writeback(sink_t *s, uint64_t upto) {
+  if (s->durable_steps) {
+    if (upto - s->started < s->step) return;
+    /*
+     * Each step made durable as it goes: a disk that writes what an fsync asks for only then (a virtual disk
+     * whose host caches it) spends about 2.4 ms a megabyte in the final fsync however early the writeback was
+     * started; synced a step at a time beside the producer, the final one waits for the last step only.
+     */
+#ifdef __linux__
+    (void)fdatasync(s->fd);
+#else
+    (void)fsync(s->fd);
+#endif
+    s->started = upto;
+    return;
+  }
 #ifdef SYNC_FILE_RANGE_WRITE
-  if (upto - s->started < WRITEBACK_STEP) return;
+  if (upto - s->started < s->step) return;
   /* only a hint: an error here leaves the work to the final fsync */
   (void)sync_file_range(s->fd, (off64_t)s->started, (off64_t)(upto - s->started), SYNC_FILE_RANGE_WRITE);
   s->started = upto;
@@ -99,11 +117,14 @@ static void *sink_main(void *arg) {
   return NULL;
 }
 
-sink_t *sink_open(int fd) {
+sink_t *sink_open(int fd, const void *prefix, size_t prefix_len, uint64_t writeback_step, int durable_steps) {
   sink_t *s = calloc(1, sizeof *s);
   if (!s) return NULL;
   s->fd = fd;
+  s->step = writeback_step ? writeback_step : WRITEBACK_STEP;
+  s->durable_steps = durable_steps;
   sha256_init(&s->ctx);
+  if (prefix_len > 0) sha256_update(&s->ctx, prefix, prefix_len);
   pthread_mutex_init(&s->mu, NULL);
   pthread_cond_init(&s->more, NULL);
   if (pthread_create(&s->thread, NULL, sink_main, s) != 0) {

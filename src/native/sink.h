@@ -15,8 +15,12 @@
 
 typedef struct sink sink_t;
 
-/* A sink writing to `fd` (not owned: the caller closes it after sink_free); NULL when out of memory or no thread. */
-sink_t *sink_open(int fd);
+/*
+ * A sink writing to `fd` (not owned: the caller closes it after sink_free); NULL when out of memory or no thread.
+ * The digest covers `prefix` (not written; may be NULL) before the bytes written; writeback is started every
+ * `writeback_step` bytes (0: the default, 8 MiB), and with `durable_steps` each step is synced (fdatasync).
+ */
+sink_t *sink_open(int fd, const void *prefix, size_t prefix_len, uint64_t writeback_step, int durable_steps);
 /* Queues a copy of the bytes; 0 when out of memory. Returns the bytes queued and not yet written through *queued. */
 int sink_write(sink_t *s, const void *data, size_t len, size_t *queued);
 /*

@@ -1,6 +1,9 @@
 /*
  * Node-API surface of the sink (sink.h), registered by binding.c:
- *   sinkOpen(fd) -> sink                   a thread that writes and hashes what it is given, in order
+ *   sinkOpen(fd, prefix?, step?, durable?) -> sink
+ *                                          a thread that writes and hashes what it is given, in order; the
+ *                                          digest covers `prefix` (a Uint8Array, not written) first; writeback is
+ *                                          started every `step` bytes (default 8 MiB), each step synced if durable
  *   sinkWrite(sink, bytes) -> queued       a copy of bytes queued; the bytes queued and not yet written
  *   sinkWritev(sink, pieces, total) -> queued
  *                                          the pieces (Uint8Arrays, `total` bytes in all) copied into one chunk
@@ -66,14 +69,29 @@ static napi_value count_value(napi_env env, size_t n) {
 }
 
 static napi_value sink_open_fn(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1];
+  size_t argc = 4;
+  napi_value argv[4];
   int32_t fd = -1;
   if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1 || napi_get_value_int32(env, argv[0], &fd) != napi_ok || fd < 0)
     return sink_fail(env, "worksnap native: sinkOpen takes a file descriptor");
+  void *prefix = NULL;
+  size_t prefix_len = 0;
+  double step = 0;
+  if (argc > 1) {
+    napi_valuetype t;
+    napi_typeof(env, argv[1], &t);
+    napi_typedarray_type type;
+    napi_value ab;
+    size_t offset;
+    if (t != napi_undefined && t != napi_null && (napi_get_typedarray_info(env, argv[1], &type, &prefix_len, &prefix, &ab, &offset) != napi_ok || type != napi_uint8_array))
+      return sink_fail(env, "worksnap native: a sink's prefix is a Uint8Array");
+  }
+  if (argc > 2 && (napi_get_value_double(env, argv[2], &step) != napi_ok || !(step >= 0))) step = 0;
+  bool durable = false;
+  if (argc > 3) napi_get_value_bool(env, argv[3], &durable);
   sink_handle_t *h = malloc(sizeof *h);
   if (!h) return sink_fail(env, "worksnap native: out of memory");
-  h->sink = sink_open(fd);
+  h->sink = sink_open(fd, prefix, prefix_len, (uint64_t)step, durable ? 1 : 0);
   if (!h->sink) {
     free(h);
     return sink_fail(env, "worksnap native: cannot start a writer thread");

@@ -1,7 +1,8 @@
 import { chmodSync, closeSync, copyFileSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { randomId128 } from "../core/hash";
-import { fsyncDir } from "./atomic-write";
+import { StagedFile, fsyncDir } from "./atomic-write";
+import { fsyncAll } from "./durable";
 import { errnoError, nativeModule, polled, type NativeModule, type NativeSink } from "./native";
 import { ensureStateDir, tempPath } from "./state-dir";
 
@@ -49,13 +50,28 @@ export class AtomicFileWriter {
     stateDir: string,
     private readonly target: string,
     private readonly mode = 0o644,
+    opts: {
+      /** hashed before the bytes written (not written): the digest is of both */
+      hashPrefix?: Uint8Array;
+      /** with the writer thread, writeback is started every this many bytes (default 8 MiB) */
+      writebackStep?: number;
+      /** with the writer thread, each writeback step is synced: the final fsync has only the last one to wait for */
+      durableSteps?: boolean;
+    } = {},
   ) {
     ensureStateDir(stateDir);
     this.tmp = tempPath(stateDir, basename(target));
     this.fd = openSync(this.tmp, "wx", 0o600);
     this.m = nativeModule();
-    if (this.m) this.sink = this.m.sinkOpen(this.fd);
-    else this.hasher = new Bun.CryptoHasher("sha256");
+    try {
+      if (this.m) this.sink = this.m.sinkOpen(this.fd, opts.hashPrefix, opts.writebackStep, opts.durableSteps);
+      else this.hasher = new Bun.CryptoHasher("sha256");
+    } catch (err) {
+      closeSync(this.fd);
+      rmSync(this.tmp, { force: true });
+      throw err;
+    }
+    if (opts.hashPrefix) this.hasher?.update(opts.hashPrefix);
   }
 
   /**
@@ -146,6 +162,42 @@ export class AtomicFileWriter {
     }
     fsyncDir(dirname(this.target));
     return sha256;
+  }
+
+  /**
+   * Everything written, staged for writeFilesAtomic rather than made to appear: `staged.flushed` resolves once
+   * the bytes are on the disk (the fsync runs on the I/O threads), and `sha256` is the digest, in hex. A failure
+   * of either removes the file.
+   */
+  stage(): { staged: StagedFile; sha256: Promise<string> } {
+    if (this.fd === null) throw new Error("AtomicFileWriter used after commit/abort");
+    const fd = this.fd;
+    let sha256: Promise<string>;
+    try {
+      this.flush();
+      this.fd = null;
+      sha256 = this.drained().finally(() => {
+        this.freeSink();
+        closeSync(fd);
+      });
+    } catch (err) {
+      this.fd = null;
+      this.freeSink();
+      closeSync(fd);
+      rmSync(this.tmp, { force: true });
+      throw err;
+    }
+    const flushed = sha256
+      .then(() => {
+        chmodSync(this.tmp, this.mode);
+        return fsyncAll([this.tmp]);
+      })
+      .catch((err) => {
+        rmSync(this.tmp, { force: true });
+        throw err;
+      });
+    sha256.catch(() => {}); // its failure is the staged file's too, reported to whoever waits for either
+    return { staged: new StagedFile(this.tmp, flushed), sha256 };
   }
 
   /** The writer thread's end: every byte written (or its error thrown), and the digest. */

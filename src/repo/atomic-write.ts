@@ -1,5 +1,5 @@
-import { chmodSync, closeSync, fsyncSync, openSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
-import { chmod, writeFile } from "node:fs/promises";
+import { chmodSync, closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { chmod, rename, rm, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { randomId128 } from "../core/hash";
 import { fsyncAll } from "./durable";
@@ -70,11 +70,12 @@ export async function writeFilesAtomic(stateDir: string, files: readonly { targe
     try {
       renameSync(temps[i] as string, f.target);
     } catch (err) {
+      // the targets sit on another file system than .mcp/tmp: the rest are written one by one, beside them
+      const rest = (err as NodeJS.ErrnoException).code === "EXDEV" ? files.slice(i).map((f) => ({ target: f.target, bytes: f.bytes instanceof StagedFile ? f.bytes.content() : f.bytes })) : [];
       for (const t of temps.slice(i)) rmSync(t, { force: true });
       if ((err as NodeJS.ErrnoException).code !== "EXDEV") throw err;
-      // the targets sit on another file system than .mcp/tmp: the rest are written one by one, beside them
       for (const d of dirs) fsyncDir(d);
-      for (const rest of files.slice(i)) writeFileAtomic(stateDir, rest.target, rest.bytes instanceof StagedFile ? rest.bytes.bytes : rest.bytes, mode);
+      for (const f of rest) writeFileAtomic(stateDir, f.target, f.bytes, mode);
       return;
     }
     dirs.add(dirname(f.target));
@@ -88,18 +89,13 @@ export async function writeFilesAtomic(stateDir: string, files: readonly { targe
  * removes it when it is not used. A failed write leaves nothing behind.
  */
 export class StagedFile {
-  readonly path: string;
-  readonly flushed: Promise<void>;
-
-  constructor(
-    stateDir: string,
-    name: string,
-    readonly bytes: Uint8Array,
-    mode = 0o644,
-  ) {
+  /**
+   * `bytes` written to a new temp file and flushed; or, given `written`, a temp file written by other means (a
+   * StagedStream) and flushed once `written.flushed` resolves (it removes the file when it fails).
+   */
+  static of(stateDir: string, name: string, bytes: Uint8Array, mode = 0o644): StagedFile {
     const path = tempPath(stateDir, name);
-    this.path = path;
-    this.flushed = (async () => {
+    const flushed = (async () => {
       try {
         await writeNewFile(path, bytes, mode);
         await fsyncAll([path]);
@@ -108,7 +104,21 @@ export class StagedFile {
         throw err;
       }
     })();
+    return new StagedFile(path, flushed, bytes);
+  }
+
+  constructor(
+    readonly path: string,
+    readonly flushed: Promise<void>,
+    /** the bytes, when they are held in memory */
+    private readonly held: Uint8Array | null = null,
+  ) {
     this.flushed.catch(() => {}); // reported to writeFilesAtomic, or dropped with the file by discard
+  }
+
+  /** The staged bytes (read back from the file when they are not held): for a target on another file system. */
+  content(): Uint8Array {
+    return this.held ?? readFileSync(this.path);
   }
 
   async discard(): Promise<void> {
@@ -147,6 +157,18 @@ export function writeFileUnflushed(stateDir: string, target: string, bytes: Uint
     renameSync(tmp, target);
   } catch (err) {
     rmSync(tmp, { force: true });
+    throw err;
+  }
+}
+
+/** writeFileUnflushed on the I/O threads (a capture's loose blobs, written while it reads the next files). */
+export async function writeFileUnflushedAsync(stateDir: string, target: string, bytes: Uint8Array, mode = 0o644): Promise<void> {
+  const tmp = tempPath(stateDir, basename(target));
+  try {
+    await writeFile(tmp, bytes, { mode });
+    await rename(tmp, target);
+  } catch (err) {
+    await rm(tmp, { force: true });
     throw err;
   }
 }

@@ -63,6 +63,45 @@ export function splitFollowers(items: readonly HashItem[]): FollowerSplit {
 }
 
 /**
+ * The split of a read ahead's items as the native planner made it from the listing (src/native/listing_plan.c:
+ * the first plain record of each blob id leads it), `plainAt` giving each item's plain record and `plan` the
+ * planner's answer (NativeModule.hashStartListing). A leader whose record is not an item (its name is reserved
+ * or not UTF-8) stands in `leaders` as a placeholder of index -1: never an outcome, so its followers are read
+ * (FollowerSettler's `again`). Remembered as the split of `items`. null when the plan does not count the items'
+ * records as they were counted.
+ */
+export function splitFromPlan(items: readonly HashItem[], plainAt: Int32Array, plan: Int32Array): FollowerSplit | null {
+  const plain = plan[0] as number;
+  const count = plan[1] as number;
+  if (plan.length !== 2 + plain + count || plainAt.length !== items.length) return null;
+  const itemOf = new Int32Array(plain).fill(-1);
+  for (let i = 0; i < items.length; i++) {
+    const p = plainAt[i] as number;
+    if (p >= plain) return null;
+    itemOf[p] = i;
+  }
+  const leaders: HashItem[] = new Array(count);
+  for (let k = 0; k < count; k++) {
+    const i = itemOf[plan[2 + plain + k] as number] as number;
+    leaders[k] = i >= 0 ? (items[i] as HashItem) : { index: -1, path: "", gitOid: "", mode: "100644" };
+  }
+  const followers: HashItem[] = [];
+  const leaderOf: number[] = [];
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i] as HashItem;
+    const k = plan[2 + (plainAt[i] as number)] as number;
+    const leader = leaders[k] as HashItem;
+    if (leader === item) continue;
+    if (leader.index < 0 && leader.gitOid === "") leader.gitOid = item.gitOid; // a placeholder takes its blob's id
+    followers.push(item);
+    leaderOf.push(k);
+  }
+  const split = { leaders, followers, leaderOf };
+  splits.set(items, split);
+  return split;
+}
+
+/**
  * Settles followers from their leaders' outcomes (the capture's cutoff is set: no follower is split off
  * otherwise): where the leader's bytes were the blob, a follower takes the leader's outcome; the others come
  * back in `again`, to be read. Outcomes may be given as they come (`leader`, then `advance`, while the rest is
@@ -85,8 +124,11 @@ export class FollowerSettler {
     let top = -1;
     for (const item of split.leaders) if (item.index > top) top = item.index;
     this.posOf = new Int32Array(top + 1).fill(-1);
-    split.leaders.forEach((item, pos) => (this.posOf[item.index] = pos));
     this.byPos = new Array(split.leaders.length);
+    split.leaders.forEach((item, pos) => {
+      if (item.index >= 0) this.posOf[item.index] = pos;
+      else this.byPos[pos] = null; // a placeholder (splitFromPlan): its followers are read
+    });
     this.blobs = new Array(split.leaders.length);
   }
 
@@ -123,7 +165,8 @@ export class FollowerSettler {
   private settle(k: number, pos: number, lead: HashOutcome | null | undefined): void {
     const item = this.split.followers[k] as HashItem;
     const leader = this.split.leaders[pos] as HashItem;
-    if (lead?.kind !== "ok" || lead.gitOid !== leader.gitOid) {
+    // the leader's bytes must be the follower's own index blob (whichever way the split was made)
+    if (lead?.kind !== "ok" || lead.gitOid !== item.gitOid) {
       this.again.push(item);
       return;
     }

@@ -97,6 +97,8 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
     else if (cached) slots[i] = cached;
     else toRead.push({ index: i, path: cand.path });
   }
+  /** the last of toRead are read-ahead items: their git objects are the read ahead's to copy into the store */
+  let readAheadOids = 0;
   // A path the read ahead takes from its blob's first path (blob-followers.ts) counts only where git status found
   // that first path clean too: read before the status was in, a first path it names may hold other bytes. The
   // others are read now, beside the rest of the read ahead (after it, they made the end of the capture later).
@@ -114,6 +116,7 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
       if (lead >= 0 && clean[lead] === 0) {
         const cand = candidates[i] as TreeEntry;
         toRead.push({ index: i, path: cand.path, gitOid: cand.gitOid, mode: cand.mode });
+        readAheadOids++;
       } else {
         ahead[kept] = i;
         aheadAt[kept++] = k;
@@ -127,7 +130,8 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
   if (opts.signal?.aborted) throw opts.signal.reason ?? new Error("aborted");
 
   const gitItems = toRead.filter((t) => t.gitOid);
-  const importing = store.gitObjects.importFrom(repo, [...new Set(gitItems.map((t) => t.gitOid as string))]);
+  const own = toRead.slice(0, toRead.length - readAheadOids).filter((t) => t.gitOid);
+  const importing = store.gitObjects.importFrom(repo, [...new Set(own.map((t) => t.gitOid as string))]);
   // what the read ahead does not cover is read meanwhile; files git does not vouch for need no cutoff, so their
   // reading starts at once, and the clean ones' as soon as the cutoff is known
   const hashOpts = { root: repo.root, stateDir: repo.stateDir, trustCleanBefore: 0 };
@@ -163,7 +167,7 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
   for (const o of outcomes) fold(o.index, o);
   for (let n = 0; n < ahead.length; n++) fold(ahead[n] as number, aheadOutcomes?.[aheadAt[n] as number] as HashOutcome);
   if (opts.signal?.aborted) throw opts.signal.reason ?? new Error("aborted");
-  await Promise.all([importing, ahead.length > 0 ? opts.prehash?.importing : undefined]);
+  await Promise.all([importing, ahead.length + readAheadOids > 0 ? opts.prehash?.importing : undefined]);
   if (opts.blobMapLater) store.gitMap.addLater([...imports.values()]);
   else store.gitMap.add([...imports.values()]);
   statCache.save();

@@ -4,7 +4,7 @@ import { internal, isMissingPath, notFound } from "../core/errors";
 import { blobIdOf, hexOfBlobId, sha256Hex, type BlobId } from "../core/hash";
 import type { BlobStore } from "./blob-store";
 import { fileStream } from "./file-chunks";
-import { writeFileUnflushed } from "./atomic-write";
+import { writeFileUnflushed, writeFileUnflushedAsync } from "./atomic-write";
 
 /**
  * How long `worksnap gc` spares a loose blob no snapshot references: one a
@@ -103,6 +103,30 @@ export class FsBlobStore implements BlobStore {
       mkdirSync(dir, { recursive: true });
       writeFileUnflushed(this.stateDir, p, bytes, 0o444);
     }
+  }
+
+  /**
+   * writeKnown with the write on the I/O threads: settled once the blob is in place (undefined when it was
+   * already). `bytes` must not change meanwhile.
+   */
+  writeKnownAsync(id: BlobId, bytes: Uint8Array): Promise<void> | undefined {
+    const p = this.pathOf(id);
+    const st = statSync(p, { throwIfNoEntry: false });
+    if (st) {
+      freshen(p, st.mtimeMs);
+      return undefined;
+    }
+    const dir = join(p, "..");
+    if (!this.made.has(dir)) {
+      mkdirSync(dir, { recursive: true });
+      this.made.add(dir);
+    }
+    return writeFileUnflushedAsync(this.stateDir, p, bytes, 0o444).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== "ENOENT") throw err;
+      // the fan-out directory went away since it was made (a cleanup): make it again
+      mkdirSync(dir, { recursive: true });
+      return writeFileUnflushedAsync(this.stateDir, p, bytes, 0o444);
+    });
   }
 
   async size(id: BlobId): Promise<number | null> {

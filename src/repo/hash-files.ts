@@ -54,9 +54,40 @@ export const STREAM_THRESHOLD = 8 * 1024 * 1024;
 export class FileHasher {
   private readonly loose: FsBlobStore;
   private buf = Buffer.allocUnsafe(1 << 20);
+  /** with deferred writes: the loose blobs being written, their bytes, and the first failure */
+  private pending: Promise<void>[] = [];
+  pendingBytes = 0;
+  private failure: unknown = null;
 
-  constructor(private readonly opts: HashOptions) {
+  constructor(
+    private readonly opts: HashOptions,
+    /**
+     * Loose blobs written on the I/O threads while the next files are read (the main thread's share of a
+     * capture): call `written` before the outcomes are relied on.
+     */
+    private readonly deferWrites = false,
+  ) {
     this.loose = new FsBlobStore(opts.stateDir);
+  }
+
+  /** Every deferred write done; throws the first that failed (a full disk). */
+  async written(): Promise<void> {
+    while (this.pending.length > 0) {
+      const now = this.pending;
+      this.pending = [];
+      this.pendingBytes = 0;
+      await Promise.all(now);
+    }
+    if (this.failure !== null) throw this.failure;
+  }
+
+  private store(sha256: string, bytes: Uint8Array): void {
+    if (!this.deferWrites) return this.loose.writeKnown(blobIdFromHex(sha256), bytes);
+    const copy = Buffer.from(bytes); // the read buffer is reused for the next file
+    const writing = this.loose.writeKnownAsync(blobIdFromHex(sha256), copy);
+    if (!writing) return;
+    this.pendingBytes += copy.length;
+    this.pending.push(writing.catch((err) => void (this.failure ??= err)));
   }
 
   hash(item: HashItem): HashOutcome {
@@ -86,7 +117,7 @@ export class FileHasher {
       const sha256 = new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
       const trusted = st.size === len && st.ctimeMs < this.opts.trustCleanBefore;
       const gitOid = trusted ? (item.gitOid as string) : gitBlobHash(item.gitOid as string, bytes);
-      if (gitOid !== item.gitOid) this.loose.writeKnown(blobIdFromHex(sha256), bytes);
+      if (gitOid !== item.gitOid) this.store(sha256, bytes);
       return { index: item.index, kind: "ok", sha256, gitOid, mode, size: len, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino, hashedAt: Date.now() };
     } finally {
       closeSync(fd);
@@ -114,7 +145,7 @@ export class FileHasher {
     }
     const sha256 = new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
     const gitOid = item.gitOid ? gitBlobHash(item.gitOid, bytes) : "";
-    if (!item.gitOid || gitOid !== item.gitOid) this.loose.writeKnown(blobIdFromHex(sha256), bytes);
+    if (!item.gitOid || gitOid !== item.gitOid) this.store(sha256, bytes);
     return { index: item.index, kind: "ok", sha256, gitOid, mode, size: bytes.length, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino, hashedAt };
   }
 

@@ -2,9 +2,9 @@ import { availableParallelism } from "node:os";
 import { internal } from "../core/errors";
 import { settleAll } from "../core/settle";
 import { FileHasher, STREAM_THRESHOLD, type HashItem, type HashOptions, type HashOutcome } from "./hash-files";
-import { nativeModule } from "./native";
+import { nativeModule, type NativeJob } from "./native";
 import { hashNatively, nativeHashable, type OutcomeListener } from "./native-hash";
-import { FollowerSettler, splitFollowers } from "./blob-followers";
+import { FollowerSettler, splitFollowers, type FollowerSplit } from "./blob-followers";
 
 /** Below this many files a worker's start-up costs more than it saves. */
 export const PARALLEL_MIN = 2000;
@@ -12,6 +12,8 @@ export const PARALLEL_MIN = 2000;
 const WORKER_BATCH = 128;
 /** Files the main thread hashes between turns of its event loop. */
 const MAIN_BATCH = 32;
+/** Bytes of loose blobs the main thread has waiting to be written, above which it waits for them. */
+const DEFERRED_MAX = 64 * 1024 * 1024;
 
 /**
  * Hashes files on every core. Clean tracked files go to the native module
@@ -20,11 +22,18 @@ const MAIN_BATCH = 32;
  * hold is read once, when git's index vouches for the others (blob-followers.ts). Outcomes come back in no particular
  * order; each names its item's index.
  */
-export async function hashInParallel(opts: HashOptions, items: HashItem[], onProgress?: (done: number) => void, signal?: AbortSignal): Promise<HashOutcome[]> {
+export async function hashInParallel(
+  opts: HashOptions,
+  items: HashItem[],
+  onProgress?: (done: number) => void,
+  signal?: AbortSignal,
+  /** the leaders' native job, started from the listing with `opts`' cutoff, and its split (splitFromPlan) */
+  planned?: { job: NativeJob; split: FollowerSplit },
+): Promise<HashOutcome[]> {
   // Each clean blob is read once: the other paths holding it are not read (blob-followers.ts) when a cutoff lets
   // the index vouch for them.
-  const split = opts.trustCleanBefore > 0 ? splitFollowers(items) : null;
-  if (!split || split.followers.length === 0) return hashAll(opts, items, onProgress, signal);
+  const split = planned?.split ?? (opts.trustCleanBefore > 0 ? splitFollowers(items) : null);
+  if (!split || (split.followers.length === 0 && !planned)) return hashAll(opts, items, onProgress, signal);
   let led = 0;
   let followed = 0;
   // followers settle as their leaders' native outcomes come in, while the rest is read
@@ -38,6 +47,7 @@ export async function hashInParallel(opts: HashOptions, items: HashItem[], onPro
     },
     signal,
     (item, o) => settler.leader(item, o),
+    planned?.job,
   );
   const settled = settler.finish(outcomes);
   followed = settled.outcomes.length;
@@ -49,9 +59,17 @@ export async function hashInParallel(opts: HashOptions, items: HashItem[], onPro
 }
 
 /** Every item read and hashed: clean tracked files natively when the module is there, the rest in TypeScript. */
-async function hashAll(opts: HashOptions, items: HashItem[], onProgress?: (done: number) => void, signal?: AbortSignal, onNative?: OutcomeListener): Promise<HashOutcome[]> {
+async function hashAll(
+  opts: HashOptions,
+  items: HashItem[],
+  onProgress?: (done: number) => void,
+  signal?: AbortSignal,
+  onNative?: OutcomeListener,
+  /** a native job over `items`, every one of them, started already */
+  started?: NativeJob,
+): Promise<HashOutcome[]> {
   const m = nativeModule();
-  const clean = m ? items.filter(nativeHashable) : [];
+  const clean = started ? items : m ? items.filter(nativeHashable) : [];
   if (!m || clean.length === 0) return hashInScript(opts, items, onProgress, signal);
   const rest = clean.length === items.length ? [] : items.filter((i) => !nativeHashable(i));
   let nativeDone = 0;
@@ -59,7 +77,7 @@ async function hashAll(opts: HashOptions, items: HashItem[], onProgress?: (done:
   const report = () => onProgress?.(nativeDone + scriptDone);
   const scripted = rest.length > 0 ? hashInScript(opts, rest, (n) => ((scriptDone = n), report()), signal) : Promise.resolve([]);
   // both settle before this returns or throws, so no hashing outlives the call
-  const [nat, others] = await settleAll([hashNatively(m, { ...opts, streamThreshold: STREAM_THRESHOLD }, clean, (n) => ((nativeDone = n), report()), signal, onNative), scripted]);
+  const [nat, others] = await settleAll([hashNatively(m, { ...opts, streamThreshold: STREAM_THRESHOLD }, clean, (n) => ((nativeDone = n), report()), signal, onNative, started), scripted]);
   const again = nat.fallback.length > 0 ? await hashInScript(opts, nat.fallback, undefined, signal) : [];
   return nat.outcomes.concat(others, again);
 }
@@ -104,11 +122,23 @@ class BatchQueue {
 }
 
 async function hashOnMainThread(opts: HashOptions, queue: BatchQueue, out: HashOutcome[], report: () => void, signal?: AbortSignal): Promise<void> {
-  const hasher = new FileHasher(opts);
+  // the loose blobs of what git does not vouch for are written on the I/O threads while the next files are read
+  const hasher = new FileHasher(opts, true);
+  try {
+    await hashBatches(hasher, queue, out, report, signal);
+  } catch (err) {
+    await hasher.written().catch(() => {}); // settled before the call returns, whatever stopped it
+    throw err;
+  }
+  await hasher.written();
+}
+
+async function hashBatches(hasher: FileHasher, queue: BatchQueue, out: HashOutcome[], report: () => void, signal?: AbortSignal): Promise<void> {
   let sinceGc = 0;
   for (let batch = queue.take(MAIN_BATCH); batch.length > 0; batch = queue.take(MAIN_BATCH)) {
     signal?.throwIfAborted();
     for (const item of batch) out.push(hasher.hash(item));
+    if (hasher.pendingBytes > DEFERRED_MAX) await hasher.written();
     report();
     // Hashers and hex strings are garbage at once; collecting as we go keeps peak memory flat.
     if ((sinceGc += batch.length) >= 4000) {

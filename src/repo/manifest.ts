@@ -37,9 +37,21 @@ export function manifestJson(entries: readonly ManifestSource[]): string {
  * encoded.
  */
 export function manifestBytes(entries: readonly ManifestSource[]): Uint8Array {
+  let out: Uint8Array = new Uint8Array(0);
+  encodeManifest(entries, (bytes) => (out = bytes), Infinity);
+  return out;
+}
+
+/**
+ * manifestBytes in pieces: `emit` is handed each buffer once it holds `chunkBytes` or more (and the last one at
+ * the end), and the encoding goes on in a new one, so the bytes can be written while the rest is encoded (a
+ * capture's manifest: SnapshotStore.streamManifest). The buffers are never written to again.
+ */
+export function encodeManifest(entries: readonly ManifestSource[], emit: (bytes: Uint8Array) => void, chunkBytes: number): void {
   let size = 16;
   for (const e of entries) size += e.path.length + e.blob.length + ENTRY_FIXED;
-  let buf = Buffer.allocUnsafe(size) as Writer;
+  const cap = Math.min(size, chunkBytes + CHUNK_SLACK);
+  let buf = Buffer.allocUnsafe(cap) as Writer;
   let at = buf.latin1Write('{"entries":[', 0);
   /** entries written as one Latin-1 string, every RUN entries (locals, not a closure: faster before the JIT) */
   let run = "";
@@ -72,9 +84,17 @@ export function manifestBytes(entries: readonly ManifestSource[]): Uint8Array {
       at += buf.utf8Write(quoted, at);
       buf[at++] = 0x7d; // }
     }
+    if (at >= chunkBytes && i < entries.length) {
+      emit(buf.subarray(0, at));
+      buf = Buffer.allocUnsafe(cap) as Writer;
+      at = 0;
+    }
   }
-  return buf.subarray(0, at);
+  emit(buf.subarray(0, at));
 }
+
+/** Room a chunk's buffer has past `chunkBytes`: the run that crosses it fits without a copy. */
+const CHUNK_SLACK = 64 * 1024;
 
 /** Entries a Latin-1 write takes at once. */
 const RUN = 256;

@@ -1,5 +1,5 @@
 import type { HashItem, HashOptions, HashOutcome } from "./hash-files";
-import { errnoError, joinPaths, type NativeModule, waitReady } from "./native";
+import { errnoError, joinPaths, type NativeJob, type NativeModule, waitReady } from "./native";
 
 /** Files the native hash job takes: clean tracked regular files of a SHA-1 repository. */
 export function nativeHashable(item: HashItem): boolean {
@@ -26,9 +26,11 @@ export async function hashNatively(
   onProgress?: (done: number) => void,
   signal?: AbortSignal,
   onOutcome?: OutcomeListener,
+  /** the job over `items`, started already (hashStartListing); placeholders of index -1 among them give no outcome */
+  started?: NativeJob,
 ): Promise<NativeHashed> {
   const L = m.layout;
-  const job = m.hashStart(opts.root, joinPaths(items.map((i) => i.path)), items.length, opts.trustCleanBefore, opts.streamThreshold);
+  const job = started ?? m.hashStart(opts.root, joinPaths(items.map((i) => i.path)), items.length, opts.trustCleanBefore, opts.streamThreshold);
   const outcomes: HashOutcome[] = [];
   const fallback: HashItem[] = [];
   /** records turned into outcomes as the job's finished prefix grows, not all at the end */
@@ -41,6 +43,7 @@ export async function hashNatively(
     const hashedAt = Date.now(); // after these files were read
     for (let k = from; k < upTo; k++) {
       const item = items[k] as HashItem;
+      if (item.index < 0) continue;
       const o = outcomeOf(records, (k - from) * L.HASH_RECORD, L, item, hashedAt);
       if (o) outcomes.push(o);
       else fallback.push(item);

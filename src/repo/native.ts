@@ -66,6 +66,12 @@ export interface NativeModule {
   layout: NativeLayout;
   /** Hashes clean tracked files under `root` (NUL-separated relative paths); see src/native/hash_job.c. */
   hashStart(root: string, paths: Uint8Array, count: number, trustBeforeMs: number, streamThreshold: number): NativeJob;
+  /**
+   * hashStart over the leaders of a `git ls-files -s -v -z` listing, planned natively (src/native/listing_plan.c):
+   * the job (null without a plain record) and the plan: the plain records' count p, the leaders' count l, each
+   * plain record's leader (p entries), each leader's plain record (l entries).
+   */
+  hashStartListing(root: string, listing: Uint8Array, trustBeforeMs: number, streamThreshold: number): [NativeJob | null, Int32Array];
   /** grep's reads of absolute paths; see src/native/scan_job.c. */
   scanStart(
     paths: Uint8Array,
@@ -152,10 +158,11 @@ export interface NativeModule {
   /** Every item's record (CREATE_RECORD bytes each: the step that failed, 0 for none, and its errno) once done; null while it runs. */
   createRecords(job: NativeJob): Buffer | null;
   /**
-   * A thread that writes to `fd` what it is given, in order, hashing it (SHA-256) as it goes (src/native/sink.h).
-   * Keep `fd` open until sinkFree has returned.
+   * A thread that writes to `fd` what it is given, in order, hashing it (SHA-256) as it goes (src/native/sink.h):
+   * the digest covers `prefix` (not written) first; writeback is started every `writebackStep` bytes (default 8
+   * MiB), and with `durableSteps` each step is synced (fdatasync). Keep `fd` open until sinkFree has returned.
    */
-  sinkOpen(fd: number): NativeSink;
+  sinkOpen(fd: number, prefix?: Uint8Array, writebackStep?: number, durableSteps?: boolean): NativeSink;
   /** Queues a copy of `bytes`; the bytes queued and not yet written. */
   sinkWrite(sink: NativeSink, bytes: Uint8Array): number;
   /** Queues the pieces (`total` bytes in all) copied into one chunk; the bytes queued and not yet written. */
@@ -177,7 +184,7 @@ export interface NativeModule {
   syncfsResult?(flush: NativeSyncfs): number | null;
 }
 
-const MODULE_VERSION = 7;
+const MODULE_VERSION = 8;
 let loaded: NativeModule | null | undefined;
 let loadError = "";
 

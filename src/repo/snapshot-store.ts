@@ -3,8 +3,15 @@ import { join } from "node:path";
 import { canonicalJson } from "../core/canonical-json";
 import { invalidArgument, isMissingPath, notFound } from "../core/errors";
 import { StagedFile, writeFilesAtomic } from "./atomic-write";
-import type { Fingerprint } from "./fingerprint";
-import type { ManifestEntry, SnapshotId } from "./manifest";
+import { AtomicFileWriter } from "./atomic-stream";
+import type { CapturedEntry } from "./capture";
+import { fingerprintJson, type Fingerprint } from "./fingerprint";
+import { encodeManifest, type ManifestEntry, type SnapshotId } from "./manifest";
+
+/** Bytes of a manifest encoded before they are handed to the writer thread. */
+const MANIFEST_CHUNK = 1 << 20;
+/** Bytes of a manifest the writer thread writes between two syncs (AtomicFileWriter's durableSteps). */
+const MANIFEST_SYNC_STEP = 2 << 20;
 
 /**
  * What a manifest holds. `unreadable` is there (and above 0) only when the
@@ -88,7 +95,28 @@ export class SnapshotStore {
 
   /** A manifest's bytes written and flushed by the I/O threads while its snapshot's id is hashed; for save. */
   stageManifest(manifest: Uint8Array): StagedFile {
-    return new StagedFile(this.stateDir, "manifest", manifest);
+    return StagedFile.of(this.stateDir, "manifest", manifest);
+  }
+
+  /**
+   * The manifest of `entries` (sorted by path) encoded and written at once, a megabyte at a time, by the
+   * writer thread, which hashes it for the snapshot's id as it goes and starts its writeback (src/native/sink.h):
+   * the fsync that save waits for has little left to do. For save; `id` is the snapshot's id (snapshotIdOf).
+   */
+  stageManifestOf(fingerprint: Fingerprint, entries: readonly CapturedEntry[]): { staged: StagedFile; id: Promise<SnapshotId> } {
+    const writer = new AtomicFileWriter(this.stateDir, "manifest", 0o644, {
+      hashPrefix: new TextEncoder().encode(`${fingerprintJson(fingerprint)}\n`),
+      writebackStep: MANIFEST_SYNC_STEP,
+      durableSteps: true,
+    });
+    try {
+      encodeManifest(entries, (bytes) => writer.write(bytes), MANIFEST_CHUNK);
+    } catch (err) {
+      writer.abort();
+      throw err;
+    }
+    const { staged, sha256 } = writer.stage();
+    return { staged, id: sha256.then((hex): SnapshotId => `sha256:${hex}`) };
   }
 
   /** Resolves a full id or a unique prefix of at least 8 hex digits. */

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { AtomicFileWriter } from "../../src/repo/atomic-stream";
 import { tmpDir } from "../helpers/tmp-repo";
@@ -77,5 +77,62 @@ describe("AtomicFileWriter", () => {
     expect(a).toBe(b);
     expect(a).toBe(sha256(readFileSync(join(dir.path, "plain.tar"))));
     expect(Buffer.compare(readFileSync(join(dir.path, "plain.tar")), readFileSync(join(dir.path, "native.tar")))).toBe(0);
+  });
+});
+
+describe("AtomicFileWriter.stage: a file staged for writeFilesAtomic while it is written (a snapshot's manifest)", () => {
+  const prefix = new TextEncoder().encode('{"head_oid":"x"}\n');
+  for (const native of [true, false]) {
+    test(`the digest covers the prefix and the bytes; writeFilesAtomic puts the file in place whole (${native ? "writer thread, a sync every step" : "without the native module"})`, async () => {
+      await using dir = tmpDir("ws-stage-");
+      const state = join(dir.path, ".mcp");
+      const parts = pieces(12 * 1024 * 1024);
+      const script = `
+        import { AtomicFileWriter } from ${JSON.stringify(join(ROOT, "src/repo/atomic-stream.ts"))};
+        import { writeFilesAtomic } from ${JSON.stringify(join(ROOT, "src/repo/atomic-write.ts"))};
+        const [state, target] = process.argv.slice(2);
+        const out = new AtomicFileWriter(state, "manifest", 0o644, { hashPrefix: new TextEncoder().encode(${JSON.stringify(new TextDecoder().decode(prefix))}), writebackStep: 1 << 20, durableSteps: true });
+        let x = 7;
+        for (let n = 0; n < ${parts.length}; n++) {
+          x = (x * 1103515245 + 12345) >>> 0;
+          out.write(new Uint8Array(n % 4 === 0 ? 300000 : x % 5000).fill(n & 0xff));
+        }
+        const { staged, sha256 } = out.stage();
+        const digest = await sha256;
+        await writeFilesAtomic(state, [{ target, bytes: staged }, { target: target + ".meta", bytes: new Uint8Array([1]) }]);
+        console.log(digest);
+      `;
+      const file = join(dir.path, "stage.ts");
+      await Bun.write(file, script);
+      const target = join(dir.path, "out.manifest");
+      const p = Bun.spawnSync([process.execPath, file, state, target], { env: { ...process.env, WORKSNAP_NATIVE: native ? "1" : "0" } });
+      expect(p.stderr.toString()).toBe("");
+      expect(p.exitCode).toBe(0);
+      const written = readFileSync(target);
+      expect(p.stdout.toString().trim()).toBe(new Bun.CryptoHasher("sha256").update(prefix).update(written).digest("hex"));
+      let x = 7;
+      const want: Uint8Array[] = [];
+      for (let n = 0; n < parts.length; n++) {
+        x = (x * 1103515245 + 12345) >>> 0;
+        want.push(new Uint8Array(n % 4 === 0 ? 300000 : x % 5000).fill(n & 0xff));
+      }
+      expect(Buffer.compare(written, Buffer.concat(want))).toBe(0);
+      expect(statSync(target).mode & 0o777).toBe(0o644);
+      expect(readdirSync(join(state, "tmp"))).toEqual([]);
+    });
+  }
+
+  test("a staged file not used is removed by discard, and a writer that failed leaves nothing", async () => {
+    await using dir = tmpDir("ws-stage-");
+    const state = join(dir.path, ".mcp");
+    const out = new AtomicFileWriter(state, "manifest", 0o644, { hashPrefix: prefix, durableSteps: true, writebackStep: 4096 });
+    for (const p of pieces(3 * 1024 * 1024)) out.write(p);
+    const { staged, sha256 } = out.stage();
+    expect((await sha256).length).toBe(64);
+    await staged.flushed;
+    expect(readdirSync(join(state, "tmp"))).toHaveLength(1);
+    await staged.discard();
+    expect(readdirSync(join(state, "tmp"))).toEqual([]);
+    expect(() => out.write(new Uint8Array(1))).toThrow(/after commit\/abort/);
   });
 });

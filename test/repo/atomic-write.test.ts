@@ -55,7 +55,7 @@ describe("a file staged before its name is known", () => {
     mkdirSync(join(dir.path, "tmp"));
     mkdirSync(join(dir.path, "snapshots"));
     const bytes = new Uint8Array(2_000_003).fill(0x5a);
-    const staged = new StagedFile(dir.path, "manifest", bytes);
+    const staged = StagedFile.of(dir.path, "manifest", bytes);
     const target = join(dir.path, "snapshots", "id.manifest");
     await writeFilesAtomic(dir.path, [
       { target, bytes: staged },
@@ -65,7 +65,7 @@ describe("a file staged before its name is known", () => {
     expect(statSync(target).mode & 0o777).toBe(0o644);
     expect(readdirSync(join(dir.path, "snapshots")).sort()).toEqual(["id.json", "id.manifest"]);
     expect(readdirSync(join(dir.path, "tmp"))).toEqual([]);
-    const unused = new StagedFile(dir.path, "manifest", bytes);
+    const unused = StagedFile.of(dir.path, "manifest", bytes);
     await unused.discard();
     expect(readdirSync(join(dir.path, "tmp"))).toEqual([]);
   });
@@ -74,7 +74,7 @@ describe("a file staged before its name is known", () => {
     expect(other.mounted).toBe(true);
     const stateDir = join(other.path, `full-${Math.random().toString(36).slice(2, 8)}`);
     mkdirSync(join(stateDir, "tmp"), { recursive: true });
-    const staged = new StagedFile(stateDir, "manifest", new Uint8Array(8 * 1024 * 1024).fill(1)); // twice the mount
+    const staged = StagedFile.of(stateDir, "manifest", new Uint8Array(8 * 1024 * 1024).fill(1)); // twice the mount
     const code = await writeFilesAtomic(stateDir, [
       { target: join(stateDir, "a.manifest"), bytes: staged },
       { target: join(stateDir, "a.json"), bytes: new TextEncoder().encode("{}") },

@@ -12,11 +12,14 @@ import { join } from "node:path";
 import { readLiveTree } from "../../src/ops/live/live-tree";
 import { createSnapshot } from "../../src/ops/snapshot/create";
 import { openWorkspace, type Workspace } from "../../src/ops/workspace";
-import { FollowerSettler, splitFollowers } from "../../src/repo/blob-followers";
+import { FollowerSettler, splitFollowers, splitFromPlan } from "../../src/repo/blob-followers";
 import { captureEntries } from "../../src/repo/capture";
 import type { HashItem, HashOutcome } from "../../src/repo/hash-files";
+import { toManifestEntry } from "../../src/repo/manifest";
+import { nativeModule } from "../../src/repo/native";
 import { RACY_MARGIN_MS } from "../../src/repo/stat-cache";
-import { tmpRepo, type TmpRepo } from "../helpers/tmp-repo";
+import { plainIndexItemsAt } from "../../src/repo/tree-scan";
+import { tmpDir, tmpRepo, type TmpRepo } from "../helpers/tmp-repo";
 
 const FUTURE = () => Date.now() + 60_000; // every file counts as unchanged since git looked (capture-trust.test.ts)
 
@@ -195,5 +198,110 @@ describe("followers settled as their leaders' outcomes come", () => {
       ),
       { numRuns: 1500 },
     );
+  });
+});
+
+describe("the split planned natively from the listing (src/native/listing_plan.c)", () => {
+  const m = nativeModule();
+  const IDS = ["a", "b", "c", "d"].map((c) => c.repeat(40)).concat(`${"a".repeat(8)}${"e".repeat(32)}`); // two share 32 bits
+  /** A record as git writes it, or bent: the planner and the TypeScript parse must skip or keep the same ones. */
+  type Rec = { tag: string; mode: string; id: string; stage: string; name: Uint8Array; bent: "no tab" | "two spaces" | "no fields" | null };
+  const enc = (s: string) => new TextEncoder().encode(s);
+  const record = fc.record({
+    tag: fc.constantFrom("H", "H", "H", "H", "S", "h", "M"),
+    mode: fc.constantFrom("100644", "100644", "100755", "120000", "160000"),
+    id: fc.integer({ min: 0, max: IDS.length - 1 }).map((k) => IDS[k] as string),
+    stage: fc.constantFrom("0", "0", "0", "0", "1", "2"),
+    name: fc.oneof(
+      { weight: 8, arbitrary: fc.stringMatching(/^[a-z]{1,3}(\/[a-z]{1,3}){0,2}$/).map(enc) },
+      // names the parse leaves out: reserved, not UTF-8
+      { weight: 1, arbitrary: fc.constantFrom(".mcp/state", "x/.git/config", ".GIT/y", ".mcp").map(enc) },
+      { weight: 1, arbitrary: fc.constantFrom(Uint8Array.of(0x61, 0xff, 0x62), Uint8Array.of(0xc3, 0x28)) },
+      { weight: 1, arbitrary: fc.constantFrom("caf\u00e9", "\u{1f600}/x", "a b\tc").map(enc) },
+    ),
+    bent: fc.option(fc.constantFrom("no tab" as const, "two spaces" as const, "no fields" as const), { freq: 8 }),
+  });
+  const bytesOf = (r: Rec): Uint8Array => {
+    const head = r.bent === "no fields" ? "garbage" : r.bent === "two spaces" ? `${r.tag}  ${r.mode} ${r.id} ${r.stage}` : `${r.tag} ${r.mode} ${r.id} ${r.stage}`;
+    return Buffer.concat([enc(head), enc(r.bent === "no tab" ? " " : "\t"), r.name, Uint8Array.of(0)]);
+  };
+  const reserved = (name: Uint8Array) => {
+    const s = new TextDecoder().decode(name);
+    return s === ".mcp" || s.startsWith(".mcp/") || s.split("/").some((seg) => seg.toLowerCase() === ".git");
+  };
+  const utf8 = (name: Uint8Array) => {
+    try {
+      new TextDecoder("utf-8", { fatal: true }).decode(name);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  test.skipIf(m === null)("the planner keeps the records the parse keeps, leads each blob by its first, and the split names every item's leader (property)", async () => {
+    await using dir = tmpDir("ws-plan-");
+    fc.assert(
+      fc.property(fc.array(record, { maxLength: 60 }), (recs) => {
+        const listing = Buffer.concat(recs.map(bytesOf));
+        const [job, plan] = (m as NonNullable<typeof m>).hashStartListing(dir.path, listing, 0, 1 << 20);
+        if (job) (m as NonNullable<typeof m>).release(job);
+        // what git's rules make of the records: the plain ones, each blob's first, the items a capture reads
+        const plain = recs.filter((r) => !r.bent && r.tag === "H" && r.stage === "0" && (r.mode === "100644" || r.mode === "100755"));
+        const first = new Map<string, number>();
+        const leaderOf = plain.map((r) => {
+          if (!first.has(r.id)) first.set(r.id, first.size);
+          return first.get(r.id) as number;
+        });
+        const leaderPlain = [...first.keys()].map((id) => plain.findIndex((r) => r.id === id));
+        expect([...plan]).toEqual([plain.length, first.size, ...leaderOf, ...leaderPlain]);
+        expect(job === null).toBe(first.size === 0);
+        const parsed = plainIndexItemsAt(listing);
+        if (!parsed) throw new Error("a SHA-1 listing is always parsed");
+        expect(parsed.plain).toBe(plain.length);
+        const kept = plain.map((r, p) => ({ r, p })).filter(({ r }) => utf8(r.name) && !reserved(r.name));
+        expect(parsed.items.map((i) => i.path)).toEqual(kept.map(({ r }) => new TextDecoder().decode(r.name)));
+        expect([...parsed.plainAt]).toEqual(kept.map(({ p }) => p));
+        const split = splitFromPlan(parsed.items, parsed.plainAt, plan);
+        if (!split) throw new Error("the plan matches the parse");
+        // a leader is an item when the blob's first record is one; a placeholder (index -1) otherwise
+        expect(split.leaders.map((l) => l.index)).toEqual(leaderPlain.map((p) => kept.findIndex((k) => k.p === p)));
+        for (let j = 0; j < split.followers.length; j++) {
+          const f = split.followers[j] as HashItem;
+          const lead = split.leaders[split.leaderOf[j] as number] as HashItem;
+          expect(lead.gitOid).toBe(f.gitOid as string);
+          if (lead.index >= 0) expect(lead.index).toBeLessThan(f.index);
+        }
+        expect(split.leaders.filter((l) => l.index >= 0).length + split.followers.length).toBe(parsed.items.length);
+      }),
+      { numRuns: 800 },
+    );
+  });
+
+  test("a SHA-256 listing is left to the TypeScript split (the planner counts SHA-1 records only)", () => {
+    const listing = enc(`H 100644 ${"a".repeat(64)} 0\tx.txt\0`);
+    expect(plainIndexItemsAt(listing)).toBeNull();
+  });
+
+  test("a cold capture reads each blob once by its first path, and a blob whose first path is not UTF-8 has its others read: every path holds its own bytes", async () => {
+    await using repo = await tmpRepo();
+    for (let r = 0; r < 4; r++) for (let i = 0; i < 25; i++) repo.write(`r${r}/f${i}.txt`, `blob ${i % 9}\n`.repeat(1 + (i % 9)));
+    // the first path of a blob in byte order is a name that is not UTF-8: skipped, the blob's other paths read
+    writeFileSync(Buffer.concat([Buffer.from(repo.root + "/a"), Buffer.from([0xff]), Buffer.from(".txt")]), "the odd one\n");
+    repo.write("b.txt", "the odd one\n");
+    repo.write("c.txt", "the odd one\n");
+    repo.commit();
+    repo.write("r1/f3.txt", "modified\n");
+    const ws = freshStore(repo);
+    const snap = await createSnapshot(ws, { paths: ["."] });
+    expect(snap.skipped.non_utf8).toBe(1);
+    const entries = ws.snapshots.load(snap.snapshot_id).entries;
+    const want: Record<string, string> = { "b.txt": "the odd one\n", "c.txt": "the odd one\n" };
+    for (let r = 0; r < 4; r++) for (let i = 0; i < 25; i++) want[`r${r}/f${i}.txt`] = `blob ${i % 9}\n`.repeat(1 + (i % 9));
+    want["r1/f3.txt"] = "modified\n";
+    expect(await contents(ws, entries)).toEqual(want);
+    // the TypeScript path captures the same snapshot
+    const plainWs = freshStore(repo);
+    const plainCapture = await captureEntries(plainWs.repo, plainWs.blobs, (await readLiveTree(plainWs)).entries);
+    expect(entries).toEqual(plainCapture.entries.map((e) => toManifestEntry(e)));
   });
 });

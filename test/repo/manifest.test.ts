@@ -9,7 +9,7 @@ import fc from "fast-check";
 import { compareUtf8 } from "../../src/core/byte-order";
 import { canonicalJson } from "../../src/core/canonical-json";
 import type { BlobId } from "../../src/core/hash";
-import { manifestBytes, manifestJson, toManifestEntry } from "../../src/repo/manifest";
+import { encodeManifest, manifestBytes, manifestJson, toManifestEntry } from "../../src/repo/manifest";
 
 const piece = fc.constantFrom("src", "a.ts", "x y", '"q"', "back\\slash", "tab\t", "nl\n", "\u0001", "\u007f", "é", "日本", "\u{1F600}", "\u2028", "~", "-");
 
@@ -48,5 +48,25 @@ describe("manifest bytes of paths longer when quoted than their length", () => {
     expect(Buffer.from(manifestBytes(entries)).equals(Buffer.from(new TextEncoder().encode(canonical)))).toBe(true);
     expect(manifestJson(entries)).toBe(canonical);
     expect(new TextDecoder().decode(manifestBytes([]))).toBe('{"entries":[]}');
+  });
+});
+
+describe("a manifest encoded in pieces (encodeManifest)", () => {
+  test("its pieces, each of at least the piece size but the last, make the bytes of one encoding, wherever they are cut (property)", () => {
+    const entry = fc.record({
+      path: fc.array(piece, { minLength: 1, maxLength: 4 }).map((p) => p.join("/")),
+      blob: fc.stringMatching(/^[0-9a-f]{64}$/).map((h) => `sha256:${h}` as BlobId),
+      mode: fc.constantFrom("100644", "100755", "120000"),
+    });
+    fc.assert(
+      fc.property(fc.uniqueArray(entry, { selector: (e) => e.path, maxLength: 700 }), fc.integer({ min: 1, max: 40_000 }), (raw, chunk) => {
+        const entries = raw.sort((a, b) => compareUtf8(a.path, b.path));
+        const pieces: Uint8Array[] = [];
+        encodeManifest(entries, (b) => pieces.push(b.slice()), chunk);
+        expect(Buffer.concat(pieces).equals(Buffer.from(manifestBytes(entries)))).toBe(true);
+        for (const p of pieces.slice(0, -1)) expect(p.length).toBeGreaterThanOrEqual(chunk);
+      }),
+      { numRuns: 300 },
+    );
   });
 });

@@ -3,7 +3,7 @@ import { invalidArgument, notFound } from "../../core/errors";
 import { ROOT, isWithin, parseRepoPath, refuseReserved, type RepoPath } from "../../core/repo-path";
 import { captureEntries } from "../../repo/capture";
 import type { Fingerprint, GitState } from "../../repo/fingerprint";
-import { manifestBytes, snapshotIdOf, type SnapshotId } from "../../repo/manifest";
+import type { SnapshotId } from "../../repo/manifest";
 import type { ScanSkips, TreeEntry } from "../../repo/tree-scan";
 import { fingerprintJson } from "../../repo/fingerprint";
 import type { GitResult } from "../../repo/git";
@@ -113,13 +113,12 @@ async function create(
   });
   if (named && !args.allowMissing) refuseNamedUnreadable(ws.repo, named, captured.unreadable);
   const unreadable = [...live.unreadable, ...captured.unreadable];
-  // encoded once: the id hashes the bytes the file holds, which are written and flushed meanwhile
-  const manifest = manifestBytes(captured.entries);
-  const staged = ws.snapshots.stageManifest(manifest);
+  // encoded once, and written and hashed for the id as it is encoded
+  const { staged, id } = ws.snapshots.stageManifestOf(fingerprint, captured.entries);
   let meta: SnapshotMeta;
   try {
-    const snapshotId = snapshotIdOf(fingerprint, manifest);
     const bytes = captured.entries.reduce((n, e) => n + e.size, 0);
+    const snapshotId = await id;
     const saving = ws.snapshots.save(
       {
         snapshot_id: snapshotId,
