@@ -120,7 +120,11 @@ export class FollowerSettler {
   private readonly outcomes: VouchedFile[] = [];
   private readonly again: HashItem[] = [];
 
-  constructor(private readonly split: FollowerSplit) {
+  constructor(
+    private readonly split: FollowerSplit,
+    /** told each follower's outcome as it is settled (not those read again: theirs come from the reading) */
+    private readonly onResult?: (o: HashOutcome) => void,
+  ) {
     let top = -1;
     for (const item of split.leaders) if (item.index > top) top = item.index;
     this.posOf = new Int32Array(top + 1).fill(-1);
@@ -171,6 +175,8 @@ export class FollowerSettler {
       return;
     }
     const blob = (this.blobs[pos] ??= blobIdFromHex(lead.sha256));
-    this.outcomes.push({ index: item.index, kind: "vouched", leadAt: leader.index, blob, sha256: lead.sha256, gitOid: lead.gitOid, mode: item.mode as VouchedFile["mode"], size: lead.size });
+    const o: VouchedFile = { index: item.index, kind: "vouched", leadAt: leader.index, blob, sha256: lead.sha256, gitOid: lead.gitOid, mode: item.mode as VouchedFile["mode"], size: lead.size };
+    this.outcomes.push(o);
+    this.onResult?.(o);
   }
 }

@@ -49,6 +49,11 @@ export interface CaptureOptions {
   prehash?: Prehash;
   /** The blobs learnt are entered in the blob map when the caller flushes it (GitBlobMap.addLater), not now. */
   blobMapLater?: boolean;
+  /**
+   * Told each entry, in order, as soon as it and every one before it are known (a snapshot's manifest is
+   * encoded and written while the rest is read: SnapshotStore.manifestWriter).
+   */
+  onEntry?: (entry: CapturedEntry) => void;
   onProgress?: (done: number, total: number) => void;
 }
 
@@ -65,6 +70,18 @@ export interface CaptureOptions {
 export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candidates: TreeEntry[], opts: CaptureOptions = {}): Promise<CaptureResult> {
   const statCache = new StatCache(repo.stateDir);
   const slots: (CapturedEntry | null)[] = new Array(candidates.length).fill(null);
+  /** 1 once a candidate's slot is final (an entry, or null when it vanished or could not be read) */
+  const settled = new Uint8Array(candidates.length);
+  /** the entries before it have been given to onEntry */
+  let told = 0;
+  const onEntry = opts.onEntry;
+  const tell = (): void => {
+    if (!onEntry) return;
+    for (; told < candidates.length && settled[told] === 1; told++) {
+      const entry = slots[told];
+      if (entry) onEntry(entry);
+    }
+  };
   const vanished: string[] = [];
   const unreadable: string[] = [];
   const toRead: HashItem[] = [];
@@ -80,6 +97,7 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
       const known = mapped ? store.gitMap.get(cand.gitOid) : undefined;
       if (known) {
         slots[i] = { path: cand.path, blob: blobIdFromHex(known.sha256), mode: cand.mode as FileMode, size: known.size };
+        settled[i] = 1;
         continue;
       }
       // only regular files are read ahead: nothing else is looked for among them
@@ -95,7 +113,11 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
     if (cached === "vanished") vanished.push(cand.path);
     else if (cached === "unreadable") unreadable.push(cand.path);
     else if (cached) slots[i] = cached;
-    else toRead.push({ index: i, path: cand.path });
+    else {
+      toRead.push({ index: i, path: cand.path });
+      continue;
+    }
+    settled[i] = 1;
   }
   /** the last of toRead are read-ahead items: their git objects are the read ahead's to copy into the store */
   let readAheadOids = 0;
@@ -125,6 +147,35 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
     ahead.length = kept;
     aheadAt.length = kept;
   }
+  /** what enters the blob map: each blob once, however many paths hold it */
+  const imports = new Map<string, { oid: string; sha256: string; size: number }>();
+  const fold = (i: number, o: HashOutcome): void => {
+    const cand = candidates[i] as TreeEntry;
+    settled[i] = 1;
+    if (o.kind === "vouched") {
+      // its first path is among these outcomes, clean, and enters the blob map
+      slots[i] = { path: cand.path, blob: o.blob, mode: o.mode, size: o.size };
+      return;
+    }
+    if (o.kind === "vanished") return void vanished.push(cand.path);
+    if (o.kind === "denied" || o.kind === "special") return void unreadable.push(cand.path);
+    slots[i] = { path: cand.path, blob: blobIdFromHex(o.sha256), mode: o.mode, size: o.size };
+    if (cand.gitOid && o.gitOid === cand.gitOid) {
+      if (!imports.has(cand.gitOid)) imports.set(cand.gitOid, { oid: cand.gitOid, sha256: o.sha256, size: o.size });
+    } else statCache.record(cand.path, o, o.sha256, o.hashedAt);
+  };
+  // the read ahead's outcomes are taken as they come: the entries they complete are told meanwhile
+  if (readAhead && ahead.length > 0 && opts.prehash) {
+    const candOf = new Int32Array(readAhead.items.length).fill(-1);
+    for (let n = 0; n < ahead.length; n++) candOf[aheadAt[n] as number] = ahead[n] as number;
+    opts.prehash.subscribe((o) => {
+      const i = o.index < candOf.length ? (candOf[o.index] as number) : -1;
+      if (i < 0 || settled[i] === 1) return;
+      fold(i, o);
+      tell();
+    });
+  }
+  tell();
   const alreadyKnown = candidates.length - toRead.length - ahead.length;
   opts.onProgress?.(alreadyKnown, candidates.length);
   if (opts.signal?.aborted) throw opts.signal.reason ?? new Error("aborted");
@@ -141,31 +192,21 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
   const report = () => opts.onProgress?.(alreadyKnown + othersDone + cleanDone, candidates.length);
   const conversion = opts.prehash?.conversion ?? new ConversionCheck(repo);
   // both settle before the capture goes on or throws, so no hashing outlives it
+  const took = (o: HashOutcome): void => {
+    fold(o.index, o);
+    tell();
+  };
   const reading = settleAll([
-    hashInParallel(hashOpts, others, (n) => ((othersDone = n), report())),
+    hashInParallel(hashOpts, others, (n) => ((othersDone = n), report()), undefined, undefined, took),
     cleanTrustCutoff(conversion, gitItems, opts.gitComparedAt).then((trustCleanBefore) =>
-      hashInParallel({ ...hashOpts, trustCleanBefore }, gitItems, (n) => ((cleanDone = n), report())),
+      hashInParallel({ ...hashOpts, trustCleanBefore }, gitItems, (n) => ((cleanDone = n), report()), undefined, undefined, took),
     ),
   ]).then(([a, b]) => a.concat(b));
   const [outcomes, aheadOutcomes] = await settleAll([reading, opts.prehash?.outcomes]);
-  /** what enters the blob map: each blob once, however many paths hold it */
-  const imports = new Map<string, { oid: string; sha256: string; size: number }>();
-  const fold = (i: number, o: HashOutcome): void => {
-    const cand = candidates[i] as TreeEntry;
-    if (o.kind === "vouched") {
-      // its first path is among these outcomes, clean, and enters the blob map
-      slots[i] = { path: cand.path, blob: o.blob, mode: o.mode, size: o.size };
-      return;
-    }
-    if (o.kind === "vanished") return void vanished.push(cand.path);
-    if (o.kind === "denied" || o.kind === "special") return void unreadable.push(cand.path);
-    slots[i] = { path: cand.path, blob: blobIdFromHex(o.sha256), mode: o.mode, size: o.size };
-    if (cand.gitOid && o.gitOid === cand.gitOid) {
-      if (!imports.has(cand.gitOid)) imports.set(cand.gitOid, { oid: cand.gitOid, sha256: o.sha256, size: o.size });
-    } else statCache.record(cand.path, o, o.sha256, o.hashedAt);
-  };
-  for (const o of outcomes) fold(o.index, o);
-  for (let n = 0; n < ahead.length; n++) fold(ahead[n] as number, aheadOutcomes?.[aheadAt[n] as number] as HashOutcome);
+  // every outcome was taken as it came; any that was not is taken now
+  for (const o of outcomes) if (settled[o.index] === 0) fold(o.index, o);
+  for (let n = 0; n < ahead.length; n++) if (settled[ahead[n] as number] === 0) fold(ahead[n] as number, aheadOutcomes?.[aheadAt[n] as number] as HashOutcome);
+  tell();
   if (opts.signal?.aborted) throw opts.signal.reason ?? new Error("aborted");
   await Promise.all([importing, ahead.length + readAheadOids > 0 ? opts.prehash?.importing : undefined]);
   if (opts.blobMapLater) store.gitMap.addLater([...imports.values()]);

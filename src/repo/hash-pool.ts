@@ -29,15 +29,17 @@ export async function hashInParallel(
   signal?: AbortSignal,
   /** the leaders' native job, started from the listing with `opts`' cutoff, and its split (splitFromPlan) */
   planned?: { job: NativeJob; split: FollowerSplit },
+  /** told every outcome as soon as it is known (before its loose blob is written: rely on it once this settles) */
+  onResult?: (o: HashOutcome) => void,
 ): Promise<HashOutcome[]> {
   // Each clean blob is read once: the other paths holding it are not read (blob-followers.ts) when a cutoff lets
   // the index vouch for them.
   const split = planned?.split ?? (opts.trustCleanBefore > 0 ? splitFollowers(items) : null);
-  if (!split || (split.followers.length === 0 && !planned)) return hashAll(opts, items, onProgress, signal);
+  if (!split || (split.followers.length === 0 && !planned)) return hashAll(opts, items, onProgress, signal, undefined, undefined, onResult);
   let led = 0;
   let followed = 0;
   // followers settle as their leaders' native outcomes come in, while the rest is read
-  const settler = new FollowerSettler(split);
+  const settler = new FollowerSettler(split, onResult);
   const outcomes = await hashAll(
     opts,
     split.leaders,
@@ -48,13 +50,14 @@ export async function hashInParallel(
     signal,
     (item, o) => settler.leader(item, o),
     planned?.job,
+    onResult,
   );
   const settled = settler.finish(outcomes);
   followed = settled.outcomes.length;
   onProgress?.(led + followed);
   // a path the index did not vouch for after all is read and verified with git's hash, whatever the cutoff
   const verify: HashOptions = { root: opts.root, stateDir: opts.stateDir, trustCleanBefore: 0 };
-  const again = settled.again.length > 0 ? await hashAll(verify, settled.again, (n) => onProgress?.(led + followed + n), signal) : [];
+  const again = settled.again.length > 0 ? await hashAll(verify, settled.again, (n) => onProgress?.(led + followed + n), signal, undefined, undefined, onResult) : [];
   return outcomes.concat(settled.outcomes, again);
 }
 
@@ -67,18 +70,19 @@ async function hashAll(
   onNative?: OutcomeListener,
   /** a native job over `items`, every one of them, started already */
   started?: NativeJob,
+  onResult?: (o: HashOutcome) => void,
 ): Promise<HashOutcome[]> {
   const m = nativeModule();
   const clean = started ? items : m ? items.filter(nativeHashable) : [];
-  if (!m || clean.length === 0) return hashInScript(opts, items, onProgress, signal);
+  if (!m || clean.length === 0) return hashInScript(opts, items, onProgress, signal, onResult);
   const rest = clean.length === items.length ? [] : items.filter((i) => !nativeHashable(i));
   let nativeDone = 0;
   let scriptDone = 0;
   const report = () => onProgress?.(nativeDone + scriptDone);
-  const scripted = rest.length > 0 ? hashInScript(opts, rest, (n) => ((scriptDone = n), report()), signal) : Promise.resolve([]);
+  const scripted = rest.length > 0 ? hashInScript(opts, rest, (n) => ((scriptDone = n), report()), signal, onResult) : Promise.resolve([]);
   // both settle before this returns or throws, so no hashing outlives the call
-  const [nat, others] = await settleAll([hashNatively(m, { ...opts, streamThreshold: STREAM_THRESHOLD }, clean, (n) => ((nativeDone = n), report()), signal, onNative, started), scripted]);
-  const again = nat.fallback.length > 0 ? await hashInScript(opts, nat.fallback, undefined, signal) : [];
+  const [nat, others] = await settleAll([hashNatively(m, { ...opts, streamThreshold: STREAM_THRESHOLD }, clean, (n) => ((nativeDone = n), report()), signal, onNative, started, onResult), scripted]);
+  const again = nat.fallback.length > 0 ? await hashInScript(opts, nat.fallback, undefined, signal, onResult) : [];
   return nat.outcomes.concat(others, again);
 }
 
@@ -91,9 +95,21 @@ async function hashAll(
  * `signal` stops every share and rejects with its reason. Outcomes come back
  * in no particular order; each names its item's index.
  */
-export async function hashInScript(opts: HashOptions, items: HashItem[], onProgress?: (done: number) => void, signal?: AbortSignal): Promise<HashOutcome[]> {
+export async function hashInScript(
+  opts: HashOptions,
+  items: HashItem[],
+  onProgress?: (done: number) => void,
+  signal?: AbortSignal,
+  onResult?: (o: HashOutcome) => void,
+): Promise<HashOutcome[]> {
   const queue = new BatchQueue(items);
   const out: HashOutcome[] = [];
+  const put = onResult
+    ? (o: HashOutcome) => {
+        out.push(o);
+        onResult(o);
+      }
+    : (o: HashOutcome) => void out.push(o);
   let reported = 0;
   const report = () => {
     if (!onProgress || out.length - reported < 1000) return;
@@ -101,9 +117,9 @@ export async function hashInScript(opts: HashOptions, items: HashItem[], onProgr
     onProgress(out.length);
   };
   const workers = Math.min(availableParallelism(), 8) - 1;
-  const others = items.length < PARALLEL_MIN ? [] : Array.from({ length: workers }, () => runWorker(opts, queue, out, report, signal));
+  const others = items.length < PARALLEL_MIN ? [] : Array.from({ length: workers }, () => runWorker(opts, queue, put, report, signal));
   // Every share settles before this returns or throws, so no worker outlives the call.
-  const settled = await Promise.allSettled([hashOnMainThread(opts, queue, out, report, signal), ...others]);
+  const settled = await Promise.allSettled([hashOnMainThread(opts, queue, put, report, signal), ...others]);
   const failed = settled.find((r) => r.status === "rejected");
   if (failed) throw (failed as PromiseRejectedResult).reason;
   return out;
@@ -121,11 +137,11 @@ class BatchQueue {
   }
 }
 
-async function hashOnMainThread(opts: HashOptions, queue: BatchQueue, out: HashOutcome[], report: () => void, signal?: AbortSignal): Promise<void> {
+async function hashOnMainThread(opts: HashOptions, queue: BatchQueue, put: (o: HashOutcome) => void, report: () => void, signal?: AbortSignal): Promise<void> {
   // the loose blobs of what git does not vouch for are written on the I/O threads while the next files are read
   const hasher = new FileHasher(opts, true);
   try {
-    await hashBatches(hasher, queue, out, report, signal);
+    await hashBatches(hasher, queue, put, report, signal);
   } catch (err) {
     await hasher.written().catch(() => {}); // settled before the call returns, whatever stopped it
     throw err;
@@ -133,11 +149,11 @@ async function hashOnMainThread(opts: HashOptions, queue: BatchQueue, out: HashO
   await hasher.written();
 }
 
-async function hashBatches(hasher: FileHasher, queue: BatchQueue, out: HashOutcome[], report: () => void, signal?: AbortSignal): Promise<void> {
+async function hashBatches(hasher: FileHasher, queue: BatchQueue, put: (o: HashOutcome) => void, report: () => void, signal?: AbortSignal): Promise<void> {
   let sinceGc = 0;
   for (let batch = queue.take(MAIN_BATCH); batch.length > 0; batch = queue.take(MAIN_BATCH)) {
     signal?.throwIfAborted();
-    for (const item of batch) out.push(hasher.hash(item));
+    for (const item of batch) put(hasher.hash(item));
     if (hasher.pendingBytes > DEFERRED_MAX) await hasher.written();
     report();
     // Hashers and hex strings are garbage at once; collecting as we go keeps peak memory flat.
@@ -149,7 +165,7 @@ async function hashBatches(hasher: FileHasher, queue: BatchQueue, out: HashOutco
   }
 }
 
-function runWorker(opts: HashOptions, queue: BatchQueue, out: HashOutcome[], report: () => void, signal?: AbortSignal): Promise<void> {
+function runWorker(opts: HashOptions, queue: BatchQueue, put: (o: HashOutcome) => void, report: () => void, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
     const worker = new Worker(workerSpecifier());
@@ -169,7 +185,7 @@ function runWorker(opts: HashOptions, queue: BatchQueue, out: HashOutcome[], rep
     worker.onmessage = (e: MessageEvent<{ outcomes?: HashOutcome[]; message?: string }>) => {
       if (!e.data.outcomes) return stop(internal(`hashing failed: ${e.data.message}`));
       inFlight--;
-      for (const o of e.data.outcomes) out.push(o);
+      for (const o of e.data.outcomes) put(o);
       report();
       send();
       if (inFlight === 0) stop();

@@ -44,53 +44,81 @@ export function manifestBytes(entries: readonly ManifestSource[]): Uint8Array {
 
 /**
  * manifestBytes in pieces: `emit` is handed each buffer once it holds `chunkBytes` or more (and the last one at
- * the end), and the encoding goes on in a new one, so the bytes can be written while the rest is encoded (a
- * capture's manifest: SnapshotStore.streamManifest). The buffers are never written to again.
+ * the end), and the encoding goes on in a new one, so the bytes can be written while the rest is encoded. The
+ * buffers are never written to again.
  */
 export function encodeManifest(entries: readonly ManifestSource[], emit: (bytes: Uint8Array) => void, chunkBytes: number): void {
   let size = 16;
   for (const e of entries) size += e.path.length + e.blob.length + ENTRY_FIXED;
-  const cap = Math.min(size, chunkBytes + CHUNK_SLACK);
-  let buf = Buffer.allocUnsafe(cap) as Writer;
-  let at = buf.latin1Write('{"entries":[', 0);
-  /** entries written as one Latin-1 string, every RUN entries (locals, not a closure: faster before the JIT) */
-  let run = "";
-  let inRun = 0;
-  for (let i = 0; i <= entries.length; i++) {
-    let quoted: string | null = null;
-    if (i === entries.length) run += "]}";
-    else {
-      const e = entries[i] as ManifestSource;
-      const head = (i > 0 ? ',{"blob":"' : '{"blob":"') + e.blob + (e.mode === "100755" ? '","mode":"100755","path":' : e.mode === "120000" ? '","mode":"120000","path":' : '","path":');
-      if (PLAIN_PATH.test(e.path)) {
-        run += head + '"' + e.path + '"}';
-        if (++inRun < RUN) continue;
-      } else {
-        run += head;
-        quoted = JSON.stringify(e.path);
-      }
+  const encoder = new ManifestEncoder(emit, chunkBytes, size);
+  for (const e of entries) encoder.add(e);
+  encoder.end();
+}
+
+/**
+ * The manifest's bytes as its entries come, in path order (a capture encodes each as soon as it and every entry
+ * before it are known: SnapshotStore.manifestWriter), handed to `emit` as encodeManifest hands them.
+ */
+export class ManifestEncoder {
+  private buf: Writer;
+  private at: number;
+  private readonly cap: number;
+  /** entries written as one Latin-1 string, every RUN entries */
+  private run = "";
+  private inRun = 0;
+  private count = 0;
+
+  constructor(
+    private readonly emit: (bytes: Uint8Array) => void,
+    private readonly chunkBytes: number,
+    /** the bytes expected, when known: a manifest no larger is written into one buffer */
+    sizeHint = chunkBytes + CHUNK_SLACK,
+  ) {
+    this.cap = Math.max(16, Math.min(sizeHint, chunkBytes + CHUNK_SLACK));
+    this.buf = Buffer.allocUnsafe(this.cap) as Writer;
+    this.at = this.buf.latin1Write('{"entries":[', 0);
+  }
+
+  add(e: ManifestSource): void {
+    const head = (this.count++ > 0 ? ',{"blob":"' : '{"blob":"') + e.blob + (e.mode === "100755" ? '","mode":"100755","path":' : e.mode === "120000" ? '","mode":"120000","path":' : '","path":');
+    if (PLAIN_PATH.test(e.path)) {
+      this.run += head + '"' + e.path + '"}';
+      if (++this.inRun < RUN) return;
+      this.write(null);
+    } else {
+      this.run += head;
+      this.write(JSON.stringify(e.path));
     }
-    // a UTF-16 unit of the quoted path takes at most 3 bytes
-    const need = run.length + (quoted === null ? 0 : 3 * quoted.length + 1);
-    if (at + need > buf.length) {
-      const bigger = Buffer.allocUnsafe(Math.max(2 * buf.length, at + need)) as Writer;
-      buf.copy(bigger, 0, 0, at);
-      buf = bigger;
-    }
-    at += buf.latin1Write(run, at);
-    run = "";
-    inRun = 0;
-    if (quoted !== null) {
-      at += buf.utf8Write(quoted, at);
-      buf[at++] = 0x7d; // }
-    }
-    if (at >= chunkBytes && i < entries.length) {
-      emit(buf.subarray(0, at));
-      buf = Buffer.allocUnsafe(cap) as Writer;
-      at = 0;
+    if (this.at >= this.chunkBytes) {
+      this.emit(this.buf.subarray(0, this.at));
+      this.buf = Buffer.allocUnsafe(this.cap) as Writer;
+      this.at = 0;
     }
   }
-  emit(buf.subarray(0, at));
+
+  end(): void {
+    this.run += "]}";
+    this.write(null);
+    this.emit(this.buf.subarray(0, this.at));
+  }
+
+  /** The run, and after it the quoted path of an entry whose path JSON must escape. */
+  private write(quoted: string | null): void {
+    // a UTF-16 unit of the quoted path takes at most 3 bytes
+    const need = this.run.length + (quoted === null ? 0 : 3 * quoted.length + 1);
+    if (this.at + need > this.buf.length) {
+      const bigger = Buffer.allocUnsafe(Math.max(2 * this.buf.length, this.at + need)) as Writer;
+      this.buf.copy(bigger, 0, 0, this.at);
+      this.buf = bigger;
+    }
+    this.at += this.buf.latin1Write(this.run, this.at);
+    this.run = "";
+    this.inRun = 0;
+    if (quoted !== null) {
+      this.at += this.buf.utf8Write(quoted, this.at);
+      this.buf[this.at++] = 0x7d; // }
+    }
+  }
 }
 
 /** Room a chunk's buffer has past `chunkBytes`: the run that crosses it fits without a copy. */

@@ -28,6 +28,8 @@ export async function hashNatively(
   onOutcome?: OutcomeListener,
   /** the job over `items`, started already (hashStartListing); placeholders of index -1 among them give no outcome */
   started?: NativeJob,
+  /** told each outcome as it is known (not the fallbacks: the TypeScript path's outcomes are theirs) */
+  onResult?: (o: HashOutcome) => void,
 ): Promise<NativeHashed> {
   const L = m.layout;
   const job = started ?? m.hashStart(opts.root, joinPaths(items.map((i) => i.path)), items.length, opts.trustCleanBefore, opts.streamThreshold);
@@ -45,8 +47,10 @@ export async function hashNatively(
       const item = items[k] as HashItem;
       if (item.index < 0) continue;
       const o = outcomeOf(records, (k - from) * L.HASH_RECORD, L, item, hashedAt);
-      if (o) outcomes.push(o);
-      else fallback.push(item);
+      if (o) {
+        outcomes.push(o);
+        onResult?.(o);
+      } else fallback.push(item);
       onOutcome?.(item, o);
     }
   };

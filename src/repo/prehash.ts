@@ -123,7 +123,10 @@ export class Prehash {
         const report = onProgress ? (n: number) => onProgress(n, list.length) : undefined;
         const started = planned as Planned | null;
         planned = null; // the hashing owns the job from here on, and releases it
-        hashing = hashInParallel(opts, list, report, this.abort.signal, started ?? undefined);
+        hashing = hashInParallel(opts, list, report, this.abort.signal, started ?? undefined, (o) => {
+          this.got.push(o);
+          this.listener?.(o);
+        });
       } catch (err) {
         unplan();
         throw err;
@@ -143,6 +146,19 @@ export class Prehash {
     this.listed.catch(() => {});
     this.outcomes.catch(() => {});
     this.importing.catch(() => {});
+  }
+
+  /** Outcomes in the order they came (subscribe). */
+  private readonly got: HashOutcome[] = [];
+  private listener: ((o: HashOutcome) => void) | null = null;
+
+  /**
+   * Tells `fn` every outcome: those in already, then each as it comes, before `outcomes` settles (a capture
+   * takes them while the rest is read). One listener; a later one replaces it.
+   */
+  subscribe(fn: (o: HashOutcome) => void): void {
+    for (const o of this.got) fn(o);
+    this.listener = fn;
   }
 
   /** Worth starting when the store knows few of the index's blobs: a cold capture. */

@@ -6,7 +6,17 @@ import { StagedFile, writeFilesAtomic } from "./atomic-write";
 import { AtomicFileWriter } from "./atomic-stream";
 import type { CapturedEntry } from "./capture";
 import { fingerprintJson, type Fingerprint } from "./fingerprint";
-import { encodeManifest, type ManifestEntry, type SnapshotId } from "./manifest";
+import { ManifestEncoder, type ManifestEntry, type SnapshotId } from "./manifest";
+
+/** A manifest being encoded and written as its entries come (SnapshotStore.manifestWriter). */
+export interface ManifestWriter {
+  /** The next entry, in path order. */
+  add(entry: CapturedEntry): void;
+  /** No more entries: the file staged for save, and the snapshot's id. */
+  end(): { staged: StagedFile; id: Promise<SnapshotId> };
+  /** Drops what was written. */
+  abort(): void;
+}
 
 /** Bytes of a manifest encoded before they are handed to the writer thread. */
 const MANIFEST_CHUNK = 1 << 20;
@@ -99,24 +109,27 @@ export class SnapshotStore {
   }
 
   /**
-   * The manifest of `entries` (sorted by path) encoded and written at once, a megabyte at a time, by the
-   * writer thread, which hashes it for the snapshot's id as it goes and starts its writeback (src/native/sink.h):
-   * the fsync that save waits for has little left to do. For save; `id` is the snapshot's id (snapshotIdOf).
+   * A manifest encoded as its entries come, in path order, and written a megabyte at a time by the writer
+   * thread, which hashes it for the snapshot's id as it goes and syncs it every 2 MiB (src/native/sink.h): the
+   * fsync that save waits for has little left to do. `end` gives the staged file for save and the snapshot's id
+   * (snapshotIdOf); `abort` drops it.
    */
-  stageManifestOf(fingerprint: Fingerprint, entries: readonly CapturedEntry[]): { staged: StagedFile; id: Promise<SnapshotId> } {
-    const writer = new AtomicFileWriter(this.stateDir, "manifest", 0o644, {
+  manifestWriter(fingerprint: Fingerprint): ManifestWriter {
+    const file = new AtomicFileWriter(this.stateDir, "manifest", 0o644, {
       hashPrefix: new TextEncoder().encode(`${fingerprintJson(fingerprint)}\n`),
       writebackStep: MANIFEST_SYNC_STEP,
       durableSteps: true,
     });
-    try {
-      encodeManifest(entries, (bytes) => writer.write(bytes), MANIFEST_CHUNK);
-    } catch (err) {
-      writer.abort();
-      throw err;
-    }
-    const { staged, sha256 } = writer.stage();
-    return { staged, id: sha256.then((hex): SnapshotId => `sha256:${hex}`) };
+    const encoder = new ManifestEncoder((bytes) => file.write(bytes), MANIFEST_CHUNK);
+    return {
+      add: (entry) => encoder.add(entry),
+      end: () => {
+        encoder.end();
+        const { staged, sha256 } = file.stage();
+        return { staged, id: sha256.then((hex): SnapshotId => `sha256:${hex}`) };
+      },
+      abort: () => file.abort(),
+    };
   }
 
   /** Resolves a full id or a unique prefix of at least 8 hex digits. */

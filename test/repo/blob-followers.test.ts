@@ -18,7 +18,9 @@ import type { HashItem, HashOutcome } from "../../src/repo/hash-files";
 import { toManifestEntry } from "../../src/repo/manifest";
 import { nativeModule } from "../../src/repo/native";
 import { RACY_MARGIN_MS } from "../../src/repo/stat-cache";
-import { plainIndexItemsAt } from "../../src/repo/tree-scan";
+import { plainIndexItemsAt, startIndexListing } from "../../src/repo/tree-scan";
+import { Prehash } from "../../src/repo/prehash";
+import { ROOT } from "../../src/core/repo-path";
 import { tmpDir, tmpRepo, type TmpRepo } from "../helpers/tmp-repo";
 
 const FUTURE = () => Date.now() + 60_000; // every file counts as unchanged since git looked (capture-trust.test.ts)
@@ -303,5 +305,37 @@ describe("the split planned natively from the listing (src/native/listing_plan.c
     const plainWs = freshStore(repo);
     const plainCapture = await captureEntries(plainWs.repo, plainWs.blobs, (await readLiveTree(plainWs)).entries);
     expect(entries).toEqual(plainCapture.entries.map((e) => toManifestEntry(e)));
+  });
+});
+
+describe("a capture tells its entries as they are known (the manifest written while the rest is read)", () => {
+  test("the entries told, in order, are the entries returned: shared blobs, modified, untracked, a file gone and a FIFO among them", async () => {
+    await using repo = await tmpRepo();
+    for (let r = 0; r < 3; r++) for (let i = 0; i < 40; i++) repo.write(`r${r}/f${String(i).padStart(2, "0")}.txt`, `blob ${i % 11}\n`.repeat(1 + (i % 11)));
+    repo.commit();
+    await Bun.sleep(2100); // older than the cutoff: the read ahead takes clean files as their index blobs
+    repo.write("r0/f03.txt", "modified\n");
+    repo.write("r1/new.txt", "untracked\n");
+    repo.write("r2/gone.txt", "untracked, then gone\n");
+    repo.write("r2/fifo.txt", "untracked, then a FIFO\n");
+    const ws = freshStore(repo);
+    const listing = startIndexListing(ws.repo, [ROOT]);
+    const prehash = new Prehash(ws.repo, ws.blobs, listing, [ROOT], Date.now());
+    const tree = await readLiveTree(ws, [ROOT], listing);
+    // after git status looked: one file gone, one turned into a FIFO (never read as content)
+    rmSync(join(repo.root, "r2/gone.txt"));
+    rmSync(join(repo.root, "r2/fifo.txt"));
+    Bun.spawnSync(["mkfifo", join(repo.root, "r2/fifo.txt")]);
+    const told: { path: string; blob: string }[] = [];
+    const captured = await captureEntries(ws.repo, ws.blobs, tree.entries, { gitComparedAt: tree.gitComparedAt, prehash, onEntry: (e) => told.push(e) });
+    expect(captured.vanished).toEqual(["r2/gone.txt"]);
+    expect(captured.unreadable).toEqual(["r2/fifo.txt"]);
+    expect(told).toEqual(captured.entries);
+    expect(told.length).toBe(3 * 40 + 1);
+    const files = await contents(ws, told);
+    expect(files["r0/f03.txt"]).toBe("modified\n");
+    expect(files["r1/new.txt"]).toBe("untracked\n");
+    expect(files["r2/f10.txt"]).toBe("blob 10\n".repeat(11));
+    await prehash.cancel();
   });
 });

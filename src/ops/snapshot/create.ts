@@ -1,7 +1,8 @@
 import { searchUtf8 } from "../../core/byte-order";
 import { invalidArgument, notFound } from "../../core/errors";
 import { ROOT, isWithin, parseRepoPath, refuseReserved, type RepoPath } from "../../core/repo-path";
-import { captureEntries } from "../../repo/capture";
+import { captureEntries, type CaptureResult } from "../../repo/capture";
+import type { StagedFile } from "../../repo/atomic-write";
 import type { Fingerprint, GitState } from "../../repo/fingerprint";
 import type { SnapshotId } from "../../repo/manifest";
 import type { ScanSkips, TreeEntry } from "../../repo/tree-scan";
@@ -104,17 +105,27 @@ async function create(
   if (missing.length > 0 && !args.allowMissing) {
     throw notFound(`${missing[0]} does not exist in the work tree (or is ignored)`, { path: missing[0] });
   }
-  const captured = await captureEntries(ws.repo, ws.blobs, candidates, {
-    signal: args.signal,
-    onProgress: args.onProgress,
-    gitComparedAt: live.gitComparedAt,
-    prehash,
-    blobMapLater: true,
-  });
-  if (named && !args.allowMissing) refuseNamedUnreadable(ws.repo, named, captured.unreadable);
+  // the manifest is encoded, written and hashed for the id as the capture completes its entries
+  const manifest = ws.snapshots.manifestWriter(fingerprint);
+  let captured: CaptureResult;
+  let staged: StagedFile;
+  let id: Promise<SnapshotId>;
+  try {
+    captured = await captureEntries(ws.repo, ws.blobs, candidates, {
+      signal: args.signal,
+      onProgress: args.onProgress,
+      gitComparedAt: live.gitComparedAt,
+      prehash,
+      blobMapLater: true,
+      onEntry: (entry) => manifest.add(entry),
+    });
+    if (named && !args.allowMissing) refuseNamedUnreadable(ws.repo, named, captured.unreadable);
+    ({ staged, id } = manifest.end());
+  } catch (err) {
+    manifest.abort();
+    throw err;
+  }
   const unreadable = [...live.unreadable, ...captured.unreadable];
-  // encoded once, and written and hashed for the id as it is encoded
-  const { staged, id } = ws.snapshots.stageManifestOf(fingerprint, captured.entries);
   let meta: SnapshotMeta;
   try {
     const bytes = captured.entries.reduce((n, e) => n + e.size, 0);
