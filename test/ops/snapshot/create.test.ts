@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, readlinkSync, lstatSync, rmSync, statSync, utimesSync, writeFileSync, cpSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, lstatSync, rmSync, statSync, utimesSync, writeFileSync, cpSync } from "node:fs";
 import { join } from "node:path";
 import { readFile } from "../../../src/ops/snapshot/file";
 import { createSnapshot } from "../../../src/ops/snapshot/create";
@@ -239,6 +239,26 @@ describe("snapshot_create", () => {
     const amb = (() => { try { snapshotInfo(ws, { snapshot_id: hex.slice(0, 9) }); } catch (e) { return e as any; } })();
     expect(amb.code).toBe("INVALID_ARGUMENT");
     expect(amb.details.candidates).toHaveLength(2);
+  });
+
+  test("a capture stopped after its manifest was started (cancelled, cold and warm) leaves no manifest behind and stores no snapshot", async () => {
+    await using repo = await tmpRepo();
+    for (let i = 0; i < 200; i++) repo.write(`d${i % 7}/f${i}.txt`, `file ${i % 30}\n`);
+    repo.commit();
+    repo.write("untracked.txt", "new\n");
+    for (const cold of [true, false]) {
+      if (cold) rmSync(join(repo.root, ".mcp"), { recursive: true, force: true });
+      const ws = openWorkspace(repo.root);
+      const stop = new AbortController();
+      stop.abort(new Error("cancelled by the caller"));
+      await expect(createSnapshot(ws, { paths: ["."], signal: stop.signal })).rejects.toThrow("cancelled by the caller");
+      expect(readdirSync(join(repo.root, ".mcp", "tmp"))).toEqual([]);
+      const stored = existsSync(join(repo.root, ".mcp", "snapshots")) ? readdirSync(join(repo.root, ".mcp", "snapshots")) : [];
+      expect(stored).toEqual([]);
+    }
+    // and a capture afterwards is whole
+    const snap = await createSnapshot(openWorkspace(repo.root), { paths: ["."] });
+    expect(snap.manifest_stats.files).toBe(201);
   });
 
   test("an unreadable untracked file is skipped and named; naming it alone is PERMISSION_DENIED", async () => {
