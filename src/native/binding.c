@@ -133,21 +133,34 @@ static napi_value number(napi_env env, double d) {
   return v;
 }
 
+/* A job's root, opened as a directory; -1 with an exception pending when it cannot be. */
+static int open_root(napi_env env, napi_value v) {
+  char root[4096];
+  size_t root_len;
+  if (napi_get_value_string_utf8(env, v, root, sizeof root, &root_len) != napi_ok) {
+    throw_(env, "napi_get_value_string_utf8");
+    return -1;
+  }
+  if (root_len >= sizeof root - 1) {
+    fail(env, "worksnap native: root path too long");
+    return -1;
+  }
+  int dirfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dirfd < 0) fail_open_root(env);
+  return dirfd;
+}
+
 /* hashStart(root, paths, count, trustBeforeMs, streamThreshold) */
 static napi_value hash_start(napi_env env, napi_callback_info info) {
   napi_value argv[5];
   if (!args_of(env, info, 5, argv)) return NULL;
-  char root[4096];
-  size_t root_len;
-  CHECK(napi_get_value_string_utf8(env, argv[0], root, sizeof root, &root_len));
-  if (root_len >= sizeof root - 1) return fail(env, "worksnap native: root path too long");
   void *paths;
   size_t paths_len;
   if (!bytes_of(env, argv[1], &paths, &paths_len)) return fail(env, "worksnap native: paths must be a Uint8Array");
   double count = num(env, argv[2]), trust = num(env, argv[3]), threshold = num(env, argv[4]);
   if (!(count >= 0) || !(threshold >= 1)) return fail(env, "worksnap native: bad count or threshold");
-  int dirfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dirfd < 0) return fail_open_root(env);
+  int dirfd = open_root(env, argv[0]);
+  if (dirfd < 0) return NULL;
   hash_job_t *job = hash_job_new(paths, paths_len, (size_t)count, dirfd, isnan(trust) ? 0 : trust, (size_t)threshold);
   if (!job) return fail(env, "worksnap native: out of memory");
   pool_submit(&job->base);
@@ -163,10 +176,6 @@ static napi_value hash_start(napi_env env, napi_callback_info info) {
 static napi_value hash_start_listing(napi_env env, napi_callback_info info) {
   napi_value argv[4];
   if (!args_of(env, info, 4, argv)) return NULL;
-  char root[4096];
-  size_t root_len;
-  CHECK(napi_get_value_string_utf8(env, argv[0], root, sizeof root, &root_len));
-  if (root_len >= sizeof root - 1) return fail(env, "worksnap native: root path too long");
   void *listing;
   size_t listing_len;
   if (!bytes_of(env, argv[1], &listing, &listing_len)) return fail(env, "worksnap native: listing must be a Uint8Array");
@@ -190,10 +199,10 @@ static napi_value hash_start_listing(napi_env env, napi_callback_info info) {
     listing_plan_free(&plan);
     napi_get_null(env, &job_value);
   } else {
-    int dirfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int dirfd = open_root(env, argv[0]);
     if (dirfd < 0) {
       listing_plan_free(&plan);
-      return fail_open_root(env);
+      return NULL;
     }
     hash_job_t *job = hash_job_new(plan.paths, plan.paths_len, plan.leaders, dirfd, isnan(trust) ? 0 : trust, (size_t)threshold);
     listing_plan_free(&plan);

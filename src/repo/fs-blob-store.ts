@@ -87,22 +87,32 @@ export class FsBlobStore implements BlobStore {
 
   /** Stores bytes whose id the caller already computed (the capture hot path). */
   writeKnown(id: BlobId, bytes: Uint8Array): void {
-    const p = this.pathOf(id);
-    const st = statSync(p, { throwIfNoEntry: false });
-    if (st) return freshen(p, st.mtimeMs);
-    const dir = join(p, "..");
-    if (!this.made.has(dir)) {
-      mkdirSync(dir, { recursive: true });
-      this.made.add(dir);
-    }
+    const p = this.placeFor(id);
+    if (p === null) return;
     try {
       writeFileUnflushed(this.stateDir, p, bytes, 0o444);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
       // the fan-out directory went away since it was made (a cleanup): make it again
-      mkdirSync(dir, { recursive: true });
+      mkdirSync(join(p, ".."), { recursive: true });
       writeFileUnflushed(this.stateDir, p, bytes, 0o444);
     }
+  }
+
+  /** Where a blob not stored yet goes, its fan-out directory made; null when it is stored (its mtime freshened). */
+  private placeFor(id: BlobId): string | null {
+    const p = this.pathOf(id);
+    const st = statSync(p, { throwIfNoEntry: false });
+    if (st) {
+      freshen(p, st.mtimeMs);
+      return null;
+    }
+    const dir = join(p, "..");
+    if (!this.made.has(dir)) {
+      mkdirSync(dir, { recursive: true });
+      this.made.add(dir);
+    }
+    return p;
   }
 
   /**
@@ -110,21 +120,12 @@ export class FsBlobStore implements BlobStore {
    * already). `bytes` must not change meanwhile.
    */
   writeKnownAsync(id: BlobId, bytes: Uint8Array): Promise<void> | undefined {
-    const p = this.pathOf(id);
-    const st = statSync(p, { throwIfNoEntry: false });
-    if (st) {
-      freshen(p, st.mtimeMs);
-      return undefined;
-    }
-    const dir = join(p, "..");
-    if (!this.made.has(dir)) {
-      mkdirSync(dir, { recursive: true });
-      this.made.add(dir);
-    }
+    const p = this.placeFor(id);
+    if (p === null) return undefined;
     return writeFileUnflushedAsync(this.stateDir, p, bytes, 0o444).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== "ENOENT") throw err;
       // the fan-out directory went away since it was made (a cleanup): make it again
-      mkdirSync(dir, { recursive: true });
+      mkdirSync(join(p, ".."), { recursive: true });
       return writeFileUnflushedAsync(this.stateDir, p, bytes, 0o444);
     });
   }

@@ -108,12 +108,12 @@ export class Prehash {
     let vouch!: (on: boolean) => void;
     this.vouching = new Promise<boolean>((resolve) => (vouch = resolve));
     this.outcomes = items.then(async (list) => {
-      // The attributes check answers first (its configuration was read while the listing came; then an lstat per
-      // directory), and the reading starts with its cutoff: a file read before the answer would be verified with
-      // git's hash too, as much CPU again as its SHA-256, on cores the status needs as well. Nothing else done
-      // with the list goes in between (the copy of the git objects waits for the reading to start).
-      // A reading started from the listing already runs with the cutoff; it is stopped (and the files read again
-      // without it) if the check says git may convert content here.
+      // A reading started from the listing (startPlanned) runs with the cutoff already: it is stopped, and the
+      // files read again without it, if the attributes check says git may convert content here. Otherwise the
+      // check answers first (its configuration was read while the listing came; then an lstat per directory) and
+      // the reading starts with its cutoff: a file read before the answer would be verified with git's hash too,
+      // as much CPU again as its SHA-256. Nothing else done with the list goes in between (the copy of the git
+      // objects waits for the reading to start).
       let hashing: Promise<HashOutcome[]>;
       try {
         const possible = await this.conversion.possibleFor(list);

@@ -13,13 +13,14 @@ import { encodeManifest, manifestBytes, manifestJson, toManifestEntry } from "..
 
 const piece = fc.constantFrom("src", "a.ts", "x y", '"q"', "back\\slash", "tab\t", "nl\n", "\u0001", "\u007f", "é", "日本", "\u{1F600}", "\u2028", "~", "-");
 
+const entry = fc.record({
+  path: fc.array(piece, { minLength: 1, maxLength: 4 }).map((p) => p.join("/")),
+  blob: fc.stringMatching(/^[0-9a-f]{64}$/).map((h) => `sha256:${h}` as BlobId),
+  mode: fc.constantFrom("100644", "100755", "120000"),
+});
+
 describe("manifest text and bytes", () => {
   test("equal canonicalJson of the entries, for every kind of path and mode (property)", () => {
-    const entry = fc.record({
-      path: fc.array(piece, { minLength: 1, maxLength: 4 }).map((p) => p.join("/")),
-      blob: fc.stringMatching(/^[0-9a-f]{64}$/).map((h) => `sha256:${h}` as BlobId),
-      mode: fc.constantFrom("100644", "100755", "120000"),
-    });
     fc.assert(
       fc.property(fc.uniqueArray(entry, { selector: (e) => e.path, maxLength: 30 }), (raw) => {
         const entries = raw.sort((a, b) => compareUtf8(a.path, b.path));
@@ -53,11 +54,6 @@ describe("manifest bytes of paths longer when quoted than their length", () => {
 
 describe("a manifest encoded in pieces (encodeManifest)", () => {
   test("its pieces, each of at least the piece size but the last, make the bytes of one encoding, wherever they are cut (property)", () => {
-    const entry = fc.record({
-      path: fc.array(piece, { minLength: 1, maxLength: 4 }).map((p) => p.join("/")),
-      blob: fc.stringMatching(/^[0-9a-f]{64}$/).map((h) => `sha256:${h}` as BlobId),
-      mode: fc.constantFrom("100644", "100755", "120000"),
-    });
     fc.assert(
       fc.property(fc.uniqueArray(entry, { selector: (e) => e.path, maxLength: 700 }), fc.integer({ min: 1, max: 40_000 }), (raw, chunk) => {
         const entries = raw.sort((a, b) => compareUtf8(a.path, b.path));
