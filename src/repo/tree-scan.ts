@@ -213,7 +213,8 @@ function indexRecords(raw: Uint8Array): IndexRecord[] {
 function splitIndexRecords(raw: Uint8Array): IndexRecord[] {
   const bytes = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
   const text = bytes.toString("latin1");
-  const plain = isAscii(bytes);
+  /** where the next character of 0x80 or more is, from the current record on: a record before it is ASCII */
+  let nextWide = isAscii(bytes) ? Infinity : wideFrom(text, 0);
   const out: IndexRecord[] = [];
   /** the directory (with its "/") of the last path found not reserved: its segments are not checked again */
   let clearDir = "";
@@ -236,9 +237,12 @@ function splitIndexRecords(raw: Uint8Array): IndexRecord[] {
     if (tab > start && tab < end && sp1 > start && sp3 > sp2 && sp3 < tab) {
       let path: string | null = text.slice(tab + 1, end);
       let wide = false;
-      if (!plain && NON_ASCII.test(path)) {
-        path = decodePath(bytes.subarray(tab + 1, end));
-        wide = path !== null && WIDE.test(path);
+      if (nextWide < end) {
+        if (NON_ASCII.test(path)) {
+          path = decodePath(bytes.subarray(tab + 1, end));
+          wide = path !== null && WIDE.test(path);
+        }
+        nextWide = wideFrom(text, end);
       }
       let reserved = false;
       if (path !== null) {
@@ -256,6 +260,13 @@ function splitIndexRecords(raw: Uint8Array): IndexRecord[] {
 
 const NON_ASCII = /[^\x00-\x7f]/;
 const WIDE = /[\ud800-\uffff]/;
+const NON_ASCII_FROM = /[^\x00-\x7f]/g;
+
+/** The position of the first character of 0x80 or more at or after `from`, or Infinity (one scan of the listing in all, not a test of every name). */
+function wideFrom(text: string, from: number): number {
+  NON_ASCII_FROM.lastIndex = from;
+  return NON_ASCII_FROM.exec(text)?.index ?? Infinity;
+}
 
 /** Paths and blob ids per listing: a server asks again for the same listing. */
 const plainPaths = new WeakMap<Uint8Array, { paths: readonly string[]; oids: readonly string[] }>();
