@@ -53,9 +53,10 @@ static int write_all(int fd, const uint8_t *p, size_t len) {
 /* Writeback is started every this many bytes by default, so the data goes to the disk while the file is still being made. */
 #define WRITEBACK_STEP ((uint64_t)8 << 20)
 
+/* Only hints: an error here leaves the work to the final fsync. */
 static void start_writeback(sink_t *s, uint64_t upto) {
+  if (upto - s->started < s->step) return;
   if (s->durable_steps) {
-    if (upto - s->started < s->step) return;
     /*
      * Each step made durable as it goes: a disk that writes what an fsync asks for only then (a virtual disk
      * whose host caches it) spends about 2.4 ms a megabyte in the final fsync however early the writeback was
@@ -66,18 +67,12 @@ static void start_writeback(sink_t *s, uint64_t upto) {
 #else
     (void)fsync(s->fd);
 #endif
-    s->started = upto;
-    return;
-  }
+  } else {
 #ifdef SYNC_FILE_RANGE_WRITE
-  if (upto - s->started < s->step) return;
-  /* only a hint: an error here leaves the work to the final fsync */
-  (void)sync_file_range(s->fd, (off64_t)s->started, (off64_t)(upto - s->started), SYNC_FILE_RANGE_WRITE);
-  s->started = upto;
-#else
-  (void)s;
-  (void)upto;
+    (void)sync_file_range(s->fd, (off64_t)s->started, (off64_t)(upto - s->started), SYNC_FILE_RANGE_WRITE);
 #endif
+  }
+  s->started = upto;
 }
 
 static void *sink_main(void *arg) {

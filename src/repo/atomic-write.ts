@@ -84,41 +84,22 @@ export async function writeFilesAtomic(stateDir: string, files: readonly { targe
 }
 
 /**
- * A file's bytes written to a temp file of `.mcp/tmp` and flushed by the I/O threads, started before its name
- * is known (a snapshot's manifest, while its id is hashed): writeFilesAtomic renames it into place; `discard`
- * removes it when it is not used. A failed write leaves nothing behind.
+ * A file written to a temp file of `.mcp/tmp` before its name is known (a snapshot's manifest, while it is
+ * encoded and its id hashed): writeFilesAtomic renames it into place; `discard` removes it when it is not used.
+ * A failed write leaves nothing behind.
  */
 export class StagedFile {
-  /**
-   * `bytes` written to a new temp file and flushed; or, given `written`, a temp file written by other means (a
-   * StagedStream) and flushed once `written.flushed` resolves (it removes the file when it fails).
-   */
-  static of(stateDir: string, name: string, bytes: Uint8Array, mode = 0o644): StagedFile {
-    const path = tempPath(stateDir, name);
-    const flushed = (async () => {
-      try {
-        await writeNewFile(path, bytes, mode);
-        await fsyncAll([path]);
-      } catch (err) {
-        rmSync(path, { force: true });
-        throw err;
-      }
-    })();
-    return new StagedFile(path, flushed, bytes);
-  }
-
+  /** A temp file of `.mcp/tmp` being written (AtomicFileWriter.stage), durable once `flushed` resolves; a failure removes it. */
   constructor(
     readonly path: string,
     readonly flushed: Promise<void>,
-    /** the bytes, when they are held in memory */
-    private readonly held: Uint8Array | null = null,
   ) {
     this.flushed.catch(() => {}); // reported to writeFilesAtomic, or dropped with the file by discard
   }
 
-  /** The staged bytes (read back from the file when they are not held): for a target on another file system. */
+  /** The staged bytes, read back: for a target on another file system. */
   content(): Uint8Array {
-    return this.held ?? readFileSync(this.path);
+    return readFileSync(this.path);
   }
 
   async discard(): Promise<void> {

@@ -119,8 +119,8 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
     }
     settled[i] = 1;
   }
-  /** the last of toRead are read-ahead items: their git objects are the read ahead's to copy into the store */
-  let readAheadOids = 0;
+  /** read-ahead items read again: their git objects are the read ahead's to copy into the store */
+  const reread: HashItem[] = [];
   // A path the read ahead takes from its blob's first path (blob-followers.ts) counts only where git status found
   // that first path clean too: read before the status was in, a first path it names may hold other bytes. The
   // others are read now, beside the rest of the read ahead (after it, they made the end of the capture later).
@@ -137,8 +137,7 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
       const lead = leadOf[k] as number;
       if (lead >= 0 && clean[lead] === 0) {
         const cand = candidates[i] as TreeEntry;
-        toRead.push({ index: i, path: cand.path, gitOid: cand.gitOid, mode: cand.mode });
-        readAheadOids++;
+        reread.push({ index: i, path: cand.path, gitOid: cand.gitOid, mode: cand.mode });
       } else {
         ahead[kept] = i;
         aheadAt[kept++] = k;
@@ -176,13 +175,13 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
     });
   }
   tell();
-  const alreadyKnown = candidates.length - toRead.length - ahead.length;
+  const alreadyKnown = candidates.length - toRead.length - reread.length - ahead.length;
   opts.onProgress?.(alreadyKnown, candidates.length);
   if (opts.signal?.aborted) throw opts.signal.reason ?? new Error("aborted");
 
-  const gitItems = toRead.filter((t) => t.gitOid);
-  const own = toRead.slice(0, toRead.length - readAheadOids).filter((t) => t.gitOid);
+  const own = toRead.filter((t) => t.gitOid);
   const importing = store.gitObjects.importFrom(repo, [...new Set(own.map((t) => t.gitOid as string))]);
+  const gitItems = own.concat(reread);
   // what the read ahead does not cover is read meanwhile; files git does not vouch for need no cutoff, so their
   // reading starts at once, and the clean ones' as soon as the cutoff is known
   const hashOpts = { root: repo.root, stateDir: repo.stateDir, trustCleanBefore: 0 };
@@ -208,7 +207,7 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
   for (let n = 0; n < ahead.length; n++) if (settled[ahead[n] as number] === 0) fold(ahead[n] as number, aheadOutcomes?.[aheadAt[n] as number] as HashOutcome);
   tell();
   if (opts.signal?.aborted) throw opts.signal.reason ?? new Error("aborted");
-  await Promise.all([importing, ahead.length + readAheadOids > 0 ? opts.prehash?.importing : undefined]);
+  await Promise.all([importing, ahead.length + reread.length > 0 ? opts.prehash?.importing : undefined]);
   if (opts.blobMapLater) store.gitMap.addLater([...imports.values()]);
   else store.gitMap.add([...imports.values()]);
   statCache.save();

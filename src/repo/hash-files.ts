@@ -54,8 +54,9 @@ export const STREAM_THRESHOLD = 8 * 1024 * 1024;
 export class FileHasher {
   private readonly loose: FsBlobStore;
   private buf = Buffer.allocUnsafe(1 << 20);
-  /** with deferred writes: the loose blobs being written, their bytes, and the first failure */
+  /** with deferred writes: the loose blobs being written (by SHA-256), their bytes, and the first failure */
   private pending: Promise<void>[] = [];
+  private readonly writing = new Set<string>();
   pendingBytes = 0;
   private failure: unknown = null;
 
@@ -78,14 +79,17 @@ export class FileHasher {
       this.pendingBytes = 0;
       await Promise.all(now);
     }
+    this.writing.clear();
     if (this.failure !== null) throw this.failure;
   }
 
   private store(sha256: string, bytes: Uint8Array): void {
     if (!this.deferWrites) return this.loose.writeKnown(blobIdFromHex(sha256), bytes);
+    if (this.writing.has(sha256)) return; // the same bytes under another path, being written already
     const copy = Buffer.from(bytes); // the read buffer is reused for the next file
     const writing = this.loose.writeKnownAsync(blobIdFromHex(sha256), copy);
     if (!writing) return;
+    this.writing.add(sha256);
     this.pendingBytes += copy.length;
     this.pending.push(writing.catch((err) => void (this.failure ??= err)));
   }

@@ -139,11 +139,15 @@ type ManifestSource = { path: string; blob: BlobId; mode?: string };
 /** A path JSON writes as it is, between quotes: printable ASCII without `"` and `\`. */
 const PLAIN_PATH = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 
+/** What a snapshot's id hashes before its manifest (snapshotIdOf; a manifest written as it is encoded hashes it first). */
+export function snapshotIdPrefix(fp: Fingerprint): string {
+  return `${fingerprintJson(fp)}\n`;
+}
+
 /** `manifest` as its text, or as its UTF-8 bytes (a capture encodes it once, for the id and the file). */
 export function snapshotIdOf(fp: Fingerprint, manifest: string | Uint8Array): SnapshotId {
   const hasher = new Bun.CryptoHasher("sha256");
-  hasher.update(fingerprintJson(fp));
-  hasher.update("\n");
+  hasher.update(snapshotIdPrefix(fp));
   hasher.update(manifest);
   return `sha256:${hasher.digest("hex")}`;
 }

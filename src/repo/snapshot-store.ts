@@ -5,8 +5,8 @@ import { invalidArgument, isMissingPath, notFound } from "../core/errors";
 import { StagedFile, writeFilesAtomic } from "./atomic-write";
 import { AtomicFileWriter } from "./atomic-stream";
 import type { CapturedEntry } from "./capture";
-import { fingerprintJson, type Fingerprint } from "./fingerprint";
-import { ManifestEncoder, type ManifestEntry, type SnapshotId } from "./manifest";
+import type { Fingerprint } from "./fingerprint";
+import { ManifestEncoder, snapshotIdPrefix, type ManifestEntry, type SnapshotId } from "./manifest";
 
 /** A manifest being encoded and written as its entries come (SnapshotStore.manifestWriter). */
 export interface ManifestWriter {
@@ -86,7 +86,7 @@ export class SnapshotStore {
 
   /**
    * Saves both files, flushed together; the metadata is renamed into place after the manifest
-   * (writeFilesAtomic). A manifest staged with stageManifest is used as it is, or removed when the snapshot
+   * (writeFilesAtomic). A manifest staged with manifestWriter is used as it is, or removed when the snapshot
    * exists already.
    */
   async save(meta: SnapshotMeta, manifest: string | Uint8Array | StagedFile): Promise<SnapshotMeta> {
@@ -103,11 +103,6 @@ export class SnapshotStore {
     return meta;
   }
 
-  /** A manifest's bytes written and flushed by the I/O threads while its snapshot's id is hashed; for save. */
-  stageManifest(manifest: Uint8Array): StagedFile {
-    return StagedFile.of(this.stateDir, "manifest", manifest);
-  }
-
   /**
    * A manifest encoded as its entries come, in path order, and written a megabyte at a time by the writer
    * thread, which hashes it for the snapshot's id as it goes and syncs it every 2 MiB (src/native/sink.h): the
@@ -116,7 +111,7 @@ export class SnapshotStore {
    */
   manifestWriter(fingerprint: Fingerprint): ManifestWriter {
     const file = new AtomicFileWriter(this.stateDir, "manifest", 0o644, {
-      hashPrefix: new TextEncoder().encode(`${fingerprintJson(fingerprint)}\n`),
+      hashPrefix: new TextEncoder().encode(snapshotIdPrefix(fingerprint)),
       writebackStep: MANIFEST_SYNC_STEP,
       durableSteps: true,
     });

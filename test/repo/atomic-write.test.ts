@@ -6,7 +6,9 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { StagedFile, writeFilesAtomic } from "../../src/repo/atomic-write";
+import { AtomicFileWriter } from "../../src/repo/atomic-stream";
+import { writeFilesAtomic, type StagedFile } from "../../src/repo/atomic-write";
+import { ensureStateDir } from "../../src/repo/state-dir";
 import { tmpDir } from "../helpers/tmp-repo";
 import { tmpfsForTests } from "../helpers/tmpfs";
 
@@ -49,13 +51,25 @@ describe("writeFilesAtomic", () => {
   });
 });
 
+/** `bytes` staged as a snapshot's manifest is (AtomicFileWriter.stage, synced every megabyte); a writer that fails is dropped, as the snapshot drops it. */
+function stage(stateDir: string, bytes: Uint8Array): StagedFile {
+  const writer = new AtomicFileWriter(stateDir, "manifest", 0o644, { writebackStep: 1 << 20, durableSteps: true });
+  try {
+    writer.write(bytes);
+  } catch (err) {
+    writer.abort();
+    throw err;
+  }
+  return writer.stage().staged;
+}
+
 describe("a file staged before its name is known", () => {
   test("written and flushed meanwhile, then renamed with the others; discarded, or refused on a full disk, it leaves nothing", async () => {
     await using dir = tmpDir();
     mkdirSync(join(dir.path, "tmp"));
     mkdirSync(join(dir.path, "snapshots"));
     const bytes = new Uint8Array(2_000_003).fill(0x5a);
-    const staged = StagedFile.of(dir.path, "manifest", bytes);
+    const staged = stage(dir.path, bytes);
     const target = join(dir.path, "snapshots", "id.manifest");
     await writeFilesAtomic(dir.path, [
       { target, bytes: staged },
@@ -65,7 +79,7 @@ describe("a file staged before its name is known", () => {
     expect(statSync(target).mode & 0o777).toBe(0o644);
     expect(readdirSync(join(dir.path, "snapshots")).sort()).toEqual(["id.json", "id.manifest"]);
     expect(readdirSync(join(dir.path, "tmp"))).toEqual([]);
-    const unused = StagedFile.of(dir.path, "manifest", bytes);
+    const unused = stage(dir.path, bytes);
     await unused.discard();
     expect(readdirSync(join(dir.path, "tmp"))).toEqual([]);
   });
@@ -73,14 +87,18 @@ describe("a file staged before its name is known", () => {
   test.skipIf(!other.canMount)("a staged file the disk cannot hold: the rename of everything is refused, nothing is left", async () => {
     expect(other.mounted).toBe(true);
     const stateDir = join(other.path, `full-${Math.random().toString(36).slice(2, 8)}`);
-    mkdirSync(join(stateDir, "tmp"), { recursive: true });
-    const staged = StagedFile.of(stateDir, "manifest", new Uint8Array(8 * 1024 * 1024).fill(1)); // twice the mount
-    const code = await writeFilesAtomic(stateDir, [
-      { target: join(stateDir, "a.manifest"), bytes: staged },
-      { target: join(stateDir, "a.json"), bytes: new TextEncoder().encode("{}") },
-    ]).then(() => undefined, (err: NodeJS.ErrnoException) => err.code);
+    ensureStateDir(stateDir);
+    const before = readdirSync(stateDir).sort();
+    const code = await Promise.resolve()
+      .then(() =>
+        writeFilesAtomic(stateDir, [
+          { target: join(stateDir, "a.manifest"), bytes: stage(stateDir, new Uint8Array(8 * 1024 * 1024).fill(1)) }, // twice the mount
+          { target: join(stateDir, "a.json"), bytes: new TextEncoder().encode("{}") },
+        ]),
+      )
+      .then(() => undefined, (err: NodeJS.ErrnoException) => err.code);
     expect(code).toBe("ENOSPC");
-    expect(readdirSync(stateDir)).toEqual(["tmp"]);
+    expect(readdirSync(stateDir).sort()).toEqual(before);
     expect(readdirSync(join(stateDir, "tmp"))).toEqual([]);
   });
 });

@@ -85,10 +85,17 @@ describe("a manifest staged while its id is hashed", () => {
     const text = manifestJson(entries);
     const bytes = new TextEncoder().encode(text);
     const id = snapshotIdOf(FP, bytes);
+    const staged = () => {
+      const writer = store.manifestWriter(FP);
+      for (const e of entries) writer.add({ ...e, mode: "100644", size: 0 });
+      return writer.end();
+    };
+    const first = staged();
+    expect(await first.id).toBe(id);
     const meta = { snapshot_id: id, fingerprint: FP, created_at: "2026-01-01T00:00:00.000Z", manifest_stats: manifestStats(1, 0), paths: ["."] };
-    await store.save(meta, store.stageManifest(bytes));
+    await store.save(meta, first.staged);
     expect(store.manifest(id)).toBe(text);
-    const again = await store.save({ ...meta, created_at: "2027-01-01T00:00:00.000Z" }, store.stageManifest(bytes));
+    const again = await store.save({ ...meta, created_at: "2027-01-01T00:00:00.000Z" }, staged().staged);
     expect(again.created_at).toBe("2026-01-01T00:00:00.000Z");
     expect(readdirSync(join(dir.path, "tmp"))).toEqual([]);
     expect(readdirSync(join(dir.path, "snapshots")).sort()).toEqual([`${id.slice(7)}.json`, `${id.slice(7)}.manifest`]);

@@ -241,6 +241,24 @@ describe("snapshot_create", () => {
     expect(amb.details.candidates).toHaveLength(2);
   });
 
+  test("untracked files sharing their bytes (written on the I/O threads while the next are read): each captured with them, the blob stored once and readable", async () => {
+    await using repo = await tmpRepo();
+    repo.write("tracked.txt", "t\n");
+    repo.commit();
+    for (let i = 0; i < 60; i++) repo.write(`gen/copy${i}.txt`, i % 3 === 0 ? "generated, the same in many files\n" : `own ${i}\n`);
+    const ws = openWorkspace(repo.root);
+    const snap = await createSnapshot(ws, { paths: ["."] });
+    const entries = ws.snapshots.load(snap.snapshot_id).entries;
+    expect(entries).toHaveLength(61);
+    const shared = entries.filter((e) => e.path.startsWith("gen/") && Number(e.path.slice(8, -4)) % 3 === 0);
+    expect(new Set(shared.map((e) => e.blob)).size).toBe(1);
+    for (const e of entries.filter((x) => x.path.startsWith("gen/"))) {
+      const i = Number(e.path.slice(8, -4));
+      expect(new TextDecoder().decode(await ws.blobs.read(e.blob))).toBe(i % 3 === 0 ? "generated, the same in many files\n" : `own ${i}\n`);
+    }
+    expect(readdirSync(join(repo.root, ".mcp", "tmp"))).toEqual([]);
+  });
+
   test("a capture stopped after its manifest was started (cancelled, cold and warm) leaves no manifest behind and stores no snapshot", async () => {
     await using repo = await tmpRepo();
     for (let i = 0; i < 200; i++) repo.write(`d${i % 7}/f${i}.txt`, `file ${i % 30}\n`);
