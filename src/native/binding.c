@@ -218,6 +218,38 @@ static napi_value hash_start_listing(napi_env env, napi_callback_info info) {
   return out;
 }
 
+/*
+ * listingRecords(listing): the records of a `git ls-files -s -v -z` listing as listing_plan.c splits it, for
+ * the TypeScript parse (tree-scan.ts): an Int32Array of LR_FIELDS values per record (listing_plan.h), or
+ * null for a listing of 2 GiB or more.
+ */
+static napi_value listing_records_of(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  if (!args_of(env, info, 1, argv)) return NULL;
+  void *listing;
+  size_t listing_len;
+  if (!bytes_of(env, argv[0], &listing, &listing_len)) return fail(env, "worksnap native: listing must be a Uint8Array");
+  int32_t *records;
+  size_t count;
+  int ok = listing_records(listing, listing_len, &records, &count);
+  napi_value out;
+  if (ok < 0) {
+    CHECK(napi_get_null(env, &out));
+    return out;
+  }
+  if (ok == 0) return fail(env, "worksnap native: out of memory");
+  napi_value ab;
+  void *data;
+  size_t n = count * LR_FIELDS;
+  if (napi_create_arraybuffer(env, n * sizeof(int32_t), &data, &ab) != napi_ok || napi_create_typedarray(env, napi_int32_array, n, ab, 0, &out) != napi_ok) {
+    free(records);
+    return throw_(env, "napi_create_typedarray");
+  }
+  if (n > 0) memcpy(data, records, n * sizeof(int32_t));
+  free(records);
+  return out;
+}
+
 static int needles(napi_env env, napi_value array, needle_t **out, size_t *count, uint8_t **pool, size_t *pool_used, size_t pool_cap) {
   uint32_t n = 0;
   if (napi_get_array_length(env, array, &n) != napi_ok) return 0;
@@ -984,6 +1016,7 @@ static napi_value layout(napi_env env) {
       {"TR_COUNT", TR_COUNT}, {"TR_SHA256", TR_SHA256}, {"STAT_RECORD", STAT_RECORD}, {"SJ_STATUS", SJ_STATUS},
       {"SJ_SIZE", SJ_SIZE}, {"SJ_MTIME", SJ_MTIME}, {"SJ_CTIME", SJ_CTIME}, {"SJ_INO", SJ_INO},
       {"CREATE_RECORD", CREATE_RECORD}, {"CJ_STEP", CJ_STEP}, {"CJ_ERRNO", CJ_ERRNO},
+      {"LR_FIELDS", LR_FIELDS}, {"LR_NON_ASCII", LR_NON_ASCII}, {"LR_MAY_BE_RESERVED", LR_MAY_BE_RESERVED},
   };
   for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) napi_set_named_property(env, obj, fields[i].name, number(env, fields[i].value));
   return obj;
@@ -994,7 +1027,7 @@ NAPI_MODULE_INIT() {
   sha1_select(1);
   search_select();
   const struct { const char *name; napi_callback fn; } fns[] = {
-      {"hashStart", hash_start}, {"hashStartListing", hash_start_listing}, {"scanStart", scan_start}, {"ready", ready}, {"hashRecords", hash_records},
+      {"hashStart", hash_start}, {"hashStartListing", hash_start_listing}, {"listingRecords", listing_records_of}, {"scanStart", scan_start}, {"ready", ready}, {"hashRecords", hash_records},
       {"scanCollect", scan_collect}, {"release", release}, {"scanKinds", scan_kinds}, {"notify", notify}, {"watch", watch}, {"sha256", sha256_once}, {"gitBlobId", git_blob_id},
       {"describe", describe}, {"accelerate", accelerate}, {"trimMemory", trim_memory}, {"countByte", count_byte_of}, {"longestRun", longest_run_of},
       {"trigramStart", trigram_start}, {"trigramRecords", trigram_records}, {"trigramSegment", trigram_segment},
@@ -1014,6 +1047,6 @@ NAPI_MODULE_INIT() {
   napi_value l = layout(env);
   if (l) napi_set_named_property(env, exports, "layout", l);
   napi_value version;
-  if (napi_create_int32(env, 8, &version) == napi_ok) napi_set_named_property(env, exports, "version", version);
+  if (napi_create_int32(env, 9, &version) == napi_ok) napi_set_named_property(env, exports, "version", version);
   return exports;
 }

@@ -24,6 +24,34 @@ static size_t find(const uint8_t *s, size_t from, size_t to, uint8_t c) {
   return p ? (size_t)(p - s) : to;
 }
 
+/* a record's separators: "<tag> <mode> <id> <stage>\t<path>" */
+typedef struct {
+  size_t sp1, sp2, sp3, tab;
+  /* every separator found, in order, before the record's end */
+  int valid;
+} record_t;
+
+/* The record starting at `start`: its separators, and where it ends (its NUL, or the listing's end). */
+static size_t split_record(const uint8_t *s, size_t len, size_t start, record_t *r) {
+  size_t end = find(s, start, len, 0);
+  size_t sp1 = start + 1, sp2 = start + 8, sp3 = start + 49, tab = start + 51;
+  int found = at(s, len, sp1) == ' ' && at(s, len, sp2) == ' ' &&
+              ((at(s, len, sp3) == ' ' && at(s, len, tab) == '\t') || (at(s, len, (sp3 = start + 73)) == ' ' && at(s, len, (tab = start + 75)) == '\t'));
+  if (!found) {
+    /* as indexOf from the record's start: a separator past its end fails the checks below */
+    tab = find(s, start, len, '\t');
+    sp1 = find(s, start, len, ' ');
+    sp2 = sp1 < len ? find(s, sp1 + 1, len, ' ') : len;
+    sp3 = sp2 < len ? find(s, sp2 + 1, len, ' ') : len;
+  }
+  r->sp1 = sp1;
+  r->sp2 = sp2;
+  r->sp3 = sp3;
+  r->tab = tab;
+  r->valid = tab > start && tab < end && sp1 > start && sp3 < len && sp2 < len && sp1 < len && sp3 > sp2 && sp3 < tab;
+  return end;
+}
+
 static uint32_t key_of(const uint8_t *id) {
   uint32_t h = 0;
   for (int i = 0; i < 8; i++) {
@@ -54,19 +82,10 @@ int listing_plan(const uint8_t *s, size_t len, listing_plan_t *out) {
   }
   size_t start = 0;
   while (start < len) {
-    size_t end = find(s, start, len, 0);
-    size_t sp1 = start + 1, sp2 = start + 8, sp3 = start + 49, tab = start + 51;
-    int found = at(s, len, sp1) == ' ' && at(s, len, sp2) == ' ' &&
-                ((at(s, len, sp3) == ' ' && at(s, len, tab) == '\t') || (at(s, len, (sp3 = start + 73)) == ' ' && at(s, len, (tab = start + 75)) == '\t'));
-    if (!found) {
-      /* as indexOf from the record's start: a separator past its end fails the checks below */
-      tab = find(s, start, len, '\t');
-      sp1 = find(s, start, len, ' ');
-      sp2 = sp1 < len ? find(s, sp1 + 1, len, ' ') : len;
-      sp3 = sp2 < len ? find(s, sp2 + 1, len, ' ') : len;
-    }
-    int valid = tab > start && tab < end && sp1 > start && sp3 < len && sp2 < len && sp1 < len && sp3 > sp2 && sp3 < tab;
-    if (valid) {
+    record_t r;
+    size_t end = split_record(s, len, start, &r);
+    size_t sp1 = r.sp1, sp2 = r.sp2, sp3 = r.sp3, tab = r.tab;
+    if (r.valid) {
       int plain = sp1 - start == 1 && s[start] == 'H' && tab - sp3 == 2 && s[sp3 + 1] == '0' && sp2 - sp1 == 7 &&
                   (memcmp(s + sp1 + 1, "100644", 6) == 0 || memcmp(s + sp1 + 1, "100755", 6) == 0) && sp3 - sp2 == 41;
       if (plain) {
@@ -99,6 +118,63 @@ int listing_plan(const uint8_t *s, size_t len, listing_plan_t *out) {
   }
   free(table);
   free(ids);
+  return 1;
+}
+
+/*
+ * Whether an ASCII name can fold to a reserved one (.git, .mcp) as mayFoldToReserved
+ * (src/core/repo-path.ts) decides for a name starting with ".", "g" or "m": it starts, with each
+ * byte taken | 0x20 as there, with ".git", ".mcp", "git~1" or "mcp~1".
+ */
+static int may_fold(const uint8_t *g, size_t n) {
+#define LOW(i) ((i) < n ? (g[i] | 0x20) : -1)
+  int c0 = LOW(0);
+  if (c0 == '.') return (LOW(1) == 'g' && LOW(2) == 'i' && LOW(3) == 't') || (LOW(1) == 'm' && LOW(2) == 'c' && LOW(3) == 'p');
+  if (c0 == 'g') return LOW(1) == 'i' && LOW(2) == 't' && LOW(3) == '~' && LOW(4) == '1';
+  if (c0 == 'm') return LOW(1) == 'c' && LOW(2) == 'p' && LOW(3) == '~' && LOW(4) == '1';
+  return 0;
+#undef LOW
+}
+
+/* LR_NON_ASCII for a path with a byte of 0x80 or more; else LR_MAY_BE_RESERVED when a name of it may fold */
+static int32_t path_flags(const uint8_t *p, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (p[i] >= 0x80) return LR_NON_ASCII;
+  size_t seg = 0;
+  for (size_t i = 0; i <= n; i++) {
+    if (i < n && p[i] != '/') continue;
+    if (may_fold(p + seg, i - seg)) return LR_MAY_BE_RESERVED;
+    seg = i + 1;
+  }
+  return 0;
+}
+
+int listing_records(const uint8_t *s, size_t len, int32_t **out, size_t *count) {
+  *out = NULL;
+  *count = 0;
+  if (len >= INT32_MAX) return -1;
+  size_t cap = 1;
+  for (const uint8_t *p = s, *end = s + len; p < end && (p = memchr(p, 0, (size_t)(end - p))); p++) cap++;
+  int32_t *v = malloc(cap * LR_FIELDS * sizeof *v);
+  if (!v) return 0;
+  size_t n = 0, start = 0;
+  while (start < len) {
+    record_t r;
+    size_t end = split_record(s, len, start, &r);
+    if (r.valid) {
+      int32_t *f = v + n++ * LR_FIELDS;
+      f[0] = (int32_t)start;
+      f[1] = (int32_t)r.sp1;
+      f[2] = (int32_t)r.sp2;
+      f[3] = (int32_t)r.sp3;
+      f[4] = (int32_t)r.tab;
+      f[5] = (int32_t)end;
+      f[6] = path_flags(s + r.tab + 1, end - r.tab - 1);
+    }
+    start = end + 1;
+  }
+  *out = v;
+  *count = n;
   return 1;
 }
 

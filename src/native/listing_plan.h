@@ -26,4 +26,17 @@ typedef struct {
 int listing_plan(const uint8_t *listing, size_t len, listing_plan_t *out);
 void listing_plan_free(listing_plan_t *plan);
 
+/*
+ * The records of the same split, for the TypeScript parse (tree-scan.ts): per record kept, LR_FIELDS
+ * values: its start, the three spaces' and the tab's offsets, its end (its NUL, or the listing's end),
+ * and its path's flags. 1 with *out (free it) and *count set; 0 when out of memory; -1 for a listing
+ * of 2 GiB or more (offsets are 32-bit).
+ */
+#define LR_FIELDS 7
+/* the path holds a byte of 0x80 or more (decoded, and checked whole, in TypeScript) */
+#define LR_NON_ASCII 1
+/* an ASCII path with a name that may fold to a reserved one (checked in TypeScript); never set with LR_NON_ASCII */
+#define LR_MAY_BE_RESERVED 2
+int listing_records(const uint8_t *listing, size_t len, int32_t **out, size_t *count);
+
 #endif

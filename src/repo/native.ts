@@ -59,6 +59,10 @@ export interface NativeLayout {
   CREATE_RECORD: number;
   CJ_STEP: number;
   CJ_ERRNO: number;
+  /** listingRecords: values per record, and its path flags */
+  LR_FIELDS: number;
+  LR_NON_ASCII: number;
+  LR_MAY_BE_RESERVED: number;
 }
 
 export interface NativeModule {
@@ -72,6 +76,12 @@ export interface NativeModule {
    * plain record's leader (p entries), each leader's plain record (l entries).
    */
   hashStartListing(root: string, listing: Uint8Array, trustBeforeMs: number, streamThreshold: number): [NativeJob | null, Int32Array];
+  /**
+   * The records of such a listing as the planner splits it, for the parse (tree-scan.ts): per record, its start,
+   * its three spaces' and its tab's offsets, its end, and its path's flags (layout.LR_NON_ASCII,
+   * layout.LR_MAY_BE_RESERVED). null for a listing of 2 GiB or more.
+   */
+  listingRecords(listing: Uint8Array): Int32Array | null;
   /** grep's reads of absolute paths; see src/native/scan_job.c. */
   scanStart(
     paths: Uint8Array,
@@ -184,7 +194,7 @@ export interface NativeModule {
   syncfsResult?(flush: NativeSyncfs): number | null;
 }
 
-const MODULE_VERSION = 8;
+const MODULE_VERSION = 9;
 let loaded: NativeModule | null | undefined;
 let loadError = "";
 

@@ -5,7 +5,8 @@ import { ROOT, type RepoPath } from "../../src/core/repo-path";
 import fc from "fast-check";
 import { compareUtf8 } from "../../src/core/byte-order";
 import { readLiveTree } from "../../src/ops/live/live-tree";
-import { mergeSorted, plainIndexFilePieces, plainIndexFiles, type TreeEntry } from "../../src/repo/tree-scan";
+import { mergeSorted, plainIndexFilePieces, plainIndexFiles, splitIndexRecords, type TreeEntry } from "../../src/repo/tree-scan";
+import { nativeModule } from "../../src/repo/native";
 import { isReservedPath } from "../../src/core/repo-path";
 import { openWorkspace } from "../../src/ops/workspace";
 import { runGit, tmpRepo } from "../helpers/tmp-repo";
@@ -156,6 +157,45 @@ describe("the index listing's records", () => {
       }),
       { numRuns: 3000 },
     );
+  });
+
+  test.skipIf(nativeModule() === null)("the native split gives the records the one pass here gives: fields, names, reserved and wide flags, over bent records and hostile names (property)", () => {
+    const enc = (s: string) => new Uint8Array(Buffer.from(s));
+    // names that fold to reserved ones and names that only look like them, in any segment, in any case
+    const segment = fc.oneof(
+      { weight: 6, arbitrary: fc.constantFrom("a", "src", "main.ts", "generated", "models", ".github", ".gitx", "x.git", "git", "mcp", "g", "m", ".", "..", "") },
+      { weight: 3, arbitrary: fc.constantFrom(".git", ".GIT", ".Git", ".mcp", ".MCP", "git~1", "GIT~1", "mcp~1", "Mcp~1", "git^1", "mcp^1", ".git.", ".git ", ".git::$INDEX_ALLOCATION", "\x0egit") },
+      { weight: 2, arbitrary: fc.constantFrom(".g\u200cit", "\ufeff.git", ".GİT", "é", "日本", "\u{1f600}", "a b", "a\tb", "q\"uote", "back\\slash") },
+    );
+    const name = fc.oneof(
+      { weight: 8, arbitrary: fc.array(segment, { minLength: 1, maxLength: 5 }).map((p) => enc(p.join("/"))) },
+      { weight: 1, arbitrary: fc.constantFrom(Uint8Array.of(0x61, 0xff, 0x62), Uint8Array.of(0xc3, 0x28), Uint8Array.of(0x2e, 0x67, 0x69, 0x74, 0x2f, 0xe9)) },
+    );
+    const record = fc.record({
+      tag: fc.constantFrom("H", "H", "H", "h", "S", "M", "?", "HH", ""),
+      mode: fc.constantFrom("100644", "100755", "120000", "160000", "644"),
+      oid: fc.oneof(fc.stringMatching(/^[0-9a-f]{40}$/), fc.stringMatching(/^[0-9a-f]{64}$/), fc.constantFrom("abc", "")),
+      stage: fc.constantFrom("0", "0", "0", "1", "2", "00"),
+      name,
+      bent: fc.option(fc.constantFrom("no tab", "two spaces", "no fields", "no NUL at the end", "tab first"), { freq: 6 }),
+    });
+    const bytesOf = (r: { tag: string; mode: string; oid: string; stage: string; name: Uint8Array; bent: string | null }, last: boolean): Uint8Array => {
+      const head = r.bent === "no fields" ? "garbage" : r.bent === "two spaces" ? `${r.tag}  ${r.mode} ${r.oid} ${r.stage}` : r.bent === "tab first" ? `\t${r.tag} ${r.mode}` : `${r.tag} ${r.mode} ${r.oid} ${r.stage}`;
+      const end = r.bent === "no NUL at the end" && last ? [] : [0];
+      return Buffer.concat([enc(head), enc(r.bent === "no tab" ? " " : "\t"), r.name, Uint8Array.from(end)]);
+    };
+    fc.assert(
+      fc.property(fc.array(record, { maxLength: 40 }), (records) => {
+        const listing = new Uint8Array(Buffer.concat(records.map((r, i) => bytesOf(r, i === records.length - 1))));
+        expect(splitIndexRecords(listing, true)).toEqual(splitIndexRecords(listing, false));
+      }),
+      { numRuns: 3000 },
+    );
+    // and the bench's kind of listing, a real one: many records, shared directories
+    const big = new Uint8Array(Buffer.from(Array.from({ length: 3000 }, (_, i) => `H 100644 ${(i % 97).toString(16).padStart(40, "0")} 0\tdir${i % 13}/${i % 7 === 0 ? ".git" : "sub"}/f${i}.ts\0`).join("")));
+    const records = splitIndexRecords(big, true);
+    expect(records).toEqual(splitIndexRecords(big, false));
+    expect(records.filter((r) => r.reserved)).toHaveLength(429);
   });
 
   test("the listing's plain files in pieces are the whole listing's, in order, wherever the pieces are cut (property); a listing parsed already comes whole", () => {
