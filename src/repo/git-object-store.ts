@@ -2,6 +2,7 @@ import { existsSync, linkSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { git, gitEnv, gitSync, spawnWhenDescriptorsFree } from "./git";
 import { CatFileBatch } from "./cat-file";
+import { missingFrom, packIndexesOf } from "./pack-index";
 import type { RepoRoot } from "./root";
 
 /** Above this many missing objects, linking the user's packs beats re-packing. */
@@ -71,8 +72,16 @@ export class GitObjectStore {
     }
   }
 
-  /** The oids the store does not hold. */
+  /**
+   * The oids the store does not hold: looked up in its packs' indexes where they alone tell (a cold capture's
+   * 16,831 blob ids in about 10 ms on this thread, where `git cat-file --batch-check` took 30 ms of CPU in a
+   * process of its own, and the ids' join and its answer's parse here), else asked of git.
+   */
   private async missing(oids: string[]): Promise<string[]> {
+    const idLength = (oids[0] ?? "").length / 2;
+    const indexes = packIndexesOf(join(this.gitDir, "objects"), idLength);
+    const missing = indexes && missingFrom(indexes, oids, idLength);
+    if (missing) return missing;
     const r = await git([`--git-dir=${this.gitDir}`, "cat-file", "--buffer", "--batch-check=%(objectname)"], {
       cwd: this.gitDir,
       input: `${oids.join("\n")}\n`,
