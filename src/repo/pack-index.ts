@@ -70,7 +70,9 @@ export function missingFrom(indexes: readonly PackIndex[], oids: readonly string
   const out: string[] = [];
   for (let i = 0; i < oids.length; i++) {
     const off = i * idLength;
-    if (!indexes.some((index) => index.holds(ids, off))) out.push(oids[i] as string);
+    let held = false;
+    for (let k = 0; k < indexes.length && !held; k++) held = (indexes[k] as PackIndex).holds(ids, off);
+    if (!held) out.push(oids[i] as string);
   }
   return out;
 }
