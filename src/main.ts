@@ -143,7 +143,7 @@ export async function main(argv: string[], invokedAs: string): Promise<number> {
       stdout(cmd.help);
       return 0;
     }
-    if (name !== "serve") (await import("./cli/one-shot-jit")).keepCapturePathsOutOfFtl();
+    (await import("./cli/one-shot-jit")).decideJitPolicy(name !== "serve");
     return await cmd.run(rest);
   } catch (err) {
     return reportError(err, wantsJson(rest), rootOf(rest));

@@ -6,6 +6,8 @@
  * surrogate (U+D800..U+DFFF, i.e. a character outside the BMP) and the other is
  * in U+E000..U+FFFF. Remapping code units fixes exactly that case.
  */
+import { perPath } from "./per-path";
+
 export function compareUtf8(a: string, b: string): number {
   if (a === b) return 0;
   const n = Math.min(a.length, b.length);
@@ -18,6 +20,8 @@ export function compareUtf8(a: string, b: string): number {
   }
   return a.length - b.length;
 }
+perPath(compareUtf8);
+
 
 function remap(unit: number): number {
   return unit >= 0xe000 ? unit - 0x800 : unit + 0x2000;

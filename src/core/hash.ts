@@ -2,6 +2,8 @@
  * SHA-256 hashing with Bun's native hasher (DESIGN decision 2). (A work-tree
  * file is hashed in chunks by repo/file-chunks.ts sha256OfFile.)
  */
+import { perPath } from "./per-path";
+
 export type BlobId = `sha256:${string}`;
 
 export const BLOB_PREFIX = "sha256:";
@@ -19,6 +21,8 @@ export function blobIdOf(data: Uint8Array | string): BlobId {
 export function blobIdFromHex(hex: string): BlobId {
   return `sha256:${hex}`;
 }
+perPath(blobIdFromHex);
+
 
 export function hexOfBlobId(id: string): string {
   return id.startsWith(BLOB_PREFIX) ? id.slice(BLOB_PREFIX.length) : id;

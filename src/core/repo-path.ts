@@ -1,4 +1,5 @@
 import { invalidArgument, permissionDenied } from "./errors";
+import { perPath } from "./per-path";
 
 /**
  * A validated, normalised repo-relative path (spec 1.2): POSIX separators, no
@@ -130,6 +131,8 @@ export function isReservedPath(p: string, from = 0): boolean {
     start = slash + 1;
   }
 }
+perPath(isReservedPath);
+
 
 /**
  * Whether p[start, end) can fold to a reserved name at all (reservedName does
@@ -137,10 +140,9 @@ export function isReservedPath(p: string, from = 0): boolean {
  * end only, so it must start, in any case, with ".git", ".mcp", "git~1" or
  * "mcp~1"; a segment with any other character is left to reservedName. Most
  * names fail this at once ("main.ts", "generated"), without the slice,
- * normalisation and regular expressions of the folding. Exported for the
- * CLI's JIT policy (cli/one-shot-jit.ts).
+ * normalisation and regular expressions of the folding.
  */
-export function mayFoldToReserved(p: string, start: number, end: number): boolean {
+function mayFoldToReserved(p: string, start: number, end: number): boolean {
   for (let i = start; i < end; i++) if (p.charCodeAt(i) >= 0x80) return true;
   const at = (i: number) => (start + i < end ? p.charCodeAt(start + i) | 0x20 : -1);
   const c0 = at(0);
@@ -153,6 +155,8 @@ export function mayFoldToReserved(p: string, start: number, end: number): boolea
   if (c0 === 0x6d) return at(1) === 0x63 && at(2) === 0x70 && at(3) === 0x7e && at(4) === 0x31;
   return true;
 }
+perPath(mayFoldToReserved);
+
 
 /** Throws PERMISSION_DENIED for a reserved path (isReservedPath): what every tool answers for one. */
 export function refuseReserved(p: string): void {

@@ -17,6 +17,7 @@
 import { blobIdFromHex, type BlobId } from "../core/hash";
 import { oidPrefixKey } from "./git-blob-map";
 import type { HashItem, HashOutcome, VouchedFile } from "./hash-files";
+import { perPath } from "../core/per-path";
 
 /** Items split into the first item of each clean blob id (and every other item) and the later ones of a blob id. */
 export interface FollowerSplit {
@@ -61,6 +62,8 @@ export function splitFollowers(items: readonly HashItem[]): FollowerSplit {
   splits.set(items, split);
   return split;
 }
+perPath(splitFollowers);
+
 
 /**
  * The split of a read ahead's items as the native planner made it from the listing (src/native/listing_plan.c:
@@ -129,10 +132,11 @@ export class FollowerSettler {
     for (const item of split.leaders) if (item.index > top) top = item.index;
     this.posOf = new Int32Array(top + 1).fill(-1);
     this.byPos = new Array(split.leaders.length);
-    split.leaders.forEach((item, pos) => {
+    for (let pos = 0; pos < split.leaders.length; pos++) {
+      const item = split.leaders[pos] as HashItem;
       if (item.index >= 0) this.posOf[item.index] = pos;
       else this.byPos[pos] = null; // a placeholder (splitFromPlan): its followers are read
-    });
+    }
     this.blobs = new Array(split.leaders.length);
   }
 
@@ -180,3 +184,5 @@ export class FollowerSettler {
     this.onResult?.(o);
   }
 }
+
+perPath(FollowerSettler.prototype["settle"]);

@@ -4,6 +4,7 @@ import { compareUtf8 } from "../core/byte-order";
 import { isMissingPath } from "../core/errors";
 import { modeOfStat, type FileMode } from "../core/file-mode";
 import { blobIdFromHex, type BlobId } from "../core/hash";
+import { perPath } from "../core/per-path";
 import { settleAll } from "../core/settle";
 import type { HashItem, HashOutcome } from "./hash-files";
 import { splitFollowers } from "./blob-followers";
@@ -69,21 +70,8 @@ export interface CaptureOptions {
  */
 export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candidates: TreeEntry[], opts: CaptureOptions = {}): Promise<CaptureResult> {
   const statCache = new StatCache(repo.stateDir);
-  const slots: (CapturedEntry | null)[] = new Array(candidates.length).fill(null);
-  /** 1 once a candidate's slot is final (an entry, or null when it vanished or could not be read) */
-  const settled = new Uint8Array(candidates.length);
-  /** the entries before it have been given to onEntry */
-  let told = 0;
-  const onEntry = opts.onEntry;
-  const tell = (): void => {
-    if (!onEntry) return;
-    for (; told < candidates.length && settled[told] === 1; told++) {
-      const entry = slots[told];
-      if (entry) onEntry(entry);
-    }
-  };
-  const vanished: string[] = [];
-  const unreadable: string[] = [];
+  const entries = new EntryFold(candidates, statCache, opts.onEntry);
+  const { slots, settled, vanished, unreadable } = entries;
   const toRead: HashItem[] = [];
   const readAhead: PrehashList | null = opts.prehash ? await opts.prehash.listed : null;
   /** Candidates the read ahead covers, and the read-ahead index of each. */
@@ -127,7 +115,7 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
   if (readAhead && ahead.length > 0 && (await opts.prehash?.vouching)) {
     const split = splitFollowers(readAhead.items);
     const leadOf = new Int32Array(readAhead.items.length).fill(-1);
-    split.followers.forEach((f, j) => (leadOf[f.index] = (split.leaders[split.leaderOf[j] as number] as HashItem).index));
+    for (let j = 0; j < split.followers.length; j++) leadOf[(split.followers[j] as HashItem).index] = (split.leaders[split.leaderOf[j] as number] as HashItem).index;
     const clean = new Uint8Array(readAhead.items.length);
     for (const k of aheadAt) clean[k] = 1;
     let kept = 0;
@@ -146,35 +134,14 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
     ahead.length = kept;
     aheadAt.length = kept;
   }
-  /** what enters the blob map: each blob once, however many paths hold it */
-  const imports = new Map<string, { oid: string; sha256: string; size: number }>();
-  const fold = (i: number, o: HashOutcome): void => {
-    const cand = candidates[i] as TreeEntry;
-    settled[i] = 1;
-    if (o.kind === "vouched") {
-      // its first path is among these outcomes, clean, and enters the blob map
-      slots[i] = { path: cand.path, blob: o.blob, mode: o.mode, size: o.size };
-      return;
-    }
-    if (o.kind === "vanished") return void vanished.push(cand.path);
-    if (o.kind === "denied" || o.kind === "special") return void unreadable.push(cand.path);
-    slots[i] = { path: cand.path, blob: blobIdFromHex(o.sha256), mode: o.mode, size: o.size };
-    if (cand.gitOid && o.gitOid === cand.gitOid) {
-      if (!imports.has(cand.gitOid)) imports.set(cand.gitOid, { oid: cand.gitOid, sha256: o.sha256, size: o.size });
-    } else statCache.record(cand.path, o, o.sha256, o.hashedAt);
-  };
   // the read ahead's outcomes are taken as they come: the entries they complete are told meanwhile
   if (readAhead && ahead.length > 0 && opts.prehash) {
     const candOf = new Int32Array(readAhead.items.length).fill(-1);
     for (let n = 0; n < ahead.length; n++) candOf[aheadAt[n] as number] = ahead[n] as number;
-    opts.prehash.subscribe((o) => {
-      const i = o.index < candOf.length ? (candOf[o.index] as number) : -1;
-      if (i < 0 || settled[i] === 1) return;
-      fold(i, o);
-      tell();
-    });
+    entries.followAhead(candOf);
+    opts.prehash.subscribe(entries.tookAhead.bind(entries));
   }
-  tell();
+  entries.tell();
   const alreadyKnown = candidates.length - toRead.length - reread.length - ahead.length;
   opts.onProgress?.(alreadyKnown, candidates.length);
   if (opts.signal?.aborted) throw opts.signal.reason ?? new Error("aborted");
@@ -191,10 +158,7 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
   const report = () => opts.onProgress?.(alreadyKnown + othersDone + cleanDone, candidates.length);
   const conversion = opts.prehash?.conversion ?? new ConversionCheck(repo);
   // both settle before the capture goes on or throws, so no hashing outlives it
-  const took = (o: HashOutcome): void => {
-    fold(o.index, o);
-    tell();
-  };
+  const took = entries.took.bind(entries);
   const reading = settleAll([
     hashInParallel(hashOpts, others, (n) => ((othersDone = n), report()), undefined, undefined, took),
     cleanTrustCutoff(conversion, gitItems, opts.gitComparedAt).then((trustCleanBefore) =>
@@ -203,20 +167,99 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
   ]).then(([a, b]) => a.concat(b));
   const [outcomes, aheadOutcomes] = await settleAll([reading, opts.prehash?.outcomes]);
   // every outcome was taken as it came; any that was not is taken now
-  for (const o of outcomes) if (settled[o.index] === 0) fold(o.index, o);
-  for (let n = 0; n < ahead.length; n++) if (settled[ahead[n] as number] === 0) fold(ahead[n] as number, aheadOutcomes?.[aheadAt[n] as number] as HashOutcome);
-  tell();
+  for (const o of outcomes) if (settled[o.index] === 0) entries.fold(o.index, o);
+  for (let n = 0; n < ahead.length; n++) if (settled[ahead[n] as number] === 0) entries.fold(ahead[n] as number, aheadOutcomes?.[aheadAt[n] as number] as HashOutcome);
+  entries.tell();
   if (opts.signal?.aborted) throw opts.signal.reason ?? new Error("aborted");
   await Promise.all([importing, ahead.length + reread.length > 0 ? opts.prehash?.importing : undefined]);
-  if (opts.blobMapLater) store.gitMap.addLater([...imports.values()]);
-  else store.gitMap.add([...imports.values()]);
+  if (opts.blobMapLater) store.gitMap.addLater([...entries.imports.values()]);
+  else store.gitMap.add([...entries.imports.values()]);
   statCache.save();
   opts.onProgress?.(candidates.length, candidates.length);
   vanished.sort(compareUtf8);
   unreadable.sort(compareUtf8);
-  const entries = vanished.length + unreadable.length === 0 ? (slots as CapturedEntry[]) : slots.filter((s): s is CapturedEntry => s !== null);
-  return { entries, vanished, unreadable };
+  const captured = vanished.length + unreadable.length === 0 ? (slots as CapturedEntry[]) : slots.filter((s): s is CapturedEntry => s !== null);
+  return { entries: captured, vanished, unreadable };
 }
+
+/**
+ * A capture's entries as its outcomes come: each outcome folded into its candidate's slot, and every entry
+ * told, in order, once it and each one before it are final (a snapshot's manifest is written meanwhile).
+ * Methods rather than closures, so that they can be declared as run per path (core/per-path.ts).
+ */
+class EntryFold {
+  readonly slots: (CapturedEntry | null)[];
+  /** 1 once a candidate's slot is final (an entry, or null when it vanished or could not be read) */
+  readonly settled: Uint8Array;
+  readonly vanished: string[] = [];
+  readonly unreadable: string[] = [];
+  /** what enters the blob map: each blob once, however many paths hold it */
+  readonly imports = new Map<string, { oid: string; sha256: string; size: number }>();
+  /** the entries before it have been given to onEntry */
+  private told = 0;
+  /** each read-ahead item's candidate (-1: none), once the read ahead's outcomes are followed */
+  private candOf: Int32Array = new Int32Array(0);
+
+  constructor(
+    private readonly candidates: TreeEntry[],
+    private readonly statCache: StatCache,
+    private readonly onEntry?: (entry: CapturedEntry) => void,
+  ) {
+    this.slots = new Array(candidates.length).fill(null);
+    this.settled = new Uint8Array(candidates.length);
+  }
+
+  fold(i: number, o: HashOutcome): void {
+    const cand = this.candidates[i] as TreeEntry;
+    this.settled[i] = 1;
+    if (o.kind === "vouched") {
+      // its first path is among these outcomes, clean, and enters the blob map
+      this.slots[i] = { path: cand.path, blob: o.blob, mode: o.mode, size: o.size };
+      return;
+    }
+    if (o.kind === "vanished") return void this.vanished.push(cand.path);
+    if (o.kind === "denied" || o.kind === "special") return void this.unreadable.push(cand.path);
+    this.slots[i] = { path: cand.path, blob: blobIdFromHex(o.sha256), mode: o.mode, size: o.size };
+    if (cand.gitOid && o.gitOid === cand.gitOid) {
+      if (!this.imports.has(cand.gitOid)) this.imports.set(cand.gitOid, { oid: cand.gitOid, sha256: o.sha256, size: o.size });
+    } else this.statCache.record(cand.path, o, o.sha256, o.hashedAt);
+  }
+
+  /** Gives onEntry every entry final from the last one told on. */
+  tell(): void {
+    const onEntry = this.onEntry;
+    if (!onEntry) return;
+    let told = this.told;
+    for (; told < this.candidates.length && this.settled[told] === 1; told++) {
+      const entry = this.slots[told];
+      if (entry) onEntry(entry);
+    }
+    this.told = told;
+  }
+
+  /** An outcome of the capture's own reading (its index is its candidate's). */
+  took(o: HashOutcome): void {
+    this.fold(o.index, o);
+    this.tell();
+  }
+
+  /** The read ahead's outcomes are taken from now on: `candOf` maps its items to candidates. */
+  followAhead(candOf: Int32Array): void {
+    this.candOf = candOf;
+  }
+
+  /** An outcome of the read ahead (its index is its item's), taken where it is a candidate not settled yet. */
+  tookAhead(o: HashOutcome): void {
+    const i = o.index < this.candOf.length ? (this.candOf[o.index] as number) : -1;
+    if (i < 0 || this.settled[i] === 1) return;
+    this.fold(i, o);
+    this.tell();
+  }
+}
+perPath(EntryFold.prototype.fold);
+perPath(EntryFold.prototype.tell);
+perPath(EntryFold.prototype.took);
+perPath(EntryFold.prototype.tookAhead);
 
 /** The ctime before which clean tracked files are taken as their index blobs; 0 trusts none. */
 async function cleanTrustCutoff(conversion: ConversionCheck, clean: HashItem[], gitComparedAt: number | undefined): Promise<number> {

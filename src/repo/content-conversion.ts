@@ -5,6 +5,7 @@ import { readRegularText } from "./file-chunks";
 import { git } from "./git";
 import { nativeModule, statRecordsOf } from "./native";
 import type { RepoRoot } from "./root";
+import { perPath } from "../core/per-path";
 
 /**
  * Whether git may convert content between the work tree and its blobs for
@@ -124,7 +125,12 @@ async function presentFiles(root: string, paths: string[]): Promise<string[]> {
   const L = m.layout;
   const records = await statRecordsOf(m, root, paths);
   // a regular file, or something else that is there (hasContent decides); gone or unreachable: none
-  return paths.filter((_, k) => records[k * L.STAT_RECORD + L.SJ_STATUS] === 0 || records[k * L.STAT_RECORD + L.SJ_STATUS] === 4);
+  const present: string[] = [];
+  for (let k = 0; k < paths.length; k++) {
+    const status = records[k * L.STAT_RECORD + L.SJ_STATUS];
+    if (status === 0 || status === 4) present.push(paths[k] as string);
+  }
+  return present;
 }
 
 /**
@@ -160,6 +166,8 @@ export function dirOf(path: string): string {
   const slash = path.lastIndexOf("/");
   return slash < 0 ? "" : path.slice(0, slash);
 }
+perPath(dirOf);
+
 
 function globalAttributesFile(root: string, configured: string): string {
   if (configured !== "") return configured.startsWith("~/") ? join(homedir(), configured.slice(2)) : resolve(root, configured);

@@ -1,5 +1,6 @@
 import { appendFileSync, closeSync, existsSync, fstatSync, mkdirSync, openSync, readSync, statSync, truncateSync } from "node:fs";
 import { join } from "node:path";
+import { perPath } from "../core/per-path";
 
 export interface GitBlobInfo {
   sha256: string;
@@ -155,12 +156,13 @@ export class GitBlobMap {
     this.ensureLoaded();
     mkdirSync(join(this.file, ".."), { recursive: true });
     const out = Buffer.alloc(items.length * RECORD);
-    items.forEach((item, i) => {
+    for (let i = 0; i < items.length; i++) {
+      const item = items[i] as { oid: string; sha256: string; size: number };
       const r = i * RECORD;
       out.write(item.oid, r, "hex");
       out.write(item.sha256, r + 32, "hex");
       out.writeDoubleLE(item.size, r + 64);
-    });
+    }
     // A crash can leave a torn record at the end; cut it so new records stay aligned.
     if (existsSync(this.file)) {
       const size = statSync(this.file).size;
@@ -177,6 +179,8 @@ export function oidPrefixKey(oid: string): number {
   for (let i = 0; i < 12; i++) key = key * 16 + hexValue(oid.charCodeAt(i));
   return key;
 }
+perPath(oidPrefixKey);
+
 
 function hexValue(c: number): number {
   return c <= 57 ? c - 48 : (c | 32) - 87;

@@ -2,6 +2,7 @@ import { compareUtf8 } from "../core/byte-order";
 import { sha256Hex, type BlobId } from "../core/hash";
 import type { Fingerprint } from "./fingerprint";
 import { fingerprintJson } from "./fingerprint";
+import { perPath } from "../core/per-path";
 
 /** Spec 2.4 manifest entry; `mode` only for executables and symlinks (DESIGN decision 8). */
 export interface ManifestEntry {
@@ -120,6 +121,8 @@ export class ManifestEncoder {
     }
   }
 }
+
+perPath(ManifestEncoder.prototype.add);
 
 /** Room a chunk's buffer has past `chunkBytes`: the run that crosses it fits without a copy. */
 const CHUNK_SLACK = 64 * 1024;

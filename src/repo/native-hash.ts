@@ -1,5 +1,6 @@
 import type { HashItem, HashOptions, HashOutcome } from "./hash-files";
 import { errnoError, joinPaths, type NativeJob, type NativeModule, waitReady } from "./native";
+import { perPath } from "../core/per-path";
 
 /** Files the native hash job takes: clean tracked regular files of a SHA-1 repository. */
 export function nativeHashable(item: HashItem): boolean {
@@ -75,11 +76,8 @@ export async function hashNatively(
 /** Told each item's outcome as its record comes in (null: the TypeScript path must hash it, a fallback). */
 export type OutcomeListener = (item: HashItem, outcome: HashOutcome | null) => void;
 
-/**
- * What a native hash of a clean tracked file says, or null when the TypeScript path must hash it (a fallback).
- * Exported for the CLI's JIT policy (cli/one-shot-jit.ts).
- */
-export function outcomeOf(records: Buffer, at: number, L: NativeModule["layout"], item: HashItem, hashedAt: number): HashOutcome | null {
+/** What a native hash of a clean tracked file says, or null when the TypeScript path must hash it (a fallback). */
+function outcomeOf(records: Buffer, at: number, L: NativeModule["layout"], item: HashItem, hashedAt: number): HashOutcome | null {
   const status = records[at + L.HR_STATUS];
   if (status === 1) return { index: item.index, kind: "vanished" };
   if (status === 2) return { index: item.index, kind: "denied" };
@@ -101,3 +99,5 @@ export function outcomeOf(records: Buffer, at: number, L: NativeModule["layout"]
     hashedAt,
   };
 }
+perPath(outcomeOf);
+

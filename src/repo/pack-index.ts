@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { perPath } from "../core/per-path";
 
 /**
  * Which objects a pack holds, from its index file (`.idx`, version 2; gitformat-pack(5)): a table of 256
@@ -59,6 +60,8 @@ export class PackIndex {
     return false;
   }
 }
+
+perPath(PackIndex.prototype.holds);
 
 /**
  * The ids (lower-case hex) none of the packs holds, in their order; null when one is not an id of the

@@ -9,6 +9,7 @@ import type { RepoBlobStore } from "./repo-blob-store";
 import type { RepoRoot } from "./root";
 import { RACY_MARGIN_MS } from "./stat-cache";
 import { plainIndexItems, plainIndexItemsAt } from "./tree-scan";
+import { perPath } from "../core/per-path";
 
 /**
  * The files being read ahead, known as soon as the index listing is in, and
@@ -43,6 +44,8 @@ export class PrehashList {
     return k;
   }
 }
+
+perPath(PrehashList.prototype.find);
 
 /** Items find() steps over before it looks a path up. */
 const LOOK_AHEAD = 8;
@@ -123,10 +126,7 @@ export class Prehash {
         const report = onProgress ? (n: number) => onProgress(n, list.length) : undefined;
         const started = planned as Planned | null;
         planned = null; // the hashing owns the job from here on, and releases it
-        hashing = hashInParallel(opts, list, report, this.abort.signal, started ?? undefined, (o) => {
-          this.got.push(o);
-          this.listener?.(o);
-        });
+        hashing = hashInParallel(opts, list, report, this.abort.signal, started ?? undefined, this.heard.bind(this));
       } catch (err) {
         unplan();
         throw err;
@@ -141,7 +141,7 @@ export class Prehash {
     this.listed = items.then((list) => new PrehashList(list));
     items.catch(() => vouch(false));
     // each blob once: the leaders of the split the hashing uses (every item read ahead is a clean file)
-    this.importing = Promise.all([items, readingStarted]).then(([list]) => store.gitObjects.importFrom(repo, splitFollowers(list).leaders.flatMap((i) => (i.gitOid ? [i.gitOid] : []))));
+    this.importing = Promise.all([items, readingStarted]).then(([list]) => store.gitObjects.importFrom(repo, leaderOids(list)));
     // A cancelled or failed read ahead is reported to whoever awaits it, never as an unhandled rejection.
     this.listed.catch(() => {});
     this.outcomes.catch(() => {});
@@ -161,6 +161,12 @@ export class Prehash {
     this.listener = fn;
   }
 
+  /** An outcome as it comes: kept, and told to the listener. */
+  private heard(o: HashOutcome): void {
+    this.got.push(o);
+    this.listener?.(o);
+  }
+
   /** Worth starting when the store knows few of the index's blobs: a cold capture. */
   static worthwhile(store: RepoBlobStore): boolean {
     return store.gitMap.isEmpty();
@@ -171,6 +177,15 @@ export class Prehash {
     this.abort.abort(new Error("read ahead cancelled"));
     await Promise.allSettled([this.listed, this.outcomes, this.importing]);
   }
+}
+
+perPath(Prehash.prototype["heard"]);
+
+/** The blob ids of the split's leaders (a loop: a callback run per blob is one more function for the JIT). */
+function leaderOids(list: HashItem[]): string[] {
+  const out: string[] = [];
+  for (const leader of splitFollowers(list).leaders) if (leader.gitOid) out.push(leader.gitOid);
+  return out;
 }
 
 interface Planned {

@@ -10,6 +10,7 @@ import { nativeModule, type NativeLayout } from "./native";
 import type { RepoRoot } from "./root";
 import { tempPath } from "./state-dir";
 import { listOthers, rememberUntracked, sameDirs, type UntrackedGuess } from "./untracked-guess";
+import { perPath } from "../core/per-path";
 
 /** How a candidate's content is known without reading it. */
 export interface TreeEntry {
@@ -192,6 +193,8 @@ function sharedField(text: string, start: number, end: number): string {
   if (fieldValues.size < 64) fieldValues.set(v, v);
   return v;
 }
+perPath(sharedField);
+
 
 /** Parsed listings, so that the walk and a read ahead working on the same listing split it once. */
 const parsed = new WeakMap<Uint8Array, IndexRecord[]>();

@@ -128,7 +128,8 @@ async function create(
   const unreadable = [...live.unreadable, ...captured.unreadable];
   let meta: SnapshotMeta;
   try {
-    const bytes = captured.entries.reduce((n, e) => n + e.size, 0);
+    let bytes = 0;
+    for (const e of captured.entries) bytes += e.size;
     const snapshotId = await id;
     const saving = ws.snapshots.save(
       {
@@ -172,10 +173,10 @@ async function create(
 function looseEntries(candidates: readonly TreeEntry[], entries: readonly { path: string; blob: string }[]): [string, string][] {
   const loose: [string, string][] = [];
   // nothing vanished or was unreadable: the entries are the candidates one for one, in the same order
-  if (entries.length === candidates.length && entries.every((e, i) => e.path === candidates[i]!.path)) {
-    entries.forEach((e, i) => {
-      if (!candidates[i]!.gitOid) loose.push([e.path, e.blob.slice(7)]);
-    });
+  let same = entries.length === candidates.length;
+  for (let i = 0; same && i < entries.length; i++) same = entries[i]!.path === candidates[i]!.path;
+  if (same) {
+    for (let i = 0; i < entries.length; i++) if (!candidates[i]!.gitOid) loose.push([entries[i]!.path, entries[i]!.blob.slice(7)]);
     return loose;
   }
   const fromGit = new Set(candidates.filter((c) => c.gitOid).map((c) => c.path));
