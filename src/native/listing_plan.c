@@ -136,17 +136,24 @@ static int may_fold(const uint8_t *g, size_t n) {
 #undef LOW
 }
 
-/* LR_NON_ASCII for a path with a byte of 0x80 or more; else LR_MAY_BE_RESERVED when a name of it may fold */
-static int32_t path_flags(const uint8_t *p, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    if (p[i] >= 0x80) return LR_NON_ASCII;
-  size_t seg = 0;
-  for (size_t i = 0; i <= n; i++) {
-    if (i < n && p[i] != '/') continue;
-    if (may_fold(p + seg, i - seg)) return LR_MAY_BE_RESERVED;
-    seg = i + 1;
+/*
+ * LR_NON_ASCII for a path with a byte of 0x80 or more; else LR_MAY_BE_RESERVED when a name of it may fold.
+ * p[0, from) is a directory (ending with '/', or empty) known to be neither: only the rest is looked at.
+ * *dir_len: the length of the path's directory with its last '/' (0 without one).
+ */
+static int32_t path_flags(const uint8_t *p, size_t n, size_t from, size_t *dir_len) {
+  int32_t flags = 0;
+  size_t seg = from;
+  *dir_len = from;
+  for (size_t i = from; i <= n; i++) {
+    if (i < n) {
+      if (p[i] >= 0x80) return LR_NON_ASCII;
+      if (p[i] != '/') continue;
+    }
+    if (may_fold(p + seg, i - seg)) flags = LR_MAY_BE_RESERVED;
+    if (i < n) *dir_len = seg = i + 1;
   }
-  return 0;
+  return flags;
 }
 
 int listing_records(const uint8_t *s, size_t len, int32_t **out, size_t *count) {
@@ -158,10 +165,20 @@ int listing_records(const uint8_t *s, size_t len, int32_t **out, size_t *count) 
   int32_t *v = malloc(cap * LR_FIELDS * sizeof *v);
   if (!v) return 0;
   size_t n = 0, start = 0;
+  /* the last path's directory, when nothing in it was flagged: a path under it is looked at past it only
+   * (a listing is in path order, so most paths share their directory with the one before) */
+  const uint8_t *clear = NULL;
+  size_t clear_len = 0;
   while (start < len) {
     record_t r;
     size_t end = split_record(s, len, start, &r);
     if (r.valid) {
+      const uint8_t *path = s + r.tab + 1;
+      size_t path_len = end - r.tab - 1, dir_len;
+      size_t from = clear && clear_len <= path_len && memcmp(path, clear, clear_len) == 0 ? clear_len : 0;
+      int32_t flags = path_flags(path, path_len, from, &dir_len);
+      clear = flags == 0 ? path : NULL;
+      clear_len = flags == 0 ? dir_len : 0;
       int32_t *f = v + n++ * LR_FIELDS;
       f[0] = (int32_t)start;
       f[1] = (int32_t)r.sp1;
@@ -169,7 +186,7 @@ int listing_records(const uint8_t *s, size_t len, int32_t **out, size_t *count) 
       f[3] = (int32_t)r.sp3;
       f[4] = (int32_t)r.tab;
       f[5] = (int32_t)end;
-      f[6] = path_flags(s + r.tab + 1, end - r.tab - 1);
+      f[6] = flags;
     }
     start = end + 1;
   }
