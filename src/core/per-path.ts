@@ -15,10 +15,14 @@ export function perPath<F extends Function>(fn: F): F {
   return fn;
 }
 
-/** Decides what per-path functions get (null: nothing), those declared so far and those to come. Once per process. */
-export function setPerPathPolicy(apply: ((fn: Function) => void) | null): void {
-  if (decided) throw new Error("the per-path policy is decided once");
+/**
+ * Decides what per-path functions get (null: nothing), those declared so far and those to come. The first
+ * decision of a process stands: a later one is ignored (false).
+ */
+export function setPerPathPolicy(apply: ((fn: Function) => void) | null): boolean {
+  if (decided) return false;
   decided = true;
   policy = apply;
   for (const fn of pending.splice(0)) apply?.(fn);
+  return true;
 }

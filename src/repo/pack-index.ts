@@ -89,7 +89,8 @@ const MAX_INDEX_BYTES = 64 * 1024 * 1024;
 /**
  * The indexes of every pack in an object directory, when they alone say which objects it holds: null when
  * it may hold others (a loose object, an alternate object directory) or an index cannot be read here, and
- * then git must be asked. A pack counts once its index exists (git writes the index last).
+ * then git must be asked. A pack counts once its index exists (git writes the index last), and only with its
+ * pack file (git skips an index without one).
  */
 export function packIndexesOf(objectsDir: string, idLength: number): PackIndex[] | null {
   let packs: string[];
@@ -104,7 +105,8 @@ export function packIndexesOf(objectsDir: string, idLength: number): PackIndex[]
   }
   const out: PackIndex[] = [];
   for (const name of packs) {
-    if (!name.endsWith(".idx")) continue;
+    // an index without its pack is no pack, for git either (it skips it): its objects are not held
+    if (!name.endsWith(".idx") || !packs.includes(`${name.slice(0, -4)}.pack`)) continue;
     const index = PackIndex.read(join(objectsDir, "pack", name), idLength);
     if (!index) return null;
     out.push(index);

@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import { appendFileSync, mkdirSync, readdirSync, rmSync, truncateSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, readdirSync, renameSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { GitObjectStore } from "../../src/repo/git-object-store";
-import { missingFrom, packIndexesOf } from "../../src/repo/pack-index";
+import { missingFrom, packIndexesOf, type PackIndex } from "../../src/repo/pack-index";
 import { openRoot } from "../../src/repo/root";
 import { runGit, tmpRepo } from "../helpers/tmp-repo";
 
@@ -49,7 +49,7 @@ describe("a pack's index", () => {
     });
   }
 
-  test("a loose object, an alternate object directory or an index that is cut short or of version 1 leaves the answer to git", async () => {
+  test("a loose object, an alternate object directory or an index that is cut short or of version 1 leaves the answer to git; an index without its pack holds nothing, as for git", async () => {
     await using repo = await tmpRepo();
     for (let i = 0; i < 50; i++) repo.write(`f${i}.txt`, `file ${i}\n`);
     repo.commit("some");
@@ -71,11 +71,23 @@ describe("a pack's index", () => {
     const packDir = join(objects, "pack");
     const idx = readdirSync(packDir).find((n) => n.endsWith(".idx")) as string;
     const pack = idx.replace(/\.idx$/, ".pack");
-    // version 1: no magic, a table of offsets and ids
+    // version 1 in the pack's own index: no magic, a table of offsets and ids
     runGit(packDir, ["index-pack", "--index-version=1", "-o", "v1.idx", pack]);
+    renameSync(join(packDir, idx), join(repo.root, "v2.idx"));
+    renameSync(join(packDir, "v1.idx"), join(packDir, idx));
     expect(packIndexesOf(objects, 20)).toBeNull();
-    rmSync(join(packDir, "v1.idx"));
+    renameSync(join(repo.root, "v2.idx"), join(packDir, idx));
     expect(packIndexesOf(objects, 20)).not.toBeNull();
+    // an index without a pack beside it is skipped
+    runGit(packDir, ["index-pack", "--index-version=1", "-o", "orphan.idx", pack]);
+    expect(packIndexesOf(objects, 20)).toHaveLength(1);
+    rmSync(join(packDir, "orphan.idx"));
+    // an index without its pack holds nothing, as for git
+    const held = objectsOf(repo.root);
+    renameSync(join(packDir, pack), join(repo.root, "aside.pack"));
+    expect(missingFrom(packIndexesOf(objects, 20) as PackIndex[], held, 20)).toEqual(held);
+    renameSync(join(repo.root, "aside.pack"), join(packDir, pack));
+    expect(missingFrom(packIndexesOf(objects, 20) as PackIndex[], held, 20)).toEqual([]);
     // the wrong id length for its size, then cut short
     expect(packIndexesOf(objects, 32)).toBeNull();
     appendFileSync(join(packDir, idx), ""); // (the index is read-only for git: the test is root or the file's owner)
