@@ -148,23 +148,25 @@ export class Prehash {
     this.importing.catch(() => {});
   }
 
-  /** Outcomes in the order they came (subscribe). */
+  /** Outcomes in the order they came before a listener subscribed (subscribe). */
   private readonly got: HashOutcome[] = [];
   private listener: ((o: HashOutcome) => void) | null = null;
 
   /**
    * Tells `fn` every outcome: those in already, then each as it comes, before `outcomes` settles (a capture
-   * takes them while the rest is read). One listener; a later one replaces it.
+   * takes them while the rest is read). One listener, once: the outcomes it was told are not kept.
    */
   subscribe(fn: (o: HashOutcome) => void): void {
+    if (this.listener) throw new Error("the read ahead has a listener already");
     for (const o of this.got) fn(o);
+    this.got.length = 0;
     this.listener = fn;
   }
 
-  /** An outcome as it comes: kept, and told to the listener. */
+  /** An outcome as it comes: told to the listener, or kept for the first one. */
   private heard(o: HashOutcome): void {
-    this.got.push(o);
-    this.listener?.(o);
+    if (this.listener) this.listener(o);
+    else this.got.push(o);
   }
 
   /** Worth starting when the store knows few of the index's blobs: a cold capture. */
