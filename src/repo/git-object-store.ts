@@ -79,7 +79,8 @@ export class GitObjectStore {
    */
   private async missing(oids: string[]): Promise<string[]> {
     const idLength = (oids[0] ?? "").length / 2;
-    const indexes = packIndexesOf(join(this.gitDir, "objects"), idLength);
+    // the indexes are read whole: at most 64 bytes of them a lookup (8 MB whatever the count), beyond which git, which maps them, is asked
+    const indexes = packIndexesOf(join(this.gitDir, "objects"), idLength, Math.max(8 << 20, 64 * oids.length));
     const missing = indexes && missingFrom(indexes, oids, idLength);
     if (missing) return missing;
     const r = await git([`--git-dir=${this.gitDir}`, "cat-file", "--buffer", "--batch-check=%(objectname)"], {

@@ -5,8 +5,8 @@ import { perPath } from "../core/per-path";
 /**
  * Which objects a pack holds, from its index file (`.idx`, version 2; gitformat-pack(5)): a table of 256
  * cumulative counts by first byte, then every object id in byte order, searched as git searches it. Read
- * whole (a cold capture's 16,831 blob ids looked up in about 10 ms), so only indexes up to MAX_INDEX_BYTES (about 2.3 million objects) are used; a larger one is left
- * to git.
+ * whole (a cold capture's 16,831 blob ids looked up in about 10 ms), so only where the indexes are not large
+ * for the lookups asked of them (packIndexesOf's budget); larger ones are left to git.
  */
 export class PackIndex {
   private readonly view: DataView;
@@ -22,7 +22,6 @@ export class PackIndex {
   static read(path: string, idLength: number): PackIndex | null {
     let bytes: Buffer;
     try {
-      if (statSync(path).size > MAX_INDEX_BYTES) return null;
       bytes = readFileSync(path);
     } catch {
       return null;
@@ -84,6 +83,7 @@ export function missingFrom(indexes: readonly PackIndex[], oids: readonly string
 const MAGIC = 0xff744f63;
 /** The header and the table of counts: the ids start here. */
 const TABLE = 8 + 256 * 4;
+/** At most this much of indexes is read at once (about 2.3 million objects): more is left to git, which maps them. */
 const MAX_INDEX_BYTES = 64 * 1024 * 1024;
 
 /**
@@ -92,7 +92,7 @@ const MAX_INDEX_BYTES = 64 * 1024 * 1024;
  * then git must be asked. A pack counts once its index exists (git writes the index last), and only with its
  * pack file (git skips an index without one).
  */
-export function packIndexesOf(objectsDir: string, idLength: number): PackIndex[] | null {
+export function packIndexesOf(objectsDir: string, idLength: number, maxBytes = MAX_INDEX_BYTES): PackIndex[] | null {
   let packs: string[];
   try {
     for (const name of readdirSync(objectsDir)) {
@@ -103,10 +103,17 @@ export function packIndexesOf(objectsDir: string, idLength: number): PackIndex[]
   } catch {
     return null;
   }
+  // an index without its pack is no pack, for git either (it skips it): its objects are not held
+  const names = packs.filter((name) => name.endsWith(".idx") && packs.includes(`${name.slice(0, -4)}.pack`));
+  let bytes = 0;
+  try {
+    for (const name of names) bytes += statSync(join(objectsDir, "pack", name)).size;
+  } catch {
+    return null;
+  }
+  if (bytes > Math.min(maxBytes, MAX_INDEX_BYTES)) return null;
   const out: PackIndex[] = [];
-  for (const name of packs) {
-    // an index without its pack is no pack, for git either (it skips it): its objects are not held
-    if (!name.endsWith(".idx") || !packs.includes(`${name.slice(0, -4)}.pack`)) continue;
+  for (const name of names) {
     const index = PackIndex.read(join(objectsDir, "pack", name), idLength);
     if (!index) return null;
     out.push(index);

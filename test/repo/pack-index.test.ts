@@ -49,7 +49,7 @@ describe("a pack's index", () => {
     });
   }
 
-  test("a loose object, an alternate object directory or an index that is cut short or of version 1 leaves the answer to git; an index without its pack holds nothing, as for git", async () => {
+  test("a loose object, an alternate object directory or an index that is cut short or of version 1, or indexes over the budget, leave the answer to git; an index without its pack holds nothing, as for git", async () => {
     await using repo = await tmpRepo();
     for (let i = 0; i < 50; i++) repo.write(`f${i}.txt`, `file ${i}\n`);
     repo.commit("some");
@@ -88,6 +88,8 @@ describe("a pack's index", () => {
     expect(missingFrom(packIndexesOf(objects, 20) as PackIndex[], held, 20)).toEqual(held);
     renameSync(join(repo.root, "aside.pack"), join(packDir, pack));
     expect(missingFrom(packIndexesOf(objects, 20) as PackIndex[], held, 20)).toEqual([]);
+    // indexes larger than the budget the caller gives are left to git
+    expect(packIndexesOf(objects, 20, 100)).toBeNull();
     // the wrong id length for its size, then cut short
     expect(packIndexesOf(objects, 32)).toBeNull();
     appendFileSync(join(packDir, idx), ""); // (the index is read-only for git: the test is root or the file's owner)
