@@ -99,14 +99,35 @@ static void forget(size_t count) {
   for (size_t i = 0; i < count; i++) seen[found[i] >> 6] = 0;
 }
 
-/* The collected trigrams, grouped by first byte, in a new array; NULL when out of memory. */
+/*
+ * The collected trigrams, grouped by first byte, in a new array; NULL when out of memory. Two halves are
+ * counted and placed side by side (the first half's entries first in each group): one counting sort is one
+ * chain of increments through 256 places, each waiting on the last when a first byte repeats, as in text.
+ */
 static uint32_t *grouped(size_t count) {
   uint32_t *out = malloc((count ? count : 1) * sizeof *out);
   if (!out) return NULL;
-  size_t start[257] = {0};
-  for (size_t i = 0; i < count; i++) start[(found[i] >> 16) + 1]++;
-  for (int b = 0; b < 256; b++) start[b + 1] += start[b];
-  for (size_t i = 0; i < count; i++) out[start[found[i] >> 16]++] = found[i];
+  size_t half = count / 2;
+  size_t lo[257] = {0}, hi[257] = {0};
+  for (size_t i = 0; i < half; i++) {
+    lo[(found[i] >> 16) + 1]++;
+    hi[(found[half + i] >> 16) + 1]++;
+  }
+  if (count & 1) hi[(found[count - 1] >> 16) + 1]++;
+  /* per first byte: the first half's entries, then the second's */
+  size_t at = 0;
+  for (int b = 0; b < 256; b++) {
+    size_t a = lo[b + 1], c = hi[b + 1];
+    lo[b] = at;
+    hi[b] = at + a;
+    at += a + c;
+  }
+  for (size_t i = 0; i < half; i++) {
+    uint32_t x = found[i], y = found[half + i];
+    out[lo[x >> 16]++] = x;
+    out[hi[y >> 16]++] = y;
+  }
+  if (count & 1) out[hi[found[count - 1] >> 16]++] = found[count - 1];
   return out;
 }
 
