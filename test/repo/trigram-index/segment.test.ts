@@ -109,6 +109,10 @@ describe("building a segment from files", () => {
       "b.txt": "hello there\r\nworld\r\n",
       "empty.txt": "",
       "two.txt": "ab",
+      // one, three and four trigrams: the native grouping's two halves with an odd one left over, and even
+      "one.txt": "abc",
+      "three.txt": "abcde",
+      "four.txt": "zabcz",
       "unicode.md": "日本語 café ſ \u212a\n",
       "bin.png": new Uint8Array([0x89, 0x50, 0, 0x47, 1, 2, 3]),
       "big/large.log": big, // over the native reads' 1 MiB chunks: trigrams across chunk edges
