@@ -173,6 +173,18 @@ static napi_value hash_start(napi_env env, napi_callback_info info) {
  * Returns [job | null (no plain record), plan]: plan is an Int32Array of the plain records' count p, the
  * leaders' count l, each plain record's leader (p entries), then each leader's plain record (l entries).
  */
+/* A new Int32Array of n values and where they are written; NULL with an exception pending when it cannot be made. */
+static napi_value int32_array(napi_env env, size_t n, int32_t **values) {
+  napi_value ab, arr;
+  void *data;
+  if (napi_create_arraybuffer(env, n * sizeof(int32_t), &data, &ab) != napi_ok || napi_create_typedarray(env, napi_int32_array, n, ab, 0, &arr) != napi_ok) {
+    throw_(env, "napi_create_typedarray");
+    return NULL;
+  }
+  *values = data;
+  return arr;
+}
+
 static napi_value hash_start_listing(napi_env env, napi_callback_info info) {
   napi_value argv[4];
   if (!args_of(env, info, 4, argv)) return NULL;
@@ -183,14 +195,13 @@ static napi_value hash_start_listing(napi_env env, napi_callback_info info) {
   if (!(threshold >= 1)) return fail(env, "worksnap native: bad threshold");
   listing_plan_t plan;
   if (!listing_plan(listing, listing_len, &plan)) return fail(env, "worksnap native: out of memory");
-  napi_value ab, arr, out, job_value;
-  void *data;
-  size_t n = 2 + plan.plain + plan.leaders;
-  if (napi_create_arraybuffer(env, n * sizeof(int32_t), &data, &ab) != napi_ok || napi_create_typedarray(env, napi_int32_array, n, ab, 0, &arr) != napi_ok) {
+  napi_value out, job_value;
+  int32_t *v;
+  napi_value arr = int32_array(env, 2 + plan.plain + plan.leaders, &v);
+  if (!arr) {
     listing_plan_free(&plan);
-    return throw_(env, "napi_create_typedarray");
+    return NULL;
   }
-  int32_t *v = data;
   v[0] = (int32_t)plan.plain;
   v[1] = (int32_t)plan.leaders;
   memcpy(v + 2, plan.leader_of, plan.plain * sizeof(int32_t));
@@ -238,14 +249,10 @@ static napi_value listing_records_of(napi_env env, napi_callback_info info) {
     return out;
   }
   if (ok == 0) return fail(env, "worksnap native: out of memory");
-  napi_value ab;
-  void *data;
+  int32_t *v;
   size_t n = count * LR_FIELDS;
-  if (napi_create_arraybuffer(env, n * sizeof(int32_t), &data, &ab) != napi_ok || napi_create_typedarray(env, napi_int32_array, n, ab, 0, &out) != napi_ok) {
-    free(records);
-    return throw_(env, "napi_create_typedarray");
-  }
-  if (n > 0) memcpy(data, records, n * sizeof(int32_t));
+  out = int32_array(env, n, &v);
+  if (out && n > 0) memcpy(v, records, n * sizeof(int32_t));
   free(records);
   return out;
 }

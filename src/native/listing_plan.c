@@ -52,6 +52,13 @@ static size_t split_record(const uint8_t *s, size_t len, size_t start, record_t 
   return end;
 }
 
+/* An upper bound of a listing's records: each ends at a NUL, or at the end. */
+static size_t records_at_most(const uint8_t *s, size_t len) {
+  size_t n = 1;
+  for (const uint8_t *p = s, *end = s + len; p < end && (p = memchr(p, 0, (size_t)(end - p))); p++) n++;
+  return n;
+}
+
 static uint32_t key_of(const uint8_t *id) {
   uint32_t h = 0;
   for (int i = 0; i < 8; i++) {
@@ -63,9 +70,7 @@ static uint32_t key_of(const uint8_t *id) {
 
 int listing_plan(const uint8_t *s, size_t len, listing_plan_t *out) {
   memset(out, 0, sizeof *out);
-  /* an upper bound of the records: each ends at a NUL, or at the end */
-  size_t cap = 1;
-  for (const uint8_t *p = s, *end = s + len; p < end && (p = memchr(p, 0, (size_t)(end - p))); p++) cap++;
+  size_t cap = records_at_most(s, len);
   size_t slots = 16;
   while (slots < 2 * cap) slots <<= 1;
   /* per slot: the leader's position + 1 (0: empty) */
@@ -160,8 +165,7 @@ int listing_records(const uint8_t *s, size_t len, int32_t **out, size_t *count) 
   *out = NULL;
   *count = 0;
   if (len >= INT32_MAX) return -1;
-  size_t cap = 1;
-  for (const uint8_t *p = s, *end = s + len; p < end && (p = memchr(p, 0, (size_t)(end - p))); p++) cap++;
+  size_t cap = records_at_most(s, len);
   int32_t *v = malloc(cap * LR_FIELDS * sizeof *v);
   if (!v) return 0;
   size_t n = 0, start = 0;

@@ -195,7 +195,6 @@ function sharedField(text: string, start: number, end: number): string {
 }
 perPath(sharedField);
 
-
 /** Parsed listings, so that the walk and a read ahead working on the same listing split it once. */
 const parsed = new WeakMap<Uint8Array, IndexRecord[]>();
 
@@ -252,10 +251,16 @@ function recordsAt(text: string, bytes: Buffer, at: Int32Array, layout: NativeLa
       }
       reserved = path !== null && isReservedPath(path);
     }
-    out.push({ tag: sharedField(text, start, sp1), mode: sharedField(text, sp1 + 1, sp2), oid: text.slice(sp2 + 1, sp3), stage: sharedField(text, sp3 + 1, tab), path, reserved, wide });
+    out.push(recordOf(text, start, sp1, sp2, sp3, tab, path, reserved, wide));
   }
   return out;
 }
+
+/** A record from its separators' places in the text (both splits make it so). */
+function recordOf(text: string, start: number, sp1: number, sp2: number, sp3: number, tab: number, path: string | null, reserved: boolean, wide: boolean): IndexRecord {
+  return { tag: sharedField(text, start, sp1), mode: sharedField(text, sp1 + 1, sp2), oid: text.slice(sp2 + 1, sp3), stage: sharedField(text, sp3 + 1, tab), path, reserved, wide };
+}
+perPath(recordOf);
 
 /** The records in one pass over the text, the same as recordsAt's (without the native module). */
 function scanRecords(text: string, bytes: Buffer): IndexRecord[] {
@@ -297,7 +302,7 @@ function scanRecords(text: string, bytes: Buffer): IndexRecord[] {
         const dirEnd = path.lastIndexOf("/") + 1;
         if (!reserved && (!shared || dirEnd !== clearDir.length)) clearDir = path.slice(0, dirEnd);
       }
-      out.push({ tag: sharedField(text, start, sp1), mode: sharedField(text, sp1 + 1, sp2), oid: text.slice(sp2 + 1, sp3), stage: sharedField(text, sp3 + 1, tab), path, reserved, wide });
+      out.push(recordOf(text, start, sp1, sp2, sp3, tab, path, reserved, wide));
     }
     start = end + 1;
   }
