@@ -74,8 +74,15 @@ int job_init(job_t *job, const char *paths, size_t paths_len, size_t count, int 
   return 1;
 }
 
-/* After items were marked finished: the watcher hears of it if its item is among them. */
+/*
+ * After items were marked finished: the watcher hears of it if its item is among them.
+ *
+ * The worker stores ready[i] then loads watch; job_watch stores watch then loads ready[i]. Each side needs a full
+ * fence between its store and its load, or both may miss the other (x86 lets a load pass an earlier store still in
+ * the store buffer: the worker reads no watch while the watcher reads the item unfinished, and nobody wakes it).
+ */
 static void check_watch(job_t *job) {
+  atomic_thread_fence(memory_order_seq_cst);
   long long w = atomic_load(&job->watch);
   if (w < 0 || !atomic_load_explicit(&job->ready[w], memory_order_acquire)) return;
   if (atomic_compare_exchange_strong(&job->watch, &w, -1) && job->notify) job->notify(job);
@@ -84,6 +91,7 @@ static void check_watch(job_t *job) {
 int job_watch(job_t *job, size_t index) {
   if (index >= job->count || atomic_load_explicit(&job->ready[index], memory_order_acquire)) return 1;
   atomic_store(&job->watch, (long long)index);
+  atomic_thread_fence(memory_order_seq_cst); /* see check_watch */
   // finished between the check and the store: take the watch back, unless a worker has already fired it
   long long w = (long long)index;
   if (atomic_load_explicit(&job->ready[index], memory_order_acquire) && atomic_compare_exchange_strong(&job->watch, &w, -1)) return 1;

@@ -11,6 +11,8 @@
  * Requests are batched into jobs; the module wakes this thread when the
  * first file not yet answered is finished (notify/watch), and the finished
  * prefix is answered in order, a callback per request, no promise per file.
+ * While a job runs, a timer looks again every BACKSTOP_MS as well: a wake-up
+ * that never comes costs that long, never the call's time budget.
  */
 import { errnoError, joinPaths, type NativeJob, type NativeModule } from "../../repo/native";
 import type { HashMemory, Remembered } from "./hash-memory";
@@ -33,6 +35,8 @@ interface Running {
 
 /** Files per job: large enough to amortise a job, small enough that the first answers come soon. */
 const JOB_FILES = 512;
+/** How long a wait on a job's wake-up goes before this thread looks for itself. */
+const BACKSTOP_MS = 50;
 const KIND_BINARY = 0;
 const KIND_SKIP = 1;
 const KIND_BYTES = 2;
@@ -43,6 +47,7 @@ export class NativeReader implements FileReader {
   private queuedFilter: ReadFilter | null = null;
   private readonly running: Running[] = [];
   private pollQueued = false;
+  private backstop: ReturnType<typeof setTimeout> | null = null;
 
   constructor(
     private readonly m: NativeModule,
@@ -110,11 +115,17 @@ export class NativeReader implements FileReader {
       if (ready > run.taken) this.answer(run, ready);
       if (run.taken < run.requests.length) {
         if (this.m.watch(run.job, run.taken)) continue; // finished meanwhile
+        this.backstop ??= setTimeout(() => {
+          this.backstop = null;
+          this.poll();
+        }, BACKSTOP_MS).unref();
         return;
       }
       this.m.release(run.job);
       this.running.shift();
     }
+    if (this.backstop !== null) clearTimeout(this.backstop);
+    this.backstop = null;
   }
 
   private answer(run: Running, upTo: number): void {
