@@ -30,7 +30,7 @@ describe.skipIf(!m)("native reader", () => {
   }
   const filter: ReadFilter = { literals: [encode("needle")], required: [], scan: null, limit: 1 << 20 };
 
-  const kindOf = (err: Error | null, read: ReadOutcome | null) => (err ? ((err as NodeJS.ErrnoException).code === "ENOENT" ? "gone" : String(err)) : read!.kind);
+  const kindOf = (err: unknown, read: ReadOutcome | null) => (err ? ((err as NodeJS.ErrnoException).code === "ENOENT" ? "gone" : String(err)) : read!.kind);
 
   test("every request answered in order with its file's outcome, over 20,000 waits on jobs of one to seven files", async () => {
     const reader = new NativeReader(m!, 8000, sharedHashMemory(), false);
