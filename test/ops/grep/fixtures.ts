@@ -88,3 +88,8 @@ export function tempDir(prefix: string): { dir: string; [Symbol.dispose](): void
   const dir = mkdtempSync(join(tmpdir(), `worksnap-${prefix}-`));
   return { dir, [Symbol.dispose]: () => rmSync(dir, { recursive: true, force: true }) };
 }
+
+/** "whole" for an answer that holds everything, else why it was cut (a time budget that ran out names the file). */
+export function cutOf(r: Pick<GrepResult, "truncated" | "note" | "timed_out">): string {
+  return r.truncated ? `truncated: ${r.note ?? ""}${r.timed_out ? " (timed out)" : ""}` : "whole";
+}
