@@ -232,6 +232,19 @@ export function nativeSummary(): string {
 }
 
 /**
+ * How long a wait on a job's wake-up (notify/watch) goes before the waiter
+ * looks for itself: a wake-up that never comes costs that long, never the
+ * whole wait (docs/decisions.md, "A read's answer never waits on one wake-up
+ * alone").
+ */
+export const WAKE_BACKSTOP_MS = 50;
+
+/** Calls `look` after WAKE_BACKSTOP_MS unless cleared first; the timer never keeps the process up. */
+export function lookLater(look: () => void): ReturnType<typeof setTimeout> {
+  return setTimeout(look, WAKE_BACKSTOP_MS).unref();
+}
+
+/**
  * Resolves once `want` items of `job` are finished, polling every
  * millisecond; `onReady` hears the finished count as it grows. Aborting
  * `signal` rejects with its reason (the caller releases the job).

@@ -11,10 +11,10 @@
  * Requests are batched into jobs; the module wakes this thread when the
  * first file not yet answered is finished (notify/watch), and the finished
  * prefix is answered in order, a callback per request, no promise per file.
- * While a job runs, a timer looks again every BACKSTOP_MS as well: a wake-up
- * that never comes costs that long, never the call's time budget.
+ * While a job runs, a timer looks again every WAKE_BACKSTOP_MS as well: a
+ * wake-up that never comes costs that long, never the call's time budget.
  */
-import { errnoError, joinPaths, type NativeJob, type NativeModule } from "../../repo/native";
+import { errnoError, joinPaths, lookLater, type NativeJob, type NativeModule } from "../../repo/native";
 import type { HashMemory, Remembered } from "./hash-memory";
 import { RACY_MARGIN_MS } from "./hash-memory";
 import { NOT_REGULAR, nativeLiterals, type FileReader, type ReadDone, type ReadFilter } from "./reader-pool";
@@ -35,8 +35,6 @@ interface Running {
 
 /** Files per job: large enough to amortise a job, small enough that the first answers come soon. */
 const JOB_FILES = 512;
-/** How long a wait on a job's wake-up goes before this thread looks for itself. */
-const BACKSTOP_MS = 50;
 const KIND_BINARY = 0;
 const KIND_SKIP = 1;
 const KIND_BYTES = 2;
@@ -115,10 +113,10 @@ export class NativeReader implements FileReader {
       if (ready > run.taken) this.answer(run, ready);
       if (run.taken < run.requests.length) {
         if (this.m.watch(run.job, run.taken)) continue; // finished meanwhile
-        this.backstop ??= setTimeout(() => {
+        this.backstop ??= lookLater(() => {
           this.backstop = null;
           this.poll();
-        }, BACKSTOP_MS).unref();
+        });
         return;
       }
       this.m.release(run.job);

@@ -14,7 +14,7 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { BINARY_SNIFF_BYTES } from "../../core/binary";
-import { joinPaths, type NativeModule } from "../native";
+import { joinPaths, lookLater, type NativeModule } from "../native";
 import { encodeSegment, trigramsOf, type SegmentBlob } from "./segment";
 
 /** What became of a file (the native TRI_* codes). */
@@ -95,17 +95,20 @@ async function buildNatively(m: NativeModule, root: string, items: readonly Buil
   const job = m.trigramStart(root, joinPaths(items.map((i) => i.path)), files, expectsOf(m, items), opts.fileLimit, opts.pairCap, BINARY_SNIFF_BYTES, opts.background);
   try {
     await new Promise<void>((resolve, reject) => {
-      const abort = () => reject(opts.signal?.reason ?? new Error("aborted"));
+      let backstop: ReturnType<typeof setTimeout> | undefined;
+      const settle = (fail?: unknown) => {
+        clearTimeout(backstop);
+        opts.signal?.removeEventListener("abort", abort);
+        if (fail === undefined) resolve();
+        else reject(fail);
+      };
+      const abort = () => settle(opts.signal?.reason ?? new Error("aborted"));
       if (opts.signal?.aborted) return abort();
       opts.signal?.addEventListener("abort", abort, { once: true });
-      m.notify(job, () => {
-        opts.signal?.removeEventListener("abort", abort);
-        resolve();
-      });
-      if (m.watch(job, files)) {
-        opts.signal?.removeEventListener("abort", abort);
-        resolve();
-      }
+      m.notify(job, () => settle());
+      // the segment is the job's last item: asked for again after each WAKE_BACKSTOP_MS without a wake-up
+      const look = () => (m.watch(job, files) ? settle() : (backstop = lookLater(look)));
+      look();
     });
     const L = m.layout;
     const records = m.trigramRecords(job);

@@ -22,9 +22,9 @@ describe.skipIf(!m)("native reader", () => {
   afterAll(() => tmp[Symbol.dispose]());
   // a file with the literal, one without, a binary one; and a path that holds nothing
   const kinds = ["bytes", "skip", "binary", "gone"] as const;
-  const files = Array.from({ length: 64 }, (_, i) => ({ path: join(tmp.dir, `f${i}`), kind: kinds[i % 4]! }));
+  const files = Array.from({ length: 64 }, (_, i) => ({ path: join(tmp.dir, `f${i}`), kind: kinds[i % 4]!, text: `line ${i}\nthe needle ${i}\n` }));
   for (const [i, f] of files.entries()) {
-    if (f.kind === "bytes") writeFileSync(f.path, `line ${i}\nthe needle ${i}\n`);
+    if (f.kind === "bytes") writeFileSync(f.path, f.text);
     if (f.kind === "skip") writeFileSync(f.path, `line ${i}\nnothing here\n`);
     if (f.kind === "binary") writeFileSync(f.path, new Uint8Array([0x6e, 0x65, 0, 0x64, i]));
   }
@@ -57,15 +57,15 @@ describe.skipIf(!m)("native reader", () => {
   test("the bytes of a file that may match come back whole; a request past a full job's worth is answered too", async () => {
     const reader = new NativeReader(m!, 8000, sharedHashMemory(), false);
     const many = Array.from({ length: 1_300 }, (_, i) => files[i % files.length]!);
-    const got = await new Promise<{ path: string; kind: string; text: string | null }[]>((resolve) => {
-      const out: { path: string; kind: string; text: string | null }[] = [];
+    const got = await new Promise<{ path: string; kind: string; text: string | null; file: (typeof files)[number] }[]>((resolve) => {
+      const out: { path: string; kind: string; text: string | null; file: (typeof files)[number] }[] = [];
       for (const f of many)
         reader.read(f.path, filter, 10, false, (err, read) => {
-          out.push({ path: f.path, kind: kindOf(err, read), text: read?.kind === "bytes" ? new TextDecoder().decode(read.bytes) : null });
+          out.push({ path: f.path, kind: kindOf(err, read), text: read?.kind === "bytes" ? new TextDecoder().decode(read.bytes) : null, file: f });
           if (out.length === many.length) resolve(out);
         });
     });
     expect(got.map((g) => `${g.path} ${g.kind}`)).toEqual(many.map((f) => `${f.path} ${f.kind}`));
-    for (const g of got) if (g.kind === "bytes") expect(g.text).toBe(`line ${g.path.slice(g.path.lastIndexOf("f") + 1)}\nthe needle ${g.path.slice(g.path.lastIndexOf("f") + 1)}\n`);
+    for (const g of got) if (g.kind === "bytes") expect(g.text).toBe(g.file.text);
   });
 });
