@@ -14,11 +14,11 @@
 //    index; the server's resident set and high-water mark. Every answer's (path, line) pairs are checked against
 //    rg's (equal when the page holds them all, a subset otherwise).
 
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
-import { COPY_CONFIG, STATUS_ARGS } from "../src/repo/status-index";
 import { ensureGenerated, readMarker } from "./gen-repo.ts";
 import { processMemory, resetPeak, resultOf, startServer } from "./mcp-server.ts";
+import { plainStatus, statusOnCopy } from "./status-floor.ts";
 import { argValue, fmtBytes, fmtMs, fmtRatio, loadLine, machineLine, markdownTable, median, runMain, table } from "./lib.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
@@ -48,20 +48,6 @@ function run(cmd: string[], cwd: string, env?: Record<string, string>): number {
   const r = Bun.spawnSync(cmd, { cwd, stdout: "ignore", stderr: "pipe", env: env ? { ...process.env, ...env } : undefined });
   if (r.exitCode !== 0 && r.exitCode !== 1) throw new Error(`${cmd.join(" ")} exited ${r.exitCode}: ${r.stderr.toString().slice(0, 500)}`);
   return (Bun.nanoseconds() - t) / 1e6;
-}
-
-/**
- * The status a worktree call runs in a warm server (src/repo/status-index.ts): on worksnap's copy of the index,
- * with git's untracked cache; the copy as the server left it, not written by this run (optional locks off).
- */
-function cachedStatus(dir: string): number {
-  const gitDir = join(dir, ".mcp", "git");
-  const copy = readdirSync(gitDir).find((n) => n.startsWith("status-index-"));
-  if (copy === undefined) throw new Error("the server made no copy of the index for its status");
-  return run(["git", ...COPY_CONFIG, ...STATUS_ARGS], dir, {
-    GIT_INDEX_FILE: join(gitDir, copy),
-    GIT_OPTIONAL_LOCKS: "0",
-  });
 }
 
 function rgPairs(dir: string, c: Case): { ms: number; pairs: Set<string> } {
@@ -174,8 +160,8 @@ async function main(): Promise<number> {
       phase(`worktree grep: ${c.name}`);
       row.stored.push((await server.call("snapshot_grep", { ...ask(c), snapshot_id: snapshot })).ms);
       phase(`snapshot grep: ${c.name}`);
-      row.status.push(run(["git", "status", "--porcelain=v1", "-z"], dir));
-      row.cached.push(cachedStatus(dir));
+      row.status.push(plainStatus(dir));
+      row.cached.push(statusOnCopy(dir));
       const ours = new Set<string>(live.result.matches.map((m: { path: string; line: number }) => `${m.path}:${m.line}`));
       const subset = [...ours].every((p) => rg.pairs.has(p));
       row.matches = live.result.matches.length;

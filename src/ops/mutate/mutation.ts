@@ -182,29 +182,33 @@ export async function runMutation<T extends object>(
     // The directories the change set reads and writes are held open for the whole call (write/target.ts).
     const access = new WorktreeAccess(ws.repo);
     try {
-      // git computes the fingerprint while the change set is built (both only read, under the lock); the lease is
-      // validated before anything is written, and a stale lease is reported before any error of the build.
-      const fingerprintRead = liveFingerprint(ws);
-      fingerprintRead.catch(() => undefined);
+      // With a lease, git computes the fingerprint while the change set is built (both only read, under the lock):
+      // the lease is validated before anything is written, and a stale lease is reported before any error of the
+      // build. Without one, the fingerprint before the write has no use once the write changes something (the answer
+      // carries the one after it), so it is read only for an answer that writes nothing: on a large tree that is a
+      // whole `git status` less per write.
+      const fingerprintRead = args.lease_id !== undefined ? liveFingerprint(ws) : null;
+      fingerprintRead?.catch(() => undefined);
       progress(0, "reading the work tree");
       const reads = new Map<string, KnownState>();
       let built: Built<T>;
       try {
         built = await build(worktreeView(ws, access, reads));
       } catch (err) {
-        const fp = await fingerprintRead.catch(() => null);
+        const fp = await fingerprintRead?.catch(() => null);
         if (fp && args.lease_id !== undefined) await acquireLease(ws, args.lease_id, fp);
         throw err;
       }
-      const fingerprint = await fingerprintRead;
-      const lease = args.lease_id !== undefined ? await acquireLease(ws, args.lease_id, fingerprint) : null;
+      const fingerprint = fingerprintRead ? await fingerprintRead : null;
+      const lease = args.lease_id !== undefined && fingerprint ? await acquireLease(ws, args.lease_id, fingerprint) : null;
       checkCancelled(args.signal);
       const changes = built.changes === null ? null : withoutNoOps(access, built.changes, reads);
       if (changes === null || changes.length === 0) {
         // a rejected patch or a write that changes nothing: nothing is written or recorded, and no conversation starts
-        const kept = lease ?? ws.leases.issue(fingerprint);
+        const now = fingerprint ?? (await liveFingerprint(ws));
+        const kept = lease ?? ws.leases.issue(now);
         const unchanged = built.changes !== null ? unchangedNote(built.changes) : undefined;
-        return finish({ cache_hint: "until_dirty", lease_id: kept.id, fingerprint }, built, [], false, unchanged);
+        return finish({ cache_hint: "until_dirty", lease_id: kept.id, fingerprint: now }, built, [], false, unchanged);
       }
       built.changes = changes;
       progress(1, "writing");
@@ -218,7 +222,7 @@ export async function runMutation<T extends object>(
           recorder: ws.recorder,
           conversationId: conv.id,
           toolName,
-          lease: lease ? { lease, fingerprint } : undefined,
+          lease: lease && fingerprint ? { lease, fingerprint } : undefined,
           pins,
           signal: args.signal,
           known: built.fromReads ? reads : undefined,
