@@ -65,6 +65,24 @@ describe("renderPlacedDiff", () => {
     expect(rendered).toBeGreaterThan(1500);
   });
 
+  test("a diff larger than its first guess (long context lines, many changes) grows and keeps every byte", () => {
+    const r = rng(20261129);
+    for (let n = 0; n < 200; n++) {
+      const long = () => `${"x".repeat(1 + r.int(6000))} ${r.int(1000)}\n`;
+      let a = "";
+      for (let i = 0, lines = 1 + r.int(40); i < lines; i++) a += r.next() < 0.5 ? long() : `short ${r.int(50)}\n`;
+      if (r.next() < 0.3) a = a.slice(0, -1);
+      const b = edited(r, a);
+      if (a === b) continue;
+      const changes = changesOf(a, b);
+      const from = side("src/long.ts", a);
+      const to = side("src/long.ts", b);
+      const out = renderPlacedDiff(from, to, changes);
+      expect(out).not.toBeNull();
+      expect(Buffer.from(out!).equals(Buffer.from(expected(from, to, changes)))).toBe(true);
+    }
+  });
+
   test("the diff of a patch's placed hunks replays it: offsets, first and last lines, a line of only a newline", () => {
     const before = "\n" + Array.from({ length: 30 }, (_, i) => `l${i}\n`).join("") + "tail";
     const patch = [
