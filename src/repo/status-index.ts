@@ -20,16 +20,22 @@
  * first status builds the cache (one index write, about 70 ms here).
  *
  * The cache is only used where a directory's stat data reliably changes with
- * its entries: a local file system git's untracked cache is made for (by its
- * type, on Linux), no split index (its shared part lives in the user's `.git`,
- * where a write would land), and not where the user turned the cache off
- * (`core.untrackedCache=false`). Anything else, and any failure to make the
- * copy, is the plain status.
+ * its entries: on Linux, a local file system git's untracked cache is made for
+ * (by its type); elsewhere but Windows (macOS), where the type does not tell,
+ * a file system git's own test (`git update-index --test-untracked-cache`)
+ * passed on, run once by a server while it is idle (about 6 s, mostly git's
+ * sleeps between its checks) and its verdict kept for the repository; on
+ * Windows never (git's own Scalar turns the cache off there: new files do not
+ * reliably move their directory's mtime). Never with a split index (its
+ * shared part lives in the user's `.git`, where a write would land), nor where
+ * the user turned the cache off (`core.untrackedCache=false`). Anything else,
+ * and any failure to make the copy, is the plain status.
  */
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, statfsSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { isDescriptorShortage } from "../core/errors";
 import { sha256Hex } from "../core/hash";
+import { writeCacheFile } from "./cache-file";
 import { git, gitText, type GitResult } from "./git";
 import { indexIdentity } from "./index-identity";
 import type { RepoRoot } from "./root";
@@ -79,6 +85,7 @@ const unprimed = new Set<string>();
  * (after a call that found the user's index changed). True when it ran.
  */
 export async function primeStatusCopy(repo: RepoRoot): Promise<boolean> {
+  probeWhenIdle(repo);
   if (unprimed.size === 0 || !repo.gitDir) return false;
   const identity = indexIdentity(join(repo.gitDir, "index"));
   if (identity === null || !unprimed.has(copyPath(repo, identity))) return false;
@@ -143,7 +150,7 @@ function cacheAllowed(repo: RepoRoot): Promise<boolean> {
 }
 
 async function askAllowed(repo: RepoRoot): Promise<boolean> {
-  if (!localFileSystem(repo.root)) return false;
+  if (!mtimesFollowEntries(repo)) return false;
   try {
     const setting = (await gitText(["config", "--get", "core.untrackedCache"], { cwd: repo.root, okCodes: [1] })).trim().toLowerCase();
     return !["false", "no", "off", "0"].includes(setting);
@@ -152,12 +159,84 @@ async function askAllowed(repo: RepoRoot): Promise<boolean> {
   }
 }
 
+/** The platform whose rule applies (configureStatusCache: a test takes another platform's rule on this machine). */
+let platform: NodeJS.Platform = process.platform;
+
+/** Tests only: the rule of another platform from now on, forgetting what this process decided per root. */
+export function configureStatusCache(opts: { platform: NodeJS.Platform }): void {
+  platform = opts.platform;
+  allowed.clear();
+  probing.clear();
+}
+
+/** Whether a directory's stat data changes with its entries on the file system of the root, as far as is known now. */
+function mtimesFollowEntries(repo: RepoRoot): boolean {
+  if (platform === "linux") return localFileSystem(repo.root);
+  if (platform === "win32") return false;
+  return readVerdict(repo) === true;
+}
+
 function localFileSystem(path: string): boolean {
-  if (process.platform !== "linux") return false;
   try {
     return LOCAL_LINUX.has(Number(statfsSync(path).type));
   } catch {
     return false;
+  }
+}
+
+/**
+ * git's verdict on the root's file system (`.mcp/cache/dir-mtimes.json`), for the platform and device it was
+ * reached on; null when there is none for them (another machine, a repository moved to another volume).
+ */
+function readVerdict(repo: RepoRoot): boolean | null {
+  try {
+    const v = JSON.parse(readFileSync(verdictPath(repo), "utf8")) as { platform?: string; dev?: number; ok?: boolean };
+    return v.platform === platform && v.dev === statSync(repo.root).dev && typeof v.ok === "boolean" ? v.ok : null;
+  } catch {
+    return null;
+  }
+}
+
+function verdictPath(repo: RepoRoot): string {
+  return join(repo.stateDir, "cache", "dir-mtimes.json");
+}
+
+/** Roots whose test runs (or ran) in this process: one run per process and root. */
+const probing = new Map<string, Promise<boolean | null>>();
+
+/**
+ * Where only git's test can tell (not Linux, not Windows) and no verdict is kept: runs it once in this process,
+ * in the background, in a scratch repository under `.mcp/tmp` (git makes its test directories in the work
+ * tree's top, which must not be the user's: a status would list them), and keeps the verdict; later statuses
+ * take it. Nothing is kept when the test could not run (git missing, no room), so another process tries again.
+ */
+function probeWhenIdle(repo: RepoRoot): void {
+  if (platform === "linux" || platform === "win32" || !repo.gitDir || probing.has(repo.root) || readVerdict(repo) !== null) return;
+  probing.set(repo.root, probe(repo));
+}
+
+/** The test's run: its verdict, kept (true or false), or null when it could not run. */
+export function mtimeProbe(repo: RepoRoot): Promise<boolean | null> | undefined {
+  return probing.get(repo.root);
+}
+
+async function probe(repo: RepoRoot): Promise<boolean | null> {
+  let dir: string | null = null;
+  try {
+    ensureStateDir(repo.stateDir);
+    dir = tempPath(repo.stateDir, "mtime-test");
+    mkdirSync(dir, { recursive: true });
+    await git(["init", "-q"], { cwd: dir });
+    const r = await git(["update-index", "--test-untracked-cache"], { cwd: dir, okCodes: [1, 128] });
+    const ok = r.code === 0;
+    mkdirSync(join(repo.stateDir, "cache"), { recursive: true });
+    writeCacheFile(repo.stateDir, verdictPath(repo), `${JSON.stringify({ platform, dev: statSync(repo.root).dev, ok })}\n`);
+    allowed.delete(repo.root); // the next status asks again
+    return ok;
+  } catch {
+    return null;
+  } finally {
+    if (dir !== null) rmSync(dir, { recursive: true, force: true });
   }
 }
 

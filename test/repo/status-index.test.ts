@@ -3,7 +3,7 @@ import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renam
 import { join } from "node:path";
 import { readGitState, STATUS_ARGS } from "../../src/repo/fingerprint";
 import { openRoot } from "../../src/repo/root";
-import { primeStatusCopy } from "../../src/repo/status-index";
+import { configureStatusCache, mtimeProbe, primeStatusCopy } from "../../src/repo/status-index";
 import { rng } from "../ops/patch/fixtures";
 import { tmpRepo, type TmpRepo } from "../helpers/tmp-repo";
 
@@ -232,4 +232,85 @@ describe("git status on worksnap's copy of the index (untracked cache)", () => {
     for (let i = 0; i < 3; i++) expect(await ourStatus(repo.root)).toBe(plainStatus(repo.root));
     expect(cacheWritten(repo.root)).toBe(false);
   });
+});
+
+describe("where the file system's type does not tell (macOS): git's own test decides, once, in the background", () => {
+  /** This machine's file system under another platform's rule; the rule of this one back afterwards. */
+  async function asPlatform<T>(platform: NodeJS.Platform, run: () => Promise<T>): Promise<T> {
+    configureStatusCache({ platform });
+    try {
+      return await run();
+    } finally {
+      configureStatusCache({ platform: process.platform });
+    }
+  }
+
+  const verdict = (root: string) => JSON.parse(readFileSync(join(root, ".mcp", "cache", "dir-mtimes.json"), "utf8"));
+
+  test("no verdict: the plain status and no copy; a server's idle work runs the test, then statuses take the copy, the same bytes", async () => {
+    await using repo = await committedTree();
+    repo.write("src/new/u.txt", "u\n");
+    const r = openRoot(repo.root);
+    await asPlatform("darwin", async () => {
+      for (let i = 0; i < 2; i++) expect(await ourStatus(repo.root)).toBe(plainStatus(repo.root));
+      await Bun.sleep(50);
+      expect(copies(repo.root)).toHaveLength(0);
+      const userView = plainStatus(repo.root);
+      await primeStatusCopy(r);
+      const running = mtimeProbe(r);
+      expect(running).toBeDefined();
+      // while git's test runs (about 6 s), the user's status sees nothing of it
+      for (let i = 0; i < 3; i++) {
+        await Bun.sleep(1000);
+        expect(plainStatus(repo.root)).toBe(userView);
+      }
+      expect(await running).toBe(true);
+      expect(verdict(repo.root)).toMatchObject({ platform: "darwin", ok: true });
+      expect(readdirSync(join(repo.root, ".mcp", "tmp")).filter((n) => n.includes("mtime-test"))).toEqual([]);
+      expect(await ourStatus(repo.root)).toBe(plainStatus(repo.root)); // on the user's index; the copy made after it
+      await untilNewCopy(repo.root);
+      for (const change of ["src/new/v.txt", "docs/img/w.txt", "tools/x.log"]) {
+        repo.write(change, "v\n");
+        expect(await ourStatus(repo.root)).toBe(plainStatus(repo.root));
+      }
+      expect(cacheWritten(repo.root)).toBe(true);
+      await primeStatusCopy(r);
+      expect(mtimeProbe(r)).toBe(running); // once per process
+    });
+  }, 60_000);
+
+  test("a verdict is taken only for its platform and device; a failed test keeps the plain status; Windows never", async () => {
+    await using repo = await committedTree();
+    repo.write("src/u.txt", "u\n");
+    const r = openRoot(repo.root);
+    const keep = (v: object) => {
+      mkdirSync(join(repo.root, ".mcp", "cache"), { recursive: true });
+      writeFileSync(join(repo.root, ".mcp", "cache", "dir-mtimes.json"), JSON.stringify(v));
+    };
+    const dev = statSync(repo.root).dev;
+    for (const v of [{ platform: "darwin", dev: dev + 1, ok: true }, { platform: "freebsd", dev, ok: true }, { platform: "darwin", dev, ok: false }]) {
+      keep(v);
+      await asPlatform("darwin", async () => {
+        for (let i = 0; i < 2; i++) expect(await ourStatus(repo.root)).toBe(plainStatus(repo.root));
+      });
+      await Bun.sleep(50);
+      expect(copies(repo.root)).toHaveLength(0);
+    }
+    keep({ platform: "win32", dev, ok: true });
+    await asPlatform("win32", async () => {
+      for (let i = 0; i < 2; i++) expect(await ourStatus(repo.root)).toBe(plainStatus(repo.root));
+      await primeStatusCopy(r);
+      expect(mtimeProbe(r)).toBeUndefined();
+    });
+    await Bun.sleep(50);
+    expect(copies(repo.root)).toHaveLength(0);
+    // the verdict of this platform and device: the copy
+    keep({ platform: "darwin", dev, ok: true });
+    await asPlatform("darwin", async () => {
+      expect(await ourStatus(repo.root)).toBe(plainStatus(repo.root));
+      await untilNewCopy(repo.root);
+      expect(await ourStatus(repo.root)).toBe(plainStatus(repo.root));
+      expect(cacheWritten(repo.root)).toBe(true);
+    });
+  }, 60_000);
 });
