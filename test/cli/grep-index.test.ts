@@ -2,7 +2,8 @@
  * The grep index through the binary: `worksnap index build|status|clear`, the
  * same segments built with and without the native module, grep answers
  * unchanged by it, and a server that builds it in the background after it
- * starts (and builds nothing with --index-budget 0).
+ * starts, with the module or without it (on a worker thread), and builds
+ * nothing with --index-budget 0.
  */
 import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync } from "node:fs";
@@ -63,13 +64,20 @@ describe("worksnap index", () => {
 });
 
 describe("a server's grep index", () => {
-  test("is built in the background after the server starts, and answers stay the same", async () => {
+  test.each([
+    ["on the native module's threads", {}],
+    ["without the native module, on a worker thread: the segments the native build writes", { WORKSNAP_NATIVE: "0" }],
+  ])("is built in the background after the server starts (%s), and answers stay the same", async (_, env: Record<string, string>) => {
     await using repo = await fixture();
     const before = grepLines(repo.root);
-    await using s = await mcpSession(repo.root);
+    expect(cli(["index", "build", "--root", repo.root]).code).toBe(0);
+    const native = segments(repo.root);
+    cli(["index", "clear", "--root", repo.root]);
+    await using s = await mcpSession(repo.root, [], { env });
     const deadline = Date.now() + 60_000;
     while (cli(["index", "status", "--root", repo.root, "--json"]).json().index_blobs_covered < 31 && Date.now() < deadline) await Bun.sleep(100);
     expect(cli(["index", "status", "--root", repo.root, "--json"]).json()).toMatchObject({ index_blobs: 31, index_blobs_covered: 31 });
+    expect(segments(repo.root)).toEqual(native); // named by their bytes' SHA-256
     const r = await s.call("snapshot_grep", { pattern: "handleRequest" });
     expect(r.matches.map((m: { path: string; line: number }) => `${m.path}:${m.line}`)).toEqual(before);
     // a commit adds blobs (the untracked file and a new one): indexed once the server is idle after a call

@@ -15,9 +15,10 @@
  * git's index are removed, and if that is not enough, nothing more is built.
  *
  * A server builds in the background, on the native module's low-priority
- * threads (kick(): one pass at a time, another when asked meanwhile); `worksnap
- * index build` builds in the foreground. Without the native module only the
- * foreground build runs (in TypeScript, on the calling thread).
+ * threads (kick(): one pass at a time, another when asked meanwhile), or
+ * without the module in TypeScript on a worker thread, one job at a time;
+ * `worksnap index build` builds in the foreground (without the module, on the
+ * calling thread).
  */
 import { join } from "node:path";
 import { ROOT } from "../../core/repo-path";
@@ -93,7 +94,6 @@ export class TrigramIndexer {
   /** Starts a background pass unless one runs (then one more follows it). Never throws; errors end the pass. */
   kick(): void {
     if (this.closed || this.opts.diskBudget <= 0 || !this.repo.gitDir) return;
-    if (this.opts.background && !nativeModule()) return;
     if (!this.running && this.doneFor !== null && this.doneFor === this.stateKey()) return;
     if (this.running) {
       this.again = true;

@@ -59,81 +59,105 @@ export function trigramsOf(bytes: Uint8Array, seen: Uint8Array = new Uint8Array(
   return Uint32Array.from(found).sort();
 }
 
-/** Encodes blobs as a segment; they are ordered by SHA-256 here (the first of equal ones kept). */
+/** A (trigram, ordinal) pair as one number: the trigram above 29 bits of ordinal, exact in a double (24 + 29 bits). */
+const PAIR = 2 ** 29;
+
+/**
+ * Encodes blobs as a segment; they are ordered by SHA-256 here (the first of equal ones kept). The posting lists
+ * come from one sorted Float64Array of every (trigram, ordinal) pair: 8 bytes a pair, where a map of JavaScript
+ * arrays held several times that (a server without the native module building in the background peaked at
+ * 420-440 MB on the release trees).
+ */
 export function encodeSegment(input: readonly SegmentBlob[]): Uint8Array {
   const blobs = [...input].sort((a, b) => Buffer.compare(a.sha256, b.sha256));
   const unique = blobs.filter((b, i) => i === 0 || Buffer.compare(b.sha256, blobs[i - 1]!.sha256) !== 0);
-  const lists = new Map<number, number[]>();
-  unique.forEach((blob, ordinal) => {
-    for (const t of blob.trigrams) {
-      let list = lists.get(t);
-      if (!list) lists.set(t, (list = []));
-      list.push(ordinal);
-    }
-  });
-  const trigrams = [...lists.keys()].sort((a, b) => a - b);
   const n = unique.length;
+  if (n > PAIR) throw new RangeError(`a segment holds at most ${PAIR} blobs, not ${n}`);
   const bitmapBytes = (n + 7) >> 3;
-  const encoded: { trigram: number; bitmap: boolean; bytes: Uint8Array; count: number }[] = [];
+  let total = 0;
+  for (const blob of unique) total += blob.trigrams.length;
+  const pairs = new Float64Array(total);
+  let k = 0;
+  for (let ordinal = 0; ordinal < n; ordinal++) for (const t of unique[ordinal]!.trigrams) pairs[k++] = t * PAIR + ordinal;
+  pairs.sort();
+  // first pass: how many lists, and the bytes of each encoded (gaps, or a bitmap when smaller)
+  let lists = 0;
   let postings = 0;
-  for (const t of trigrams) {
-    const list = lists.get(t)!;
-    const varint = encodeGaps(list);
-    const bitmap = varint.length > bitmapBytes;
-    const bytes = bitmap ? bitmapOf(list, bitmapBytes) : varint;
-    encoded.push({ trigram: t, bitmap, bytes, count: list.length });
-    postings += bytes.length;
+  for (let i = 0; i < total; ) {
+    const t = Math.floor(pairs[i]! / PAIR);
+    let varint = 0;
+    let prev = 0;
+    let j = i;
+    for (; j < total && pairs[j]! < (t + 1) * PAIR; j++) {
+      const ordinal = pairs[j]! - t * PAIR;
+      varint += varintLength(j === i ? ordinal : ordinal - prev);
+      prev = ordinal;
+    }
+    lists++;
+    postings += varint > bitmapBytes ? bitmapBytes : varint;
+    i = j;
   }
   const tableAt = HEADER + n * BLOB_RECORD;
-  const postingsAt = tableAt + encoded.length * TRIGRAM_ENTRY;
+  const postingsAt = tableAt + lists * TRIGRAM_ENTRY;
   const out = Buffer.alloc(postingsAt + postings + TRAILER);
   out.write(SEGMENT_MAGIC, 0, "latin1");
   out.writeUInt32LE(SEGMENT_VERSION, 8);
   out.writeUInt32LE(n, 12);
-  out.writeUInt32LE(encoded.length, 16);
+  out.writeUInt32LE(lists, 16);
   out.writeUInt32LE(postings % 2 ** 32, 24);
   out.writeUInt32LE(Math.floor(postings / 2 ** 32), 28);
-  unique.forEach((blob, k) => {
-    const at = HEADER + k * BLOB_RECORD;
+  unique.forEach((blob, ordinal) => {
+    const at = HEADER + ordinal * BLOB_RECORD;
     out.set(blob.sha256, at);
     out.set(blob.gitOid, at + 32);
     out.writeUInt32LE(Math.min(blob.size, 0xffffffff), at + 64);
     out[at + 68] = blob.binary ? 1 : 0;
     out[at + 69] = blob.gitOid.length;
   });
+  // second pass: the trigram records and the lists
+  let entry = tableAt;
   let offset = 0;
-  encoded.forEach((e, k) => {
-    const at = tableAt + k * TRIGRAM_ENTRY;
-    out.writeUInt32LE((e.trigram | ((e.bitmap ? 1 : 0) << 24)) >>> 0, at);
-    out.writeUInt32LE(offset, at + 4);
-    out.writeUInt32LE(e.count, at + 8);
-    out.set(e.bytes, postingsAt + offset);
-    offset += e.bytes.length;
-  });
+  for (let i = 0; i < total; ) {
+    const t = Math.floor(pairs[i]! / PAIR);
+    let j = i;
+    let varint = 0;
+    let prev = 0;
+    for (; j < total && pairs[j]! < (t + 1) * PAIR; j++) {
+      const ordinal = pairs[j]! - t * PAIR;
+      varint += varintLength(j === i ? ordinal : ordinal - prev);
+      prev = ordinal;
+    }
+    const bitmap = varint > bitmapBytes;
+    out.writeUInt32LE((t | ((bitmap ? 1 : 0) << 24)) >>> 0, entry);
+    out.writeUInt32LE(offset, entry + 4);
+    out.writeUInt32LE(j - i, entry + 8);
+    entry += TRIGRAM_ENTRY;
+    let at = postingsAt + offset;
+    prev = 0;
+    for (let m = i; m < j; m++) {
+      const ordinal = pairs[m]! - t * PAIR;
+      if (bitmap) out[at + (ordinal >> 3)]! |= 1 << (ordinal & 7);
+      else {
+        let v = m === i ? ordinal : ordinal - prev;
+        while (v >= 0x80) {
+          out[at++] = (v & 0x7f) | 0x80;
+          v >>>= 7;
+        }
+        out[at++] = v;
+      }
+      prev = ordinal;
+    }
+    offset += bitmap ? bitmapBytes : varint;
+    i = j;
+  }
   const digest = new Bun.CryptoHasher("sha256").update(out.subarray(0, out.length - TRAILER)).digest();
   out.set(digest, out.length - TRAILER);
   return new Uint8Array(out.buffer, out.byteOffset, out.length);
 }
 
-function encodeGaps(list: number[]): Uint8Array {
-  const out: number[] = [];
-  let prev = 0;
-  list.forEach((ordinal, i) => {
-    let v = i === 0 ? ordinal : ordinal - prev;
-    prev = ordinal;
-    while (v >= 0x80) {
-      out.push((v & 0x7f) | 0x80);
-      v >>>= 7;
-    }
-    out.push(v);
-  });
-  return Uint8Array.from(out);
-}
-
-function bitmapOf(list: number[], bytes: number): Uint8Array {
-  const out = new Uint8Array(bytes);
-  for (const ordinal of list) out[ordinal >> 3]! |= 1 << (ordinal & 7);
-  return out;
+/** Bytes of `v` as LEB128. */
+function varintLength(v: number): number {
+  return v < 0x80 ? 1 : v < 0x4000 ? 2 : v < 0x200000 ? 3 : v < 0x10000000 ? 4 : 5;
 }
 
 /** Why a segment's bytes cannot be used (it is then removed and its blobs indexed again). */
