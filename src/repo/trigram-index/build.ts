@@ -87,53 +87,61 @@ export async function buildSegment(m: NativeModule | null, root: string, items: 
 /**
  * The TypeScript build holds 12 bytes a pair while it encodes a segment (each file's trigrams, then every pair
  * sorted as one number) where the native build holds 8, besides the worker's own heap: a worker's job takes
- * this share of the pairs a native job may hold. On the release trees: a server's peak RSS 278 MB during the
- * build, 25 segments (394 MB and 13 segments with the native jobs' share).
+ * this share of the pairs a native job may hold. On the release trees: a server's peak RSS 267-283 MB during
+ * the build, 25 segments (394 MB and 13 segments with the native jobs' share).
  */
 const WORKER_PAIR_SHARE = 2;
 
-/** The worker that builds in the background without the native module; made on first use, kept while it has work. */
-let builder: Worker | null = null;
-/** Jobs sent to it and not answered yet, in order (it answers in order). */
-const waiting: { resolve(r: BuildResult): void; reject(err: unknown): void }[] = [];
+/**
+ * A worker that builds in the background without the native module: one per indexer (its abort signal), made on
+ * first use and ended once it has had no job for BUILDER_IDLE_MS (a pass sends its jobs one after the other, so
+ * a pass keeps one worker; its heap goes with it after the pass), so an indexer that closes drops its own jobs only.
+ */
+interface Builder {
+  worker: Worker;
+  /** jobs sent and not answered yet, in order (the worker answers in order) */
+  waiting: { resolve(r: BuildResult): void; reject(err: unknown): void }[];
+  idle?: ReturnType<typeof setTimeout>;
+}
+const BUILDER_IDLE_MS = 1000;
+const builders = new Map<AbortSignal | undefined, Builder>();
 
-function builderWorker(): Worker {
-  if (builder) return builder;
+function builderFor(signal: AbortSignal | undefined): Builder {
+  const known = builders.get(signal);
+  if (known) return known;
   const worker = new Worker(import.meta.url.includes("/$bunfs/") ? "./repo/trigram-index/build-worker.ts" : new URL("./build-worker.ts", import.meta.url).href);
   worker.unref();
-  const fail = (err: unknown) => {
-    if (builder === worker) builder = null;
+  const b: Builder = { worker, waiting: [] };
+  const end = (err?: unknown) => {
+    clearTimeout(b.idle);
+    if (builders.get(signal) === b) builders.delete(signal);
+    signal?.removeEventListener("abort", abort);
     worker.terminate();
-    for (const w of waiting.splice(0)) w.reject(err);
+    for (const w of b.waiting.splice(0)) w.reject(err ?? new Error("index build worker ended"));
   };
+  // closed: the worker and every job it holds are dropped
+  const abort = () => end(signal?.reason ?? new Error("aborted"));
+  signal?.addEventListener("abort", abort, { once: true });
   worker.onmessage = (e: MessageEvent<BuildResult & { message?: string }>) => {
-    if (e.data.message !== undefined) return fail(new Error(`index build failed: ${e.data.message}`));
-    waiting.shift()?.resolve({ segment: e.data.segment, status: e.data.status, bytes: e.data.bytes });
-    // idle: the worker goes (its heap with it) until the next pass
-    if (waiting.length === 0 && builder === worker) {
-      builder = null;
-      worker.terminate();
+    if (e.data.message !== undefined) return end(new Error(`index build failed: ${e.data.message}`));
+    b.waiting.shift()?.resolve({ segment: e.data.segment, status: e.data.status, bytes: e.data.bytes });
+    if (b.waiting.length === 0) {
+      b.idle = setTimeout(() => end(), BUILDER_IDLE_MS);
+      b.idle.unref?.();
     }
   };
-  worker.onerror = (e) => fail(new Error(`index build worker failed: ${e.message}`));
-  builder = worker;
-  return worker;
+  worker.onerror = (e) => end(new Error(`index build worker failed: ${e.message}`));
+  builders.set(signal, b);
+  return b;
 }
 
 function buildInWorker(root: string, items: readonly BuildItem[], opts: BuildOptions): Promise<BuildResult> {
   opts.signal?.throwIfAborted();
-  const worker = builderWorker();
+  const b = builderFor(opts.signal);
+  clearTimeout(b.idle);
   return new Promise<BuildResult>((resolve, reject) => {
-    const abort = () => {
-      // closed: the worker and every job it holds are dropped
-      if (builder === worker) builder = null;
-      worker.terminate();
-      for (const w of waiting.splice(0)) w.reject(opts.signal?.reason ?? new Error("aborted"));
-    };
-    opts.signal?.addEventListener("abort", abort, { once: true });
-    const done = () => opts.signal?.removeEventListener("abort", abort);
-    waiting.push({ resolve: (r) => (done(), resolve(r)), reject: (err) => (done(), reject(err)) });
-    worker.postMessage({ root, items, fileLimit: opts.fileLimit, pairCap: Math.max(1, Math.floor(opts.pairCap / WORKER_PAIR_SHARE)) });
+    b.waiting.push({ resolve, reject });
+    b.worker.postMessage({ root, items, fileLimit: opts.fileLimit, pairCap: Math.max(1, Math.floor(opts.pairCap / WORKER_PAIR_SHARE)) });
   });
 }
 

@@ -153,6 +153,37 @@ describe("building a segment from files", () => {
       expect([...l.status]).toEqual([TEXT, MISMATCH]);
     }
   });
+  test("without the native module in the background: on a worker, the segment of the build here; closing one indexer drops its jobs only", async () => {
+    await using repo = await tmpRepo();
+    for (let f = 0; f < 300; f++) repo.write(`d${f % 5}/f${f}.ts`, `export const value${f} = "${"abcdefghij".repeat(1 + (f % 7))}";\n${f % 9 === 0 ? "// handleRequest\n" : ""}`);
+    repo.write("bin.png", new Uint8Array([0x89, 0x50, 0, 1]));
+    repo.commit();
+    repo.write("d0/f0.ts", "changed since the commit\n");
+    const listing = repo.git("ls-files", "-s", "-z").split("\0").filter(Boolean);
+    const items: BuildItem[] = listing.map((rec) => ({ path: rec.slice(rec.indexOf("\t") + 1), kind: EXPECT_GIT_SHA1, id: rec.split(" ")[1]! }));
+    const here = await buildSegment(null, repo.root, items, { fileLimit: 16 << 20, pairCap: 1e9, background: false });
+    const a = new AbortController();
+    const b = new AbortController();
+    const background = (signal: AbortSignal) => buildSegment(null, repo.root, items, { fileLimit: 16 << 20, pairCap: 1e9, background: true, signal });
+    // two indexers' jobs at once, each on its own worker; the first closes while its job runs
+    const first = background(a.signal);
+    const second = [background(b.signal), background(b.signal)];
+    a.abort(new Error("indexer closed"));
+    await expect(first).rejects.toThrow("indexer closed");
+    for (const r of await Promise.all(second)) {
+      expect(Buffer.from(r.segment!).equals(Buffer.from(here.segment!))).toBe(true);
+      expect([...r.status]).toEqual([...here.status]);
+    }
+    expect(here.status[items.findIndex((i) => i.path === "d0/f0.ts")]).toBe(MISMATCH);
+    // after its worker went idle, a job gets a new one
+    await Bun.sleep(1200);
+    const later = await background(b.signal);
+    expect(Buffer.from(later.segment!).equals(Buffer.from(here.segment!))).toBe(true);
+    // a job cut by the memory cap comes back DEFERRED from the worker as from here
+    const capped = await buildSegment(null, repo.root, items, { fileLimit: 16 << 20, pairCap: 2, background: true, signal: b.signal });
+    expect([...capped.status].filter((s) => s === DEFERRED).length).toBeGreaterThan(0);
+  });
+
   test.skipIf(!m)("native and TypeScript builds agree on 600 files sharing most of their trigrams (long posting lists, multibyte characters)", async () => {
     await using repo = await tmpRepo();
     let x = 12345;
