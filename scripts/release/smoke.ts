@@ -102,6 +102,10 @@ export async function runSmoke(releaseDir: string): Promise<void> {
         expect(indexOf(bytes, `"${manifest.commit}"`) > 0, "the build's commit is not in the bundle");
         expect(indexOf(bytes, `not built for ${target}: macOS executables use the TypeScript paths`) > 0, "the native note is not in the bundle");
         expect(indexOf(bytes, "snapshot_create") > 0, "the tools are not in the bundle");
+        // the TypeScript paths' workers (hashing, the grep index's background build) are entry points of their own
+        for (const entry of ["$bunfs/root/repo/hash-worker.js", "$bunfs/root/repo/trigram-index/build-worker.js"]) {
+          expect(indexOf(bytes, entry) > 0, `${entry} is not in the bundle`);
+        }
       });
       await check(`${target}: the checks bite (a flipped byte in the bundle or the header fails the signature)`, () => {
         const bun = indexOf(bytes, "snapshot_create");
