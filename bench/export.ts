@@ -1,6 +1,6 @@
 // Benchmark: `worksnap snapshot export` and `snapshot import` of the generated repository's snapshot, beside tar.
 //
-//   npm run build && node_modules/.bin/bun bench/export.ts [--dir DIR] [--runs N] [--bin PATH] [--baseline BIN]
+//   npm run build && node_modules/.bin/bun bench/export.ts [--dir DIR] [--runs N] [--bin PATH] [--baseline BIN] [--without-native]
 //                                                          [--append FILE] [--gate]
 //
 // Rows, one run of each per round, interleaved, after one untimed warm-up round:
@@ -56,13 +56,16 @@ async function main(): Promise<number> {
   const clearTarget = () => {
     if (existsSync(target)) renameSync(target, join(trash, String(moved++)));
   };
+  // --without-native: every worksnap process with WORKSNAP_NATIVE=0 (the darwin executables' TypeScript paths)
+  const ours = args.includes("--without-native") ? { WORKSNAP_NATIVE: "0" } : undefined;
   const baselineArg = argValue(args, "--baseline");
   const baseline = baselineArg ? resolve(baselineArg) : null;
   if (baseline && !existsSync(baseline)) throw new Error(`${baseline} not found`);
   /** One timed run of `cmd` in the work tree, which writes `file` (removed before, and after when `drop`). */
-  const timeWriting = async (cmd: string[], file: string, drop: boolean) => {
+  const timeWriting = async (cmd: string[], file: string, drop: boolean, env?: Record<string, string>) => {
     const t = await timeCommand(cmd, {
       cwd: dir,
+      env,
       runs: 1,
       prepare: () => {
         rmSync(file, { force: true });
@@ -73,11 +76,12 @@ async function main(): Promise<number> {
     return t;
   };
   /** One timed export of the snapshot by `exe` into the bundle file. */
-  const timeExport = (exe: string) => timeWriting([exe, "snapshot", "export", snapshotId, "-o", bundle, "--root", dir], bundle, false);
+  const timeExport = (exe: string) => timeWriting([exe, "snapshot", "export", snapshotId, "-o", bundle, "--root", dir], bundle, false, ours);
   /** One timed import of the bundle by `exe` into a new empty repository; checks the id it stored. */
   const timeImport = async (exe: string) => {
     const t = await timeCommand([exe, "snapshot", "import", bundle, "--root", target, "--json"], {
       cwd: scratch,
+      env: ours,
       runs: 1,
       prepare: async () => {
         clearTarget();
@@ -162,7 +166,7 @@ async function main(): Promise<number> {
   const flushedRatio = med(names.export) / med(names.tarFlushed);
   const loadAfter = machineLine();
   const md = [
-    `### snapshot export / import (${marker ? `${marker.files} files, ${fmtBytes(marker.bytes)}` : dir}; ${runs} rounds)`,
+    `### snapshot export / import (${marker ? `${marker.files} files, ${fmtBytes(marker.bytes)}` : dir}; ${runs} rounds${ours ? "; WORKSNAP_NATIVE=0" : ""})`,
     "",
     `before: ${loadBefore}`,
     `after:  ${loadAfter}`,

@@ -1,4 +1,5 @@
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from "node:fs";
+import { open, type FileHandle } from "node:fs/promises";
 
 /** Chunk size for streamed reads: large enough for throughput, small enough to keep memory flat. */
 export const CHUNK_BYTES = 1 << 20;
@@ -116,6 +117,33 @@ export function readAll(fd: number, sizeHint = 0): Uint8Array {
     const n = readSync(fd, buf, len, buf.length - len, null);
     if (n === 0) return buf.subarray(0, len);
     len += n;
+  }
+}
+
+/**
+ * A regular file's bytes when it holds exactly `size` of them, read off the calling thread (READ_FLAGS: no
+ * symlink followed at the last step, no FIFO waited on); null for anything else: missing, another size, grown
+ * while read, not a regular file, not readable.
+ */
+export async function readRegularSized(abs: string, size: number): Promise<Buffer | null> {
+  let fh: FileHandle | undefined;
+  try {
+    fh = await open(abs, READ_FLAGS);
+    const st = await fh.stat();
+    if (!st.isFile() || st.size !== size) return null;
+    const buf = Buffer.allocUnsafe(size + 1);
+    let len = 0;
+    for (;;) {
+      const { bytesRead } = await fh.read(buf, len, buf.length - len, len);
+      if (bytesRead === 0) break;
+      len += bytesRead;
+      if (len > size) return null;
+    }
+    return len === size ? buf.subarray(0, size) : null;
+  } catch {
+    return null;
+  } finally {
+    await fh?.close().catch(() => undefined);
   }
 }
 

@@ -75,3 +75,32 @@ describe("the native module and the TypeScript paths capture the same snapshot",
     }
   });
 });
+
+describe("the TypeScript export (no native module) reads the work tree as the native one does", () => {
+  const exportJson = (root: string, id: string, out: string, env: Record<string, string>) => {
+    const r = Bun.spawnSync([BIN, "snapshot", "export", id, "-o", out, "--root", root, "--json"], { env: { ...process.env, ...env } });
+    expect([r.exitCode, r.stderr.toString()]).toEqual([0, ""]);
+    return JSON.parse(r.stdout.toString());
+  };
+
+  test("the same bundle as the native export; files changed, replaced by a FIFO or a symlink, or removed after the snapshot still export the snapshot's bytes", async () => {
+    await using repo = await tmpRepo();
+    seed(repo);
+    const id = create(repo.root).out.snapshot_id as string;
+    const native = exportJson(repo.root, id, join(repo.root, "native.tar"), {});
+    const ts = exportJson(repo.root, id, join(repo.root, "ts.tar"), { WORKSNAP_NATIVE: "0" });
+    expect(ts.sha256).toBe(native.sha256);
+    expect(readFileSync(join(repo.root, "ts.tar")).equals(readFileSync(join(repo.root, "native.tar")))).toBe(true);
+    // the work tree moves on: same size other bytes, a FIFO, a symlink and a file holding a symlink's text in place
+    writeFileSync(join(repo.root, "src/m3/f3.ts"), "X".repeat(readFileSync(join(repo.root, "src/m3/f3.ts")).length));
+    rmSync(join(repo.root, "src/m4/f4.ts"));
+    expect(Bun.spawnSync(["mkfifo", join(repo.root, "src/m4/f4.ts")]).exitCode).toBe(0); // never opened for a blocking read
+    rmSync(join(repo.root, "src/m5/f5.ts"));
+    repo.symlink("src/m5/f5.ts", "../m3/f3.ts");
+    rmSync(join(repo.root, "link"));
+    writeFileSync(join(repo.root, "link"), "crlf.txt");
+    rmSync(join(repo.root, "crlf.txt"));
+    const after = exportJson(repo.root, id, join(repo.root, "after.tar"), { WORKSNAP_NATIVE: "0" });
+    expect(after.sha256).toBe(native.sha256);
+  }, 60_000);
+});
