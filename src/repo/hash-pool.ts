@@ -5,6 +5,7 @@ import { FileHasher, STREAM_THRESHOLD, type HashItem, type HashOptions, type Has
 import { nativeModule, type NativeJob } from "./native";
 import { hashNatively, nativeHashable, type OutcomeListener } from "./native-hash";
 import { FollowerSettler, splitFollowers, type FollowerSplit } from "./blob-followers";
+import { workerEntry } from "./worker-entry";
 
 /** Below this many files a worker's start-up costs more than it saves. */
 export const PARALLEL_MIN = 2000;
@@ -168,7 +169,7 @@ async function hashBatches(hasher: FileHasher, queue: BatchQueue, put: (o: HashO
 function runWorker(opts: HashOptions, queue: BatchQueue, put: (o: HashOutcome) => void, report: () => void, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
-    const worker = new Worker(workerSpecifier());
+    const worker = new Worker(workerEntry("repo/hash-worker.ts"));
     let inFlight = 0;
     const send = () => {
       const batch = queue.take(WORKER_BATCH);
@@ -198,11 +199,3 @@ function runWorker(opts: HashOptions, queue: BatchQueue, put: (o: HashOutcome) =
   });
 }
 
-/**
- * Inside the compiled binary the worker is an embedded entry point named by
- * its path relative to src/ (build.ts lists it); from source it sits beside
- * this file.
- */
-function workerSpecifier(): string {
-  return import.meta.url.includes("/$bunfs/") ? "./repo/hash-worker.ts" : new URL("./hash-worker.ts", import.meta.url).href;
-}

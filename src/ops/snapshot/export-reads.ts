@@ -24,7 +24,7 @@
 import { join } from "node:path";
 import { internal, notFound, WorksnapError } from "../../core/errors";
 import { Semaphore } from "../../core/semaphore";
-import { hexOfBlobId, type BlobId } from "../../core/hash";
+import { blobIdOf, hexOfBlobId, type BlobId } from "../../core/hash";
 import { readRegularSized } from "../../repo/file-chunks";
 import { joinPaths, nativeModule, waitReady, type NativeJob, type NativeModule } from "../../repo/native";
 import type { SnapshotId } from "../../repo/manifest";
@@ -187,7 +187,7 @@ export class ExportReads {
         } finally {
           release();
         }
-        if (bytes && new Bun.CryptoHasher("sha256").update(bytes).digest("hex") === hexOfBlobId(e.blob)) {
+        if (bytes && blobIdOf(bytes) === e.blob) {
           w.treeHits++;
           return bytes as Uint8Array;
         }

@@ -15,6 +15,7 @@ import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { BINARY_SNIFF_BYTES } from "../../core/binary";
 import { joinPaths, lookLater, type NativeModule } from "../native";
+import { workerEntry } from "../worker-entry";
 import { encodeSegment, trigramsOf, type SegmentBlob } from "./segment";
 
 /** What became of a file (the native TRI_* codes). */
@@ -60,7 +61,7 @@ export interface BuildOptions {
   fileLimit: number;
   /** trigrams held at once, summed over files, after which files are DEFERRED */
   pairCap: number;
-  /** on the native module's low-priority threads */
+  /** in the background: on the native module's low-priority threads, or without it on a worker thread */
   background: boolean;
   signal?: AbortSignal;
 }
@@ -109,7 +110,7 @@ const builders = new Map<AbortSignal | undefined, Builder>();
 function builderFor(signal: AbortSignal | undefined): Builder {
   const known = builders.get(signal);
   if (known) return known;
-  const worker = new Worker(import.meta.url.includes("/$bunfs/") ? "./repo/trigram-index/build-worker.ts" : new URL("./build-worker.ts", import.meta.url).href);
+  const worker = new Worker(workerEntry("repo/trigram-index/build-worker.ts"));
   worker.unref();
   const b: Builder = { worker, waiting: [] };
   const end = (err?: unknown) => {

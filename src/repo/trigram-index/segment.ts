@@ -80,8 +80,9 @@ export function encodeSegment(input: readonly SegmentBlob[]): Uint8Array {
   let k = 0;
   for (let ordinal = 0; ordinal < n; ordinal++) for (const t of unique[ordinal]!.trigrams) pairs[k++] = t * PAIR + ordinal;
   pairs.sort();
-  // first pass: how many lists, and the bytes of each encoded (gaps, or a bitmap when smaller)
-  let lists = 0;
+  // first pass: where each list ends among the pairs, and its bytes as gaps (a bitmap when that is smaller)
+  const ends: number[] = [];
+  const gapBytes: number[] = [];
   let postings = 0;
   for (let i = 0; i < total; ) {
     const t = Math.floor(pairs[i]! / PAIR);
@@ -93,10 +94,12 @@ export function encodeSegment(input: readonly SegmentBlob[]): Uint8Array {
       varint += varintLength(j === i ? ordinal : ordinal - prev);
       prev = ordinal;
     }
-    lists++;
+    ends.push(j);
+    gapBytes.push(varint);
     postings += varint > bitmapBytes ? bitmapBytes : varint;
     i = j;
   }
+  const lists = ends.length;
   const tableAt = HEADER + n * BLOB_RECORD;
   const postingsAt = tableAt + lists * TRIGRAM_ENTRY;
   const out = Buffer.alloc(postingsAt + postings + TRAILER);
@@ -117,23 +120,17 @@ export function encodeSegment(input: readonly SegmentBlob[]): Uint8Array {
   // second pass: the trigram records and the lists
   let entry = tableAt;
   let offset = 0;
-  for (let i = 0; i < total; ) {
+  for (let list = 0, i = 0; list < lists; list++) {
     const t = Math.floor(pairs[i]! / PAIR);
-    let j = i;
-    let varint = 0;
+    const j = ends[list]!;
+    const varint = gapBytes[list]!;
     let prev = 0;
-    for (; j < total && pairs[j]! < (t + 1) * PAIR; j++) {
-      const ordinal = pairs[j]! - t * PAIR;
-      varint += varintLength(j === i ? ordinal : ordinal - prev);
-      prev = ordinal;
-    }
     const bitmap = varint > bitmapBytes;
     out.writeUInt32LE((t | ((bitmap ? 1 : 0) << 24)) >>> 0, entry);
     out.writeUInt32LE(offset, entry + 4);
     out.writeUInt32LE(j - i, entry + 8);
     entry += TRIGRAM_ENTRY;
     let at = postingsAt + offset;
-    prev = 0;
     for (let m = i; m < j; m++) {
       const ordinal = pairs[m]! - t * PAIR;
       if (bitmap) out[at + (ordinal >> 3)]! |= 1 << (ordinal & 7);

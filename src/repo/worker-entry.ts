@@ -1,0 +1,9 @@
+/**
+ * Where a worker's entry point is: inside the compiled binary an embedded
+ * entry point named by its path relative to src/ (scripts/compile.ts lists
+ * them: the hash workers, the grep index's build worker); run from source,
+ * that file under src/.
+ */
+export function workerEntry(srcPath: string): string {
+  return import.meta.url.includes("/$bunfs/") ? `./${srcPath}` : new URL(`../${srcPath}`, import.meta.url).href;
+}
