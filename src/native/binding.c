@@ -34,6 +34,7 @@
 #include "sha256.h"
 #include "sink_napi.h"
 #include "stat_job.h"
+#include "tree_watch.h"
 #include "trigram_job.h"
 
 #define CHECK(call)                                   \
@@ -997,6 +998,126 @@ static napi_value syncfs_result(napi_env env, napi_callback_info info) {
 }
 #endif
 
+/*
+ * The work tree's watch (tree_watch.h, src/repo/tree-watch.ts): a handle that closes the watch when it is
+ * collected, unless closed before.
+ */
+typedef struct {
+  tree_watch_t *w;
+} watch_handle_t;
+
+static void watch_finalize(napi_env env, void *data, void *hint) {
+  (void)env;
+  (void)hint;
+  watch_handle_t *h = data;
+  tree_watch_close(h->w);
+  free(h);
+}
+
+static watch_handle_t *watch_of(napi_env env, napi_value v) {
+  void *data = NULL;
+  if (napi_get_value_external(env, v, &data) != napi_ok || !data) {
+    fail(env, "worksnap native: not a tree watch");
+    return NULL;
+  }
+  return data;
+}
+
+/* treeWatchStart(root, shallow: string[], maxWatches): a handle, or the errno that kept it from starting */
+static napi_value tree_watch_start_of(napi_env env, napi_callback_info info) {
+  napi_value argv[3];
+  if (!args_of(env, info, 3, argv)) return NULL;
+  char root[4096];
+  int bad = string_arg(env, argv[0], root, sizeof root);
+  if (bad) return number(env, -bad);
+  uint32_t count = 0;
+  CHECK(napi_get_array_length(env, argv[1], &count));
+  if (count > 64) return fail(env, "worksnap native: too many shallow directories");
+  char names[64][1024];
+  const char *shallow[64];
+  for (uint32_t i = 0; i < count; i++) {
+    napi_value item;
+    CHECK(napi_get_element(env, argv[1], i, &item));
+    bad = string_arg(env, item, names[i], sizeof names[i]);
+    if (bad) return number(env, -bad);
+    shallow[i] = names[i];
+  }
+  double max = num(env, argv[2]);
+  if (!(max >= 1)) return fail(env, "worksnap native: bad watch budget");
+  int err = 0;
+  tree_watch_t *w = tree_watch_start(root, shallow, count, (size_t)max, &err);
+  if (!w) return number(env, err);
+  watch_handle_t *h = malloc(sizeof *h);
+  if (!h) {
+    tree_watch_close(w);
+    return fail(env, "worksnap native: out of memory");
+  }
+  h->w = w;
+  napi_value ext;
+  if (napi_create_external(env, h, watch_finalize, NULL, &ext) != napi_ok) {
+    tree_watch_close(w);
+    free(h);
+    return throw_(env, "napi_create_external");
+  }
+  return ext;
+}
+
+static void free_taken(napi_env env, void *data, void *hint) {
+  (void)env;
+  (void)hint;
+  free(data);
+}
+
+/* treeWatchTake(handle, waitMs, maxBytes): [flags, errno, paths (Uint8Array, NUL-terminated) or null] */
+static napi_value tree_watch_take_of(napi_env env, napi_callback_info info) {
+  napi_value argv[3];
+  if (!args_of(env, info, 3, argv)) return NULL;
+  watch_handle_t *h = watch_of(env, argv[0]);
+  if (!h) return NULL;
+  if (!h->w) return fail(env, "worksnap native: the tree watch is closed");
+  uint8_t *paths = NULL;
+  size_t len = 0;
+  int err = 0;
+  int flags = tree_watch_take(h->w, (int)num(env, argv[1]), (size_t)num(env, argv[2]), &paths, &len, &err);
+  napi_value out, taken;
+  CHECK(napi_create_array_with_length(env, 3, &out));
+  if (paths && len > 0) {
+    napi_value ab;
+    if (napi_create_external_arraybuffer(env, paths, len, free_taken, NULL, &ab) != napi_ok) {
+      free(paths);
+      return throw_(env, "napi_create_external_arraybuffer");
+    }
+    CHECK(napi_create_typedarray(env, napi_uint8_array, len, ab, 0, &taken));
+  } else {
+    free(paths);
+    CHECK(napi_get_null(env, &taken));
+  }
+  CHECK(napi_set_element(env, out, 0, number(env, flags)));
+  CHECK(napi_set_element(env, out, 1, number(env, err)));
+  CHECK(napi_set_element(env, out, 2, taken));
+  return out;
+}
+
+/* treeWatchCount(handle): the watches it holds */
+static napi_value tree_watch_count_of(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  if (!args_of(env, info, 1, argv)) return NULL;
+  watch_handle_t *h = watch_of(env, argv[0]);
+  if (!h) return NULL;
+  return number(env, h->w ? (double)tree_watch_count(h->w) : 0);
+}
+
+/* treeWatchClose(handle): stops the watch's thread (later calls on the handle fail) */
+static napi_value tree_watch_close_of(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  if (!args_of(env, info, 1, argv)) return NULL;
+  watch_handle_t *h = watch_of(env, argv[0]);
+  if (!h) return NULL;
+  tree_watch_close(h->w);
+  h->w = NULL;
+  return NULL;
+}
+
 static napi_value describe(napi_env env, napi_callback_info info) {
   (void)info;
   napi_value obj, sha, threads;
@@ -1040,7 +1161,7 @@ NAPI_MODULE_INIT() {
       {"trigramStart", trigram_start}, {"trigramRecords", trigram_records}, {"trigramSegment", trigram_segment},
       {"statStart", stat_start}, {"statRecords", stat_records}, {"createStart", create_start}, {"createRecords", create_records},
       {"dirOpenBeneath", dir_open_beneath}, {"openAt", open_at}, {"mkdirAt", mkdir_at}, {"unlinkAt", unlink_at},
-      {"renameAt", rename_at}, {"symlinkAt", symlink_at}, {"readlinkAt", readlink_at}, {"lstatAt", lstat_at},
+      {"renameAt", rename_at}, {"treeWatchStart", tree_watch_start_of}, {"treeWatchTake", tree_watch_take_of}, {"treeWatchCount", tree_watch_count_of}, {"treeWatchClose", tree_watch_close_of}, {"symlinkAt", symlink_at}, {"readlinkAt", readlink_at}, {"lstatAt", lstat_at},
 #ifdef __linux__
       {"syncfsStart", syncfs_start}, {"syncfsResult", syncfs_result},
 #endif
@@ -1054,6 +1175,6 @@ NAPI_MODULE_INIT() {
   napi_value l = layout(env);
   if (l) napi_set_named_property(env, exports, "layout", l);
   napi_value version;
-  if (napi_create_int32(env, 9, &version) == napi_ok) napi_set_named_property(env, exports, "version", version);
+  if (napi_create_int32(env, 10, &version) == napi_ok) napi_set_named_property(env, exports, "version", version);
   return exports;
 }

@@ -4,6 +4,7 @@ import { RepoBlobStore } from "../repo/repo-blob-store";
 import { SnapshotStore } from "../repo/snapshot-store";
 import { RESERVE_START, TmpReserve } from "../repo/tmp-reserve";
 import { keepIndexListings } from "../repo/tree-scan";
+import { watchStatuses } from "../repo/status-index";
 import type { EditRecorder } from "./write/edit-recorder";
 import { FsHistoryStore } from "./history/fs-history-store";
 import { type CompletedWrite, completeInterruptedWrites } from "./history/interrupted";
@@ -41,6 +42,8 @@ export interface Workspace {
   onLocked: (() => Promise<void>) | null;
   /** What onLocked completed since the workspace was opened (`history recover` reports it). */
   completedWrites: CompletedWrite[];
+  /** Stops the watch that tells a server's statuses what changed (repo/status-watch.ts); nothing otherwise. */
+  stopWatch: () => void;
 }
 
 export interface WorkspaceOptions {
@@ -86,6 +89,7 @@ export function openWorkspace(dir: string, opts: WorkspaceOptions = {}): Workspa
     indexer: opts.longLived && diskBudget > 0 && repo.gitDir ? new TrigramIndexer(repo, trigrams, { ...build, known: (oid) => blobs.knownSha256(oid) }) : null,
     onLocked: null,
     completedWrites: [],
+    stopWatch: opts.longLived ? watchStatuses(repo) : () => undefined,
   };
   ws.onLocked = async () => {
     ws.completedWrites.push(...(await completeInterruptedWrites(ws, history)));
@@ -136,6 +140,7 @@ function shareTopLock(repo: RepoRoot): void {
 }
 
 export function closeWorkspace(ws: Workspace): void {
+  ws.stopWatch();
   ws.indexer?.close();
   ws.reserve?.close();
   ws.blobs.close();

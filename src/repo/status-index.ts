@@ -40,8 +40,11 @@ import { git, gitText, type GitResult } from "./git";
 import { indexIdentity } from "./index-identity";
 import type { RepoRoot } from "./root";
 import { ensureStateDir, tempPath } from "./state-dir";
+import { startStatusWatch, watchedRun } from "./status-watch";
 
 const PREFIX = "status-index-";
+/** A server's private copy of a shared one: `<shared>.w<pid>-<nonce>` (status-watch.ts). */
+const PRIVATE = /\.w\d+-[A-Za-z0-9_-]+$/;
 
 /** Flags pinned so the status bytes do not depend on the user's status config. */
 export const STATUS_ARGS = ["status", "--porcelain=v1", "-z", "--untracked-files=normal", "--ignore-submodules=none"];
@@ -61,7 +64,9 @@ export async function gitStatus(repo: RepoRoot): Promise<GitResult> {
   else {
     try {
       result = await git([...run.config, ...STATUS_ARGS], { cwd: repo.root, env: run.env });
+      run.settle?.(true);
     } catch (err) {
+      if (run.settle) run.settle(false);
       // no descriptor free: the plain status could not start either, and the copy is sound (the caller answers BUSY)
       if (isDescriptorShortage(err)) throw err;
       // a copy git cannot read (cut short by a crash: copies are not flushed) is made again after the next status
@@ -103,6 +108,8 @@ interface StatusRun {
   env?: Record<string, string>;
   /** To call once the status has run: makes the copy the next status will use, where there was none. */
   after(): Promise<void>;
+  /** A status told by the work tree's watch (status-watch.ts): told whether git ran to its end. */
+  settle?(ok: boolean): void;
 }
 
 const PLAIN: StatusRun = { config: [], after: async () => undefined };
@@ -136,11 +143,29 @@ async function statusRun(repo: RepoRoot): Promise<StatusRun> {
     rmSync(copy, { force: true });
     return { config: [], after: async () => makeCopy(repo, dir, userIndex, identity, copy) };
   }
+  const watched = platform === "linux" ? watchedRun(repo, copy) : null;
+  if (watched !== null) {
+    return {
+      config: [...COPY_CONFIG, ...watched.config],
+      env: { ...watched.env, GIT_OPTIONAL_LOCKS: "1" },
+      after: PLAIN.after,
+      settle: watched.settle,
+    };
+  }
   return {
     config: COPY_CONFIG,
     env: { GIT_INDEX_FILE: copy, GIT_OPTIONAL_LOCKS: "1" },
     after: PLAIN.after,
   };
+}
+
+/**
+ * A long-lived process's statuses of `repo` told by a watch on its work tree (status-watch.ts), where git's
+ * untracked cache is used (a local Linux file system) and the platform has the watch. Returns what stops it.
+ */
+export function watchStatuses(repo: RepoRoot): () => void {
+  if (platform !== "linux" || process.platform !== "linux" || !repo.gitDir || !localFileSystem(repo.root)) return () => undefined;
+  return startStatusWatch(repo);
 }
 
 function cacheAllowed(repo: RepoRoot): Promise<boolean> {
@@ -303,7 +328,8 @@ function makeCopy(repo: RepoRoot, dir: string, userIndex: string, identity: stri
     sound.add(copy);
     unprimed.add(copy);
     for (const name of readdirSync(dir)) {
-      if (name.startsWith(PREFIX) && join(dir, name) !== copy) {
+      // a server's private copy (status-watch.ts) is removed by that server, or once it is gone
+      if (name.startsWith(PREFIX) && join(dir, name) !== copy && !PRIVATE.test(name)) {
         rmSync(join(dir, name), { force: true });
         unprimed.delete(join(dir, name));
       }

@@ -1,0 +1,288 @@
+/**
+ * A server's `git status` told by a watch on the work tree which paths can
+ * have changed (git's fsmonitor hook, protocol 2), so that git looks at those
+ * alone instead of every file and directory.
+ *
+ * On the release trees (90k files in 16k directories) a status on worksnap's
+ * copy of the index with git's untracked cache costs about 150 ms, nearly all
+ * of it one `lstat` per file and per directory; told that nothing changed, it
+ * costs about 55 ms (reading the index). A server (`watchStatuses`, from the
+ * workspace of a long-lived process) keeps a watch on every directory of the
+ * tree (tree-watch.ts) and a private copy of the index (the shared copy's,
+ * `<copy>.w<pid>-<nonce>`), where git keeps, per entry, whether the hook has
+ * vouched for it since its last check, and the hook's token.
+ *
+ * Each status takes the paths the watch saw since the last one (the watch's
+ * thread reads every event the kernel queued before it is asked: a write that
+ * returned before the status started is among them) and writes git's answer
+ * for the token it issued last: a new token and those paths, or, after a
+ * reset of the watch (the kernel's queue overflowed, a directory moved), a
+ * new copy, a failed status, or too many paths, "/" (everything: the full
+ * status). The hook (`.mcp/git/fsmonitor-hook`, sourced by the shell git
+ * starts) prints that answer only when git hands it exactly that token, and
+ * "/" for any other: a copy from another process's life, or one git could not
+ * write, never has a change vouched for that this watch did not see. Tokens
+ * carry a random nonce per watch, so no later watch can take an earlier one's
+ * token for its own.
+ *
+ * Not used (the status runs as before): off Linux or without the native
+ * module, at a root below the work tree's top, on a file system whose changes
+ * may come from elsewhere (not one of the local types the untracked cache is
+ * used on; a mount inside the tree), with gitlinks in the index (git would
+ * trust the watch for a submodule's whole work tree), past the watch budget,
+ * or with WORKSNAP_WATCH=0. What inotify cannot see is documented
+ * (docs/decisions.md): a tracked file written through a second name outside
+ * the tree, made after the watch started; writes through a shared mapping.
+ */
+import { randomBytes } from "node:crypto";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { git } from "./git";
+import type { RepoRoot } from "./root";
+import { processAlive, tempPath } from "./state-dir";
+import { TreeWatch } from "./tree-watch";
+
+/** The hook git sources: the prepared answer for the token it was told to expect, else everything. */
+const HOOK = `# worksnap's git fsmonitor hook (src/repo/status-watch.ts), sourced by the shell git starts.
+if [ "$1" = 2 ] && [ "$2" = "$WORKSNAP_FSM_SINCE" ]; then exec cat "$WORKSNAP_FSM_ANSWER"; fi
+printf '%s\\0/\\0' "$WORKSNAP_FSM_TOKEN"
+`;
+
+/** More paths than this since the last status: the full status (git walks the index once per directory named). */
+const MAX_PATHS = 1000;
+/** How long a status waits for the watch's thread to catch up before it goes on without the watch. */
+const TAKE_WAIT_MS = 100;
+/** How often a quiet server moves the watch's paths into its own set (the thread's buffer stays small). */
+const COLLECT_MS = 500;
+/** The kernel watches one work tree may hold (directories, and files with a second link). */
+export const DEFAULT_WATCH_BUDGET = 200_000;
+
+/** How a status runs with the watch: git's config and environment, and what to call when it ends. */
+export interface WatchedRun {
+  config: string[];
+  env: Record<string, string>;
+  settle(ok: boolean): void;
+}
+
+class StatusWatch {
+  private readonly nonce = randomBytes(9).toString("base64url");
+  private seq = 0;
+  /** The token the private copy holds as far as this process knows; null: none of ours (the next status is full). */
+  private token: string | null = null;
+  private copy: string | null = null;
+  private readonly pending = new Set<string>();
+  private full = false;
+  private running = false;
+  private failed = false;
+  /** Shared copies of the index checked for gitlinks: the verdict per copy (a promise while it is read). */
+  private readonly gitlinks = new Map<string, boolean | Promise<boolean>>();
+  private readonly timer: ReturnType<typeof setInterval>;
+  /** Statuses run with the watch: told everything (full) or only the paths seen (told). */
+  readonly counts = { full: 0, told: 0 };
+
+  constructor(
+    private readonly repo: RepoRoot,
+    private readonly watch: TreeWatch,
+  ) {
+    this.timer = setInterval(() => this.collect(), COLLECT_MS);
+    this.timer.unref?.();
+  }
+
+  /** The run for a status on the shared copy `shared`, or null: the status runs without the watch. */
+  prepare(shared: string): WatchedRun | null {
+    if (this.failed || this.running) return null;
+    if (!this.collect(TAKE_WAIT_MS)) return null;
+    if (!this.noGitlinks(shared)) return null;
+    const copy = `${shared}.w${process.pid}-${this.nonce}`;
+    if (this.copy !== copy || !existsSync(copy)) {
+      if (this.copy !== null) rmSync(this.copy, { force: true });
+      this.copy = null;
+      this.token = null;
+      try {
+        copyFileSync(shared, copy);
+      } catch {
+        rmSync(copy, { force: true });
+        return null;
+      }
+      this.copy = copy;
+    }
+    const since = this.token;
+    const full = since === null || this.full || this.pending.size > MAX_PATHS;
+    const token = !full && this.pending.size === 0 ? (since as string) : `worksnap:${this.nonce}:${++this.seq}`;
+    const parts = [Buffer.from(`${token}\0`, "latin1")];
+    if (full) parts.push(Buffer.from("/\0", "latin1"));
+    else for (const p of this.pending) parts.push(Buffer.from(`${p}\0`, "latin1"));
+    const answer = tempPath(this.repo.stateDir, "fsmonitor-answer");
+    try {
+      mkdirSync(join(this.repo.stateDir, "tmp"), { recursive: true });
+      writeFileSync(answer, Buffer.concat(parts));
+      ensureHook(this.repo);
+    } catch {
+      rmSync(answer, { force: true });
+      return null;
+    }
+    this.pending.clear();
+    this.full = false;
+    this.running = true;
+    this.counts[full ? "full" : "told"]++;
+    return {
+      config: ["-c", `core.fsmonitor=. ${shellQuote(hookPath(this.repo))}`, "-c", "core.fsmonitorHookVersion=2"],
+      env: { GIT_INDEX_FILE: copy, WORKSNAP_FSM_SINCE: since ?? "", WORKSNAP_FSM_TOKEN: token, WORKSNAP_FSM_ANSWER: answer },
+      settle: (ok) => {
+        this.running = false;
+        rmSync(answer, { force: true });
+        if (ok) this.token = token;
+        else {
+          // git may have written the copy or not: nothing of it is vouched for again
+          this.token = null;
+          if (this.copy !== null) rmSync(this.copy, { force: true });
+          this.copy = null;
+        }
+      },
+    };
+  }
+
+  /** Moves what the watch saw into the pending set; false when it could not (busy, or it failed: then it is closed). */
+  private collect(waitMs = 0): boolean {
+    if (this.failed) return false;
+    const taken = this.watch.take(waitMs);
+    if (taken.kind === "busy") return false;
+    if (taken.kind === "failed") {
+      this.close();
+      return false;
+    }
+    if (taken.reset) this.full = true;
+    if (!this.full) {
+      for (const p of taken.paths) this.pending.add(p);
+      if (this.pending.size > MAX_PATHS) this.full = true;
+    }
+    if (this.full) this.pending.clear();
+    return true;
+  }
+
+  /** Whether the index copied to `shared` holds no gitlink; false (no watch) until it is known. */
+  private noGitlinks(shared: string): boolean {
+    const known = this.gitlinks.get(shared);
+    if (typeof known === "boolean") return !known;
+    if (known === undefined) {
+      this.gitlinks.clear();
+      const reading = hasGitlinks(this.repo, shared).then(
+        (v) => {
+          if (this.gitlinks.get(shared) === reading) this.gitlinks.set(shared, v);
+          return v;
+        },
+        () => {
+          if (this.gitlinks.get(shared) === reading) this.gitlinks.set(shared, true);
+          return true;
+        },
+      );
+      this.gitlinks.set(shared, reading);
+    }
+    return false;
+  }
+
+  close(): void {
+    if (this.failed) return;
+    this.failed = true;
+    clearInterval(this.timer);
+    this.watch.close();
+    if (this.copy !== null) rmSync(this.copy, { force: true });
+    this.copy = null;
+  }
+}
+
+/** `git ls-files -s` of the copy: whether an entry is a gitlink (mode 160000). */
+async function hasGitlinks(repo: RepoRoot, copy: string): Promise<boolean> {
+  const r = await git(["ls-files", "-s", "-z"], { cwd: repo.root, env: { GIT_INDEX_FILE: copy } });
+  const out = Buffer.from(r.stdout);
+  return out.subarray(0, 7).toString("latin1") === "160000 " || out.indexOf("\x00160000 ", 0, "latin1") >= 0;
+}
+
+function hookPath(repo: RepoRoot): string {
+  return join(repo.stateDir, "git", "fsmonitor-hook");
+}
+
+/** Hooks this process found or wrote with today's text. */
+const hooksWritten = new Set<string>();
+
+function ensureHook(repo: RepoRoot): void {
+  const path = hookPath(repo);
+  if (hooksWritten.has(path)) return;
+  let current: string | null = null;
+  try {
+    current = readFileSync(path, "utf8");
+  } catch {
+    // not written yet
+  }
+  if (current !== HOOK) {
+    mkdirSync(join(repo.stateDir, "git"), { recursive: true });
+    const tmp = tempPath(repo.stateDir, "fsmonitor-hook");
+    try {
+      writeFileSync(tmp, HOOK);
+      renameSync(tmp, path);
+    } finally {
+      rmSync(tmp, { force: true });
+    }
+  }
+  hooksWritten.add(path);
+}
+
+function shellQuote(s: string): string {
+  return `'${s.replaceAll("'", `'\\''`)}'`;
+}
+
+const watches = new Map<string, StatusWatch>();
+
+/** Whether statuses may use a watch at all here (tests turn it off to compare). */
+let enabled = process.env.WORKSNAP_WATCH !== "0";
+
+/** Tests only: statuses with or without watches from now on (watches already started stay until stopped). */
+export function configureStatusWatch(opts: { enabled: boolean }): void {
+  enabled = opts.enabled;
+}
+
+/**
+ * Starts the watch of a long-lived process's workspace (the caller checked the platform and the file system),
+ * when the root is the work tree's top. Private copies left by processes that are gone are removed. Returns
+ * what stops it.
+ */
+export function startStatusWatch(repo: RepoRoot, budget = DEFAULT_WATCH_BUDGET): () => void {
+  if (!enabled || !repo.gitDir || repo.gitPrefix !== "" || watches.has(repo.root)) return () => undefined;
+  removeOrphans(repo);
+  const state = relative(repo.root, repo.stateDir);
+  const shallow = state !== "" && !state.startsWith("..") ? [state.split("\\").join("/")] : [];
+  const watch = TreeWatch.start(repo.root, shallow, budget);
+  if (watch === null) return () => undefined;
+  const sw = new StatusWatch(repo, watch);
+  watches.set(repo.root, sw);
+  return () => {
+    if (watches.get(repo.root) === sw) watches.delete(repo.root);
+    sw.close();
+  };
+}
+
+/** The watched run for a status on the shared copy `shared` of `repo`, or null when there is none. */
+export function watchedRun(repo: RepoRoot, shared: string): WatchedRun | null {
+  if (!enabled) return null;
+  return watches.get(repo.root)?.prepare(shared) ?? null;
+}
+
+/** How many statuses of `repo` ran with its watch, told everything or only what it saw; null without a watch. */
+export function statusWatchCounts(repo: RepoRoot): { full: number; told: number } | null {
+  const sw = watches.get(repo.root);
+  return sw ? { ...sw.counts } : null;
+}
+
+function removeOrphans(repo: RepoRoot): void {
+  const dir = join(repo.stateDir, "git");
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const m = /\.w(\d+)-[A-Za-z0-9_-]+$/.exec(name);
+    if (m && Number(m[1]) !== process.pid && !processAlive(Number(m[1]))) rmSync(join(dir, name), { force: true });
+  }
+}

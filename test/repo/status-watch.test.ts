@@ -1,0 +1,206 @@
+import { describe, expect, test } from "bun:test";
+import { appendFileSync, chmodSync, existsSync, linkSync, mkdirSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { closeWorkspace, openWorkspace, type Workspace } from "../../src/ops/workspace";
+import { STATUS_ARGS } from "../../src/repo/fingerprint";
+import { nativeModule } from "../../src/repo/native";
+import { gitStatus } from "../../src/repo/status-index";
+import { statusWatchCounts } from "../../src/repo/status-watch";
+import { rng } from "../ops/patch/fixtures";
+import { runGit, tmpDir, tmpRepo, type TmpRepo } from "../helpers/tmp-repo";
+
+/** The status as git gives it on the user's index, never written, no cache, no monitor: the reference. */
+function plainStatus(root: string): string {
+  const r = Bun.spawnSync(["git", "-c", "core.untrackedCache=false", "-c", "core.fsmonitor=false", ...STATUS_ARGS], {
+    cwd: root,
+    env: { ...process.env, GIT_OPTIONAL_LOCKS: "0", LC_ALL: "C" },
+  });
+  if (r.exitCode !== 0) throw new Error(r.stderr.toString());
+  return r.stdout.toString("latin1");
+}
+
+async function served(ws: Workspace): Promise<string> {
+  return Buffer.from((await gitStatus(ws.repo)).stdout).toString("latin1");
+}
+
+/** A server's workspace whose statuses use the watch once its first walk is done (two statuses in: copy, cache). */
+async function watchedWorkspace(root: string): Promise<Workspace> {
+  const ws = openWorkspace(root, { longLived: true, index: { diskBudget: 0 } });
+  for (let i = 0; i < 100 && (statusWatchCounts(ws.repo)?.full ?? 0) === 0; i++) {
+    await gitStatus(ws.repo);
+    await Bun.sleep(20);
+  }
+  expect(statusWatchCounts(ws.repo)?.full ?? 0).toBeGreaterThan(0);
+  return ws;
+}
+
+function seed(repo: TmpRepo): void {
+  repo.write(".gitignore", "build/\n*.log\n");
+  for (const d of ["src", "src/a", "src/a/b", "docs", "lib/x/y"]) for (let i = 0; i < 4; i++) repo.write(`${d}/f${i}.txt`, `${d} ${i}\n`);
+  repo.write("src/tool.sh", "#!/bin/sh\n", 0o755);
+  repo.commit("seed");
+}
+
+const native = nativeModule() !== null && process.platform === "linux";
+
+describe.if(native)("statuses told by the work tree's watch", () => {
+  test("equal git's own status after every change of a random sequence (files, directories, moves, ignores, links)", async () => {
+    await using repo = await tmpRepo();
+    await using outside = tmpDir("ws-outside-");
+    seed(repo);
+    // a tracked file with a second name outside the tree before the watch starts: written through that name later
+    linkSync(join(repo.root, "docs/f0.txt"), join(outside.path, "linked.txt"));
+    const ws = await watchedWorkspace(repo.root);
+    try {
+      const r = rng(1907);
+      const files = () =>
+        runGit(repo.root, ["ls-files", "-co", "--exclude-standard"])
+          .split("\n")
+          .filter((p) => p !== "" && existsSync(join(repo.root, p)));
+      const dirs = () => [...new Set(files().map((p) => dirname(p)).filter((d) => d !== "."))];
+      let n = 0;
+      const steps: Array<() => void> = [
+        () => appendFileSync(join(repo.root, r.pick(files())), "more\n"),
+        () => writeFileSync(join(repo.root, r.pick(files())), "same size?\n"),
+        () => chmodSync(join(repo.root, r.pick(files())), r.int(2) ? 0o755 : 0o644),
+        () => rmSync(join(repo.root, r.pick(files())), { force: true }),
+        () => writeFileSync(join(repo.root, r.pick(dirs()), `new${n++}.txt`), "new\n"),
+        () => {
+          const d = join(repo.root, r.pick(dirs()), `deep${n++}`, "er");
+          mkdirSync(d, { recursive: true });
+          writeFileSync(join(d, "leaf.txt"), "leaf\n");
+        },
+        () => rmSync(join(repo.root, r.pick(dirs())), { recursive: true, force: true }),
+        () => {
+          const d = r.pick(dirs());
+          renameSync(join(repo.root, d), join(repo.root, `${d}-moved${n++}`));
+        },
+        () => {
+          // out of the tree and, a step later, back under another name
+          const d = r.pick(dirs());
+          const away = join(outside.path, `away${n++}`);
+          renameSync(join(repo.root, d), away);
+          steps.push(() => renameSync(away, join(repo.root, `back${n++}`)));
+        },
+        () => {
+          const p = r.pick(files());
+          rmSync(join(repo.root, p), { force: true });
+          symlinkSync("elsewhere", join(repo.root, p));
+        },
+        () => appendFileSync(join(repo.root, ".gitignore"), r.int(2) ? `${r.pick(dirs())}/\n` : `!${r.pick(files())}\n`),
+        () => appendFileSync(join(repo.root, ".git/info/exclude"), `${r.pick(files())}\n`),
+        () => {
+          mkdirSync(join(repo.root, "build", `out${n++}`), { recursive: true });
+          writeFileSync(join(repo.root, "build", `out${n}`, "x.o"), "o");
+          writeFileSync(join(repo.root, `run${n}.log`), "log");
+        },
+        () => appendFileSync(join(outside.path, "linked.txt"), "through the other name\n"),
+        () => {
+          runGit(repo.root, ["add", "-A"]);
+          if (r.int(2)) runGit(repo.root, ["commit", "-qm", `step ${n++}`]);
+        },
+      ];
+      for (let i = 0; i < 120; i++) {
+        const step = i % 2 === 0 ? r.pick(steps) : steps[r.int(steps.length)];
+        try {
+          (step as () => void)();
+        } catch {
+          // a step whose pick vanished meanwhile (a file removed earlier): the tree is what it is
+        }
+        expect({ i, status: await served(ws) }).toEqual({ i, status: plainStatus(repo.root) });
+      }
+      const counts = statusWatchCounts(ws.repo);
+      // the watch did the telling: most statuses were told only the paths it saw
+      expect(counts?.told ?? 0).toBeGreaterThan(40);
+    } finally {
+      closeWorkspace(ws);
+    }
+  }, 120_000);
+
+  test("a copy git could not write keeps its old token, and the status that follows is told everything", async () => {
+    await using repo = await tmpRepo();
+    seed(repo);
+    const ws = await watchedWorkspace(repo.root);
+    try {
+      await served(ws);
+      const dir = join(repo.root, ".mcp", "git");
+      const [priv] = readdirSync(dir).filter((n) => /\.w\d+-/.test(n));
+      expect(priv).toBeDefined();
+      // git cannot take the copy's lock: it answers, and leaves the copy (and its token) as they were
+      writeFileSync(join(dir, `${priv}.lock`), "");
+      appendFileSync(join(repo.root, "src/f1.txt"), "one\n");
+      expect(await served(ws)).toBe(plainStatus(repo.root));
+      rmSync(join(dir, `${priv}.lock`));
+      const before = statusWatchCounts(ws.repo)?.full ?? 0;
+      appendFileSync(join(repo.root, "docs/f2.txt"), "two\n");
+      expect(await served(ws)).toBe(plainStatus(repo.root));
+      // the hook was handed the old token: its answer was everything (counted as told, answered as "/")
+      appendFileSync(join(repo.root, "lib/x/y/f3.txt"), "three\n");
+      expect(await served(ws)).toBe(plainStatus(repo.root));
+      expect(statusWatchCounts(ws.repo)?.full ?? 0).toBeGreaterThanOrEqual(before);
+    } finally {
+      closeWorkspace(ws);
+    }
+  }, 60_000);
+
+  test("a watch started after changes no watch saw never vouches for them", async () => {
+    await using repo = await tmpRepo();
+    seed(repo);
+    let ws = await watchedWorkspace(repo.root);
+    appendFileSync(join(repo.root, "src/f0.txt"), "seen\n");
+    expect(await served(ws)).toBe(plainStatus(repo.root));
+    closeWorkspace(ws);
+    // nothing watches now
+    appendFileSync(join(repo.root, "src/a/f1.txt"), "unseen\n");
+    rmSync(join(repo.root, "docs"), { recursive: true });
+    ws = await watchedWorkspace(repo.root);
+    try {
+      expect(await served(ws)).toBe(plainStatus(repo.root));
+      expect(plainStatus(repo.root)).toContain("src/a/f1.txt");
+    } finally {
+      closeWorkspace(ws);
+    }
+  }, 60_000);
+
+  test("a flood of changes (more paths than a status is told) gives the full status, then told ones again", async () => {
+    await using repo = await tmpRepo();
+    seed(repo);
+    const ws = await watchedWorkspace(repo.root);
+    try {
+      for (let i = 0; i < 1500; i++) writeFileSync(join(repo.root, "lib", `flood-${i}.txt`), `${i}\n`);
+      const full = statusWatchCounts(ws.repo)?.full ?? 0;
+      expect(await served(ws)).toBe(plainStatus(repo.root));
+      expect(statusWatchCounts(ws.repo)?.full).toBe(full + 1);
+      appendFileSync(join(repo.root, "src/f2.txt"), "after\n");
+      const told = statusWatchCounts(ws.repo)?.told ?? 0;
+      expect(await served(ws)).toBe(plainStatus(repo.root));
+      expect(statusWatchCounts(ws.repo)?.told).toBe(told + 1);
+    } finally {
+      closeWorkspace(ws);
+    }
+  }, 60_000);
+
+  test("a repository with a submodule is never watched: a change inside the submodule shows", async () => {
+    await using sub = await tmpRepo();
+    sub.write("inner.txt", "inner\n");
+    sub.commit("inner");
+    await using repo = await tmpRepo();
+    seed(repo);
+    runGit(repo.root, ["-c", "protocol.file.allow=always", "submodule", "add", "-q", sub.root, "vendored"]);
+    runGit(repo.root, ["commit", "-qm", "sub"]);
+    const ws = openWorkspace(repo.root, { longLived: true, index: { diskBudget: 0 } });
+    try {
+      for (let i = 0; i < 5; i++) {
+        await served(ws);
+        await Bun.sleep(30);
+      }
+      appendFileSync(join(repo.root, "vendored/inner.txt"), "changed\n");
+      const status = await served(ws);
+      expect(status).toBe(plainStatus(repo.root));
+      expect(status).toContain(" M vendored");
+      expect(statusWatchCounts(ws.repo)?.told ?? 0).toBe(0);
+    } finally {
+      closeWorkspace(ws);
+    }
+  }, 60_000);
+});
