@@ -266,7 +266,7 @@ async function probe(repo: RepoRoot): Promise<boolean | null> {
 }
 
 /** A split index keeps its shared part in `.git/sharedindex.*`: a status writing the copy would write there. */
-function splitIndex(gitDir: string): boolean {
+export function splitIndex(gitDir: string): boolean {
   try {
     return readdirSync(gitDir).some((n) => n.startsWith("sharedindex."));
   } catch {

@@ -54,8 +54,20 @@ const MAX_PATHS = 1000;
 const TAKE_WAIT_MS = 100;
 /** How often a quiet server moves the watch's paths into its own set (the thread's buffer stays small). */
 const COLLECT_MS = 500;
-/** The kernel watches one work tree may hold (directories, and files with a second link). */
-export const DEFAULT_WATCH_BUDGET = 200_000;
+/**
+ * The kernel watches one work tree may hold (directories, and files with a second link): a quarter of the
+ * user's limit (`fs.inotify.max_user_watches`, shared with every editor and file watcher the user runs), at most
+ * 200,000. A tree that needs more is not watched.
+ */
+export function watchBudget(): number {
+  let limit = 8192; // the kernel's default before 5.11
+  try {
+    limit = Number.parseInt(readFileSync("/proc/sys/fs/inotify/max_user_watches", "utf8"), 10) || limit;
+  } catch {
+    // not Linux, or no /proc: the old default
+  }
+  return Math.min(200_000, Math.floor(limit / 4));
+}
 
 /** How a status runs with the watch: git's config and environment, and what to call when it ends. */
 export interface WatchedRun {
@@ -246,7 +258,7 @@ export function configureStatusWatch(opts: { enabled: boolean }): void {
  * when the root is the work tree's top. Private copies left by processes that are gone are removed. Returns
  * what stops it.
  */
-export function startStatusWatch(repo: RepoRoot, budget = DEFAULT_WATCH_BUDGET): () => void {
+export function startStatusWatch(repo: RepoRoot, budget = watchBudget()): () => void {
   if (!enabled || !repo.gitDir || repo.gitPrefix !== "" || watches.has(repo.root)) return () => undefined;
   removeOrphans(repo);
   const state = relative(repo.root, repo.stateDir);
