@@ -1,0 +1,91 @@
+import { describe, expect, test } from "bun:test";
+import { appendFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { sha256Hex } from "../../src/core/hash";
+import { STATUS_ARGS } from "../../src/repo/fingerprint";
+import { mcpSession } from "../helpers/binary";
+import { processRunning } from "../helpers/process";
+import { rng } from "../ops/patch/fixtures";
+import { tmpRepo, type TmpRepo } from "../helpers/tmp-repo";
+
+/** git's own status of the tree, as a user runs it (no copy, no cache, no monitor): what every fingerprint must hash. */
+function plainStatusHash(root: string): string {
+  const r = Bun.spawnSync(["git", "-c", "core.untrackedCache=false", "-c", "core.fsmonitor=false", ...STATUS_ARGS], {
+    cwd: root,
+    env: { ...process.env, GIT_OPTIONAL_LOCKS: "0", LC_ALL: "C" },
+  });
+  if (r.exitCode !== 0) throw new Error(r.stderr.toString());
+  return sha256Hex(r.stdout);
+}
+
+function seed(repo: TmpRepo): void {
+  for (const d of ["app", "app/core", "lib", "docs/guide"]) for (let i = 0; i < 5; i++) repo.write(`${d}/m${i}.ts`, `export const v${i} = ${i};\n`);
+  repo.commit("seed");
+}
+
+/** The servers' own copies of git's index for their watches. */
+function privateCopies(root: string): string[] {
+  const dir = join(root, ".mcp", "git");
+  return existsSync(dir) ? readdirSync(dir).filter((n) => /\.w\d+-/.test(n)) : [];
+}
+
+const linux = process.platform === "linux";
+
+describe.if(linux)("servers whose statuses a watch tells", () => {
+  test("two servers: every worktree answer's fingerprint is git's status of the tree after each outside change", async () => {
+    await using repo = await tmpRepo();
+    seed(repo);
+    await using a = await mcpSession(repo.root);
+    await using b = await mcpSession(repo.root);
+    // the first calls make the copies; the watches start with the servers
+    for (const s of [a, b]) for (let i = 0; i < 3; i++) await s.call("snapshot_file", { path: "app/m0.ts" });
+    const r = rng(77);
+    for (let i = 0; i < 40; i++) {
+      const marker = `outsideMarker${i}x`;
+      const step = r.int(4);
+      if (step === 0) appendFileSync(join(repo.root, `app/m${r.int(5)}.ts`), `// ${marker}\n`);
+      else if (step === 1) {
+        mkdirSync(join(repo.root, `new${i}/deep`), { recursive: true });
+        writeFileSync(join(repo.root, `new${i}/deep/n.ts`), `// ${marker}\n`);
+      } else if (step === 2) {
+        writeFileSync(join(repo.root, `lib/m${r.int(5)}.ts`), `// ${marker}\n`);
+        rmSync(join(repo.root, `docs/guide/m${r.int(5)}.ts`), { force: true });
+      } else {
+        const from = existsSync(join(repo.root, "docs/guide")) ? "docs/guide" : "docs/moved";
+        renameSync(join(repo.root, from), join(repo.root, from === "docs/guide" ? "docs/moved" : "docs/guide"));
+        appendFileSync(join(repo.root, "app/core/m1.ts"), `// ${marker}\n`);
+      }
+      const s = i % 2 === 0 ? a : b;
+      const want = plainStatusHash(repo.root);
+      const read = await s.call("snapshot_file", { path: "app/core/m0.ts" });
+      expect({ i, status: read.fingerprint.status_hash }).toEqual({ i, status: want });
+      const found = await s.call("snapshot_grep", { pattern: marker, fixed_strings: true });
+      expect({ i, matches: found.matches.length > 0, status: found.fingerprint.status_hash }).toEqual({ i, matches: true, status: want });
+    }
+    expect(privateCopies(repo.root).length).toBe(2);
+  }, 120_000);
+
+  test("a server killed with -9 leaves its copy; the next server removes it and answers the tree as it is", async () => {
+    await using repo = await tmpRepo();
+    seed(repo);
+    const first = await mcpSession(repo.root);
+    for (let i = 0; i < 3; i++) await first.call("snapshot_file", { path: "app/m0.ts" });
+    const [left] = privateCopies(repo.root);
+    expect(left).toBeDefined();
+    const pid = Number(/\.w(\d+)-/.exec(left as string)?.[1]);
+    process.kill(pid, "SIGKILL");
+    for (let i = 0; i < 100 && processRunning(pid); i++) await Bun.sleep(20);
+    await first[Symbol.asyncDispose]().catch(() => undefined);
+    // changed while nothing watched
+    appendFileSync(join(repo.root, "lib/m2.ts"), "// unwatched\n");
+    rmSync(join(repo.root, "app/core"), { recursive: true });
+    await using next = await mcpSession(repo.root);
+    const read = await next.call("snapshot_file", { path: "app/m1.ts" });
+    expect(read.fingerprint.status_hash).toBe(plainStatusHash(repo.root));
+    expect(privateCopies(repo.root)).not.toContain(left);
+    for (let i = 0; i < 3; i++) {
+      appendFileSync(join(repo.root, "app/m3.ts"), `// ${i}\n`);
+      expect((await next.call("snapshot_file", { path: "app/m1.ts" })).fingerprint.status_hash).toBe(plainStatusHash(repo.root));
+    }
+  }, 60_000);
+});
