@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include "tree_watch.h"
 
+#include "bytes.h"
+
 #include <errno.h>
 #include <stdlib.h>
 
@@ -57,10 +59,6 @@ typedef struct {
   int is_dir;
 } slot_t;
 
-typedef struct {
-  uint8_t *data;
-  size_t len, cap;
-} bytes_t;
 
 struct tree_watch {
   char *root;
@@ -90,26 +88,15 @@ struct tree_watch {
   int overflowed;
 };
 
-static int grow(bytes_t *b, size_t more) {
-  if (b->len + more <= b->cap) return 1;
-  size_t cap = b->cap ? b->cap : 4096;
-  while (cap < b->len + more) cap *= 2;
-  uint8_t *d = realloc(b->data, cap);
-  if (!d) return 0;
-  b->data = d;
-  b->cap = cap;
-  return 1;
-}
-
 /* Records `dir` + "/" + `name` (either may be empty), '/' appended for a directory; under mu. */
 static void report(tree_watch_t *w, const char *dir, const char *name, int is_dir) {
   size_t dl = strlen(dir), nl = name ? strlen(name) : 0;
   size_t need = dl + (dl && nl ? 1 : 0) + nl + (is_dir ? 1 : 0) + 1;
   pthread_mutex_lock(&w->mu);
-  if (w->out.len + need > w->max_bytes || !grow(&w->out, need)) {
+  if (w->out.len + need > w->max_bytes || !bytes_reserve(&w->out, need, 4096)) {
     w->overflowed = 1;
   } else {
-    uint8_t *p = w->out.data + w->out.len;
+    uint8_t *p = w->out.bytes + w->out.len;
     memcpy(p, dir, dl);
     p += dl;
     if (dl && nl) *p++ = '/';
@@ -117,7 +104,7 @@ static void report(tree_watch_t *w, const char *dir, const char *name, int is_di
     p += nl;
     if (is_dir && (dl || nl)) *p++ = '/';
     *p++ = 0;
-    w->out.len = (size_t)(p - w->out.data);
+    w->out.len = (size_t)(p - w->out.bytes);
   }
   pthread_mutex_unlock(&w->mu);
 }
@@ -551,9 +538,9 @@ int tree_watch_take(tree_watch_t *w, int wait_ms, size_t max_bytes, uint8_t **pa
     if (w->reset || w->overflowed) flags |= TW_RESET;
     w->reset = 0;
     w->overflowed = 0;
-    *paths = w->out.data;
+    *paths = w->out.bytes;
     *len = w->out.len;
-    w->out.data = NULL;
+    w->out.bytes = NULL;
     w->out.len = w->out.cap = 0;
   }
   pthread_mutex_unlock(&w->mu);
@@ -583,7 +570,7 @@ void tree_watch_close(tree_watch_t *w) {
   for (size_t i = 0; i < w->shallow_count; i++) free(w->shallow[i]);
   free(w->shallow);
   free(w->root);
-  free(w->out.data);
+  free(w->out.bytes);
   pthread_cond_destroy(&w->cv);
   pthread_mutex_destroy(&w->mu);
   free(w);

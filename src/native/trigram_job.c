@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bytes.h"
 #include "files.h"
 #include "sha1.h"
 #include "sha256.h"
@@ -249,21 +250,7 @@ static void read_file(trigram_job_t *job, size_t index, worker_t *w) {
 
 /* ---------------------------------------------------------------- the segment */
 
-typedef struct {
-  uint8_t *bytes;
-  size_t len, cap;
-} buf_t;
-
-static int reserve(buf_t *b, size_t more) {
-  if (b->len + more <= b->cap) return 1;
-  size_t cap = b->cap ? b->cap : 1 << 16;
-  while (cap < b->len + more) cap *= 2;
-  uint8_t *grown = realloc(b->bytes, cap);
-  if (!grown) return 0;
-  b->bytes = grown;
-  b->cap = cap;
-  return 1;
-}
+static int reserve(bytes_t *b, size_t more) { return bytes_reserve(b, more, 1 << 16); }
 
 static void put_u32(uint8_t *at, uint32_t v) {
   at[0] = (uint8_t)v;
@@ -275,7 +262,7 @@ static void put_u32(uint8_t *at, uint32_t v) {
 static size_t varint_len(uint32_t v) { return v < (1u << 7) ? 1 : v < (1u << 14) ? 2 : v < (1u << 21) ? 3 : v < (1u << 28) ? 4 : 5; }
 
 /* Appends one posting list: LEB128 gaps (the first ordinal as is), or a bitmap of the blobs when that is smaller. */
-static int encode_list(buf_t *post, buf_t *table, uint32_t trigram, const uint32_t *ords, size_t n, size_t blobs) {
+static int encode_list(bytes_t *post, bytes_t *table, uint32_t trigram, const uint32_t *ords, size_t n, size_t blobs) {
   size_t vlen = 0;
   uint32_t prev = 0;
   for (size_t i = 0; i < n; i++) {
@@ -363,7 +350,7 @@ static int build_segment(trigram_job_t *job) {
   uint64_t held[1024] = {0}; /* the last two bytes of the first byte's trigrams, as a bitmap */
   uint32_t *ords = NULL;
   size_t ords_cap = 0;
-  buf_t post = {0}, table = {0};
+  bytes_t post = {0}, table = {0};
   int ok = at && end && counts && starts && ends;
   size_t trigrams = 0;
   for (uint32_t b = 0; ok && b < 256; b++) {

@@ -75,7 +75,7 @@ describe.if(linux)("servers whose statuses a watch tells", () => {
     const pid = Number(/\.w(\d+)-/.exec(left as string)?.[1]);
     process.kill(pid, "SIGKILL");
     for (let i = 0; i < 100 && processRunning(pid); i++) await Bun.sleep(20);
-    await first[Symbol.asyncDispose]().catch(() => undefined);
+    await Promise.resolve(first[Symbol.asyncDispose]()).catch(() => undefined);
     // changed while nothing watched
     appendFileSync(join(repo.root, "lib/m2.ts"), "// unwatched\n");
     rmSync(join(repo.root, "app/core"), { recursive: true });
