@@ -508,25 +508,28 @@ int tree_watch_take(tree_watch_t *w, int wait_ms, size_t max_bytes, uint8_t **pa
   *paths = NULL;
   *len = 0;
   *err = 0;
-  struct timespec deadline;
-  clock_gettime(CLOCK_MONOTONIC, &deadline);
-  deadline.tv_sec += wait_ms / 1000;
-  deadline.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
-  if (deadline.tv_nsec >= 1000000000L) {
-    deadline.tv_sec++;
-    deadline.tv_nsec -= 1000000000L;
-  }
   pthread_mutex_lock(&w->mu);
   w->max_bytes = max_bytes;
-  uint64_t want = ++w->asked;
-  pthread_mutex_unlock(&w->mu);
-  uint64_t one = 1;
-  if (write(w->wake, &one, sizeof one) < 0) {
-    /* the counter is full of wakes already: the thread wakes anyway */
-  }
-  pthread_mutex_lock(&w->mu);
-  while (!w->failed && (!w->ready || w->answered < want)) {
-    if (pthread_cond_timedwait(&w->cv, &w->mu, &deadline) == ETIMEDOUT) break;
+  uint64_t want = w->answered; /* a negative wait: what the thread has read so far */
+  if (wait_ms >= 0) {
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += wait_ms / 1000;
+    deadline.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+      deadline.tv_sec++;
+      deadline.tv_nsec -= 1000000000L;
+    }
+    want = ++w->asked;
+    pthread_mutex_unlock(&w->mu);
+    uint64_t one = 1;
+    if (write(w->wake, &one, sizeof one) < 0) {
+      /* the counter is full of wakes already: the thread wakes anyway */
+    }
+    pthread_mutex_lock(&w->mu);
+    while (!w->failed && (!w->ready || w->answered < want)) {
+      if (pthread_cond_timedwait(&w->cv, &w->mu, &deadline) == ETIMEDOUT) break;
+    }
   }
   int flags = 0;
   if (w->failed) {

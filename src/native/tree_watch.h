@@ -34,7 +34,8 @@ typedef struct tree_watch tree_watch_t;
 tree_watch_t *tree_watch_start(const char *root, const char *const *shallow, size_t shallow_count, size_t max_watches, int *err);
 
 /*
- * Waits up to `wait_ms` for the thread to read every event queued before this call, then hands over the
+ * Waits up to `wait_ms` for the thread to read every event queued before this call (a negative wait: none, what
+ * it has read so far is handed over), then hands over the
  * paths reported since the last take (each NUL-terminated, relative to the root; a directory's ends in '/';
  * duplicates possible) in *paths (malloc'd, *len bytes; the caller frees it). Returns TW_* flags; *err is the
  * errno of a failure. Paths past `max_bytes` since the last take are dropped and reported as TW_RESET.

@@ -45,13 +45,18 @@ import { TreeWatch } from "./tree-watch";
 /** The hook git sources: the prepared answer for the token it was told to expect, else everything. */
 const HOOK = `# worksnap's git fsmonitor hook (src/repo/status-watch.ts), sourced by the shell git starts.
 if [ "$1" = 2 ] && [ "$2" = "$WORKSNAP_FSM_SINCE" ]; then exec cat "$WORKSNAP_FSM_ANSWER"; fi
-printf '%s\\0/\\0' "$WORKSNAP_FSM_TOKEN"
+if [ "$1" = 2 ]; then printf '%s\\0/\\0' "$WORKSNAP_FSM_TOKEN"; else printf '/\\0'; fi
 `;
 
 /** More paths than this since the last status: the full status (git walks the index once per directory named). */
 const MAX_PATHS = 1000;
-/** How long a status waits for the watch's thread to catch up before it goes on without the watch. */
+/**
+ * How long a status waits for the watch's thread to catch up before it goes on without the watch (the thread
+ * reads what is queued in microseconds; it is behind while it walks: its first walk, a large directory made);
+ * once it was found behind, a status waits a little only, until it has caught up.
+ */
 const TAKE_WAIT_MS = 100;
+const BEHIND_WAIT_MS = 5;
 /** How often a quiet server moves the watch's paths into its own set (the thread's buffer stays small). */
 const COLLECT_MS = 500;
 /**
@@ -86,6 +91,10 @@ class StatusWatch {
   private full = false;
   private running = false;
   private failed = false;
+  /** The watch's thread was not caught up at the last take (its first walk, a large directory made): don't wait. */
+  private behind = true;
+  /** git speaks the hook's protocol 2 (2.26 and later); null while `git --version` is asked. */
+  private gitOk: boolean | null = null;
   /** Shared copies of the index checked for gitlinks: the verdict per copy (a promise while it is read). */
   private readonly gitlinks = new Map<string, boolean | Promise<boolean>>();
   private readonly timer: ReturnType<typeof setInterval>;
@@ -96,14 +105,22 @@ class StatusWatch {
     private readonly repo: RepoRoot,
     private readonly watch: TreeWatch,
   ) {
-    this.timer = setInterval(() => this.collect(), COLLECT_MS);
+    this.timer = setInterval(() => this.collect(-1), COLLECT_MS);
     this.timer.unref?.();
+    speaksProtocol2(repo).then(
+      (ok) => {
+        this.gitOk = ok;
+        if (!ok) this.close();
+      },
+      () => this.close(),
+    );
   }
 
   /** The run for a status on the shared copy `shared`, or null: the status runs without the watch. */
   prepare(shared: string): WatchedRun | null {
     if (this.failed || this.running) return null;
-    if (!this.collect(TAKE_WAIT_MS)) return null;
+    if (this.gitOk !== true) return null;
+    if (!this.collect(this.behind ? BEHIND_WAIT_MS : TAKE_WAIT_MS)) return null;
     if (!this.noGitlinks(shared)) return null;
     const copy = `${shared}.w${process.pid}-${this.nonce}`;
     if (this.copy !== copy || !existsSync(copy)) {
@@ -154,10 +171,14 @@ class StatusWatch {
     };
   }
 
-  /** Moves what the watch saw into the pending set; false when it could not (busy, or it failed: then it is closed). */
-  private collect(waitMs = 0): boolean {
+  /**
+   * Moves what the watch saw into the pending set, once its thread read every event queued before now (or, with
+   * a negative wait, what it has read so far); false when it could not (busy, or it failed: then it is closed).
+   */
+  private collect(waitMs: number): boolean {
     if (this.failed) return false;
     const taken = this.watch.take(waitMs);
+    if (waitMs >= 0) this.behind = taken.kind === "busy";
     if (taken.kind === "busy") return false;
     if (taken.kind === "failed") {
       this.close();
@@ -201,6 +222,13 @@ class StatusWatch {
     if (this.copy !== null) rmSync(this.copy, { force: true });
     this.copy = null;
   }
+}
+
+/** Whether git answers the hook in protocol 2 (git 2.26 and later; an older one speaks protocol 1 only). */
+async function speaksProtocol2(repo: RepoRoot): Promise<boolean> {
+  const r = await git(["--version"], { cwd: repo.root });
+  const m = /(\d+)\.(\d+)/.exec(Buffer.from(r.stdout).toString());
+  return m !== null && (Number(m[1]) > 2 || (Number(m[1]) === 2 && Number(m[2]) >= 26));
 }
 
 /** `git ls-files -s` of the copy: whether an entry is a gitlink (mode 160000). */

@@ -42,7 +42,7 @@ export class TreeWatch {
   /**
    * The paths changed since the last take (relative to the root, as latin1 strings of their bytes; a
    * directory's with a trailing "/"), once the watch's thread has read every event queued before this call;
-   * `busy` when it did not within `waitMs`.
+   * `busy` when it did not within `waitMs`. A negative wait takes what the thread has read so far.
    */
   take(waitMs: number, maxBytes = 1 << 20): Taken {
     if (this.handle === null) return { kind: "failed", errno: 0 };

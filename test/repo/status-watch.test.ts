@@ -180,6 +180,53 @@ describe.if(native)("statuses told by the work tree's watch", () => {
     }
   }, 60_000);
 
+  test("a large tracked directory moved out and back, written inside at once while the watch walks it: git's status every time", async () => {
+    await using repo = await tmpRepo();
+    await using outside = tmpDir("ws-outside-");
+    seed(repo);
+    for (let i = 0; i < 1500; i++) repo.write(`big/d${i % 50}/e${i}/f.txt`, `${i}\n`);
+    repo.commit("big");
+    const ws = await watchedWorkspace(repo.root);
+    try {
+      const r = rng(31);
+      for (let round = 0; round < 3; round++) {
+        renameSync(join(repo.root, "big"), join(outside.path, "big"));
+        const away = r.int(1500);
+        appendFileSync(join(outside.path, "big", `d${away % 50}`, `e${away}`, "f.txt"), "while away\n");
+        expect(await served(ws)).toBe(plainStatus(repo.root));
+        renameSync(join(outside.path, "big"), join(repo.root, "big"));
+        // written before the watch can have walked the returned tree
+        for (let k = 0; k < 5; k++) {
+          const i = r.int(1500);
+          appendFileSync(join(repo.root, "big", `d${i % 50}`, `e${i}`, "f.txt"), `round ${round}\n`);
+          expect({ round, k, status: await served(ws) }).toEqual({ round, k, status: plainStatus(repo.root) });
+        }
+      }
+      expect(statusWatchCounts(ws.repo)?.told ?? 0).toBeGreaterThan(0);
+    } finally {
+      closeWorkspace(ws);
+    }
+  }, 60_000);
+
+  test("the hook tells a git of protocol 1, or a token it was not told to expect, that everything may have changed", async () => {
+    await using repo = await tmpRepo();
+    seed(repo);
+    const ws = await watchedWorkspace(repo.root);
+    closeWorkspace(ws);
+    const hook = join(repo.root, ".mcp", "git", "fsmonitor-hook");
+    const answer = join(repo.root, ".mcp", "answer");
+    writeFileSync(answer, "worksnap:n:2\0src/f0.txt\0");
+    const run = (...args: string[]) =>
+      Bun.spawnSync(["sh", "-c", `. '${hook}' "$@"`, "sh", ...args], {
+        env: { ...process.env, WORKSNAP_FSM_SINCE: "worksnap:n:1", WORKSNAP_FSM_TOKEN: "worksnap:n:2", WORKSNAP_FSM_ANSWER: answer },
+      }).stdout.toString("latin1");
+    expect(run("2", "worksnap:n:1")).toBe("worksnap:n:2\0src/f0.txt\0");
+    expect(run("2", "worksnap:other:1")).toBe("worksnap:n:2\0/\0");
+    expect(run("2", "")).toBe("worksnap:n:2\0/\0");
+    // protocol 1 (git before 2.26): no token, and "/" first
+    expect(run("1", "1764000000000000000")).toBe("/\0");
+  });
+
   test("a repository with a submodule is never watched: a change inside the submodule shows", async () => {
     await using sub = await tmpRepo();
     sub.write("inner.txt", "inner\n");
