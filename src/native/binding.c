@@ -1023,29 +1023,36 @@ static watch_handle_t *watch_of(napi_env env, napi_value v) {
   return data;
 }
 
-/* treeWatchStart(root, shallow: string[], maxWatches): a handle, or the errno that kept it from starting */
+/*
+ * treeWatchStart(root, shallow, maxWatches): a handle, or the errno that kept it from starting; `shallow` holds
+ * the directories watched without their contents, each NUL-terminated (their bytes as they are)
+ */
 static napi_value tree_watch_start_of(napi_env env, napi_callback_info info) {
   napi_value argv[3];
   if (!args_of(env, info, 3, argv)) return NULL;
   char root[4096];
   int bad = string_arg(env, argv[0], root, sizeof root);
   if (bad) return number(env, -bad);
-  uint32_t count = 0;
-  CHECK(napi_get_array_length(env, argv[1], &count));
-  if (count > 64) return fail(env, "worksnap native: too many shallow directories");
-  char names[64][1024];
-  const char *shallow[64];
-  for (uint32_t i = 0; i < count; i++) {
-    napi_value item;
-    CHECK(napi_get_element(env, argv[1], i, &item));
-    bad = string_arg(env, item, names[i], sizeof names[i]);
-    if (bad) return number(env, -bad);
-    shallow[i] = names[i];
+  void *names;
+  size_t names_len;
+  if (!bytes_of(env, argv[1], &names, &names_len)) return fail(env, "worksnap native: shallow must be a Uint8Array");
+  if (names_len > 0 && ((const char *)names)[names_len - 1] != 0) return fail(env, "worksnap native: shallow must end with a NUL");
+  size_t count = 0;
+  for (size_t i = 0; i < names_len; i++) count += ((const char *)names)[i] == 0;
+  const char **shallow = malloc((count ? count : 1) * sizeof *shallow);
+  if (!shallow) return fail(env, "worksnap native: out of memory");
+  for (size_t i = 0, at = 0; i < count; i++) {
+    shallow[i] = (const char *)names + at;
+    at += strlen(shallow[i]) + 1;
   }
   double max = num(env, argv[2]);
-  if (!(max >= 1)) return fail(env, "worksnap native: bad watch budget");
+  if (!(max >= 1)) {
+    free(shallow);
+    return fail(env, "worksnap native: bad watch budget");
+  }
   int err = 0;
   tree_watch_t *w = tree_watch_start(root, shallow, count, (size_t)max, &err);
+  free(shallow);
   if (!w) return number(env, err);
   watch_handle_t *h = malloc(sizeof *h);
   if (!h) {

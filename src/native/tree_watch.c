@@ -160,10 +160,10 @@ static int keep(tree_watch_t *w, int wd, char *path, int is_dir) {
   return 1;
 }
 
+static int by_bytes(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
 static int is_shallow(tree_watch_t *w, const char *rel) {
-  for (size_t i = 0; i < w->shallow_count; i++)
-    if (strcmp(w->shallow[i], rel) == 0) return 1;
-  return 0;
+  return w->shallow_count > 0 && bsearch(&rel, w->shallow, w->shallow_count, sizeof *w->shallow, by_bytes) != NULL;
 }
 
 /* The error that ends the watch, or 0 */
@@ -479,6 +479,7 @@ tree_watch_t *tree_watch_start(const char *root, const char *const *shallow, siz
     if (!w->shallow[i]) ok = 0;
     else w->shallow_count++;
   }
+  if (ok) qsort(w->shallow, w->shallow_count, sizeof *w->shallow, by_bytes);
   if (ok) {
     pthread_mutex_init(&w->mu, NULL);
     pthread_condattr_t ca;

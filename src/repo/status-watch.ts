@@ -8,7 +8,10 @@
  * of it one `lstat` per file and per directory; told that nothing changed, it
  * costs about 55 ms (reading the index). A server (`watchStatuses`, from the
  * workspace of a long-lived process) keeps a watch on every directory of the
- * tree (tree-watch.ts) and a private copy of the index (the shared copy's,
+ * tree (tree-watch.ts) but the ones git excludes by a pattern of their own,
+ * which it watches without their contents (watch-ignored.ts: git never looks
+ * inside them; a `.gitignore` changed, or a rule outside the tree, starts a
+ * new watch), and a private copy of the index (the shared copy's,
  * `<copy>.w<pid>-<nonce>`), where git keeps, per entry, whether the hook has
  * vouched for it since its last check, and the hook's token.
  *
@@ -40,7 +43,8 @@ import { join, relative } from "node:path";
 import { git } from "./git";
 import type { RepoRoot } from "./root";
 import { processAlive, tempPath } from "./state-dir";
-import { TreeWatch } from "./tree-watch";
+import { type Taken, TreeWatch } from "./tree-watch";
+import { entriesBelow, excludedDirectories, ruleFiles, ruleSignature } from "./watch-ignored";
 
 /** The hook git sources: the prepared answer for the token it was told to expect, else everything. */
 const HOOK = `# worksnap's git fsmonitor hook (src/repo/status-watch.ts), sourced by the shell git starts.
@@ -91,37 +95,37 @@ class StatusWatch {
   private full = false;
   private running = false;
   private failed = false;
-  /** The watch's thread was not caught up at the last take (its first walk, a large directory made): don't wait. */
-  private behind = true;
-  /** git speaks the hook's protocol 2 (2.26 and later); null while `git --version` is asked. */
-  private gitOk: boolean | null = null;
-  /** Shared copies of the index checked for gitlinks: the verdict per copy (a promise while it is read). */
-  private readonly gitlinks = new Map<string, boolean | Promise<boolean>>();
+  /** The watch's thread was not caught up at the last take (a large directory made): don't wait long. */
+  private behind = false;
+  /** Shared copies of the index checked (no gitlink, no entry in a skipped directory): the verdict per copy. */
+  private readonly checked = new Map<string, boolean | Promise<boolean>>();
   private readonly timer: ReturnType<typeof setInterval>;
-  /** Statuses run with the watch: told everything (full) or only the paths seen (told). */
-  readonly counts = { full: 0, told: 0 };
 
+  /**
+   * `skipped`: the directories watched without their contents (watch-ignored.ts), valid while the rules outside
+   * the tree keep `signature` and no `.gitignore` changes; `stale` is told when they may not be any more (the
+   * watch is closed then, and its keeper starts another).
+   */
   constructor(
     private readonly repo: RepoRoot,
     private readonly watch: TreeWatch,
+    private readonly skipped: { dirs: string[]; rules: string[]; signature: string },
+    private readonly counts: { full: number; told: number },
+    private readonly stale: () => void,
   ) {
     this.timer = setInterval(() => this.collect(-1), COLLECT_MS);
     this.timer.unref?.();
-    speaksProtocol2(repo).then(
-      (ok) => {
-        this.gitOk = ok;
-        if (!ok) this.close();
-      },
-      () => this.close(),
-    );
   }
 
   /** The run for a status on the shared copy `shared`, or null: the status runs without the watch. */
   prepare(shared: string): WatchedRun | null {
     if (this.failed || this.running) return null;
-    if (this.gitOk !== true) return null;
+    if (this.skipped.dirs.length > 0 && ruleSignature(this.skipped.rules) !== this.skipped.signature) {
+      this.outdated();
+      return null;
+    }
     if (!this.collect(this.behind ? BEHIND_WAIT_MS : TAKE_WAIT_MS)) return null;
-    if (!this.noGitlinks(shared)) return null;
+    if (!this.indexFits(shared)) return null;
     const copy = `${shared}.w${process.pid}-${this.nonce}`;
     if (this.copy !== copy || !existsSync(copy)) {
       if (this.copy !== null) rmSync(this.copy, { force: true });
@@ -181,7 +185,13 @@ class StatusWatch {
     if (waitMs >= 0) this.behind = taken.kind === "busy";
     if (taken.kind === "busy") return false;
     if (taken.kind === "failed") {
-      this.close();
+      // past the budget (a large directory made: the next watch's listing may skip it), the root gone, ...
+      this.outdated();
+      return false;
+    }
+    if (this.skipped.dirs.length > 0 && taken.paths.some((p) => p === ".gitignore" || p.endsWith("/.gitignore"))) {
+      // a rule changed: a skipped directory may no longer be excluded
+      this.outdated();
       return false;
     }
     if (taken.reset) this.full = true;
@@ -193,25 +203,42 @@ class StatusWatch {
     return true;
   }
 
-  /** Whether the index copied to `shared` holds no gitlink; false (no watch) until it is known. */
-  private noGitlinks(shared: string): boolean {
-    const known = this.gitlinks.get(shared);
-    if (typeof known === "boolean") return !known;
+  /**
+   * Whether the index copied to `shared` lets the watch vouch for paths: no gitlink (git would take the watch's
+   * word for a submodule's whole work tree) and no entry in a skipped directory (then the watch is outdated);
+   * false (no watch) until it is known.
+   */
+  private indexFits(shared: string): boolean {
+    const known = this.checked.get(shared);
+    if (typeof known === "boolean") return known;
     if (known === undefined) {
-      this.gitlinks.clear();
-      const reading = hasGitlinks(this.repo, shared).then(
+      this.checked.clear();
+      const reading: Promise<boolean> = checkIndex(this.repo, shared, this.skipped.dirs).then(
         (v) => {
-          if (this.gitlinks.get(shared) === reading) this.gitlinks.set(shared, v);
-          return v;
+          if (this.checked.get(shared) === reading) this.checked.set(shared, v === "fits");
+          if (v === "entries below") this.outdated();
+          return v === "fits";
         },
         () => {
-          if (this.gitlinks.get(shared) === reading) this.gitlinks.set(shared, true);
-          return true;
+          if (this.checked.get(shared) === reading) this.checked.set(shared, false);
+          return false;
         },
       );
-      this.gitlinks.set(shared, reading);
+      this.checked.set(shared, reading);
     }
     return false;
+  }
+
+  /** The kernel watches it holds. */
+  watches(): number {
+    return this.failed ? 0 : this.watch.count();
+  }
+
+  /** The skipped directories may no longer be excluded: this watch ends, and its keeper starts another. */
+  private outdated(): void {
+    if (this.failed) return;
+    this.close();
+    this.stale();
   }
 
   close(): void {
@@ -231,11 +258,12 @@ async function speaksProtocol2(repo: RepoRoot): Promise<boolean> {
   return m !== null && (Number(m[1]) > 2 || (Number(m[1]) === 2 && Number(m[2]) >= 26));
 }
 
-/** `git ls-files -s` of the copy: whether an entry is a gitlink (mode 160000). */
-async function hasGitlinks(repo: RepoRoot, copy: string): Promise<boolean> {
+/** What the index copied to `copy` holds that matters to the watch: gitlinks, entries below `dirs`, or neither. */
+async function checkIndex(repo: RepoRoot, copy: string, dirs: readonly string[]): Promise<"fits" | "gitlinks" | "entries below"> {
   const r = await git(["ls-files", "-s", "-z"], { cwd: repo.root, env: { GIT_INDEX_FILE: copy } });
   const out = Buffer.from(r.stdout);
-  return out.subarray(0, 7).toString("latin1") === "160000 " || out.indexOf("\x00160000 ", 0, "latin1") >= 0;
+  if (out.subarray(0, 7).toString("latin1") === "160000 " || out.indexOf("\x00160000 ", 0, "latin1") >= 0) return "gitlinks";
+  return (await entriesBelow(repo, copy, dirs)) ? "entries below" : "fits";
 }
 
 function hookPath(repo: RepoRoot): string {
@@ -271,7 +299,96 @@ function shellQuote(s: string): string {
   return `'${s.replaceAll("'", `'\\''`)}'`;
 }
 
-const watches = new Map<string, StatusWatch>();
+/**
+ * Starts and restarts the watch of one root: the directories it may skip are listed, the watch walks the tree,
+ * and the list is taken again once every directory is watched (a rule changed before a watch saw it would
+ * otherwise go unseen); a watch whose skipped directories may no longer be excluded is replaced by a new one a
+ * second later. Never with a git older than 2.26 (the hook speaks protocol 2).
+ */
+class WatchKeeper {
+  current: StatusWatch | null = null;
+  readonly counts = { full: 0, told: 0 };
+  private closed = false;
+  private retry: ReturnType<typeof setTimeout> | null = null;
+  private failures = 0;
+
+  constructor(
+    private readonly repo: RepoRoot,
+    private readonly budget: number,
+  ) {
+    this.launch();
+  }
+
+  private launch(): void {
+    this.start().then(
+      (sw) => {
+        if (this.closed) sw?.close();
+        else this.current = sw;
+      },
+      () => this.again(),
+    );
+  }
+
+  private async start(): Promise<StatusWatch | null> {
+    if (!(await speaksProtocol2(this.repo))) return null;
+    const state = relative(this.repo.root, this.repo.stateDir).split("\\").join("/");
+    const stateInside = state !== "" && !state.startsWith("..");
+    const rules = await ruleFiles(this.repo);
+    const signature = ruleSignature(rules);
+    const dirs = await excludedDirectories(this.repo, stateInside ? state : "\0");
+    if (this.closed) return null;
+    const watch = TreeWatch.start(this.repo.root, stateInside ? [state, ...dirs] : dirs, this.budget);
+    if (watch === null) return null;
+    let outdated = false;
+    const look = (taken: Taken) => {
+      if (taken.kind === "changes" && taken.paths.some((p) => p === ".gitignore" || p.endsWith("/.gitignore"))) outdated = true;
+      return taken.kind;
+    };
+    // the first walk
+    for (;;) {
+      const kind = look(watch.take(-1));
+      if (kind === "failed" || this.closed) {
+        watch.close();
+        return null;
+      }
+      if (kind === "changes") break;
+      await Bun.sleep(50);
+    }
+    if (dirs.length > 0) {
+      const again = new Set(await excludedDirectories(this.repo, stateInside ? state : "\0"));
+      if (look(watch.take(-1)) === "failed") outdated = true;
+      if (outdated || this.closed || ruleSignature(rules) !== signature || dirs.some((d) => !again.has(d))) {
+        watch.close();
+        if (!this.closed) this.again();
+        return null;
+      }
+    }
+    this.failures = 0;
+    return new StatusWatch(this.repo, watch, { dirs, rules, signature }, this.counts, () => {
+      this.current = null;
+      this.again();
+    });
+  }
+
+  /** Another start a second from now; after five in a row that found the rules moving, none. */
+  private again(): void {
+    if (this.closed || this.retry !== null || ++this.failures > 5) return;
+    this.retry = setTimeout(() => {
+      this.retry = null;
+      if (!this.closed) this.launch();
+    }, 1000);
+    this.retry.unref?.();
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.retry !== null) clearTimeout(this.retry);
+    this.current?.close();
+    this.current = null;
+  }
+}
+
+const watches = new Map<string, WatchKeeper>();
 
 /** Whether statuses may use a watch at all here (tests turn it off to compare). */
 let enabled = process.env.WORKSNAP_WATCH !== "0";
@@ -289,28 +406,27 @@ export function configureStatusWatch(opts: { enabled: boolean }): void {
 export function startStatusWatch(repo: RepoRoot, budget = watchBudget()): () => void {
   if (!enabled || !repo.gitDir || repo.gitPrefix !== "" || watches.has(repo.root)) return () => undefined;
   removeOrphans(repo);
-  const state = relative(repo.root, repo.stateDir);
-  const shallow = state !== "" && !state.startsWith("..") ? [state.split("\\").join("/")] : [];
-  const watch = TreeWatch.start(repo.root, shallow, budget);
-  if (watch === null) return () => undefined;
-  const sw = new StatusWatch(repo, watch);
-  watches.set(repo.root, sw);
+  const keeper = new WatchKeeper(repo, budget);
+  watches.set(repo.root, keeper);
   return () => {
-    if (watches.get(repo.root) === sw) watches.delete(repo.root);
-    sw.close();
+    if (watches.get(repo.root) === keeper) watches.delete(repo.root);
+    keeper.close();
   };
 }
 
 /** The watched run for a status on the shared copy `shared` of `repo`, or null when there is none. */
 export function watchedRun(repo: RepoRoot, shared: string): WatchedRun | null {
   if (!enabled) return null;
-  return watches.get(repo.root)?.prepare(shared) ?? null;
+  return watches.get(repo.root)?.current?.prepare(shared) ?? null;
 }
 
-/** How many statuses of `repo` ran with its watch, told everything or only what it saw; null without a watch. */
-export function statusWatchCounts(repo: RepoRoot): { full: number; told: number } | null {
-  const sw = watches.get(repo.root);
-  return sw ? { ...sw.counts } : null;
+/**
+ * How many statuses of `repo` ran with its watch, told everything or only what it saw, and the kernel watches
+ * its current watch holds (0 while none runs); null without a watch.
+ */
+export function statusWatchCounts(repo: RepoRoot): { full: number; told: number; watches: number } | null {
+  const keeper = watches.get(repo.root);
+  return keeper ? { ...keeper.counts, watches: keeper.current?.watches() ?? 0 } : null;
 }
 
 function removeOrphans(repo: RepoRoot): void {

@@ -9,7 +9,7 @@ import { nativeModule } from "./native";
 export type TreeWatchHandle = { readonly __treeWatch: unique symbol };
 
 interface WatchModule {
-  treeWatchStart(root: string, shallow: string[], maxWatches: number): TreeWatchHandle | number;
+  treeWatchStart(root: string, shallow: Uint8Array, maxWatches: number): TreeWatchHandle | number;
   treeWatchTake(handle: TreeWatchHandle, waitMs: number, maxBytes: number): [number, number, Uint8Array | null];
   treeWatchCount(handle: TreeWatchHandle): number;
   treeWatchClose(handle: TreeWatchHandle): void;
@@ -23,8 +23,9 @@ const TW_BUSY = 4;
 export type Taken = { kind: "busy" } | { kind: "failed"; errno: number } | { kind: "changes"; reset: boolean; paths: string[] };
 
 /**
- * A watch on every directory under `root` but those named `.git` (`shallow`: watched without their contents),
- * at most `maxWatches` of the kernel's watches; null when this platform or build has none, or it cannot start.
+ * A watch on every directory under `root` but those named `.git` (`shallow`: relative paths, as latin1 strings
+ * of their bytes, watched without their contents), at most `maxWatches` of the kernel's watches; null when this
+ * platform or build has none, or it cannot start.
  */
 export class TreeWatch {
   private constructor(
@@ -35,7 +36,8 @@ export class TreeWatch {
   static start(root: string, shallow: string[], maxWatches: number): TreeWatch | null {
     const mod = nativeModule() as unknown as Partial<WatchModule> | null;
     if (!mod || typeof mod.treeWatchStart !== "function") return null;
-    const handle = mod.treeWatchStart(root, shallow, maxWatches);
+    const names = Buffer.from(shallow.map((p) => `${p}\0`).join(""), "latin1");
+    const handle = mod.treeWatchStart(root, names, maxWatches);
     return typeof handle === "number" ? null : new TreeWatch(mod as WatchModule, handle);
   }
 

@@ -227,6 +227,78 @@ describe.if(native)("statuses told by the work tree's watch", () => {
     expect(run("1", "1764000000000000000")).toBe("/\0");
   });
 
+  test("directories git excludes are watched without their contents, until a rule or the index says otherwise", async () => {
+    await using repo = await tmpRepo();
+    seed(repo);
+    repo.write(".gitignore", "node_modules/\n*.log\nbuild/\n");
+    repo.commit("ignore");
+    mkdirSync(join(repo.root, "build/a/b"), { recursive: true });
+    writeFileSync(join(repo.root, "build/a/b/only.o"), "o\n");
+    writeFileSync(join(repo.root, ".git/info/exclude"), "dist/\n");
+    for (let i = 0; i < 300; i++) mkdirSync(join(repo.root, `node_modules/p${i}/lib`), { recursive: true });
+    mkdirSync(join(repo.root, "dist/deep"), { recursive: true });
+    // a directory whose files are all ignored is not excluded itself: watched whole
+    mkdirSync(join(repo.root, "logs/sub"), { recursive: true });
+    writeFileSync(join(repo.root, "logs/sub/a.log"), "log\n");
+    const ws = await watchedWorkspace(repo.root);
+    const toldAfter = async (before: number) => {
+      // the next watch is started a second after the old one was found outdated
+      for (let i = 0; i < 200 && (statusWatchCounts(ws.repo)?.told ?? 0) <= before; i++) {
+        appendFileSync(join(repo.root, "src/f0.txt"), "tick\n");
+        expect(await served(ws)).toBe(plainStatus(repo.root));
+        await Bun.sleep(20);
+      }
+      expect(statusWatchCounts(ws.repo)?.told ?? 0).toBeGreaterThan(before);
+    };
+    try {
+      await toldAfter(0);
+      // 300 directories below node_modules/ and dist/ are not watched
+      expect(statusWatchCounts(ws.repo)?.watches ?? 0).toBeLessThan(40);
+      writeFileSync(join(repo.root, "node_modules/p7/lib/index.js"), "x\n");
+      writeFileSync(join(repo.root, "logs/sub/notes.txt"), "untracked, below a directory of ignored files\n");
+      expect(await served(ws)).toBe(plainStatus(repo.root));
+      expect(plainStatus(repo.root)).toContain("?? logs/");
+
+      // a file added by force below an excluded directory: the index holds it, the watch must look there
+      runGit(repo.root, ["add", "-f", "node_modules/p7/lib/index.js"]);
+      runGit(repo.root, ["commit", "-qm", "vendored one file"]);
+      let told = statusWatchCounts(ws.repo)?.told ?? 0;
+      expect(await served(ws)).toBe(plainStatus(repo.root));
+      await toldAfter(told);
+      appendFileSync(join(repo.root, "node_modules/p7/lib/index.js"), "changed\n");
+      expect(await served(ws)).toBe(plainStatus(repo.root));
+      expect(plainStatus(repo.root)).toContain(" M node_modules/p7/lib/index.js");
+
+      // the rule outside the tree dropped: dist/ is no longer excluded
+      writeFileSync(join(repo.root, ".git/info/exclude"), "");
+      told = statusWatchCounts(ws.repo)?.told ?? 0;
+      expect(await served(ws)).toBe(plainStatus(repo.root));
+      await toldAfter(told);
+      writeFileSync(join(repo.root, "dist/deep/out.js"), "built\n");
+      expect(await served(ws)).toBe(plainStatus(repo.root));
+      runGit(repo.root, ["add", "dist"]);
+      runGit(repo.root, ["commit", "-qm", "dist"]);
+      told = statusWatchCounts(ws.repo)?.told ?? 0;
+      await toldAfter(told);
+      appendFileSync(join(repo.root, "dist/deep/out.js"), "again\n");
+      expect(await served(ws)).toBe(plainStatus(repo.root));
+      expect(plainStatus(repo.root)).toContain(" M dist/deep/out.js");
+
+      // the work tree's rule dropped (the file's change alone, the index as it was): build/ is untracked now, and
+      // whether it shows depends on a file deep in it
+      told = statusWatchCounts(ws.repo)?.told ?? 0;
+      writeFileSync(join(repo.root, ".gitignore"), "node_modules/\n*.log\n");
+      expect(await served(ws)).toBe(plainStatus(repo.root));
+      await toldAfter(told);
+      expect(plainStatus(repo.root)).toContain("?? build/");
+      rmSync(join(repo.root, "build/a/b/only.o"));
+      expect(await served(ws)).toBe(plainStatus(repo.root));
+      expect(plainStatus(repo.root)).not.toContain("build/");
+    } finally {
+      closeWorkspace(ws);
+    }
+  }, 120_000);
+
   test("a repository with a submodule is never watched: a change inside the submodule shows", async () => {
     await using sub = await tmpRepo();
     sub.write("inner.txt", "inner\n");

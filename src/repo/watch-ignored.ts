@@ -1,0 +1,91 @@
+/**
+ * The directories a server's watch on the work tree may watch without their
+ * contents (status-watch.ts): the ones git excludes by a pattern of their own
+ * (`node_modules/`, `build/`, `/out`). git never looks inside such a
+ * directory, and no rule can take a file below it back in ("it is not
+ * possible to re-include a file if a parent directory of that file is
+ * excluded", gitignore(5)), so nothing written there can change the status,
+ * as long as the rules stay as they are and the index holds no entry below it
+ * (a file added with `git add -f`). In a monorepo these directories hold most
+ * of the tree's directories, and every directory watched is one of the
+ * user's inotify watches.
+ *
+ * A directory whose files are all ignored by their own patterns (`logs/` with
+ * `*.log`) is not one: a file of another name made below it is untracked.
+ * So the directories `git ls-files --others --ignored --directory` names are
+ * kept only when `git check-ignore` says the directory itself is excluded.
+ * The rules that live outside the work tree (`info/exclude`,
+ * `core.excludesFile`, and the config files that name it) are watched by
+ * their stat data (`ruleSignature`); the work tree's `.gitignore` files by
+ * the watch itself.
+ */
+import { statSync } from "node:fs";
+import { isAbsolute, join } from "node:path";
+import { git } from "./git";
+import type { RepoRoot } from "./root";
+
+/**
+ * The directories git excludes by a pattern of their own, relative to the root as latin1 strings of their bytes,
+ * without a trailing "/"; none below `stateDir` (the caller watches it its own way).
+ */
+export async function excludedDirectories(repo: RepoRoot, stateDir: string): Promise<string[]> {
+  const listed = await git(["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"], { cwd: repo.root });
+  const state = `${stateDir}/`;
+  const candidates = Buffer.from(listed.stdout)
+    .toString("latin1")
+    .split("\0")
+    .filter((p) => p.endsWith("/") && p !== state && !p.startsWith(state));
+  if (candidates.length === 0) return [];
+  const input = Buffer.from(candidates.map((p) => `${p}\0`).join(""), "latin1");
+  const checked = await git(["check-ignore", "--stdin", "-z"], { cwd: repo.root, input, okCodes: [1] });
+  return Buffer.from(checked.stdout)
+    .toString("latin1")
+    .split("\0")
+    .filter((p) => p.endsWith("/") && utf8Text(p) !== null)
+    .map((p) => p.slice(0, -1));
+}
+
+/** The text of a latin1 string of bytes read as UTF-8, or null when they are not UTF-8 (such a name is watched whole). */
+function utf8Text(bytes: string): string | null {
+  const raw = Buffer.from(bytes, "latin1");
+  const text = raw.toString("utf8");
+  return Buffer.from(text, "utf8").equals(raw) ? text : null;
+}
+
+/** The files outside the work tree whose change can change git's ignore rules for `repo`. */
+export async function ruleFiles(repo: RepoRoot): Promise<string[]> {
+  const gitPath = async (name: string) => {
+    const p = Buffer.from((await git(["rev-parse", "--git-path", name], { cwd: repo.root })).stdout).toString().trim();
+    return isAbsolute(p) ? p : join(repo.root, p);
+  };
+  const excludes = Buffer.from((await git(["config", "--path", "--get", "core.excludesFile"], { cwd: repo.root, okCodes: [1] })).stdout)
+    .toString()
+    .trim();
+  const home = process.env.HOME ?? "";
+  const xdg = process.env.XDG_CONFIG_HOME || join(home, ".config");
+  const files = [await gitPath("info/exclude"), await gitPath("config"), join(home, ".gitconfig"), join(xdg, "git", "config"), join(xdg, "git", "ignore")];
+  if (excludes !== "") files.push(isAbsolute(excludes) ? excludes : join(repo.root, excludes));
+  return files;
+}
+
+/** The stat data of `files` (a missing one as such): it changes whenever one of them is written, made or removed. */
+export function ruleSignature(files: readonly string[]): string {
+  return files
+    .map((f) => {
+      try {
+        const st = statSync(f, { bigint: true });
+        return `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+      } catch {
+        return "-";
+      }
+    })
+    .join("|");
+}
+
+/** Whether the index file `index` holds an entry below one of `dirs` (then the watch must look inside them). */
+export async function entriesBelow(repo: RepoRoot, index: string, dirs: readonly string[]): Promise<boolean> {
+  if (dirs.length === 0) return false;
+  const pathspecs = dirs.map((d) => `:(literal)${utf8Text(d) ?? d}/`);
+  const r = await git(["ls-files", "-z", "--", ...pathspecs], { cwd: repo.root, env: { GIT_INDEX_FILE: index } });
+  return r.stdout.length > 0;
+}
