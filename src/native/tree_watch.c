@@ -38,6 +38,7 @@ void tree_watch_close(tree_watch_t *w) { (void)w; }
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <pthread.h>
 #include <string.h>
@@ -81,7 +82,8 @@ struct tree_watch {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   uint64_t asked, answered;
-  int ready, stop, failed, failed_err, reset;
+  int ready, failed, failed_err, reset;
+  atomic_int stop; /* read by a walk between directories too: a close never waits for a whole walk */
   bytes_t out;
   size_t max_bytes;
   size_t watches_seen; /* w->watches as of the thread's last answer */
@@ -211,6 +213,10 @@ static fatal_t walk(tree_watch_t *w, const char *start, int report_all) {
   fatal_t fatal = 0;
   char abs[PATH_MAX];
   while (n > 0 && !fatal) {
+    if (atomic_load_explicit(&w->stop, memory_order_relaxed)) {
+      fatal = ECANCELED;
+      break;
+    }
     char *rel = stack[--n];
     if (!absolute(w, rel, abs, sizeof abs)) {
       fatal = ENAMETOOLONG;
@@ -444,7 +450,7 @@ static void *watch_main(void *arg) {
     }
     pthread_mutex_lock(&w->mu);
     uint64_t asked = w->asked;
-    int stop = w->stop;
+    int stop = atomic_load(&w->stop);
     pthread_mutex_unlock(&w->mu);
     if (stop) return NULL;
     fatal = read_all(w);
@@ -467,6 +473,7 @@ tree_watch_t *tree_watch_start(const char *root, const char *const *shallow, siz
     return NULL;
   }
   w->ifd = -1;
+  atomic_init(&w->stop, 0);
   w->root = strdup(root);
   w->root_len = strlen(root);
   w->shallow = calloc(shallow_count ? shallow_count : 1, sizeof *w->shallow);
@@ -561,7 +568,7 @@ size_t tree_watch_count(tree_watch_t *w) {
 void tree_watch_close(tree_watch_t *w) {
   if (!w) return;
   pthread_mutex_lock(&w->mu);
-  w->stop = 1;
+  atomic_store(&w->stop, 1);
   pthread_mutex_unlock(&w->mu);
   uint64_t one = 1;
   if (write(w->wake, &one, sizeof one) < 0) {
