@@ -11,9 +11,10 @@
 //    (until every blob of git's index is indexed), for reference.
 // 2. The index's size against the distinct bytes of the tree.
 // 3. Queries in a warm compiled server (`worksnap serve`, through the MCP SDK's client): selective fixed strings
-//    and regexes, worktree and snapshot mode, each beside `rg` over the same directory, `git status`, and the
-//    status a worktree call runs (on worksnap's copy of the index, with git's untracked cache: the floor of a
-//    worktree call, its fingerprint), interleaved; the same worktree calls in a server without the
+//    and regexes, worktree and snapshot mode, each beside `rg` over the same directory, `git status`, the status
+//    on worksnap's copy of the index with git's untracked cache, and the same status told by git's fsmonitor hook
+//    that nothing changed (what a server whose watch saw nothing pays: the floor of a worktree call, its
+//    fingerprint), interleaved; the same worktree calls in a server without the
 //    index; the server's resident set and high-water mark. Every answer's (path, line) pairs are checked against
 //    rg's (equal when the page holds them all, a subset otherwise).
 
@@ -21,7 +22,7 @@ import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { ensureGenerated, readMarker } from "./gen-repo.ts";
 import { processMemory, resetPeak, resultOf, startServer } from "./mcp-server.ts";
-import { plainStatus, statusOnCopy } from "./status-floor.ts";
+import { plainStatus, statusOnCopy, statusToldNothing } from "./status-floor.ts";
 import { argValue, fmtBytes, fmtMs, fmtRatio, loadLine, machineLine, markdownTable, median, runMain, table } from "./lib.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
@@ -145,13 +146,13 @@ async function main(): Promise<number> {
 
   // 3. queries, interleaved with rg and git status
   console.error("querying ...");
-  interface Row { rg: number[]; live: number[]; stored: number[]; status: number[]; cached: number[]; off: number[]; matches: number; truncated: boolean; equal: string }
+  interface Row { rg: number[]; live: number[]; stored: number[]; status: number[]; cached: number[]; told: number[]; off: number[]; matches: number; truncated: boolean; equal: string }
   const rows = new Map<Case, Row>();
   const ask = (c: Case) => ({ pattern: c.pattern, fixed_strings: c.fixed, case_insensitive: c.ci, max_matches: 2000 });
   for (const c of CASES) {
     await server.call("snapshot_grep", ask(c)); // warm-up
     phase(`worktree grep, first call: ${c.name}`);
-    rows.set(c, { rg: [], live: [], stored: [], status: [], cached: [], off: [], matches: 0, truncated: false, equal: "" });
+    rows.set(c, { rg: [], live: [], stored: [], status: [], cached: [], told: [], off: [], matches: 0, truncated: false, equal: "" });
   }
   // a pause as between an agent's calls: the idle collection and the index's background work run here
   await Bun.sleep(1500);
@@ -168,6 +169,7 @@ async function main(): Promise<number> {
       phase(`snapshot grep: ${c.name}`);
       row.status.push(plainStatus(dir));
       row.cached.push(statusOnCopy(dir));
+      row.told.push(statusToldNothing(dir));
       const ours = new Set<string>(live.result.matches.map((m: { path: string; line: number }) => `${m.path}:${m.line}`));
       const subset = [...ours].every((p) => rg.pairs.has(p));
       row.matches = live.result.matches.length;
@@ -207,12 +209,12 @@ async function main(): Promise<number> {
       ? [["server peak RSS over every phase below (RSS after the queries)", `${Math.max(...peaks.values()).toFixed(0)} MB (${memory.rss.toFixed(0)} MB)`, `< ${TARGETS.rss} MB`, verdict(Math.max(...peaks.values()) < TARGETS.rss)]]
       : [["server RSS after the queries (high-water mark)", `${memory.rss.toFixed(0)} MB (${memory.hwm.toFixed(0)} MB)`, `< ${TARGETS.rss} MB`, verdict(memory.hwm < TARGETS.rss)]]),
   ];
-  const queryHeaders = ["case", "rg", "worktree", "ratio", "snapshot", "ratio", "git status", "ratio", "status on the copy (floor)", "ratio", "worktree, no index", "ratio", "matches", "pairs vs rg"];
+  const queryHeaders = ["case", "rg", "worktree", "ratio", "snapshot", "ratio", "git status", "ratio", "status on the copy", "ratio", "status told nothing (floor)", "ratio", "worktree, no index", "ratio", "matches", "pairs vs rg"];
   const queryRows = CASES.map((c) => {
     const r = rows.get(c)!;
     const rg = med(r.rg);
     const mark = (x: number) => `${fmtRatio(x / rg)}${c.selective ? (x / rg <= TARGETS.query ? " met" : " MISSED") : ""}`;
-    return [`${c.name}: \`${c.pattern}\`${c.fixed ? " -F" : ""}${c.ci ? " -i" : ""}`, fmtMs(rg), fmtMs(med(r.live)), mark(med(r.live)), fmtMs(med(r.stored)), mark(med(r.stored)), fmtMs(med(r.status)), fmtRatio(med(r.status) / rg), fmtMs(med(r.cached)), fmtRatio(med(r.cached) / rg), fmtMs(med(r.off)), fmtRatio(med(r.off) / rg), String(r.matches), r.equal];
+    return [`${c.name}: \`${c.pattern}\`${c.fixed ? " -F" : ""}${c.ci ? " -i" : ""}`, fmtMs(rg), fmtMs(med(r.live)), mark(med(r.live)), fmtMs(med(r.stored)), mark(med(r.stored)), fmtMs(med(r.status)), fmtRatio(med(r.status) / rg), fmtMs(med(r.cached)), fmtRatio(med(r.cached) / rg), fmtMs(med(r.told)), fmtRatio(med(r.told) / rg), fmtMs(med(r.off)), fmtRatio(med(r.off) / rg), String(r.matches), r.equal];
   });
   const where = `${dir}: ${marker?.files?.toLocaleString("en-US") ?? "?"} files, ${fmtBytes(marker?.bytes ?? NaN)} (${marker?.distinctBlobs?.toLocaleString("en-US") ?? "?"} distinct blobs, ${fmtBytes(distinct)}); ${buildRuns} build rounds, ${runs} query rounds (medians)`;
   const machine = `${machineBefore} (at start); ${loadLine()} (at end)`;

@@ -105,6 +105,33 @@ export async function git(args: string[], opts: GitOptions): Promise<GitResult> 
   return { code, stdout, stderr };
 }
 
+/**
+ * Runs git and hands its output to `look` chunk by chunk as it comes, keeping none of it: for a question about a
+ * listing of many megabytes (is there such an entry?). When `look` returns true git is stopped and the answer is
+ * true; false when git ran to its end without that. A failure of git throws as git() does.
+ */
+export async function gitScan(args: string[], opts: GitOptions, look: (chunk: Uint8Array) => boolean): Promise<boolean> {
+  return gitChildren.run(async () => {
+    const proc = await spawnWhenDescriptorsFree(() =>
+      Bun.spawn(["git", ...args], { cwd: opts.cwd, env: gitEnv(opts.env), stdin: "ignore", stdout: "pipe", stderr: "pipe" }),
+    );
+    const stderr = new Response(proc.stderr).text();
+    let found = false;
+    for await (const chunk of proc.stdout as ReadableStream<Uint8Array>) {
+      if (look(chunk)) {
+        found = true;
+        proc.kill();
+        break;
+      }
+    }
+    const [code, err] = await Promise.all([proc.exited, stderr]);
+    if (!found && code !== 0 && !(opts.okCodes ?? []).includes(code)) {
+      throw internal(`git ${args[0]} failed: ${err.trim() || `exit ${code}`}`, { args, exit: code });
+    }
+    return found;
+  });
+}
+
 /** A new file at `path`, open for reading and writing and already removed; null where it cannot be made. */
 function openSpool(path: string): number | null {
   let fd: number;
