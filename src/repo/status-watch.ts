@@ -305,7 +305,7 @@ const hooksWritten = new Set<string>();
 
 function ensureHook(repo: RepoRoot): void {
   const path = hookPath(repo);
-  if (hooksWritten.has(path)) return;
+  if (hooksWritten.has(path) && existsSync(path)) return; // (`.mcp/` may have been removed since)
   let current: string | null = null;
   try {
     current = readFileSync(path, "utf8");

@@ -299,6 +299,31 @@ describe.if(native)("statuses told by the work tree's watch", () => {
     }
   }, 120_000);
 
+  test("the state directory removed under a running watch: statuses stay git's, and the watch tells again", async () => {
+    await using repo = await tmpRepo();
+    seed(repo);
+    const ws = await watchedWorkspace(repo.root);
+    try {
+      appendFileSync(join(repo.root, "src/f1.txt"), "before\n");
+      expect(await served(ws)).toBe(plainStatus(repo.root));
+      rmSync(join(repo.root, ".mcp"), { recursive: true, force: true });
+      for (let i = 0; i < 6; i++) {
+        appendFileSync(join(repo.root, `docs/f${i % 4}.txt`), `after ${i}\n`);
+        expect({ i, status: await served(ws) }).toEqual({ i, status: plainStatus(repo.root) });
+      }
+      const told = statusWatchCounts(ws.repo)?.told ?? 0;
+      for (let i = 0; i < 100 && (statusWatchCounts(ws.repo)?.told ?? 0) <= told; i++) {
+        appendFileSync(join(repo.root, "lib/x/y/f0.txt"), "tick\n");
+        expect(await served(ws)).toBe(plainStatus(repo.root));
+        await Bun.sleep(20);
+      }
+      expect(statusWatchCounts(ws.repo)?.told ?? 0).toBeGreaterThan(told);
+      expect(existsSync(join(repo.root, ".mcp", "git", "fsmonitor-hook"))).toBe(true);
+    } finally {
+      closeWorkspace(ws);
+    }
+  }, 60_000);
+
   test("a repository with a submodule is never watched: a change inside the submodule shows", async () => {
     await using sub = await tmpRepo();
     sub.write("inner.txt", "inner\n");
