@@ -161,11 +161,23 @@ async function statusRun(repo: RepoRoot): Promise<StatusRun> {
 
 /**
  * A long-lived process's statuses of `repo` told by a watch on its work tree (status-watch.ts), where git's
- * untracked cache is used (a local Linux file system) and the platform has the watch. Returns what stops it.
+ * untracked cache is used (a local Linux file system, not turned off by the user: the watched status runs on the
+ * copy) and the platform has the watch. Returns what stops it.
  */
 export function watchStatuses(repo: RepoRoot): () => void {
   if (platform !== "linux" || process.platform !== "linux" || !repo.gitDir || !localFileSystem(repo.root)) return () => undefined;
-  return startStatusWatch(repo);
+  let stop: (() => void) | null = null;
+  let stopped = false;
+  cacheAllowed(repo).then(
+    (ok) => {
+      if (ok && !stopped) stop = startStatusWatch(repo);
+    },
+    () => undefined,
+  );
+  return () => {
+    stopped = true;
+    stop?.();
+  };
 }
 
 function cacheAllowed(repo: RepoRoot): Promise<boolean> {

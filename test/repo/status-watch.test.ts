@@ -324,6 +324,23 @@ describe.if(native)("statuses told by the work tree's watch", () => {
     }
   }, 60_000);
 
+  test("a repository whose user turned git's untracked cache off is not watched (the watched status runs on the copy)", async () => {
+    await using repo = await tmpRepo();
+    seed(repo);
+    runGit(repo.root, ["config", "core.untrackedCache", "false"]);
+    const ws = openWorkspace(repo.root, { longLived: true, index: { diskBudget: 0 } });
+    try {
+      for (let i = 0; i < 5; i++) {
+        appendFileSync(join(repo.root, "src/f0.txt"), `${i}\n`);
+        expect(await served(ws)).toBe(plainStatus(repo.root));
+        await Bun.sleep(30);
+      }
+      expect(statusWatchCounts(ws.repo)).toBeNull();
+    } finally {
+      closeWorkspace(ws);
+    }
+  }, 60_000);
+
   test("a repository with a submodule is never watched: a change inside the submodule shows", async () => {
     await using sub = await tmpRepo();
     sub.write("inner.txt", "inner\n");
