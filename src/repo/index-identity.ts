@@ -1,6 +1,9 @@
 import { statSync } from "node:fs";
 
-/** The index file's identity: git replaces the index by renaming a new file over it, so this names its content. */
+/**
+ * A file's identity (device, inode, size, times): for the index, which git replaces by renaming a new file over
+ * it, this names its content; for any file, it changes whenever the file is written, made or removed.
+ */
 export function indexIdentity(indexPath: string): string | null {
   try {
     const st = statSync(indexPath, { bigint: true });

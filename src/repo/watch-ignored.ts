@@ -19,37 +19,31 @@
  * their stat data (`ruleSignature`); the work tree's `.gitignore` files by
  * the watch itself.
  */
-import { statSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
-import { git } from "./git";
+import { decodePath, git, splitNul } from "./git";
+import { indexIdentity } from "./index-identity";
 import type { RepoRoot } from "./root";
 
 /**
  * The directories git excludes by a pattern of their own, relative to the root as latin1 strings of their bytes,
- * without a trailing "/"; none below `stateDir` (the caller watches it its own way).
+ * without a trailing "/"; none in `own` or below them (the caller watches those its own way), none whose name is
+ * not UTF-8 (it could not be named to git as an argument: such a directory is watched whole).
  */
-export async function excludedDirectories(repo: RepoRoot, stateDir: string): Promise<string[]> {
+export async function excludedDirectories(repo: RepoRoot, own: readonly string[]): Promise<string[]> {
   const listed = await git(["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"], { cwd: repo.root });
-  const state = `${stateDir}/`;
-  const candidates = Buffer.from(listed.stdout)
-    .toString("latin1")
-    .split("\0")
-    .filter((p) => p.endsWith("/") && p !== state && !p.startsWith(state));
+  const latin1 = (raw: Uint8Array) => Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString("latin1");
+  const mine = own.map((d) => `${d}/`);
+  const candidates = splitNul(listed.stdout)
+    .map(latin1)
+    .filter((p) => p.endsWith("/") && !mine.some((m) => p.startsWith(m)));
   if (candidates.length === 0) return [];
   const input = Buffer.from(candidates.map((p) => `${p}\0`).join(""), "latin1");
   const checked = await git(["check-ignore", "--stdin", "-z"], { cwd: repo.root, input, okCodes: [1] });
-  return Buffer.from(checked.stdout)
-    .toString("latin1")
-    .split("\0")
-    .filter((p) => p.endsWith("/") && utf8Text(p) !== null)
+  return splitNul(checked.stdout)
+    .filter((raw) => decodePath(raw) !== null)
+    .map(latin1)
+    .filter((p) => p.endsWith("/"))
     .map((p) => p.slice(0, -1));
-}
-
-/** The text of a latin1 string of bytes read as UTF-8, or null when they are not UTF-8 (such a name is watched whole). */
-function utf8Text(bytes: string): string | null {
-  const raw = Buffer.from(bytes, "latin1");
-  const text = raw.toString("utf8");
-  return Buffer.from(text, "utf8").equals(raw) ? text : null;
 }
 
 /** The files outside the work tree whose change can change git's ignore rules for `repo`. */
@@ -68,24 +62,15 @@ export async function ruleFiles(repo: RepoRoot): Promise<string[]> {
   return files;
 }
 
-/** The stat data of `files` (a missing one as such): it changes whenever one of them is written, made or removed. */
+/** The identity of each of `files` (a missing one as such): it changes whenever one of them is written, made or removed. */
 export function ruleSignature(files: readonly string[]): string {
-  return files
-    .map((f) => {
-      try {
-        const st = statSync(f, { bigint: true });
-        return `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
-      } catch {
-        return "-";
-      }
-    })
-    .join("|");
+  return files.map((f) => indexIdentity(f) ?? "-").join("|");
 }
 
 /** Whether the index file `index` holds an entry below one of `dirs` (then the watch must look inside them). */
 export async function entriesBelow(repo: RepoRoot, index: string, dirs: readonly string[]): Promise<boolean> {
   if (dirs.length === 0) return false;
-  const pathspecs = dirs.map((d) => `:(literal)${utf8Text(d) ?? d}/`);
+  const pathspecs = dirs.map((d) => `:(literal)${decodePath(Buffer.from(d, "latin1")) ?? d}/`);
   const r = await git(["ls-files", "-z", "--", ...pathspecs], { cwd: repo.root, env: { GIT_INDEX_FILE: index } });
   return r.stdout.length > 0;
 }
