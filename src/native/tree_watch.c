@@ -171,10 +171,13 @@ static int is_shallow(tree_watch_t *w, const char *rel) {
 /* The error that ends the watch, or 0 */
 typedef int fatal_t;
 
-/* A regular file `name` of the directory `dfd` (at `rel`): watched on its own when it has another link. */
-static fatal_t watch_linked(tree_watch_t *w, int dfd, const char *rel, const char *name) {
+/*
+ * A regular file `name` of the directory at `rel`, found as `at` relative to `dfd` (its name in an open directory,
+ * or its absolute path with AT_FDCWD): watched on its own when it has another link.
+ */
+static fatal_t watch_linked(tree_watch_t *w, int dfd, const char *at, const char *rel, const char *name) {
   struct stat st;
-  if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) || st.st_nlink < 2) return 0;
+  if (fstatat(dfd, at, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) || st.st_nlink < 2) return 0;
   char *path = join(rel, name);
   char abs[PATH_MAX];
   if (!path) return ENOMEM;
@@ -301,7 +304,7 @@ static fatal_t walk(tree_watch_t *w, const char *start, int report_all) {
         n++;
       } else {
         if (report_all) report(w, rel, name, 0);
-        if (type == DT_REG) fatal = watch_linked(w, dirfd(d), rel, name);
+        if (type == DT_REG) fatal = watch_linked(w, dirfd(d), name, rel, name);
       }
     }
     closedir(d);
@@ -378,14 +381,14 @@ static fatal_t handle(tree_watch_t *w, const struct inotify_event *ev) {
   }
   report(w, s->path, name, 0);
   if (ev->mask & (IN_CREATE | IN_MOVED_TO)) {
+    /* one lstat by the file's path rather than an open, a stat and a close of its directory */
+    char *rel = join(s->path, name);
     char abs[PATH_MAX];
-    if (!absolute(w, s->path, abs, sizeof abs)) return ENAMETOOLONG;
-    int dfd = open(abs, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (dfd >= 0) {
-      fatal_t fatal = watch_linked(w, dfd, s->path, name);
-      close(dfd);
-      return fatal;
-    }
+    if (!rel) return ENOMEM;
+    int fits = absolute(w, rel, abs, sizeof abs);
+    free(rel);
+    if (!fits) return ENAMETOOLONG;
+    return watch_linked(w, AT_FDCWD, abs, s->path, name);
   }
   return 0;
 }
