@@ -27,10 +27,10 @@ export function statusOnCopy(dir: string): number {
   return timed(["git", ...COPY_CONFIG, ...STATUS_ARGS], dir, { GIT_INDEX_FILE: sharedCopy(dir), GIT_OPTIONAL_LOCKS: "0" });
 }
 
-/** The server's shared copy of the index (not a server's own copy for its watch). */
+/** The server's shared copy of the index. */
 function sharedCopy(dir: string): string {
   const gitDir = join(dir, ".mcp", "git");
-  const copy = readdirSync(gitDir).find((n) => n.startsWith("status-index-") && !n.includes(".w"));
+  const copy = readdirSync(gitDir).find((n) => n.startsWith("status-index-"));
   if (copy === undefined) throw new Error("the server made no copy of the index for its status");
   return join(gitDir, copy);
 }

@@ -43,8 +43,6 @@ import { ensureStateDir, tempPath } from "./state-dir";
 import { startStatusWatch, watchedRun } from "./status-watch";
 
 const PREFIX = "status-index-";
-/** A server's private copy of a shared one: `<shared>.w<pid>-<nonce>` (status-watch.ts). */
-const PRIVATE = /\.w\d+-[A-Za-z0-9_-]+$/;
 
 /** Flags pinned so the status bytes do not depend on the user's status config. */
 export const STATUS_ARGS = ["status", "--porcelain=v1", "-z", "--untracked-files=normal", "--ignore-submodules=none"];
@@ -340,8 +338,7 @@ function makeCopy(repo: RepoRoot, dir: string, userIndex: string, identity: stri
     sound.add(copy);
     unprimed.add(copy);
     for (const name of readdirSync(dir)) {
-      // a server's private copy (status-watch.ts) is removed by that server, or once it is gone
-      if (name.startsWith(PREFIX) && join(dir, name) !== copy && !PRIVATE.test(name)) {
+      if (name.startsWith(PREFIX) && join(dir, name) !== copy) {
         rmSync(join(dir, name), { force: true });
         unprimed.delete(join(dir, name));
       }

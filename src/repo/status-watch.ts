@@ -11,8 +11,8 @@
  * tree (tree-watch.ts) but the ones git excludes by a pattern of their own,
  * which it watches without their contents (watch-ignored.ts: git never looks
  * inside them; a `.gitignore` changed, or a rule outside the tree, starts a
- * new watch), and a private copy of the index (the shared copy's,
- * `<copy>.w<pid>-<nonce>`), where git keeps, per entry, whether the hook has
+ * new watch), and a private copy of the shared copy of the index
+ * (`.mcp/git/watch-index-<pid>-<nonce>`), where git keeps, per entry, whether the hook has
  * vouched for it since its last check, and the hook's token.
  *
  * Each status takes the paths the watch saw since the last one (the watch's
@@ -38,11 +38,12 @@
  * the tree, made after the watch started; writes through a shared mapping.
  */
 import { randomBytes } from "node:crypto";
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { git, gitScan } from "./git";
 import type { RepoRoot } from "./root";
-import { processAlive, tempPath } from "./state-dir";
+import { writeFileUnflushed } from "./atomic-write";
+import { ensureStateDir, processAlive, tempPath } from "./state-dir";
 import { type Taken, TreeWatch } from "./tree-watch";
 import { entriesBelow, excludedDirectories, ruleFiles, ruleSignature } from "./watch-ignored";
 
@@ -90,7 +91,9 @@ class StatusWatch {
   private seq = 0;
   /** The token the private copy holds as far as this process knows; null: none of ours (the next status is full). */
   private token: string | null = null;
+  /** This watch's copy of the index (`.mcp/git/watch-index-<pid>-<nonce>`) once made, and the shared copy it was made of. */
   private copy: string | null = null;
+  private copyOf: string | null = null;
   private readonly pending = new Set<string>();
   private full = false;
   private running = false;
@@ -126,9 +129,9 @@ class StatusWatch {
     }
     if (!this.collect(this.behind ? BEHIND_WAIT_MS : TAKE_WAIT_MS)) return null;
     if (!this.indexFits(shared)) return null;
-    const copy = `${shared}.w${process.pid}-${this.nonce}`;
-    if (this.copy !== copy || !existsSync(copy)) {
-      this.makeCopy(shared, copy);
+    const copy = this.copy;
+    if (copy === null || this.copyOf !== shared || !existsSync(copy)) {
+      this.makeCopy(shared);
       return null;
     }
     const since = this.token;
@@ -139,7 +142,7 @@ class StatusWatch {
     else for (const p of this.pending) parts.push(Buffer.from(`${p}\0`, "latin1"));
     const answer = tempPath(this.repo.stateDir, "fsmonitor-answer");
     try {
-      mkdirSync(join(this.repo.stateDir, "tmp"), { recursive: true });
+      ensureStateDir(this.repo.stateDir);
       writeFileSync(answer, Buffer.concat(parts));
       ensureHook(this.repo);
     } catch {
@@ -181,7 +184,7 @@ class StatusWatch {
       this.outdated();
       return false;
     }
-    if (this.skipped.dirs.length > 0 && taken.paths.some((p) => p === ".gitignore" || p.endsWith("/.gitignore"))) {
+    if (this.skipped.dirs.length > 0 && rulesTouched(taken)) {
       // a rule changed: a skipped directory may no longer be excluded
       this.outdated();
       return false;
@@ -221,7 +224,7 @@ class StatusWatch {
     return false;
   }
 
-  /** The private copy being made (makeCopy), by its path. */
+  /** The shared copy the private copy is being made of (makeCopy), or null. */
   private making: string | null = null;
 
   /**
@@ -230,10 +233,12 @@ class StatusWatch {
    * path compression makes it a third smaller (8.4 of 13.5 MB on the release trees): 14 ms less for each status
    * that writes it (after a write), 3 ms less for one that only reads it. Only this process writes the copy.
    */
-  private makeCopy(shared: string, copy: string): void {
-    if (this.making === copy) return;
-    this.making = copy;
-    if (this.copy !== null) rmSync(this.copy, { force: true });
+  private makeCopy(shared: string): void {
+    // one at a time (one file per watch): a copy of an older shared copy is made again after it
+    if (this.making !== null) return;
+    this.making = shared;
+    const copy = join(this.repo.stateDir, "git", `${PRIVATE_PREFIX}${process.pid}-${this.nonce}`);
+    rmSync(copy, { force: true });
     this.copy = null;
     this.token = null;
     const made = async () => {
@@ -242,13 +247,16 @@ class StatusWatch {
     };
     made().then(
       () => {
-        if (this.making !== copy) return;
+        if (this.making !== shared) return;
         this.making = null;
         if (this.failed) rmSync(copy, { force: true });
-        else this.copy = copy;
+        else {
+          this.copy = copy;
+          this.copyOf = shared;
+        }
       },
       () => {
-        if (this.making === copy) this.making = null;
+        if (this.making === shared) this.making = null;
         rmSync(copy, { force: true });
       },
     );
@@ -296,6 +304,11 @@ async function checkIndex(repo: RepoRoot, copy: string, dirs: readonly string[])
   return (await entriesBelow(repo, copy, dirs)) ? "entries below" : "fits";
 }
 
+/** Whether a take names a `.gitignore`: a rule of the work tree changed. */
+function rulesTouched(taken: Taken): boolean {
+  return taken.kind === "changes" && taken.paths.some((p) => p === ".gitignore" || p.endsWith("/.gitignore"));
+}
+
 function hookPath(repo: RepoRoot): string {
   return join(repo.stateDir, "git", "fsmonitor-hook");
 }
@@ -314,13 +327,7 @@ function ensureHook(repo: RepoRoot): void {
   }
   if (current !== HOOK) {
     mkdirSync(join(repo.stateDir, "git"), { recursive: true });
-    const tmp = tempPath(repo.stateDir, "fsmonitor-hook");
-    try {
-      writeFileSync(tmp, HOOK);
-      renameSync(tmp, path);
-    } finally {
-      rmSync(tmp, { force: true });
-    }
+    writeFileUnflushed(repo.stateDir, path, HOOK);
   }
   hooksWritten.add(path);
 }
@@ -362,16 +369,17 @@ class WatchKeeper {
   private async start(): Promise<StatusWatch | null> {
     if (!(await speaksProtocol2(this.repo))) return null;
     const state = relative(this.repo.root, this.repo.stateDir).split("\\").join("/");
-    const stateInside = state !== "" && !state.startsWith("..");
+    // the state directory, when it lies in the tree, is watched without its contents
+    const own = state !== "" && !state.startsWith("..") ? [state] : [];
     const rules = await ruleFiles(this.repo);
     const signature = ruleSignature(rules);
-    const dirs = await excludedDirectories(this.repo, stateInside ? state : "\0");
+    const dirs = await excludedDirectories(this.repo, own);
     if (this.closed) return null;
-    const watch = TreeWatch.start(this.repo.root, stateInside ? [state, ...dirs] : dirs, this.budget);
+    const watch = TreeWatch.start(this.repo.root, [...own, ...dirs], this.budget);
     if (watch === null) return null;
     let outdated = false;
     const look = (taken: Taken) => {
-      if (taken.kind === "changes" && taken.paths.some((p) => p === ".gitignore" || p.endsWith("/.gitignore"))) outdated = true;
+      if (rulesTouched(taken)) outdated = true;
       return taken.kind;
     };
     // the first walk
@@ -385,7 +393,7 @@ class WatchKeeper {
       await Bun.sleep(50);
     }
     if (dirs.length > 0) {
-      const again = new Set(await excludedDirectories(this.repo, stateInside ? state : "\0"));
+      const again = new Set(await excludedDirectories(this.repo, own));
       if (look(watch.take(-1)) === "failed") outdated = true;
       if (outdated || this.closed || ruleSignature(rules) !== signature || dirs.some((d) => !again.has(d))) {
         watch.close();
@@ -459,6 +467,9 @@ export function statusWatchCounts(repo: RepoRoot): { full: number; told: number;
   return keeper ? { ...keeper.counts, watches: keeper.current?.watches() ?? 0 } : null;
 }
 
+/** The name of a watch's private copy of the index starts so, then `<pid>-<nonce>`. */
+const PRIVATE_PREFIX = "watch-index-";
+
 function removeOrphans(repo: RepoRoot): void {
   const dir = join(repo.stateDir, "git");
   let names: string[];
@@ -468,7 +479,8 @@ function removeOrphans(repo: RepoRoot): void {
     return;
   }
   for (const name of names) {
-    const m = /\.w(\d+)-[A-Za-z0-9_-]+$/.exec(name);
-    if (m && Number(m[1]) !== process.pid && !processAlive(Number(m[1]))) rmSync(join(dir, name), { force: true });
+    if (!name.startsWith(PRIVATE_PREFIX)) continue;
+    const pid = Number.parseInt(name.slice(PRIVATE_PREFIX.length), 10);
+    if (pid !== process.pid && !processAlive(pid)) rmSync(join(dir, name), { force: true });
   }
 }

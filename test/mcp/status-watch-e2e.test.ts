@@ -26,7 +26,7 @@ function seed(repo: TmpRepo): void {
 /** The servers' own copies of git's index for their watches. */
 function privateCopies(root: string): string[] {
   const dir = join(root, ".mcp", "git");
-  return existsSync(dir) ? readdirSync(dir).filter((n) => /\.w\d+-/.test(n)) : [];
+  return existsSync(dir) ? readdirSync(dir).filter((n) => /^watch-index-\d+-/.test(n)) : [];
 }
 
 const linux = process.platform === "linux";
@@ -72,7 +72,7 @@ describe.if(linux)("servers whose statuses a watch tells", () => {
     for (let i = 0; i < 3; i++) await first.call("snapshot_file", { path: "app/m0.ts" });
     const [left] = privateCopies(repo.root);
     expect(left).toBeDefined();
-    const pid = Number(/\.w(\d+)-/.exec(left as string)?.[1]);
+    const pid = Number(/^watch-index-(\d+)-/.exec(left as string)?.[1]);
     process.kill(pid, "SIGKILL");
     for (let i = 0; i < 100 && processRunning(pid); i++) await Bun.sleep(20);
     await Promise.resolve(first[Symbol.asyncDispose]()).catch(() => undefined);
