@@ -23,15 +23,34 @@ async function served(ws: Workspace): Promise<string> {
   return Buffer.from((await gitStatus(ws.repo)).stdout).toString("latin1");
 }
 
-/** A server's workspace whose statuses use the watch once its first walk is done (two statuses in: copy, cache). */
-async function watchedWorkspace(root: string): Promise<Workspace> {
+/** A server's workspace (long-lived: its statuses may be watched), closed on dispose. */
+function serverWorkspace(root: string): Workspace & Disposable {
   const ws = openWorkspace(root, { longLived: true, index: { diskBudget: 0 } });
+  return Object.assign(ws, { [Symbol.dispose]: () => closeWorkspace(ws) });
+}
+
+/** A server's workspace whose statuses use the watch once its first walk is done (two statuses in: copy, cache). */
+async function watchedWorkspace(root: string): Promise<Workspace & Disposable> {
+  const ws = serverWorkspace(root);
   for (let i = 0; i < 100 && (statusWatchCounts(ws.repo)?.full ?? 0) === 0; i++) {
     await gitStatus(ws.repo);
     await Bun.sleep(20);
   }
   expect(statusWatchCounts(ws.repo)?.full ?? 0).toBeGreaterThan(0);
   return ws;
+}
+
+/**
+ * Statuses after `tick` (each git's own) until one is told only what the watch saw, more than `before` in all (a
+ * watch found outdated is replaced a second later); fails after 200.
+ */
+async function untilTold(ws: Workspace, before: number, tick: () => void): Promise<void> {
+  for (let i = 0; i < 200 && (statusWatchCounts(ws.repo)?.told ?? 0) <= before; i++) {
+    tick();
+    expect(await served(ws)).toBe(plainStatus(ws.repo.root));
+    await Bun.sleep(20);
+  }
+  expect(statusWatchCounts(ws.repo)?.told ?? 0).toBeGreaterThan(before);
 }
 
 function seed(repo: TmpRepo): void {
@@ -50,97 +69,89 @@ describe.if(native)("statuses told by the work tree's watch", () => {
     seed(repo);
     // a tracked file with a second name outside the tree before the watch starts: written through that name later
     linkSync(join(repo.root, "docs/f0.txt"), join(outside.path, "linked.txt"));
-    const ws = await watchedWorkspace(repo.root);
-    try {
-      const r = rng(1907);
-      const files = () =>
-        runGit(repo.root, ["ls-files", "-co", "--exclude-standard"])
-          .split("\n")
-          .filter((p) => p !== "" && existsSync(join(repo.root, p)));
-      const dirs = () => [...new Set(files().map((p) => dirname(p)).filter((d) => d !== "."))];
-      let n = 0;
-      const steps: Array<() => void> = [
-        () => appendFileSync(join(repo.root, r.pick(files())), "more\n"),
-        () => writeFileSync(join(repo.root, r.pick(files())), "same size?\n"),
-        () => chmodSync(join(repo.root, r.pick(files())), r.int(2) ? 0o755 : 0o644),
-        () => rmSync(join(repo.root, r.pick(files())), { force: true }),
-        () => writeFileSync(join(repo.root, r.pick(dirs()), `new${n++}.txt`), "new\n"),
-        () => {
-          const d = join(repo.root, r.pick(dirs()), `deep${n++}`, "er");
-          mkdirSync(d, { recursive: true });
-          writeFileSync(join(d, "leaf.txt"), "leaf\n");
-        },
-        () => rmSync(join(repo.root, r.pick(dirs())), { recursive: true, force: true }),
-        () => {
-          const d = r.pick(dirs());
-          renameSync(join(repo.root, d), join(repo.root, `${d}-moved${n++}`));
-        },
-        () => {
-          // out of the tree and, a step later, back under another name
-          const d = r.pick(dirs());
-          const away = join(outside.path, `away${n++}`);
-          renameSync(join(repo.root, d), away);
-          steps.push(() => renameSync(away, join(repo.root, `back${n++}`)));
-        },
-        () => {
-          const p = r.pick(files());
-          rmSync(join(repo.root, p), { force: true });
-          symlinkSync("elsewhere", join(repo.root, p));
-        },
-        () => appendFileSync(join(repo.root, ".gitignore"), r.int(2) ? `${r.pick(dirs())}/\n` : `!${r.pick(files())}\n`),
-        () => appendFileSync(join(repo.root, ".git/info/exclude"), `${r.pick(files())}\n`),
-        () => {
-          mkdirSync(join(repo.root, "build", `out${n++}`), { recursive: true });
-          writeFileSync(join(repo.root, "build", `out${n}`, "x.o"), "o");
-          writeFileSync(join(repo.root, `run${n}.log`), "log");
-        },
-        () => appendFileSync(join(outside.path, "linked.txt"), "through the other name\n"),
-        () => {
-          runGit(repo.root, ["add", "-A"]);
-          if (r.int(2)) runGit(repo.root, ["commit", "-qm", `step ${n++}`]);
-        },
-      ];
-      for (let i = 0; i < 120; i++) {
-        const step = i % 2 === 0 ? r.pick(steps) : steps[r.int(steps.length)];
-        try {
-          (step as () => void)();
-        } catch {
-          // a step whose pick vanished meanwhile (a file removed earlier): the tree is what it is
-        }
-        expect({ i, status: await served(ws) }).toEqual({ i, status: plainStatus(repo.root) });
+    using ws = await watchedWorkspace(repo.root);
+    const r = rng(1907);
+    const files = () =>
+      runGit(repo.root, ["ls-files", "-co", "--exclude-standard"])
+        .split("\n")
+        .filter((p) => p !== "" && existsSync(join(repo.root, p)));
+    const dirs = () => [...new Set(files().map((p) => dirname(p)).filter((d) => d !== "."))];
+    let n = 0;
+    const steps: Array<() => void> = [
+      () => appendFileSync(join(repo.root, r.pick(files())), "more\n"),
+      () => writeFileSync(join(repo.root, r.pick(files())), "same size?\n"),
+      () => chmodSync(join(repo.root, r.pick(files())), r.int(2) ? 0o755 : 0o644),
+      () => rmSync(join(repo.root, r.pick(files())), { force: true }),
+      () => writeFileSync(join(repo.root, r.pick(dirs()), `new${n++}.txt`), "new\n"),
+      () => {
+        const d = join(repo.root, r.pick(dirs()), `deep${n++}`, "er");
+        mkdirSync(d, { recursive: true });
+        writeFileSync(join(d, "leaf.txt"), "leaf\n");
+      },
+      () => rmSync(join(repo.root, r.pick(dirs())), { recursive: true, force: true }),
+      () => {
+        const d = r.pick(dirs());
+        renameSync(join(repo.root, d), join(repo.root, `${d}-moved${n++}`));
+      },
+      () => {
+        // out of the tree and, a step later, back under another name
+        const d = r.pick(dirs());
+        const away = join(outside.path, `away${n++}`);
+        renameSync(join(repo.root, d), away);
+        steps.push(() => renameSync(away, join(repo.root, `back${n++}`)));
+      },
+      () => {
+        const p = r.pick(files());
+        rmSync(join(repo.root, p), { force: true });
+        symlinkSync("elsewhere", join(repo.root, p));
+      },
+      () => appendFileSync(join(repo.root, ".gitignore"), r.int(2) ? `${r.pick(dirs())}/\n` : `!${r.pick(files())}\n`),
+      () => appendFileSync(join(repo.root, ".git/info/exclude"), `${r.pick(files())}\n`),
+      () => {
+        mkdirSync(join(repo.root, "build", `out${n++}`), { recursive: true });
+        writeFileSync(join(repo.root, "build", `out${n}`, "x.o"), "o");
+        writeFileSync(join(repo.root, `run${n}.log`), "log");
+      },
+      () => appendFileSync(join(outside.path, "linked.txt"), "through the other name\n"),
+      () => {
+        runGit(repo.root, ["add", "-A"]);
+        if (r.int(2)) runGit(repo.root, ["commit", "-qm", `step ${n++}`]);
+      },
+    ];
+    for (let i = 0; i < 120; i++) {
+      const step = i % 2 === 0 ? r.pick(steps) : steps[r.int(steps.length)];
+      try {
+        (step as () => void)();
+      } catch {
+        // a step whose pick vanished meanwhile (a file removed earlier): the tree is what it is
       }
-      const counts = statusWatchCounts(ws.repo);
-      // the watch did the telling: most statuses were told only the paths it saw
-      expect(counts?.told ?? 0).toBeGreaterThan(40);
-    } finally {
-      closeWorkspace(ws);
+      expect({ i, status: await served(ws) }).toEqual({ i, status: plainStatus(repo.root) });
     }
+    const counts = statusWatchCounts(ws.repo);
+    // the watch did the telling: most statuses were told only the paths it saw
+    expect(counts?.told ?? 0).toBeGreaterThan(40);
   }, 120_000);
 
   test("a copy git could not write keeps its old token, and the status that follows is told everything", async () => {
     await using repo = await tmpRepo();
     seed(repo);
-    const ws = await watchedWorkspace(repo.root);
-    try {
-      await served(ws);
-      const dir = join(repo.root, ".mcp", "git");
-      const [priv] = readdirSync(dir).filter((n) => /\.w\d+-/.test(n));
-      expect(priv).toBeDefined();
-      // git cannot take the copy's lock: it answers, and leaves the copy (and its token) as they were
-      writeFileSync(join(dir, `${priv}.lock`), "");
-      appendFileSync(join(repo.root, "src/f1.txt"), "one\n");
-      expect(await served(ws)).toBe(plainStatus(repo.root));
-      rmSync(join(dir, `${priv}.lock`));
-      const before = statusWatchCounts(ws.repo)?.full ?? 0;
-      appendFileSync(join(repo.root, "docs/f2.txt"), "two\n");
-      expect(await served(ws)).toBe(plainStatus(repo.root));
-      // the hook was handed the old token: its answer was everything (counted as told, answered as "/")
-      appendFileSync(join(repo.root, "lib/x/y/f3.txt"), "three\n");
-      expect(await served(ws)).toBe(plainStatus(repo.root));
-      expect(statusWatchCounts(ws.repo)?.full ?? 0).toBeGreaterThanOrEqual(before);
-    } finally {
-      closeWorkspace(ws);
-    }
+    using ws = await watchedWorkspace(repo.root);
+    await served(ws);
+    const dir = join(repo.root, ".mcp", "git");
+    const [priv] = readdirSync(dir).filter((n) => /^watch-index-\d+-/.test(n));
+    expect(priv).toBeDefined();
+    // git cannot take the copy's lock: it answers, and leaves the copy (and its token) as they were
+    writeFileSync(join(dir, `${priv}.lock`), "");
+    appendFileSync(join(repo.root, "src/f1.txt"), "one\n");
+    expect(await served(ws)).toBe(plainStatus(repo.root));
+    rmSync(join(dir, `${priv}.lock`));
+    const before = statusWatchCounts(ws.repo)?.full ?? 0;
+    appendFileSync(join(repo.root, "docs/f2.txt"), "two\n");
+    expect(await served(ws)).toBe(plainStatus(repo.root));
+    // the hook was handed the old token: its answer was everything (counted as told, answered as "/")
+    appendFileSync(join(repo.root, "lib/x/y/f3.txt"), "three\n");
+    expect(await served(ws)).toBe(plainStatus(repo.root));
+    expect(statusWatchCounts(ws.repo)?.full ?? 0).toBeGreaterThanOrEqual(before);
   }, 60_000);
 
   test("a watch started after changes no watch saw never vouches for them", async () => {
@@ -165,19 +176,15 @@ describe.if(native)("statuses told by the work tree's watch", () => {
   test("a flood of changes (more paths than a status is told) gives the full status, then told ones again", async () => {
     await using repo = await tmpRepo();
     seed(repo);
-    const ws = await watchedWorkspace(repo.root);
-    try {
-      for (let i = 0; i < 1500; i++) writeFileSync(join(repo.root, "lib", `flood-${i}.txt`), `${i}\n`);
-      const full = statusWatchCounts(ws.repo)?.full ?? 0;
-      expect(await served(ws)).toBe(plainStatus(repo.root));
-      expect(statusWatchCounts(ws.repo)?.full).toBe(full + 1);
-      appendFileSync(join(repo.root, "src/f2.txt"), "after\n");
-      const told = statusWatchCounts(ws.repo)?.told ?? 0;
-      expect(await served(ws)).toBe(plainStatus(repo.root));
-      expect(statusWatchCounts(ws.repo)?.told).toBe(told + 1);
-    } finally {
-      closeWorkspace(ws);
-    }
+    using ws = await watchedWorkspace(repo.root);
+    for (let i = 0; i < 1500; i++) writeFileSync(join(repo.root, "lib", `flood-${i}.txt`), `${i}\n`);
+    const full = statusWatchCounts(ws.repo)?.full ?? 0;
+    expect(await served(ws)).toBe(plainStatus(repo.root));
+    expect(statusWatchCounts(ws.repo)?.full).toBe(full + 1);
+    appendFileSync(join(repo.root, "src/f2.txt"), "after\n");
+    const told = statusWatchCounts(ws.repo)?.told ?? 0;
+    expect(await served(ws)).toBe(plainStatus(repo.root));
+    expect(statusWatchCounts(ws.repo)?.told).toBe(told + 1);
   }, 60_000);
 
   test("a large tracked directory moved out and back, written inside at once while the watch walks it: git's status every time", async () => {
@@ -186,26 +193,39 @@ describe.if(native)("statuses told by the work tree's watch", () => {
     seed(repo);
     for (let i = 0; i < 1500; i++) repo.write(`big/d${i % 50}/e${i}/f.txt`, `${i}\n`);
     repo.commit("big");
-    const ws = await watchedWorkspace(repo.root);
-    try {
-      const r = rng(31);
-      for (let round = 0; round < 3; round++) {
-        renameSync(join(repo.root, "big"), join(outside.path, "big"));
-        const away = r.int(1500);
-        appendFileSync(join(outside.path, "big", `d${away % 50}`, `e${away}`, "f.txt"), "while away\n");
-        expect(await served(ws)).toBe(plainStatus(repo.root));
-        renameSync(join(outside.path, "big"), join(repo.root, "big"));
-        // written before the watch can have walked the returned tree
-        for (let k = 0; k < 5; k++) {
-          const i = r.int(1500);
-          appendFileSync(join(repo.root, "big", `d${i % 50}`, `e${i}`, "f.txt"), `round ${round}\n`);
-          expect({ round, k, status: await served(ws) }).toEqual({ round, k, status: plainStatus(repo.root) });
-        }
+    using ws = await watchedWorkspace(repo.root);
+    const r = rng(31);
+    for (let round = 0; round < 3; round++) {
+      renameSync(join(repo.root, "big"), join(outside.path, "big"));
+      const away = r.int(1500);
+      appendFileSync(join(outside.path, "big", `d${away % 50}`, `e${away}`, "f.txt"), "while away\n");
+      expect(await served(ws)).toBe(plainStatus(repo.root));
+      renameSync(join(outside.path, "big"), join(repo.root, "big"));
+      // written before the watch can have walked the returned tree
+      for (let k = 0; k < 5; k++) {
+        const i = r.int(1500);
+        appendFileSync(join(repo.root, "big", `d${i % 50}`, `e${i}`, "f.txt"), `round ${round}\n`);
+        expect({ round, k, status: await served(ws) }).toEqual({ round, k, status: plainStatus(repo.root) });
       }
-      expect(statusWatchCounts(ws.repo)?.told ?? 0).toBeGreaterThan(0);
-    } finally {
-      closeWorkspace(ws);
     }
+    expect(statusWatchCounts(ws.repo)?.told ?? 0).toBeGreaterThan(0);
+  }, 60_000);
+
+  test("a file linked into the tree after the watch started, committed, then written through its name outside: git's status", async () => {
+    await using repo = await tmpRepo();
+    await using outside = tmpDir("ws-outside-");
+    seed(repo);
+    using ws = await watchedWorkspace(repo.root);
+    writeFileSync(join(outside.path, "shared.txt"), "shared\n");
+    linkSync(join(outside.path, "shared.txt"), join(repo.root, "src/a/shared.txt"));
+    runGit(repo.root, ["add", "src/a/shared.txt"]);
+    runGit(repo.root, ["commit", "-qm", "linked in"]);
+    await untilTold(ws, statusWatchCounts(ws.repo)?.told ?? 0, () => appendFileSync(join(repo.root, "docs/f0.txt"), "tick\n"));
+    for (let i = 0; i < 3; i++) {
+      appendFileSync(join(outside.path, "shared.txt"), `outside ${i}\n`);
+      expect({ i, status: await served(ws) }).toEqual({ i, status: plainStatus(repo.root) });
+    }
+    expect(plainStatus(repo.root)).toContain(" M src/a/shared.txt");
   }, 60_000);
 
   test("the hook tells a git of protocol 1, or a token it was not told to expect, that everything may have changed", async () => {
@@ -240,105 +260,79 @@ describe.if(native)("statuses told by the work tree's watch", () => {
     // a directory whose files are all ignored is not excluded itself: watched whole
     mkdirSync(join(repo.root, "logs/sub"), { recursive: true });
     writeFileSync(join(repo.root, "logs/sub/a.log"), "log\n");
-    const ws = await watchedWorkspace(repo.root);
-    const toldAfter = async (before: number) => {
-      // the next watch is started a second after the old one was found outdated
-      for (let i = 0; i < 200 && (statusWatchCounts(ws.repo)?.told ?? 0) <= before; i++) {
-        appendFileSync(join(repo.root, "src/f0.txt"), "tick\n");
-        expect(await served(ws)).toBe(plainStatus(repo.root));
-        await Bun.sleep(20);
-      }
-      expect(statusWatchCounts(ws.repo)?.told ?? 0).toBeGreaterThan(before);
-    };
-    try {
-      await toldAfter(0);
-      // 300 directories below node_modules/ and dist/ are not watched
-      expect(statusWatchCounts(ws.repo)?.watches ?? 0).toBeLessThan(40);
-      writeFileSync(join(repo.root, "node_modules/p7/lib/index.js"), "x\n");
-      writeFileSync(join(repo.root, "logs/sub/notes.txt"), "untracked, below a directory of ignored files\n");
-      expect(await served(ws)).toBe(plainStatus(repo.root));
-      expect(plainStatus(repo.root)).toContain("?? logs/");
+    using ws = await watchedWorkspace(repo.root);
+    const toldAfter = (before: number) => untilTold(ws, before, () => appendFileSync(join(repo.root, "src/f0.txt"), "tick\n"));
+    await toldAfter(0);
+    // 300 directories below node_modules/ and dist/ are not watched
+    expect(statusWatchCounts(ws.repo)?.watches ?? 0).toBeLessThan(40);
+    writeFileSync(join(repo.root, "node_modules/p7/lib/index.js"), "x\n");
+    writeFileSync(join(repo.root, "logs/sub/notes.txt"), "untracked, below a directory of ignored files\n");
+    expect(await served(ws)).toBe(plainStatus(repo.root));
+    expect(plainStatus(repo.root)).toContain("?? logs/");
 
-      // a file added by force below an excluded directory: the index holds it, the watch must look there
-      runGit(repo.root, ["add", "-f", "node_modules/p7/lib/index.js"]);
-      runGit(repo.root, ["commit", "-qm", "vendored one file"]);
-      let told = statusWatchCounts(ws.repo)?.told ?? 0;
-      expect(await served(ws)).toBe(plainStatus(repo.root));
-      await toldAfter(told);
-      appendFileSync(join(repo.root, "node_modules/p7/lib/index.js"), "changed\n");
-      expect(await served(ws)).toBe(plainStatus(repo.root));
-      expect(plainStatus(repo.root)).toContain(" M node_modules/p7/lib/index.js");
+    // a file added by force below an excluded directory: the index holds it, the watch must look there
+    runGit(repo.root, ["add", "-f", "node_modules/p7/lib/index.js"]);
+    runGit(repo.root, ["commit", "-qm", "vendored one file"]);
+    let told = statusWatchCounts(ws.repo)?.told ?? 0;
+    expect(await served(ws)).toBe(plainStatus(repo.root));
+    await toldAfter(told);
+    appendFileSync(join(repo.root, "node_modules/p7/lib/index.js"), "changed\n");
+    expect(await served(ws)).toBe(plainStatus(repo.root));
+    expect(plainStatus(repo.root)).toContain(" M node_modules/p7/lib/index.js");
 
-      // the rule outside the tree dropped: dist/ is no longer excluded
-      writeFileSync(join(repo.root, ".git/info/exclude"), "");
-      told = statusWatchCounts(ws.repo)?.told ?? 0;
-      expect(await served(ws)).toBe(plainStatus(repo.root));
-      await toldAfter(told);
-      writeFileSync(join(repo.root, "dist/deep/out.js"), "built\n");
-      expect(await served(ws)).toBe(plainStatus(repo.root));
-      runGit(repo.root, ["add", "dist"]);
-      runGit(repo.root, ["commit", "-qm", "dist"]);
-      told = statusWatchCounts(ws.repo)?.told ?? 0;
-      await toldAfter(told);
-      appendFileSync(join(repo.root, "dist/deep/out.js"), "again\n");
-      expect(await served(ws)).toBe(plainStatus(repo.root));
-      expect(plainStatus(repo.root)).toContain(" M dist/deep/out.js");
+    // the rule outside the tree dropped: dist/ is no longer excluded
+    writeFileSync(join(repo.root, ".git/info/exclude"), "");
+    told = statusWatchCounts(ws.repo)?.told ?? 0;
+    expect(await served(ws)).toBe(plainStatus(repo.root));
+    await toldAfter(told);
+    writeFileSync(join(repo.root, "dist/deep/out.js"), "built\n");
+    expect(await served(ws)).toBe(plainStatus(repo.root));
+    runGit(repo.root, ["add", "dist"]);
+    runGit(repo.root, ["commit", "-qm", "dist"]);
+    told = statusWatchCounts(ws.repo)?.told ?? 0;
+    await toldAfter(told);
+    appendFileSync(join(repo.root, "dist/deep/out.js"), "again\n");
+    expect(await served(ws)).toBe(plainStatus(repo.root));
+    expect(plainStatus(repo.root)).toContain(" M dist/deep/out.js");
 
-      // the work tree's rule dropped (the file's change alone, the index as it was): build/ is untracked now, and
-      // whether it shows depends on a file deep in it
-      told = statusWatchCounts(ws.repo)?.told ?? 0;
-      writeFileSync(join(repo.root, ".gitignore"), "node_modules/\n*.log\n");
-      expect(await served(ws)).toBe(plainStatus(repo.root));
-      await toldAfter(told);
-      expect(plainStatus(repo.root)).toContain("?? build/");
-      rmSync(join(repo.root, "build/a/b/only.o"));
-      expect(await served(ws)).toBe(plainStatus(repo.root));
-      expect(plainStatus(repo.root)).not.toContain("build/");
-    } finally {
-      closeWorkspace(ws);
-    }
+    // the work tree's rule dropped (the file's change alone, the index as it was): build/ is untracked now, and
+    // whether it shows depends on a file deep in it
+    told = statusWatchCounts(ws.repo)?.told ?? 0;
+    writeFileSync(join(repo.root, ".gitignore"), "node_modules/\n*.log\n");
+    expect(await served(ws)).toBe(plainStatus(repo.root));
+    await toldAfter(told);
+    expect(plainStatus(repo.root)).toContain("?? build/");
+    rmSync(join(repo.root, "build/a/b/only.o"));
+    expect(await served(ws)).toBe(plainStatus(repo.root));
+    expect(plainStatus(repo.root)).not.toContain("build/");
   }, 120_000);
 
   test("the state directory removed under a running watch: statuses stay git's, and the watch tells again", async () => {
     await using repo = await tmpRepo();
     seed(repo);
-    const ws = await watchedWorkspace(repo.root);
-    try {
-      appendFileSync(join(repo.root, "src/f1.txt"), "before\n");
-      expect(await served(ws)).toBe(plainStatus(repo.root));
-      rmSync(join(repo.root, ".mcp"), { recursive: true, force: true });
-      for (let i = 0; i < 6; i++) {
-        appendFileSync(join(repo.root, `docs/f${i % 4}.txt`), `after ${i}\n`);
-        expect({ i, status: await served(ws) }).toEqual({ i, status: plainStatus(repo.root) });
-      }
-      const told = statusWatchCounts(ws.repo)?.told ?? 0;
-      for (let i = 0; i < 100 && (statusWatchCounts(ws.repo)?.told ?? 0) <= told; i++) {
-        appendFileSync(join(repo.root, "lib/x/y/f0.txt"), "tick\n");
-        expect(await served(ws)).toBe(plainStatus(repo.root));
-        await Bun.sleep(20);
-      }
-      expect(statusWatchCounts(ws.repo)?.told ?? 0).toBeGreaterThan(told);
-      expect(existsSync(join(repo.root, ".mcp", "git", "fsmonitor-hook"))).toBe(true);
-    } finally {
-      closeWorkspace(ws);
+    using ws = await watchedWorkspace(repo.root);
+    appendFileSync(join(repo.root, "src/f1.txt"), "before\n");
+    expect(await served(ws)).toBe(plainStatus(repo.root));
+    rmSync(join(repo.root, ".mcp"), { recursive: true, force: true });
+    for (let i = 0; i < 6; i++) {
+      appendFileSync(join(repo.root, `docs/f${i % 4}.txt`), `after ${i}\n`);
+      expect({ i, status: await served(ws) }).toEqual({ i, status: plainStatus(repo.root) });
     }
+    await untilTold(ws, statusWatchCounts(ws.repo)?.told ?? 0, () => appendFileSync(join(repo.root, "lib/x/y/f0.txt"), "tick\n"));
+    expect(existsSync(join(repo.root, ".mcp", "git", "fsmonitor-hook"))).toBe(true);
   }, 60_000);
 
   test("a repository whose user turned git's untracked cache off is not watched (the watched status runs on the copy)", async () => {
     await using repo = await tmpRepo();
     seed(repo);
     runGit(repo.root, ["config", "core.untrackedCache", "false"]);
-    const ws = openWorkspace(repo.root, { longLived: true, index: { diskBudget: 0 } });
-    try {
-      for (let i = 0; i < 5; i++) {
-        appendFileSync(join(repo.root, "src/f0.txt"), `${i}\n`);
-        expect(await served(ws)).toBe(plainStatus(repo.root));
-        await Bun.sleep(30);
-      }
-      expect(statusWatchCounts(ws.repo)).toBeNull();
-    } finally {
-      closeWorkspace(ws);
+    using ws = serverWorkspace(repo.root);
+    for (let i = 0; i < 5; i++) {
+      appendFileSync(join(repo.root, "src/f0.txt"), `${i}\n`);
+      expect(await served(ws)).toBe(plainStatus(repo.root));
+      await Bun.sleep(30);
     }
+    expect(statusWatchCounts(ws.repo)).toBeNull();
   }, 60_000);
 
   test("a repository with a submodule is never watched: a change inside the submodule shows", async () => {
@@ -349,19 +343,15 @@ describe.if(native)("statuses told by the work tree's watch", () => {
     seed(repo);
     runGit(repo.root, ["-c", "protocol.file.allow=always", "submodule", "add", "-q", sub.root, "vendored"]);
     runGit(repo.root, ["commit", "-qm", "sub"]);
-    const ws = openWorkspace(repo.root, { longLived: true, index: { diskBudget: 0 } });
-    try {
-      for (let i = 0; i < 5; i++) {
-        await served(ws);
-        await Bun.sleep(30);
-      }
-      appendFileSync(join(repo.root, "vendored/inner.txt"), "changed\n");
-      const status = await served(ws);
-      expect(status).toBe(plainStatus(repo.root));
-      expect(status).toContain(" M vendored");
-      expect(statusWatchCounts(ws.repo)?.told ?? 0).toBe(0);
-    } finally {
-      closeWorkspace(ws);
+    using ws = serverWorkspace(repo.root);
+    for (let i = 0; i < 5; i++) {
+      await served(ws);
+      await Bun.sleep(30);
     }
+    appendFileSync(join(repo.root, "vendored/inner.txt"), "changed\n");
+    const status = await served(ws);
+    expect(status).toBe(plainStatus(repo.root));
+    expect(status).toContain(" M vendored");
+    expect(statusWatchCounts(ws.repo)?.told ?? 0).toBe(0);
   }, 60_000);
 });
