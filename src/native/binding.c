@@ -1182,6 +1182,6 @@ NAPI_MODULE_INIT() {
   napi_value l = layout(env);
   if (l) napi_set_named_property(env, exports, "layout", l);
   napi_value version;
-  if (napi_create_int32(env, 10, &version) == napi_ok) napi_set_named_property(env, exports, "version", version);
+  if (napi_create_int32(env, 11, &version) == napi_ok) napi_set_named_property(env, exports, "version", version);
   return exports;
 }

@@ -367,6 +367,14 @@ static fatal_t handle(tree_watch_t *w, const struct inotify_event *ev) {
     return 0;
   }
   const char *name = ev->name;
+  if (is_shallow(w, s->path)) {
+    /*
+     * A directory git never looks into (excluded by a pattern of its own, or the state directory): nothing made
+     * in it is watched or walked, and only its `.gitignore` is news (the caller takes the rules as changed).
+     */
+    if (strcmp(name, ".gitignore") == 0) report(w, s->path, name, 0);
+    return 0;
+  }
   if (ev->mask & IN_ISDIR) {
     report(w, s->path, name, 1);
     if (ev->mask & IN_MOVED_FROM) w->need_reset = 1; /* the slots below carry the old names */

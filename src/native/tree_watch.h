@@ -27,8 +27,9 @@ typedef struct tree_watch tree_watch_t;
 
 /*
  * Starts watching `root`; the first walk runs on the watch's thread (tree_watch_take says TW_BUSY until it is
- * done). `shallow` names directories (relative, '/'-separated) watched without their contents; a directory
- * named ".git" is never watched. At most `max_watches` watches: past them the watch fails with ENOSPC.
+ * done). `shallow` names directories (relative, '/'-separated) watched without their contents: of what
+ * happens in one, only a `.gitignore` made, changed or removed there is reported; a directory named ".git" is
+ * never watched. At most `max_watches` watches: past them the watch fails with ENOSPC.
  * NULL with *err set when it cannot start.
  */
 tree_watch_t *tree_watch_start(const char *root, const char *const *shallow, size_t shallow_count, size_t max_watches, int *err);

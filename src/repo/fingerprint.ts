@@ -8,6 +8,7 @@ import { writeCacheFile } from "./cache-file";
 import { ensureStateDir, tempPath } from "./state-dir";
 import { rememberState } from "./state-memory";
 import { indexIdentity } from "./index-identity";
+import { headIdentity } from "./head-identity";
 import { gitStatus } from "./status-index";
 
 /** Spec 2.2: identifies the state of HEAD, the index and the work tree. */
@@ -31,7 +32,10 @@ export interface GitState {
   fingerprint: Fingerprint;
   /** Raw `git status --porcelain=v1 -z` output, reused by the tree scan. */
   status: Uint8Array;
-  /** When `git status` started comparing the work tree with the index, ms since the epoch. */
+  /**
+   * When `git status` started comparing the work tree with the index, ms since the epoch (for an answer given
+   * again because nothing changed since, when the status that gave it started).
+   */
   statusStartedAt: number;
   /** Directories git status could not open (it warns and goes on), as it named them, without the trailing "/". */
   unreadableDirs: string[];
@@ -54,7 +58,7 @@ export async function readGitState(repo: RepoRoot): Promise<GitState> {
   return {
     fingerprint: { head_oid: head, index_oid: indexOid, status_hash: statusHash },
     status: status.stdout,
-    statusStartedAt,
+    statusStartedAt: status.startedAt ?? statusStartedAt,
     unreadableDirs: unopenedDirectories(status.stderr)
       .filter((d) => d.startsWith(repo.gitPrefix))
       .map((d) => d.slice(repo.gitPrefix.length)),
@@ -68,9 +72,20 @@ export function unopenedDirectories(stderr: string): string[] {
   return out;
 }
 
+/** HEAD's commit as last read per git directory, with the identity HEAD's files had then (head-identity.ts). */
+const headsRead = new Map<string, { identity: string; oid: string }>();
+
+/** HEAD's commit: asked of git unless HEAD's files are as they were when it was last asked. */
 async function readHead(repo: RepoRoot): Promise<string> {
+  const gitDir = repo.gitDir as string;
+  const identity = headIdentity(gitDir);
+  const known = headsRead.get(gitDir);
+  if (identity !== null && known?.identity === identity) return known.oid;
   const r = await git(["rev-parse", "--verify", "-q", "HEAD^{commit}"], { cwd: repo.root, okCodes: [1, 128] });
-  return r.code === 0 ? new TextDecoder().decode(r.stdout).trim() : "";
+  const oid = r.code === 0 ? new TextDecoder().decode(r.stdout).trim() : "";
+  // kept only when HEAD did not move while git read it (and it named a commit: an object may come later)
+  if (identity !== null && oid !== "" && headIdentity(gitDir) === identity) headsRead.set(gitDir, { identity, oid });
+  return oid;
 }
 
 /**

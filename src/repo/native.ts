@@ -194,7 +194,7 @@ export interface NativeModule {
   syncfsResult?(flush: NativeSyncfs): number | null;
 }
 
-const MODULE_VERSION = 10;
+const MODULE_VERSION = 11;
 let loaded: NativeModule | null | undefined;
 let loadError = "";
 

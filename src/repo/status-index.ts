@@ -55,14 +55,15 @@ export const COPY_CONFIG = ["-c", "core.untrackedCache=true", "-c", "core.fsync=
  * fails on the copy (git dies when it cannot write it: a full disk; or the copy was cut short) runs again on
  * the user's index, which needs no room, and the copy is dropped.
  */
-export async function gitStatus(repo: RepoRoot): Promise<GitResult> {
+export async function gitStatus(repo: RepoRoot): Promise<StatusResult> {
   const run = await statusRun(repo);
+  if (run.same) return { ...run.same.result, startedAt: run.same.startedAt };
   let result: GitResult;
   if (run.env === undefined) result = await git(STATUS_ARGS, { cwd: repo.root });
   else {
     try {
       result = await git([...run.config, ...STATUS_ARGS], { cwd: repo.root, env: run.env });
-      run.settle?.(true);
+      run.settle?.(true, result);
     } catch (err) {
       if (run.settle) run.settle(false);
       // no descriptor free: the plain status could not start either, and the copy is sound (the caller answers BUSY)
@@ -100,14 +101,22 @@ function copyPath(repo: RepoRoot, identity: string): string {
   return join(repo.stateDir, "git", PREFIX + sha256Hex(identity).slice(0, 16));
 }
 
+/**
+ * A status's answer. `startedAt` (ms since the epoch) when it is an earlier status's answer, given again because
+ * the work tree's watch saw nothing change since (status-watch.ts): when that status started.
+ */
+export type StatusResult = GitResult & { startedAt?: number };
+
 /** What to run `git status` with: config before the command, and the environment. */
 interface StatusRun {
   config: string[];
   env?: Record<string, string>;
   /** To call once the status has run: makes the copy the next status will use, where there was none. */
   after(): Promise<void>;
-  /** A status told by the work tree's watch (status-watch.ts): told whether git ran to its end. */
-  settle?(ok: boolean): void;
+  /** A status told by the work tree's watch (status-watch.ts): told whether git ran to its end, and its answer. */
+  settle?(ok: boolean, result?: GitResult): void;
+  /** An earlier status's answer that stands: git does not run. */
+  same?: { result: GitResult; startedAt: number };
 }
 
 const PLAIN: StatusRun = { config: [], after: async () => undefined };
@@ -142,6 +151,7 @@ async function statusRun(repo: RepoRoot): Promise<StatusRun> {
     return { config: [], after: async () => makeCopy(repo, dir, userIndex, identity, copy) };
   }
   const watched = platform === "linux" ? watchedRun(repo, copy) : null;
+  if (watched?.kind === "same") return { ...PLAIN, same: watched };
   if (watched !== null) {
     return {
       config: [...COPY_CONFIG, ...watched.config],

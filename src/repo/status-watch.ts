@@ -40,7 +40,8 @@
 import { randomBytes } from "node:crypto";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
-import { git, gitScan } from "./git";
+import { git, gitScan, type GitResult } from "./git";
+import { headIdentity } from "./head-identity";
 import type { RepoRoot } from "./root";
 import { writeFileUnflushed } from "./atomic-write";
 import { ensureStateDir, processAlive, tempPath } from "./state-dir";
@@ -79,11 +80,26 @@ export function watchBudget(): number {
   return Math.min(200_000, Math.floor(limit / 4));
 }
 
-/** How a status runs with the watch: git's config and environment, and what to call when it ends. */
-export interface WatchedRun {
-  config: string[];
-  env: Record<string, string>;
-  settle(ok: boolean): void;
+/**
+ * How a status runs with the watch: git's config and environment, and what to call when it ends (with git's
+ * answer when it ran to its end); or, when nothing git's answer depends on changed since the last status the
+ * watch told, that status's answer and when it started (`same`).
+ */
+export type WatchedRun =
+  | { kind: "run"; config: string[]; env: Record<string, string>; settle(ok: boolean, result?: GitResult): void }
+  | { kind: "same"; result: GitResult; startedAt: number };
+
+/**
+ * The last status a watch told, with what its answer depends on besides the work tree and the index (the copy
+ * it ran on names the user's index): HEAD's files (head-identity.ts) and the files outside the tree
+ * (watch-ignored.ts ruleFiles), both the same when it started and when it ended.
+ */
+interface Told {
+  token: string;
+  result: GitResult;
+  head: string;
+  rules: string;
+  startedAt: number;
 }
 
 class StatusWatch {
@@ -100,20 +116,23 @@ class StatusWatch {
   private failed = false;
   /** The watch's thread was not caught up at the last take (a large directory made): don't wait long. */
   private behind = false;
+  /** The last status told, while its token is the copy's (null once another is issued or one failed). */
+  private last: Told | null = null;
   /** Shared copies of the index checked (no gitlink, no entry in a skipped directory): the verdict per copy. */
   private readonly checked = new Map<string, boolean | Promise<boolean>>();
   private readonly timer: ReturnType<typeof setInterval>;
 
   /**
    * `skipped`: the directories watched without their contents (watch-ignored.ts), valid while the rules outside
-   * the tree keep `signature` and no `.gitignore` changes; `stale` is told when they may not be any more (the
-   * watch is closed then, and its keeper starts another).
+   * the tree keep `signature` and no `.gitignore` changes, and the state directories (`own`), valid while their
+   * own `.gitignore` stays; both while the index holds nothing below them. `stale` is told when they may not be
+   * any more (the watch is closed then, and its keeper starts another).
    */
   constructor(
     private readonly repo: RepoRoot,
     private readonly watch: TreeWatch,
-    private readonly skipped: { dirs: string[]; rules: string[]; signature: string },
-    private readonly counts: { full: number; told: number },
+    private readonly skipped: Skipped,
+    private readonly counts: { full: number; told: number; same: number },
     private readonly stale: () => void,
   ) {
     this.timer = setInterval(() => this.collect(-1), COLLECT_MS);
@@ -136,6 +155,15 @@ class StatusWatch {
     }
     const since = this.token;
     const full = since === null || this.full || this.pending.size > MAX_PATHS;
+    if (!full && this.pending.size === 0) {
+      // nothing in the tree changed since the last status: with the same index, HEAD and rules, its answer stands
+      const last = this.last;
+      if (last !== null && last.token === since && last.head === this.headNow() && last.rules === ruleSignature(this.skipped.rules)) {
+        this.counts.same++;
+        return { kind: "same", result: last.result, startedAt: last.startedAt };
+      }
+    }
+    this.last = null;
     const token = !full && this.pending.size === 0 ? (since as string) : `worksnap:${this.nonce}:${++this.seq}`;
     const parts = [Buffer.from(`${token}\0`, "latin1")];
     if (full) parts.push(Buffer.from("/\0", "latin1"));
@@ -153,14 +181,23 @@ class StatusWatch {
     this.full = false;
     this.running = true;
     this.counts[full ? "full" : "told"]++;
+    const head = this.headNow();
+    const rules = ruleSignature(this.skipped.rules);
+    const startedAt = Date.now();
     return {
+      kind: "run",
       config: ["-c", `core.fsmonitor=. ${shellQuote(hookPath(this.repo))}`, "-c", "core.fsmonitorHookVersion=2"],
       env: { GIT_INDEX_FILE: copy, WORKSNAP_FSM_SINCE: since ?? "", WORKSNAP_FSM_TOKEN: token, WORKSNAP_FSM_ANSWER: answer },
-      settle: (ok) => {
+      settle: (ok, result) => {
         this.running = false;
         rmSync(answer, { force: true });
-        if (ok) this.token = token;
-        else {
+        if (ok) {
+          this.token = token;
+          // kept for the statuses that find nothing changed, unless HEAD or a rule moved while git ran
+          if (result !== undefined && head !== null && head === this.headNow() && rules === ruleSignature(this.skipped.rules)) {
+            this.last = { token, result, head, rules, startedAt };
+          }
+        } else {
           // git may have written the copy or not: nothing of it is vouched for again
           this.token = null;
           if (this.copy !== null) rmSync(this.copy, { force: true });
@@ -168,6 +205,11 @@ class StatusWatch {
         }
       },
     };
+  }
+
+  /** HEAD's identity now (null: it cannot be told without git, and no answer is kept). */
+  private headNow(): string | null {
+    return this.repo.gitDir ? headIdentity(this.repo.gitDir) : null;
   }
 
   /**
@@ -184,7 +226,7 @@ class StatusWatch {
       this.outdated();
       return false;
     }
-    if (this.skipped.dirs.length > 0 && rulesTouched(taken)) {
+    if (rulesTouched(taken, this.skipped)) {
       // a rule changed: a skipped directory may no longer be excluded
       this.outdated();
       return false;
@@ -208,7 +250,7 @@ class StatusWatch {
     if (typeof known === "boolean") return known;
     if (known === undefined) {
       this.checked.clear();
-      const reading: Promise<boolean> = checkIndex(this.repo, shared, this.skipped.dirs).then(
+      const reading: Promise<boolean> = checkIndex(this.repo, shared, [...this.skipped.own, ...this.skipped.dirs]).then(
         (v) => {
           if (this.checked.get(shared) === reading) this.checked.set(shared, v === "fits");
           if (v === "entries below") this.outdated();
@@ -304,9 +346,25 @@ async function checkIndex(repo: RepoRoot, copy: string, dirs: readonly string[])
   return (await entriesBelow(repo, copy, dirs)) ? "entries below" : "fits";
 }
 
-/** Whether a take names a `.gitignore`: a rule of the work tree changed. */
-function rulesTouched(taken: Taken): boolean {
-  return taken.kind === "changes" && taken.paths.some((p) => p === ".gitignore" || p.endsWith("/.gitignore"));
+/** The directories a watch skips, and what they stay skipped by. */
+interface Skipped {
+  /** Excluded by a pattern of their own (watch-ignored.ts). */
+  dirs: string[];
+  /** The state directory, ignored by its own `.gitignore`. */
+  own: string[];
+  /** The files outside the tree git's answer depends on, and their identity when the watch started. */
+  rules: string[];
+  signature: string;
+}
+
+/**
+ * Whether a take names a `.gitignore` that can change what the watch may skip: any, while it skips directories
+ * git excludes; the state directory's own.
+ */
+function rulesTouched(taken: Taken, skipped: Pick<Skipped, "dirs" | "own">): boolean {
+  if (taken.kind !== "changes") return false;
+  const rule = (p: string) => p === ".gitignore" || p.endsWith("/.gitignore");
+  return taken.paths.some((p) => rule(p) && (skipped.dirs.length > 0 || skipped.own.includes(p.slice(0, -"/.gitignore".length))));
 }
 
 function hookPath(repo: RepoRoot): string {
@@ -344,7 +402,7 @@ function shellQuote(s: string): string {
  */
 class WatchKeeper {
   current: StatusWatch | null = null;
-  readonly counts = { full: 0, told: 0 };
+  readonly counts = { full: 0, told: 0, same: 0 };
   private closed = false;
   private retry: ReturnType<typeof setTimeout> | null = null;
   private failures = 0;
@@ -379,7 +437,7 @@ class WatchKeeper {
     if (watch === null) return null;
     let outdated = false;
     const look = (taken: Taken) => {
-      if (rulesTouched(taken)) outdated = true;
+      if (rulesTouched(taken, { dirs, own })) outdated = true;
       return taken.kind;
     };
     // the first walk
@@ -402,7 +460,7 @@ class WatchKeeper {
       }
     }
     this.failures = 0;
-    return new StatusWatch(this.repo, watch, { dirs, rules, signature }, this.counts, () => {
+    return new StatusWatch(this.repo, watch, { dirs, own, rules, signature }, this.counts, () => {
       this.current = null;
       this.again();
     });
@@ -459,10 +517,11 @@ export function watchedRun(repo: RepoRoot, shared: string): WatchedRun | null {
 }
 
 /**
- * How many statuses of `repo` ran with its watch, told everything or only what it saw, and the kernel watches
- * its current watch holds (0 while none runs); null without a watch.
+ * How many statuses of `repo` ran with its watch, told everything or only what it saw, how many found nothing
+ * changed and gave the last one's answer without running git, and the kernel watches its current watch holds
+ * (0 while none runs); null without a watch.
  */
-export function statusWatchCounts(repo: RepoRoot): { full: number; told: number; watches: number } | null {
+export function statusWatchCounts(repo: RepoRoot): { full: number; told: number; same: number; watches: number } | null {
   const keeper = watches.get(repo.root);
   return keeper ? { ...keeper.counts, watches: keeper.current?.watches() ?? 0 } : null;
 }

@@ -24,7 +24,8 @@ export type Taken = { kind: "busy" } | { kind: "failed"; errno: number } | { kin
 
 /**
  * A watch on every directory under `root` but those named `.git` (`shallow`: relative paths, as latin1 strings
- * of their bytes, watched without their contents), at most `maxWatches` of the kernel's watches; null when this
+ * of their bytes, watched without their contents: only a `.gitignore` made, changed or removed in one is
+ * reported), at most `maxWatches` of the kernel's watches; null when this
  * platform or build has none, or it cannot start.
  */
 export class TreeWatch {

@@ -15,9 +15,10 @@
  * So the directories `git ls-files --others --ignored --directory` names are
  * kept only when `git check-ignore` says the directory itself is excluded.
  * The rules that live outside the work tree (`info/exclude`,
- * `core.excludesFile`, and the config files that name it) are watched by
- * their stat data (`ruleSignature`); the work tree's `.gitignore` files by
- * the watch itself.
+ * `core.excludesFile`, and the config files that name it; ruleFiles lists
+ * every file outside the tree git's answer depends on) are watched by their
+ * stat data (`ruleSignature`); the work tree's `.gitignore` files by the
+ * watch itself.
  */
 import { isAbsolute, join } from "node:path";
 import { decodePath, git, splitNul } from "./git";
@@ -46,20 +47,31 @@ export async function excludedDirectories(repo: RepoRoot, own: readonly string[]
     .map((p) => p.slice(0, -1));
 }
 
-/** The files outside the work tree whose change can change git's ignore rules for `repo`. */
+/**
+ * The files outside the work tree whose change can change `git status`'s answer for `repo`: its ignore rules
+ * (`info/exclude`, `core.excludesFile`), attributes (`info/attributes`, `core.attributesFile`), and every
+ * configuration file git reads (the repository's, the work tree's, the user's, and the ones they include; worksnap's
+ * git reads no system configuration: GIT_CONFIG_NOSYSTEM). The default places are named whether or not a file is
+ * there, so that one made later counts as a change.
+ */
 export async function ruleFiles(repo: RepoRoot): Promise<string[]> {
-  const gitPath = async (name: string) => {
-    const p = Buffer.from((await git(["rev-parse", "--git-path", name], { cwd: repo.root })).stdout).toString().trim();
-    return isAbsolute(p) ? p : join(repo.root, p);
-  };
-  const excludes = Buffer.from((await git(["config", "--path", "--get", "core.excludesFile"], { cwd: repo.root, okCodes: [1] })).stdout)
-    .toString()
-    .trim();
+  const resolved = (p: string) => (isAbsolute(p) ? p : join(repo.root, p));
+  const text = async (args: string[]) => Buffer.from((await git(args, { cwd: repo.root, okCodes: [1] })).stdout).toString();
+  const [gitPaths, excludes, attributes, origins] = await Promise.all([
+    text(["rev-parse", "--git-path", "info/exclude", "--git-path", "config", "--git-path", "config.worktree", "--git-path", "info/attributes"]),
+    text(["config", "--path", "--get", "core.excludesFile"]),
+    text(["config", "--path", "--get", "core.attributesFile"]),
+    text(["config", "--list", "--show-origin", "-z"]),
+  ]);
   const home = process.env.HOME ?? "";
   const xdg = process.env.XDG_CONFIG_HOME || join(home, ".config");
-  const files = [await gitPath("info/exclude"), await gitPath("config"), join(home, ".gitconfig"), join(xdg, "git", "config"), join(xdg, "git", "ignore")];
-  if (excludes !== "") files.push(isAbsolute(excludes) ? excludes : join(repo.root, excludes));
-  return files;
+  const files = [...gitPaths.split("\n").filter((p) => p !== "").map(resolved), join(home, ".gitconfig")];
+  for (const name of ["config", "ignore", "attributes"]) files.push(join(xdg, "git", name));
+  for (const named of [excludes.trim(), attributes.trim()]) if (named !== "") files.push(resolved(named));
+  // `--show-origin -z`: origin NUL key NL value NUL, the origin of a file's setting "file:<path>"
+  const fields = origins.split("\0");
+  for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i]!.startsWith("file:")) files.push(resolved(fields[i]!.slice(5)));
+  return [...new Set(files)];
 }
 
 /** The identity of each of `files` (a missing one as such): it changes whenever one of them is written, made or removed. */

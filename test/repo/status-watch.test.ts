@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { appendFileSync, chmodSync, existsSync, linkSync, mkdirSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { closeWorkspace, openWorkspace, type Workspace } from "../../src/ops/workspace";
-import { STATUS_ARGS } from "../../src/repo/fingerprint";
+import { readGitState, STATUS_ARGS } from "../../src/repo/fingerprint";
 import { nativeModule } from "../../src/repo/native";
 import { gitStatus } from "../../src/repo/status-index";
 import { statusWatchCounts } from "../../src/repo/status-watch";
@@ -117,6 +117,14 @@ describe.if(native)("statuses told by the work tree's watch", () => {
         runGit(repo.root, ["add", "-A"]);
         if (r.int(2)) runGit(repo.root, ["commit", "-qm", `step ${n++}`]);
       },
+      // HEAD, the index or the configuration moved, nothing in the tree: the answer kept must not stand
+      () => runGit(repo.root, ["reset", "-q", "--soft", "HEAD~1"]),
+      () => runGit(repo.root, ["commit", "-q", "--allow-empty", "-m", `empty ${n++}`]),
+      () => runGit(repo.root, ["mv", r.pick(runGit(repo.root, ["ls-files"]).split("\n").filter((p) => p !== "")), `renamed${n++}.txt`]),
+      () => runGit(repo.root, ["config", "status.renames", r.int(2) ? "false" : "true"]),
+      () => runGit(repo.root, ["rm", "-q", "--cached", r.pick(runGit(repo.root, ["ls-files"]).split("\n").filter((p) => p !== ""))]),
+      () => undefined,
+      () => undefined,
     ];
     for (let i = 0; i < 120; i++) {
       const step = i % 2 === 0 ? r.pick(steps) : steps[r.int(steps.length)];
@@ -128,9 +136,92 @@ describe.if(native)("statuses told by the work tree's watch", () => {
       expect({ i, status: await served(ws) }).toEqual({ i, status: plainStatus(repo.root) });
     }
     const counts = statusWatchCounts(ws.repo);
-    // the watch did the telling: most statuses were told only the paths it saw
-    expect(counts?.told ?? 0).toBeGreaterThan(40);
+    // the watch did the telling: most statuses were told only the paths it saw, and some found nothing changed
+    expect(counts?.told ?? 0).toBeGreaterThan(20);
+    expect(counts?.same ?? 0).toBeGreaterThan(0);
   }, 120_000);
+
+  test("nothing changed since the last status: its answer again without git, until the tree, HEAD, the index or a rule moves", async () => {
+    await using repo = await tmpRepo();
+    seed(repo);
+    for (const m of ["second", "third"]) runGit(repo.root, ["commit", "-q", "--allow-empty", "-m", m]);
+    using ws = await watchedWorkspace(repo.root);
+    await untilTold(ws, statusWatchCounts(ws.repo)?.told ?? 0, () => appendFileSync(join(repo.root, "docs/f1.txt"), "tick\n"));
+    const same = () => statusWatchCounts(ws.repo)?.same ?? 0;
+    /** A status: git's own, with HEAD's commit. */
+    const check = async () => {
+      const state = await readGitState(ws.repo);
+      expect(Buffer.from(state.status).toString("latin1")).toBe(plainStatus(repo.root));
+      expect(state.fingerprint.head_oid).toBe(runGit(repo.root, ["rev-parse", "HEAD"]).trim());
+      return state;
+    };
+    /** The status right after `change` is never the kept answer. */
+    const after = async (change: () => void) => {
+      const before = same();
+      change();
+      await check();
+      expect(same()).toBe(before);
+    };
+    /** Statuses until one gives the kept answer (a changed index is copied first), each git's own. */
+    const kept = async () => {
+      for (let i = 0; i < 100; i++) {
+        const before = same();
+        const state = await check();
+        if (same() > before) return state;
+        await Bun.sleep(20);
+      }
+      throw new Error("no status gave the kept answer");
+    };
+    const first = await kept();
+    // kept answers carry the start of the status that gave them (a capture trusts no file changed after it)
+    expect((await kept()).statusStartedAt).toBe(first.statusStartedAt);
+    // a staged rename, then the setting that decides how it is shown
+    await after(() => runGit(repo.root, ["mv", "src/f0.txt", "src/g0.txt"]));
+    await kept();
+    await after(() => runGit(repo.root, ["config", "status.renames", "false"]));
+    await kept();
+    // HEAD moved (the index and the tree as they were): what is staged is another thing
+    await after(() => runGit(repo.root, ["reset", "-q", "--soft", "HEAD~1"]));
+    await kept();
+    // the branch moved in packed-refs, its loose file gone
+    await after(() => runGit(repo.root, ["pack-refs", "--all"]));
+    await kept();
+    await after(() => runGit(repo.root, ["update-ref", "refs/heads/main", runGit(repo.root, ["rev-parse", "HEAD~1"]).trim()]));
+    await kept();
+    // a rule outside the tree hides an untracked file; an attribute outside it
+    await after(() => repo.write("notes.tmp", "scratch\n"));
+    await kept();
+    await after(() => appendFileSync(join(repo.root, ".git/info/exclude"), "*.tmp\n"));
+    await kept();
+    await after(() => writeFileSync(join(repo.root, ".git/info/attributes"), "*.txt text\n"));
+    await kept();
+    // the index alone (a file unstaged), and the state directory's own rule file
+    await after(() => runGit(repo.root, ["rm", "-q", "--cached", "docs/f2.txt"]));
+    await kept();
+    await after(() => rmSync(join(repo.root, ".mcp", ".gitignore")));
+  }, 60_000);
+
+  test("a linked work tree: its branch moved from the main one is seen (HEAD resolved through the common directory)", async () => {
+    await using repo = await tmpRepo();
+    await using outside = tmpDir("ws-linked-");
+    seed(repo);
+    runGit(repo.root, ["commit", "-q", "--allow-empty", "-m", "second"]);
+    const linked = join(outside.path, "wt");
+    runGit(repo.root, ["worktree", "add", "-q", "-b", "side", linked]);
+    using ws = await watchedWorkspace(linked);
+    await untilTold(ws, statusWatchCounts(ws.repo)?.told ?? 0, () => appendFileSync(join(linked, "docs/f1.txt"), "tick\n"));
+    const status = async () => Buffer.from((await readGitState(ws.repo)).status).toString("latin1");
+    expect(await status()).toBe(plainStatus(linked));
+    const before = statusWatchCounts(ws.repo)?.same ?? 0;
+    expect(await status()).toBe(plainStatus(linked));
+    expect(statusWatchCounts(ws.repo)?.same ?? 0).toBe(before + 1);
+    // from the main work tree: the linked one's branch one commit back; its index and files stay
+    runGit(repo.root, ["update-ref", "refs/heads/side", "side~1"]);
+    const moved = plainStatus(linked);
+    expect(moved).not.toBe("");
+    expect(await status()).toBe(moved);
+    expect(statusWatchCounts(ws.repo)?.same ?? 0).toBe(before + 1);
+  }, 60_000);
 
   test("a copy git could not write keeps its old token, and the status that follows is told everything", async () => {
     await using repo = await tmpRepo();
@@ -264,7 +355,20 @@ describe.if(native)("statuses told by the work tree's watch", () => {
     const toldAfter = (before: number) => untilTold(ws, before, () => appendFileSync(join(repo.root, "src/f0.txt"), "tick\n"));
     await toldAfter(0);
     // 300 directories below node_modules/ and dist/ are not watched
-    expect(statusWatchCounts(ws.repo)?.watches ?? 0).toBeLessThan(40);
+    const watching = statusWatchCounts(ws.repo)?.watches ?? 0;
+    expect(watching).toBeLessThan(40);
+    // nor are 300 made there now (an install under way), and what is written there is no change to git: the last
+    // status's answer stands
+    await served(ws);
+    const same = statusWatchCounts(ws.repo)?.same ?? 0;
+    for (let i = 0; i < 300; i++) {
+      mkdirSync(join(repo.root, `node_modules/q${i}/lib/deep`), { recursive: true });
+      writeFileSync(join(repo.root, `node_modules/q${i}/lib/deep/index.js`), "x\n");
+    }
+    mkdirSync(join(repo.root, "build/c/d"), { recursive: true });
+    expect(await served(ws)).toBe(plainStatus(repo.root));
+    expect(statusWatchCounts(ws.repo)?.same ?? 0).toBe(same + 1);
+    expect(statusWatchCounts(ws.repo)?.watches ?? 0).toBe(watching);
     writeFileSync(join(repo.root, "node_modules/p7/lib/index.js"), "x\n");
     writeFileSync(join(repo.root, "logs/sub/notes.txt"), "untracked, below a directory of ignored files\n");
     expect(await served(ws)).toBe(plainStatus(repo.root));
