@@ -30,7 +30,7 @@ export function statusOnCopy(dir: string): number {
 /** The server's shared copy of the index. */
 function sharedCopy(dir: string): string {
   const gitDir = join(dir, ".mcp", "git");
-  const copy = readdirSync(gitDir).find((n) => n.startsWith("status-index-"));
+  const copy = readdirSync(gitDir).find((n) => n.startsWith("status-index-") && !n.endsWith(".lock")); // not one git is writing
   if (copy === undefined) throw new Error("the server made no copy of the index for its status");
   return join(gitDir, copy);
 }

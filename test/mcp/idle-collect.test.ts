@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { IdleCollector } from "../../src/mcp/idle-collect";
+import { HEAVY_CALL_MS, IdleCollector } from "../../src/mcp/idle-collect";
 import { WorkspacePool } from "../../src/mcp/roots";
 import { nativeModule } from "../../src/repo/native";
 import { mcpSession } from "../helpers/binary";
@@ -45,6 +45,32 @@ describe("IdleCollector", () => {
     idle.end();
     await until(() => collections > 0);
     expect(collections).toBe(1);
+  });
+
+  test("a heavy call's garbage is collected at once, and before the next call at the latest; a short call's waits for the idle time", async () => {
+    let idleWork = 0;
+    let prompt = 0;
+    const idle = new IdleCollector(200, () => idleWork++, () => prompt++);
+    idle.begin();
+    idle.end(); // short
+    await Bun.sleep(20);
+    expect(prompt).toBe(0);
+    idle.begin();
+    await Bun.sleep(HEAVY_CALL_MS + 20);
+    idle.end();
+    idle.begin(); // the next call, before the loop turned: collected first
+    expect(prompt).toBe(1);
+    await Bun.sleep(30);
+    expect(prompt).toBe(1);
+    idle.end(); // short: nothing at once
+    idle.begin();
+    await Bun.sleep(HEAVY_CALL_MS + 20);
+    idle.end();
+    await until(() => prompt > 1);
+    expect(prompt).toBe(2);
+    expect(idleWork).toBe(0); // the idle work still waits for the idle time
+    await until(() => idleWork > 0);
+    expect(idleWork).toBe(1);
   });
 
   test("background work that ended asks for one collection once no call has run for the idle time; after the call that runs", async () => {

@@ -79,7 +79,7 @@ export function renderPlacedDiff(from: DiffSide, to: DiffSide, changes: readonly
   if (a.equals(b) || !isDiffableText(a) || !isDiffableText(b)) return null;
   const at = placeChanges(a, b, changes);
   if (!at) return null;
-  const out = new ByteSink(Math.max(1024, 2 * (at[at.length - 1]! - at[2]! + 64 * changes.length)));
+  const out = ByteSink.take(2 * (at[at.length - 1]! - at[2]! + 64 * changes.length));
   out.text(sectionHeader(from, to) + namesHeader(quoteCStyle(`a/${from.path}`), quoteCStyle(`b/${to.path}`)));
   for (let k = 0; k < changes.length; ) {
     let e = k;
@@ -110,17 +110,32 @@ function view(bytes: Uint8Array): Buffer {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
+/** The scratch buffer diffs are rendered into, kept between renders up to this size. */
+const SCRATCH_KEEP = 1 << 20;
+let scratch: Buffer | null = null;
+
 /**
  * A growing byte buffer. Its memory is not zeroed (every byte read back was written) and lines are copied with
  * Buffer.copy, no view made per line: in a one-shot process, where this runs before the JIT has caught up, the
- * per-line allocation was most of a 500-file patch's diff rendering.
+ * per-line allocation was most of a 500-file patch's diff rendering. One scratch buffer serves every render (a
+ * render runs to its end on one thread), and `done` copies out only the bytes written: a fresh buffer per file,
+ * sized for the whole stretch its changes span, was a third of a 500-file patch's rendering.
  */
 class ByteSink {
   private buf: Buffer;
   private len = 0;
 
-  constructor(capacity: number) {
-    this.buf = Buffer.allocUnsafe(capacity);
+  private constructor(buf: Buffer) {
+    this.buf = buf;
+  }
+
+  /** A sink on the scratch buffer, at least `capacity` bytes when that is no more than it keeps. */
+  static take(capacity: number): ByteSink {
+    const want = Math.min(Math.max(capacity, 64 * 1024), SCRATCH_KEEP);
+    if (scratch === null || scratch.length < want) scratch = Buffer.allocUnsafe(want);
+    const sink = new ByteSink(scratch);
+    scratch = null; // taken: a render that throws leaves nothing shared half-written
+    return sink;
   }
 
   private room(n: number): void {
@@ -170,7 +185,10 @@ class ByteSink {
     }
   }
 
+  /** The bytes written, copied out; the buffer goes back to being the scratch buffer (if it is not too large). */
   done(): Uint8Array {
-    return new Uint8Array(this.buf.subarray(0, this.len));
+    const out = new Uint8Array(this.buf.subarray(0, this.len));
+    if (this.buf.length <= SCRATCH_KEEP && (scratch === null || scratch.length < this.buf.length)) scratch = this.buf;
+    return out;
   }
 }
