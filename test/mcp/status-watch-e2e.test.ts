@@ -69,7 +69,11 @@ describe.if(linux)("servers whose statuses a watch tells", () => {
     await using repo = await tmpRepo();
     seed(repo);
     const first = await mcpSession(repo.root);
-    for (let i = 0; i < 3; i++) await first.call("snapshot_file", { path: "app/m0.ts" });
+    // calls until the server's watch has made its copy (its first walk and the copy are made in the background)
+    for (let i = 0; i < 100 && privateCopies(repo.root).length === 0; i++) {
+      await first.call("snapshot_file", { path: "app/m0.ts" });
+      await Bun.sleep(20);
+    }
     const [left] = privateCopies(repo.root);
     expect(left).toBeDefined();
     const pid = Number(/^watch-index-(\d+)-/.exec(left as string)?.[1]);
