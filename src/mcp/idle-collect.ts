@@ -23,7 +23,9 @@ import type { WorkspacePool } from "./roots";
  * would otherwise each allocate on top of the last one's garbage. While a
  * worktree call began with a `git status`, the collector ran in that wait; a
  * call that finds the tree unchanged runs no git (status-watch.ts), and a
- * server answering greps back to back peaked at 461 MB instead of 373.
+ * server answering greps back to back peaked at 461 MB instead of 373. The
+ * idle work that follows does not collect again unless something left
+ * garbage since.
  */
 export const IDLE_COLLECT_MS = 250;
 export const HEAVY_CALL_MS = 100;
@@ -37,12 +39,23 @@ export class IdleCollector {
   private dirty = false;
   /** a heavy call ended and its garbage is not collected yet */
   private owed: ReturnType<typeof setImmediate> | null = null;
+  /** the garbage was collected since the last call ended or background work settled (the idle work need not again) */
+  private fresh = false;
 
+  /**
+   * `collect`: the idle work, told whether the garbage was collected since anything last left some;
+   * `collectGarbage`: a collection alone, after a heavy call.
+   */
   constructor(
     private readonly idleMs = IDLE_COLLECT_MS,
-    private readonly collect: () => void = () => Bun.gc(true),
+    private readonly collect: (fresh: boolean) => void = (fresh) => void (fresh || Bun.gc(true)),
     private readonly collectGarbage: () => void = () => Bun.gc(true),
   ) {}
+
+  private collectNow(): void {
+    this.collectGarbage();
+    this.fresh = true;
+  }
 
   /** A call starts: no collection while it runs; what a heavy call left is collected first. */
   begin(): void {
@@ -52,7 +65,7 @@ export class IdleCollector {
     if (this.owed !== null) {
       clearImmediate(this.owed);
       this.owed = null;
-      this.collectGarbage();
+      this.collectNow();
     }
   }
 
@@ -62,7 +75,7 @@ export class IdleCollector {
     if (this.running === 0 && this.owed === null && Date.now() - this.busySince >= HEAVY_CALL_MS) {
       this.owed = setImmediate(() => {
         this.owed = null;
-        this.collectGarbage();
+        this.collectNow();
       });
       this.owed.unref?.();
     }
@@ -72,13 +85,14 @@ export class IdleCollector {
   /** Background work ended (it left garbage as a call does): collect once no call has run for idleMs. */
   settled(): void {
     this.dirty = true;
+    this.fresh = false;
     if (this.running > 0) return;
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       this.timer = null;
       if (this.running > 0 || !this.dirty) return;
       this.dirty = false;
-      this.collect();
+      this.collect(this.fresh);
     }, this.idleMs);
     this.timer.unref?.();
   }
@@ -92,18 +106,18 @@ export class IdleCollector {
  * for the next idle collection.
  */
 export function idleCollector(pool: WorkspacePool): IdleCollector {
+  const collectGarbage = () => {
+    Bun.gc(true);
+    trimNativeMemory();
+  };
   const collector = new IdleCollector(
     undefined,
-    () => {
-      Bun.gc(true);
-      trimNativeMemory();
+    (fresh) => {
+      if (!fresh) collectGarbage();
       pool.kickIndexers();
       pool.primeStatuses();
     },
-    () => {
-      Bun.gc(true);
-      trimNativeMemory();
-    },
+    collectGarbage,
   );
   pool.onIndexed = () => collector.settled();
   return collector;

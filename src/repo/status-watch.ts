@@ -142,7 +142,9 @@ class StatusWatch {
   /** The run for a status on the shared copy `shared`, or null: the status runs without the watch. */
   prepare(shared: string): WatchedRun | null {
     if (this.failed || this.running) return null;
-    if (this.skipped.dirs.length > 0 && ruleSignature(this.skipped.rules) !== this.skipped.signature) {
+    // the files outside the tree as they are before git starts (once per status: compared, and kept with its answer)
+    const rules = ruleSignature(this.skipped.rules);
+    if (this.skipped.dirs.length > 0 && rules !== this.skipped.signature) {
       this.outdated();
       return null;
     }
@@ -155,10 +157,11 @@ class StatusWatch {
     }
     const since = this.token;
     const full = since === null || this.full || this.pending.size > MAX_PATHS;
+    const head = this.headNow();
     if (!full && this.pending.size === 0) {
       // nothing in the tree changed since the last status: with the same index, HEAD and rules, its answer stands
       const last = this.last;
-      if (last !== null && last.token === since && last.head === this.headNow() && last.rules === ruleSignature(this.skipped.rules)) {
+      if (last !== null && last.token === since && last.head === head && last.rules === rules) {
         this.counts.same++;
         return { kind: "same", result: last.result, startedAt: last.startedAt };
       }
@@ -181,8 +184,6 @@ class StatusWatch {
     this.full = false;
     this.running = true;
     this.counts[full ? "full" : "told"]++;
-    const head = this.headNow();
-    const rules = ruleSignature(this.skipped.rules);
     const startedAt = Date.now();
     return {
       kind: "run",

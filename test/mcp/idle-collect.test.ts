@@ -50,7 +50,15 @@ describe("IdleCollector", () => {
   test("a heavy call's garbage is collected at once, and before the next call at the latest; a short call's waits for the idle time", async () => {
     let idleWork = 0;
     let prompt = 0;
-    const idle = new IdleCollector(200, () => idleWork++, () => prompt++);
+    const told: { fresh: boolean | null } = { fresh: null };
+    const idle = new IdleCollector(
+      200,
+      (fresh) => {
+        idleWork++;
+        told.fresh = fresh;
+      },
+      () => prompt++,
+    );
     idle.begin();
     idle.end(); // short
     await Bun.sleep(20);
@@ -71,6 +79,10 @@ describe("IdleCollector", () => {
     expect(idleWork).toBe(0); // the idle work still waits for the idle time
     await until(() => idleWork > 0);
     expect(idleWork).toBe(1);
+    expect(told.fresh).toBe(true); // nothing left garbage since: the idle work need not collect again
+    idle.settled(); // background work that ended leaves garbage: the next idle work collects
+    await until(() => idleWork > 1);
+    expect(told.fresh).toBe(false);
   });
 
   test("background work that ended asks for one collection once no call has run for the idle time; after the call that runs", async () => {
