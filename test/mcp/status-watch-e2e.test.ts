@@ -6,7 +6,7 @@ import { STATUS_ARGS } from "../../src/repo/fingerprint";
 import { mcpSession } from "../helpers/binary";
 import { processRunning } from "../helpers/process";
 import { rng } from "../ops/patch/fixtures";
-import { tmpRepo, type TmpRepo } from "../helpers/tmp-repo";
+import { runGit, tmpRepo, type TmpRepo } from "../helpers/tmp-repo";
 
 /** git's own status of the tree, as a user runs it (no copy, no cache, no monitor): what every fingerprint must hash. */
 function plainStatusHash(root: string): string {
@@ -64,6 +64,39 @@ describe.if(linux)("servers whose statuses a watch tells", () => {
     }
     expect(privateCopies(repo.root).length).toBe(2);
   }, 120_000);
+
+  test("the user's own git commands between an agent's reads (nothing in the tree changed): every answer's fingerprint is git's", async () => {
+    await using repo = await tmpRepo();
+    seed(repo);
+    await using s = await mcpSession(repo.root);
+    for (let i = 0; i < 100 && privateCopies(repo.root).length === 0; i++) {
+      await s.call("snapshot_file", { path: "app/m1.ts" });
+      await Bun.sleep(20);
+    }
+    appendFileSync(join(repo.root, "lib/m1.ts"), "// modified, unstaged\n");
+    const steps: string[][] = [
+      ["mv", "app/m0.ts", "app/r0.ts"],
+      ["config", "status.renames", "false"],
+      ["config", "status.renames", "true"],
+      ["commit", "-qm", "renamed"],
+      ["reset", "-q", "--soft", "HEAD~1"],
+      ["checkout", "-q", "-b", "side"],
+      ["commit", "-q", "--allow-empty", "-m", "empty on side"],
+      ["update-ref", "refs/heads/side", "HEAD~1"],
+      ["stash", "-q"],
+      ["stash", "pop", "-q"],
+      ["rm", "-q", "--cached", "docs/guide/m2.ts"],
+    ];
+    for (const [i, step] of steps.entries()) {
+      runGit(repo.root, step);
+      const want = { i, status: plainStatusHash(repo.root), head: runGit(repo.root, ["rev-parse", "HEAD"]).trim() };
+      // the first read after the command, and the ones after it that find nothing changed
+      for (let k = 0; k < 3; k++) {
+        const { fingerprint } = await s.call("snapshot_file", { path: "app/m1.ts" });
+        expect({ i, status: fingerprint.status_hash, head: fingerprint.head_oid }).toEqual(want);
+      }
+    }
+  }, 60_000);
 
   test("a server killed with -9 leaves its copy; the next server removes it and answers the tree as it is", async () => {
     await using repo = await tmpRepo();
