@@ -27,6 +27,7 @@
 #include "files.h"
 #include "hash_job.h"
 #include "listing_plan.h"
+#include "placed_diff.h"
 #include "pool.h"
 #include "scan_job.h"
 #include "search.h"
@@ -1125,6 +1126,44 @@ static napi_value tree_watch_close_of(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+/*
+ * placedDiff(a, b, changes, head, context): the unified diff of `a` to `b`
+ * rendered from `changes` (an Int32Array of (oldStart, oldEnd, newStart,
+ * newEnd) quadruples), after the bytes of `head`; null when the changes do
+ * not turn `a` into `b` (placed_diff.h).
+ */
+static napi_value placed_diff_of(napi_env env, napi_callback_info info) {
+  napi_value argv[5];
+  if (!args_of(env, info, 5, argv)) return NULL;
+  void *a, *b, *head, *changes;
+  size_t alen, blen, head_len, count;
+  napi_typedarray_type type;
+  napi_value ab;
+  size_t offset;
+  if (!bytes_of(env, argv[0], &a, &alen) || !bytes_of(env, argv[1], &b, &blen) || !bytes_of(env, argv[3], &head, &head_len)) {
+    return fail(env, "worksnap native: expected a Uint8Array");
+  }
+  if (napi_get_typedarray_info(env, argv[2], &type, &count, &changes, &ab, &offset) != napi_ok || type != napi_int32_array || count % 4 != 0) {
+    return fail(env, "worksnap native: expected an Int32Array of quadruples");
+  }
+  int32_t context = int_arg(env, argv[4]);
+  if (context < 0) return fail(env, "worksnap native: a negative context");
+  diff_buf out = {0};
+  int ok = placed_diff(a, alen, b, blen, changes, count / 4, head, head_len, context, &out);
+  napi_value r;
+  if (ok == 1) {
+    void *copy;
+    napi_status st = napi_create_buffer_copy(env, out.len, out.bytes, &copy, &r);
+    free(out.bytes);
+    if (st != napi_ok) return throw_(env, "napi_create_buffer_copy");
+    return r;
+  }
+  free(out.bytes);
+  if (ok < 0) return fail(env, "worksnap native: out of memory rendering a diff");
+  napi_get_null(env, &r);
+  return r;
+}
+
 static napi_value describe(napi_env env, napi_callback_info info) {
   (void)info;
   napi_value obj, sha, threads;
@@ -1168,7 +1207,7 @@ NAPI_MODULE_INIT() {
       {"trigramStart", trigram_start}, {"trigramRecords", trigram_records}, {"trigramSegment", trigram_segment},
       {"statStart", stat_start}, {"statRecords", stat_records}, {"createStart", create_start}, {"createRecords", create_records},
       {"dirOpenBeneath", dir_open_beneath}, {"openAt", open_at}, {"mkdirAt", mkdir_at}, {"unlinkAt", unlink_at},
-      {"renameAt", rename_at}, {"treeWatchStart", tree_watch_start_of}, {"treeWatchTake", tree_watch_take_of}, {"treeWatchCount", tree_watch_count_of}, {"treeWatchClose", tree_watch_close_of}, {"symlinkAt", symlink_at}, {"readlinkAt", readlink_at}, {"lstatAt", lstat_at},
+      {"renameAt", rename_at}, {"treeWatchStart", tree_watch_start_of}, {"treeWatchTake", tree_watch_take_of}, {"treeWatchCount", tree_watch_count_of}, {"treeWatchClose", tree_watch_close_of}, {"symlinkAt", symlink_at}, {"readlinkAt", readlink_at}, {"lstatAt", lstat_at}, {"placedDiff", placed_diff_of},
 #ifdef __linux__
       {"syncfsStart", syncfs_start}, {"syncfsResult", syncfs_result},
 #endif
@@ -1182,6 +1221,6 @@ NAPI_MODULE_INIT() {
   napi_value l = layout(env);
   if (l) napi_set_named_property(env, exports, "layout", l);
   napi_value version;
-  if (napi_create_int32(env, 11, &version) == napi_ok) napi_set_named_property(env, exports, "version", version);
+  if (napi_create_int32(env, 12, &version) == napi_ok) napi_set_named_property(env, exports, "version", version);
   return exports;
 }

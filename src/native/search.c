@@ -144,7 +144,44 @@ __attribute__((target("avx2"))) static size_t count_avx2(const uint8_t *hay, siz
   for (; i < len; i++) n += hay[i] == byte;
   return n;
 }
+
+__attribute__((target("avx2"))) static size_t after_nth_avx2(const uint8_t *hay, size_t len, uint8_t byte, size_t *n) {
+  const __m256i b = _mm256_set1_epi8((char)byte);
+  size_t i = 0, after = 0;
+  for (; *n > 0 && i + 32 <= len; i += 32) {
+    unsigned mask = (unsigned)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(hay + i)), b));
+    size_t c = (size_t)__builtin_popcount(mask);
+    if (c < *n) {
+      *n -= c;
+      if (mask) after = i + 32 - (size_t)__builtin_clz(mask);
+      continue;
+    }
+    for (size_t k = 1; k < *n; k++) mask &= mask - 1; /* drop the occurrences before the n-th */
+    *n = 0;
+    return i + (size_t)__builtin_ctz(mask) + 1;
+  }
+  for (; *n > 0 && i < len; i++) {
+    if (hay[i] == byte) {
+      after = i + 1;
+      --*n;
+    }
+  }
+  return after;
+}
 #endif
+
+static size_t after_nth_plain(const uint8_t *hay, size_t len, uint8_t byte, size_t *n) {
+  size_t after = 0;
+  for (const uint8_t *p = hay, *end = hay + len; *n > 0 && (p = memchr(p, byte, (size_t)(end - p))) != NULL; p++) {
+    after = (size_t)(p - hay) + 1;
+    --*n;
+  }
+  return after;
+}
+
+static size_t (*nth)(const uint8_t *, size_t, uint8_t, size_t *) = after_nth_plain;
+
+size_t after_nth(const uint8_t *hay, size_t len, uint8_t byte, size_t *n) { return nth(hay, len, byte, n); }
 
 static size_t count_plain(const uint8_t *hay, size_t len, uint8_t byte) {
   size_t n = 0;
@@ -177,6 +214,7 @@ void search_select(void) {
   simd = __builtin_cpu_supports("avx2") ? find_avx2 : find_sse2;
   fold_simd = __builtin_cpu_supports("avx2") ? find_fold_avx2 : find_fold_sse2;
   if (__builtin_cpu_supports("avx2")) counter = count_avx2;
+  if (__builtin_cpu_supports("avx2")) nth = after_nth_avx2;
 #endif
 }
 

@@ -13,6 +13,12 @@ long long find(const uint8_t *hay, size_t len, const uint8_t *needle, size_t nle
 long long find_fold(const uint8_t *hay, size_t len, const uint8_t *needle, size_t nlen);
 /* How many times `byte` occurs in `hay`. */
 size_t count_byte(const uint8_t *hay, size_t len, uint8_t byte);
+/*
+ * The offset just after the n-th occurrence of `byte` in `hay` (*n >= 1), *n
+ * then 0; with fewer occurrences, the offset after the last one (0: none) and
+ * *n less the number found.
+ */
+size_t after_nth(const uint8_t *hay, size_t len, uint8_t byte, size_t *n);
 /* The longest stretch of `hay` without `byte` (a line's length, for `\n`). */
 size_t longest_run(const uint8_t *hay, size_t len, uint8_t byte);
 /* 1 when `needle` occurs in `hay`. */

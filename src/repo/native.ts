@@ -141,6 +141,12 @@ export interface NativeModule {
   readlinkAt(dirfd: number, name: string): Buffer | number;
   /** [dev, ino, mode, size, mtimeMs, ctimeMs, nlink] of the name itself, or an errno. */
   lstatAt(dirfd: number, name: string): Float64Array | number;
+  /**
+   * The unified diff of `a` to `b` rendered from `changes` ((oldStart, oldEnd, newStart, newEnd) quadruples, 0-based
+   * lines, sorted) after the bytes of `head`, with `context` lines around each group of changes: the bytes of
+   * src/ops/diff/placed-diff.ts's renderer; null when the changes do not turn `a` into `b`.
+   */
+  placedDiff(a: Uint8Array, b: Uint8Array, changes: Int32Array, head: Uint8Array, context: number): Buffer | null;
   describe(): { sha256: "sha-ni" | "portable"; threads: number };
   /**
    * The trigram index's build of `files` files under `root` ("" for absolute paths): each checked against its
@@ -194,7 +200,7 @@ export interface NativeModule {
   syncfsResult?(flush: NativeSyncfs): number | null;
 }
 
-const MODULE_VERSION = 11;
+const MODULE_VERSION = 12;
 let loaded: NativeModule | null | undefined;
 let loadError = "";
 

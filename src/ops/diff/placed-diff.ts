@@ -12,6 +12,7 @@
  * from changes that fit replays the change exactly.
  */
 import type { LineChange } from "../../core/line-change";
+import { nativeModule, type NativeModule } from "../../repo/native";
 import { quoteCStyle } from "../patch/git-quote";
 import { afterLines, beforeLines, countLines, skipLines } from "./line-offsets";
 import { hunkRange, isDiffableText, namesHeader, NO_NEWLINE, sectionHeader, type DiffSide } from "./unified";
@@ -72,15 +73,24 @@ function sameLines(a: Buffer, p: number, p2: number, b: Buffer, q: number, q2: n
  * caller diffs the files: no changes, a symlink, equal bytes, a side that is
  * not diffable text, or changes that do not fit.
  */
-export function renderPlacedDiff(from: DiffSide, to: DiffSide, changes: readonly LineChange[], context = 3): Uint8Array | null {
+export function renderPlacedDiff(
+  from: DiffSide,
+  to: DiffSide,
+  changes: readonly LineChange[],
+  context = 3,
+  native: NativeModule | null = nativeModule(),
+): Uint8Array | null {
   if (changes.length === 0 || from.mode === "120000" || to.mode === "120000") return null;
   const a = view(from.bytes);
   const b = view(to.bytes);
   if (a.equals(b) || !isDiffableText(a) || !isDiffableText(b)) return null;
+  const head = sectionHeader(from, to) + namesHeader(quoteCStyle(`a/${from.path}`), quoteCStyle(`b/${to.path}`));
+  const q = native ? quadruples(changes) : null;
+  if (native && q) return native.placedDiff(a, b, q, Buffer.from(head, "utf8"), context);
   const at = placeChanges(a, b, changes);
   if (!at) return null;
   const out = ByteSink.take(2 * (at[at.length - 1]! - at[2]! + 64 * changes.length));
-  out.text(sectionHeader(from, to) + namesHeader(quoteCStyle(`a/${from.path}`), quoteCStyle(`b/${to.path}`)));
+  out.text(head);
   for (let k = 0; k < changes.length; ) {
     let e = k;
     while (e + 1 < changes.length && changes[e + 1]!.oldStart - changes[e]!.oldEnd <= 2 * context) e++;
@@ -104,6 +114,20 @@ export function renderPlacedDiff(from: DiffSide, to: DiffSide, changes: readonly
     k = e + 1;
   }
   return out.done();
+}
+
+/** The changes as the native module takes them, or null when a line number is not one an Int32Array holds. */
+function quadruples(changes: readonly LineChange[]): Int32Array | null {
+  const q = new Int32Array(changes.length * 4);
+  for (let k = 0; k < changes.length; k++) {
+    const c = changes[k]!;
+    q[4 * k] = c.oldStart;
+    q[4 * k + 1] = c.oldEnd;
+    q[4 * k + 2] = c.newStart;
+    q[4 * k + 3] = c.newEnd;
+    if (q[4 * k] !== c.oldStart || q[4 * k + 1] !== c.oldEnd || q[4 * k + 2] !== c.newStart || q[4 * k + 3] !== c.newEnd) return null;
+  }
+  return q;
 }
 
 function view(bytes: Uint8Array): Buffer {

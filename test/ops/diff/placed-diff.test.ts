@@ -3,8 +3,9 @@ import { describe, expect, test } from "bun:test";
 import type { FileMode } from "../../../src/core/file-mode";
 import type { LineChange } from "../../../src/core/line-change";
 import { lineChanges, splitLines } from "../../../src/ops/diff/line-diff";
-import { placeChanges, renderPlacedDiff } from "../../../src/ops/diff/placed-diff";
+import { placeChanges, renderPlacedDiff, renderPlacedDiff as renderWith } from "../../../src/ops/diff/placed-diff";
 import { unifiedDiff, type DiffSide } from "../../../src/ops/diff/unified";
+import { nativeModule, type NativeModule } from "../../../src/repo/native";
 import { applyHunks } from "../../../src/ops/patch/apply";
 import { parsePatch } from "../../../src/ops/patch/parse";
 import { enc, placed, rng } from "../patch/fixtures";
@@ -43,7 +44,12 @@ function edited(r: ReturnType<typeof rng>, a: string): string {
   return out.join("");
 }
 
-describe("renderPlacedDiff", () => {
+/** Both renderers where the native module is built (the TypeScript one is the darwin executables'), each held to the string renderer. */
+const renderers: [string, NativeModule | null][] = [...(nativeModule() ? [["native", nativeModule()] as [string, NativeModule]] : []), ["TypeScript", null]];
+
+for (const [impl, native] of renderers) {
+const renderPlacedDiff = (from: DiffSide, to: DiffSide, changes: readonly LineChange[]) => renderWith(from, to, changes, 3, native);
+describe(`renderPlacedDiff (${impl})`, () => {
   test("gives the string renderer's bytes for 2,000 random edits (repeats, CRLF, non-ASCII, no final newline)", () => {
     const r = rng(20261127);
     let rendered = 0;
@@ -122,6 +128,7 @@ describe("renderPlacedDiff", () => {
     expect(renderPlacedDiff(side("f", new Uint8Array([0xff, 10])), side("f", "b\n"), c)).toBeNull();
   });
 });
+}
 
 describe("placeChanges", () => {
   test("changes that do not turn one file into the other are refused; whatever is accepted replays (3,000 cases)", () => {
@@ -141,7 +148,15 @@ describe("placeChanges", () => {
         wrong[k]![field] += r.pick([-2, -1, 1, 2]);
       }
       const at = placeChanges(Buffer.from(a), Buffer.from(b), wrong);
+      // the native renderer places them the same way: it refuses exactly these, and renders the same bytes
+      const ts = renderPlacedDiff(side("f", a), side("f", b), wrong, 3, null);
+      const m = nativeModule();
+      if (m) {
+        const c = renderPlacedDiff(side("f", a), side("f", b), wrong, 3, m);
+        expect(c === null ? null : Buffer.from(c).toString("latin1")).toBe(ts === null ? null : Buffer.from(ts).toString("latin1"));
+      }
       if (at === null) {
+        expect(ts).toBeNull();
         refused++;
         continue;
       }
@@ -162,5 +177,11 @@ describe("placeChanges", () => {
     // two same lines, then a line added after the end: in b "x" is not a whole line of its own
     expect(placeChanges(Buffer.from("a\nx"), Buffer.from("a\nxy\n"), [{ oldStart: 2, oldEnd: 2, newStart: 2, newEnd: 3 }])).toBeNull();
     expect(placeChanges(Buffer.from("a\nx\n"), Buffer.from("a\nx\ny\n"), [{ oldStart: 2, oldEnd: 2, newStart: 2, newEnd: 3 }])).toEqual([4, 4, 4, 6]);
+    // and both renderers refuse to render from such changes
+    for (const [, native] of renderers) {
+      expect(renderPlacedDiff(side("f", "a\nx"), side("f", "a\nxy\n"), [{ oldStart: 2, oldEnd: 2, newStart: 2, newEnd: 3 }], 3, native)).toBeNull();
+      expect(renderPlacedDiff(side("f", "a\nx"), side("f", "a\nx\ny\n"), [{ oldStart: 2, oldEnd: 2, newStart: 2, newEnd: 3 }], 3, native)).toBeNull();
+      expect(renderPlacedDiff(side("f", "a\nx\n"), side("f", "a\nx\ny\n"), [{ oldStart: 2, oldEnd: 2, newStart: 2, newEnd: 3 }], 3, native)).not.toBeNull();
+    }
   });
 });
