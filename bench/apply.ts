@@ -20,8 +20,13 @@
 //     fingerprint, plan against the files, validation, staged writes made durable, publishing (exchanges and
 //     renames), the edit history's record, the new fingerprint and lease. After each call the bench waits, untimed,
 //     for the work a server does between calls (removing the replaced files, making spares: tmp-reserve.ts);
-//   - server's first write: a long-lived workspace as `worksnap serve` opens it (spares made or taken at start-up,
-//     untimed: the server waits for its host's first call), timed over its first call only;
+//   - op, first call: a long-lived workspace as `worksnap serve` opens it (spares made or taken at start-up,
+//     untimed: the server waits for its host's first call), timed over its first call only, in this process (whose
+//     code the rounds before have warmed up);
+//   - server's first write: the same through the compiled server, `dist/worksnap serve --root REPO` started and
+//     connected to with the MCP SDK's client, its first workspace_apply_patch call timed from request to answer
+//     (the patch sent as JSON-RPC; the server's code as cold as a host's new session finds it), 1.5 s after the
+//     client connected (untimed);
 //   - op, one-shot: the same call in a workspace as a one-shot CLI command opens it (spares from the pool the
 //     previous process left; what the call replaced is handed off and removed after it, untimed), in process;
 //   - CLI: `dist/worksnap apply patch.diff` as a user runs it, a process, spawn to exit (start-up included), as git
@@ -44,6 +49,7 @@ import { finishHandOff, POOL_PREFIX } from "../src/repo/tmp-reserve";
 import { Rng, renderFile } from "./gen-repo.ts";
 import { hunksFor } from "./hunks.ts";
 import { configureDurability } from "../src/repo/durable";
+import { resultOf, startServer } from "./mcp-server.ts";
 import { argValue, fmtMs, fmtRatio, loadLine, machineLine, markdownTable, median, table, timeCommand, runMain } from "./lib.ts";
 
 const GIT_ENV = {
@@ -118,8 +124,10 @@ function removeHistory(s: Scenario): void {
 let dropHistory = false;
 let conversations = 0;
 
-type Contender = "git" | "gitFlushed" | "gitKept" | "op" | "serverFirst" | "opOneShot" | "cli" | "cliFirst" | "opNoHistory" | "opFsync" | "snapshot";
-const CONTENDERS: Contender[] = ["git", "gitFlushed", "gitKept", "op", "serverFirst", "opOneShot", "cli", "cliFirst", "opFsync", "opNoHistory", "snapshot"];
+type Contender = "git" | "gitFlushed" | "gitKept" | "op" | "serverFirst" | "serverProcess" | "opOneShot" | "cli" | "cliFirst" | "opNoHistory" | "opFsync" | "snapshot";
+const CONTENDERS: Contender[] = ["git", "gitFlushed", "gitKept", "op", "serverFirst", "serverProcess", "opOneShot", "cli", "cliFirst", "opFsync", "opNoHistory", "snapshot"];
+/** Untimed wait between a compiled server's start and its first call (its start-up spares and watch are made meanwhile, as while a host's user types). */
+const SERVER_IDLE_MS = 1500;
 const BINARY = join(import.meta.dir, "..", "dist", "worksnap");
 
 /** `.mcp/tmp` of the scenario's repository: entries, and the pools of spares among them. */
@@ -135,6 +143,19 @@ async function handOffDone(s: Scenario): Promise<void> {
 }
 
 type Result = Record<Contender, number[]>;
+
+/** Waits (untimed, at most 10 s) until process `pid` is gone, so that it takes no CPU from the next column. */
+async function exited(pid: number): Promise<void> {
+  const until = Date.now() + 10_000;
+  while (Date.now() < until) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
+    await Bun.sleep(5);
+  }
+}
 
 /** One timed run of the op in worktree mode on a freshly reset repository. */
 async function runOp(s: Scenario, ws: Workspace, patch: string): Promise<number> {
@@ -161,7 +182,7 @@ async function measure(s: Scenario, runs: number, gitRuns: number): Promise<Resu
   const expected = git(s.repo, "write-tree").trim();
   const ws = openWorkspace(s.repo, { longLived: true });
   const recorder = ws.recorder;
-  const out: Result = { git: [], gitFlushed: [], gitKept: [], op: [], serverFirst: [], opOneShot: [], cli: [], cliFirst: [], opNoHistory: [], opFsync: [], snapshot: [] };
+  const out: Result = { git: [], gitFlushed: [], gitKept: [], op: [], serverFirst: [], serverProcess: [], opOneShot: [], cli: [], cliFirst: [], opNoHistory: [], opFsync: [], snapshot: [] };
   // the patched paths, for the anchor that keeps their old bytes (outside the repository: a reset cleans it)
   const listFile = join(dirname(s.repo), "patched-files.txt");
   const keptTar = join(dirname(s.repo), "old-files.tar");
@@ -196,6 +217,20 @@ async function measure(s: Scenario, runs: number, gitRuns: number): Promise<Resu
           return await runOp(s, server, patch);
         } finally {
           closeWorkspace(server);
+        }
+      },
+      serverProcess: async () => {
+        reset(s);
+        const server = await startServer(BINARY, ["serve", "--root", s.repo], { stderr: "ignore" });
+        try {
+          await Bun.sleep(SERVER_IDLE_MS);
+          const { ms, answer } = await server.call("workspace_apply_patch", { patch });
+          const r = resultOf("workspace_apply_patch", answer);
+          if (!r.applied) throw new Error(`${s.name}: the compiled server rejected the patch: ${JSON.stringify(r.rejects).slice(0, 1000)}`);
+          return ms;
+        } finally {
+          await server.close();
+          await exited(server.pid);
         }
       },
       opOneShot: async () => {
@@ -273,11 +308,11 @@ async function main(): Promise<number> {
     results.push(await measure(s, runs, gitRuns));
   }
   const loadAfter = loadLine();
-  const headers = ["input", "git apply", "git apply, flushed", "ratio", "git apply, old files kept", "ratio", "op, worktree", "ratio", "server's first write", "ratio", "op, one-shot", "ratio", "CLI", "ratio", "CLI, first write", "ratio", "op, worktree, fsync per file", "ratio", "op, worktree, history off", "ratio", "op, snapshot", "ratio"];
+  const headers = ["input", "git apply", "git apply, flushed", "ratio", "git apply, old files kept", "ratio", "op, worktree", "ratio", "op, first call", "ratio", "server's first write", "ratio", "op, one-shot", "ratio", "CLI", "ratio", "CLI, first write", "ratio", "op, worktree, fsync per file", "ratio", "op, worktree, history off", "ratio", "op, snapshot", "ratio"];
   const rows = results.map((r, i) => {
     const g = median(r.git);
     const cell = (xs: number[]) => [fmtMs(median(xs)), fmtRatio(median(xs) / g)];
-    return [scenarios[i]!.label, fmtMs(g), ...cell(r.gitFlushed), ...cell(r.gitKept), ...cell(r.op), ...cell(r.serverFirst), ...cell(r.opOneShot), ...cell(r.cli), ...cell(r.cliFirst), ...cell(r.opFsync), ...cell(r.opNoHistory), ...cell(r.snapshot)];
+    return [scenarios[i]!.label, fmtMs(g), ...cell(r.gitFlushed), ...cell(r.gitKept), ...cell(r.op), ...cell(r.serverFirst), ...cell(r.serverProcess), ...cell(r.opOneShot), ...cell(r.cli), ...cell(r.cliFirst), ...cell(r.opFsync), ...cell(r.opNoHistory), ...cell(r.snapshot)];
   });
   console.log(table(headers, rows));
   console.log(`${loadBefore}; after: ${loadAfter}`);
@@ -298,8 +333,12 @@ async function main(): Promise<number> {
       "work-tree lock, live fingerprint, the plan against the live files, validation, staged writes made durable",
       "before publishing, exchanges and renames, the edit-history record (checkpoints, diffs and log entries, all",
       "durable), the new fingerprint and lease; between calls (untimed) the server removes the files the call replaced",
-      "and makes spare files for the next one. \"server's first write\" is the first call of a server just opened (its",
-      "start-up spares made or taken from a pool, untimed: a server waits for its host). \"op, one-shot\" is the call",
+      "and makes spare files for the next one. \"op, first call\" is the first call of a workspace just opened as a server",
+      "opens it (its start-up spares made or taken from a pool, untimed: a server waits for its host), in this process,",
+      "whose code the earlier rounds have warmed. \"server's first write\" is the same through the compiled server:",
+      "`dist/worksnap serve` started, its first `workspace_apply_patch` call timed through the MCP SDK's client from",
+      "request to answer (the patch sent as JSON-RPC, code not yet compiled by the JIT), 1.5 s after the client",
+      "connected (untimed). \"op, one-shot\" is the call",
       "in a workspace as a one-shot CLI command opens it, in process: spares from the pool the previous process left,",
       "the replaced files handed off and removed after it (untimed). \"CLI\" is `dist/worksnap apply patch.diff` as a",
       "process, spawn to exit, as git apply is timed (start-up included; its detached step waited for, untimed);",

@@ -1164,6 +1164,33 @@ static napi_value placed_diff_of(napi_env env, napi_callback_info info) {
   return r;
 }
 
+/*
+ * lineStarts(bytes): where each line of `bytes` starts, then its length (a
+ * Uint32Array of lines + 1 numbers; a last line without newline is a line),
+ * as patch/lines.ts's FileLines indexes a file; null from 4 GiB on.
+ */
+static napi_value line_starts_of(napi_env env, napi_callback_info info) {
+  void *data;
+  size_t len;
+  if (!bytes_arg(env, info, &data, &len)) return NULL;
+  napi_value r;
+  if (len >= UINT32_MAX) {
+    napi_get_null(env, &r);
+    return r;
+  }
+  size_t newlines = count_byte(data, len, '\n');
+  size_t lines = newlines + (len > 0 && ((const uint8_t *)data)[len - 1] != '\n' ? 1 : 0);
+  void *raw;
+  napi_value ab;
+  CHECK(napi_create_arraybuffer(env, (lines + 1) * sizeof(uint32_t), &raw, &ab));
+  uint32_t *out = raw;
+  out[0] = 0;
+  after_each(data, len, '\n', out + 1);
+  out[lines] = (uint32_t)len;
+  CHECK(napi_create_typedarray(env, napi_uint32_array, lines + 1, ab, 0, &r));
+  return r;
+}
+
 static napi_value describe(napi_env env, napi_callback_info info) {
   (void)info;
   napi_value obj, sha, threads;
@@ -1207,7 +1234,7 @@ NAPI_MODULE_INIT() {
       {"trigramStart", trigram_start}, {"trigramRecords", trigram_records}, {"trigramSegment", trigram_segment},
       {"statStart", stat_start}, {"statRecords", stat_records}, {"createStart", create_start}, {"createRecords", create_records},
       {"dirOpenBeneath", dir_open_beneath}, {"openAt", open_at}, {"mkdirAt", mkdir_at}, {"unlinkAt", unlink_at},
-      {"renameAt", rename_at}, {"treeWatchStart", tree_watch_start_of}, {"treeWatchTake", tree_watch_take_of}, {"treeWatchCount", tree_watch_count_of}, {"treeWatchClose", tree_watch_close_of}, {"symlinkAt", symlink_at}, {"readlinkAt", readlink_at}, {"lstatAt", lstat_at}, {"placedDiff", placed_diff_of},
+      {"renameAt", rename_at}, {"treeWatchStart", tree_watch_start_of}, {"treeWatchTake", tree_watch_take_of}, {"treeWatchCount", tree_watch_count_of}, {"treeWatchClose", tree_watch_close_of}, {"symlinkAt", symlink_at}, {"readlinkAt", readlink_at}, {"lstatAt", lstat_at}, {"placedDiff", placed_diff_of}, {"lineStarts", line_starts_of},
 #ifdef __linux__
       {"syncfsStart", syncfs_start}, {"syncfsResult", syncfs_result},
 #endif

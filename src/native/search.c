@@ -168,7 +168,31 @@ __attribute__((target("avx2"))) static size_t after_nth_avx2(const uint8_t *hay,
   }
   return after;
 }
+
+__attribute__((target("avx2"))) static size_t starts_avx2(const uint8_t *hay, size_t len, uint8_t byte, uint32_t *out) {
+  const __m256i b = _mm256_set1_epi8((char)byte);
+  size_t n = 0, i = 0;
+  for (; i + 32 <= len; i += 32) {
+    for (unsigned mask = (unsigned)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(hay + i)), b)); mask; mask &= mask - 1) {
+      out[n++] = (uint32_t)(i + (size_t)__builtin_ctz(mask) + 1);
+    }
+  }
+  for (; i < len; i++) {
+    if (hay[i] == byte) out[n++] = (uint32_t)(i + 1);
+  }
+  return n;
+}
 #endif
+
+static size_t starts_plain(const uint8_t *hay, size_t len, uint8_t byte, uint32_t *out) {
+  size_t n = 0;
+  for (const uint8_t *p = hay, *end = hay + len; (p = memchr(p, byte, (size_t)(end - p))) != NULL; p++) out[n++] = (uint32_t)(p - hay + 1);
+  return n;
+}
+
+static size_t (*starter)(const uint8_t *, size_t, uint8_t, uint32_t *) = starts_plain;
+
+size_t after_each(const uint8_t *hay, size_t len, uint8_t byte, uint32_t *out) { return starter(hay, len, byte, out); }
 
 static size_t after_nth_plain(const uint8_t *hay, size_t len, uint8_t byte, size_t *n) {
   size_t after = 0;
@@ -215,6 +239,7 @@ void search_select(void) {
   fold_simd = __builtin_cpu_supports("avx2") ? find_fold_avx2 : find_fold_sse2;
   if (__builtin_cpu_supports("avx2")) counter = count_avx2;
   if (__builtin_cpu_supports("avx2")) nth = after_nth_avx2;
+  if (__builtin_cpu_supports("avx2")) starter = starts_avx2;
 #endif
 }
 

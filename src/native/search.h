@@ -19,6 +19,9 @@ size_t count_byte(const uint8_t *hay, size_t len, uint8_t byte);
  * *n less the number found.
  */
 size_t after_nth(const uint8_t *hay, size_t len, uint8_t byte, size_t *n);
+/* The offset just after each occurrence of `byte` in `hay` (len < 4 GiB), in order, into `out` (room for
+ * count_byte's number); returns how many. */
+size_t after_each(const uint8_t *hay, size_t len, uint8_t byte, uint32_t *out);
 /* The longest stretch of `hay` without `byte` (a line's length, for `\n`). */
 size_t longest_run(const uint8_t *hay, size_t len, uint8_t byte);
 /* 1 when `needle` occurs in `hay`. */

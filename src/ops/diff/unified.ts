@@ -69,7 +69,7 @@ export function unifiedDiff(from: DiffSide | null, to: DiffSide | null, opts: Un
 
   out += namesHeader(oldName, newName);
   if (opts.changes) {
-    const hunks = renderHunks(new FileLines(bytesToByteString(oldBytes)), new FileLines(bytesToByteString(newBytes)), opts.changes, context);
+    const hunks = renderHunks(FileLines.ofBytes(oldBytes), FileLines.ofBytes(newBytes), opts.changes, context);
     return out + byteStringToText(hunks);
   }
   const oldLines = splitLines(bytesToByteString(oldBytes));

@@ -4,7 +4,6 @@
  * Unchanged stretches are copied from the original bytes as whole ranges, so
  * a large file with few hunks costs about one copy of the file.
  */
-import { bytesToByteString } from "./byte-string";
 import { FileLines } from "./lines";
 import { HunkMatcher, hunkSides } from "./match";
 import type { LineChange } from "../../core/line-change";
@@ -18,7 +17,7 @@ interface Splice {
 }
 
 export function applyHunks(bytes: Uint8Array, hunks: PatchHunk[]): ApplyResult {
-  const file = new FileLines(bytesToByteString(bytes));
+  const file = FileLines.ofBytes(bytes);
   const rejects: HunkReject[] = [];
   const splices: Splice[] = [];
   const offsets: HunkOffset[] = [];

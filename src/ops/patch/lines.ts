@@ -4,7 +4,8 @@
  * file without a final newline is different from the same text with one, and
  * "\ No newline at end of file" needs no special case when matching.
  */
-import { byteStringToText } from "./byte-string";
+import { nativeModule } from "../../repo/native";
+import { bytesToByteString, byteStringToText } from "./byte-string";
 import type { LineExcerpt } from "./types";
 
 export class FileLines {
@@ -13,7 +14,25 @@ export class FileLines {
   readonly count: number;
   private index: Map<string, number[]> | undefined;
 
-  constructor(readonly text: string) {
+  /**
+   * A file's bytes as lines: with the native module its line starts are
+   * found 32 bytes at a time (a 500-file patch's files took a one-shot
+   * process 12 ms of cold JavaScript to index); the same numbers.
+   */
+  static ofBytes(bytes: Uint8Array): FileLines {
+    return new FileLines(bytesToByteString(bytes), nativeModule()?.lineStarts(bytes) ?? undefined);
+  }
+
+  /** `starts`: the line starts, as lineStarts computes them, when the caller has them. */
+  constructor(
+    readonly text: string,
+    given?: Uint32Array,
+  ) {
+    if (given) {
+      this.count = given.length - 1;
+      this.starts = given;
+      return;
+    }
     let starts = new Uint32Array(Math.max(16, (text.length >>> 5) + 2));
     let n = 1;
     for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) {
