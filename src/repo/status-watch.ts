@@ -37,7 +37,6 @@
  * (docs/decisions.md): a tracked file written through a second name outside
  * the tree, made after the watch started; writes through a shared mapping.
  */
-import { randomBytes } from "node:crypto";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { git, gitScan, type GitResult } from "./git";
@@ -103,7 +102,7 @@ interface Told {
 }
 
 class StatusWatch {
-  private readonly nonce = randomBytes(9).toString("base64url");
+  private readonly nonce = Buffer.from(crypto.getRandomValues(new Uint8Array(9))).toString("base64url");
   private seq = 0;
   /** The token the private copy holds as far as this process knows; null: none of ours (the next status is full). */
   private token: string | null = null;

@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { serveHttp } from "../../mcp/http";
 import type { TextMode } from "../../mcp/result";
 import { WorkspacePool } from "../../mcp/roots";
@@ -97,7 +96,7 @@ async function serveOverHttp(roots: RootChoice, opts: ServeOptions, listen: stri
   if (idleTimeoutMs === null || idleTimeoutMs <= 0) throw new UsageError("--idle-timeout takes a duration such as 30m, 90s, 2h");
   const fromEnv = process.env.WORKSNAP_HTTP_TOKEN;
   if (fromEnv !== undefined && fromEnv.length < 16) throw new UsageError("WORKSNAP_HTTP_TOKEN must be at least 16 characters");
-  const token = fromEnv ?? randomBytes(16).toString("hex");
+  const token = fromEnv ?? Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("hex");
   const server = serveHttp({ ...opts, hostname, port, token, idleTimeoutMs, roots });
   stderr(fromEnv !== undefined ? "worksnap: token: from WORKSNAP_HTTP_TOKEN\n" : `worksnap: token: ${token}\n`);
   await new Promise<void>((resolve) => {
