@@ -1148,7 +1148,7 @@ static napi_value placed_diff_of(napi_env env, napi_callback_info info) {
   }
   int32_t context = int_arg(env, argv[4]);
   if (context < 0) return fail(env, "worksnap native: a negative context");
-  diff_buf out = {0};
+  bytes_t out = {0};
   int ok = placed_diff(a, alen, b, blen, changes, count / 4, head, head_len, context, &out);
   napi_value r;
   if (ok == 1) {

@@ -1,4 +1,4 @@
-/* A growable run of bytes (the trigram segment's parts, the tree watch's paths). */
+/* A growable run of bytes (the trigram segment's parts, the tree watch's paths, a rendered diff). */
 #ifndef WORKSNAP_BYTES_H
 #define WORKSNAP_BYTES_H
 

@@ -79,18 +79,9 @@ static int place_changes(const uint8_t *a, size_t alen, const uint8_t *b, size_t
   return alen - p == blen - q && memcmp(a + p, b + q, alen - p) == 0;
 }
 
-static int room(diff_buf *out, size_t n) {
-  if (out->len + n <= out->cap) return 1;
-  size_t cap = out->cap ? out->cap : 4096;
-  while (cap < out->len + n) cap *= 2;
-  uint8_t *grown = realloc(out->bytes, cap);
-  if (!grown) return 0;
-  out->bytes = grown;
-  out->cap = cap;
-  return 1;
-}
+static int room(bytes_t *out, size_t n) { return bytes_reserve(out, n, 4096); }
 
-static int put(diff_buf *out, const void *src, size_t n) {
+static int put(bytes_t *out, const void *src, size_t n) {
   if (!room(out, n)) return 0;
   memcpy(out->bytes + out->len, src, n);
   out->len += n;
@@ -98,7 +89,7 @@ static int put(diff_buf *out, const void *src, size_t n) {
 }
 
 /* Whole lines src[from, to), each after `mark`; a last line without newline gets one and git's marker line. */
-static int put_lines(diff_buf *out, uint8_t mark, const uint8_t *src, size_t from, size_t to) {
+static int put_lines(bytes_t *out, uint8_t mark, const uint8_t *src, size_t from, size_t to) {
   /* at most one mark per byte, and one marker line */
   if (to > from && !room(out, 2 * (to - from) + sizeof NO_NEWLINE)) return 0;
   uint8_t *w = out->bytes + out->len;
@@ -143,7 +134,7 @@ static char *hunk_range(char *w, int64_t start0, int64_t count) {
 }
 
 int placed_diff(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen, const int32_t *c, size_t n,
-                const uint8_t *head, size_t head_len, int32_t context, diff_buf *out) {
+                const uint8_t *head, size_t head_len, int32_t context, bytes_t *out) {
   if (n == 0) return 0;
   size_t *at = malloc(4 * n * sizeof *at);
   if (!at) return -1;

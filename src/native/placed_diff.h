@@ -11,11 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct {
-  uint8_t *bytes;
-  size_t len;
-  size_t cap;
-} diff_buf;
+#include "bytes.h"
 
 /*
  * Renders into `out` (grown with realloc; the caller frees out->bytes, also
@@ -25,6 +21,6 @@ typedef struct {
  * Returns 1, 0 when the changes do not turn `a` into `b`, -1 when memory ran out.
  */
 int placed_diff(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen, const int32_t *changes, size_t n,
-                const uint8_t *head, size_t head_len, int32_t context, diff_buf *out);
+                const uint8_t *head, size_t head_len, int32_t context, bytes_t *out);
 
 #endif
