@@ -175,17 +175,18 @@ static napi_value hash_start(napi_env env, napi_callback_info info) {
  * Returns [job | null (no plain record), plan]: plan is an Int32Array of the plain records' count p, the
  * leaders' count l, each plain record's leader (p entries), then each leader's plain record (l entries).
  */
-/* A new Int32Array of n values and where they are written; NULL with an exception pending when it cannot be made. */
-static napi_value int32_array(napi_env env, size_t n, int32_t **values) {
+/* A new typed array of n values of `unit` bytes and where they are written; NULL with an exception pending when it cannot be made. */
+static napi_value typed_array(napi_env env, napi_typedarray_type type, size_t unit, size_t n, void **values) {
   napi_value ab, arr;
-  void *data;
-  if (napi_create_arraybuffer(env, n * sizeof(int32_t), &data, &ab) != napi_ok || napi_create_typedarray(env, napi_int32_array, n, ab, 0, &arr) != napi_ok) {
+  if (napi_create_arraybuffer(env, n * unit, values, &ab) != napi_ok || napi_create_typedarray(env, type, n, ab, 0, &arr) != napi_ok) {
     throw_(env, "napi_create_typedarray");
     return NULL;
   }
-  *values = data;
   return arr;
 }
+
+/* A new Int32Array of n values and where they are written (typed_array). */
+static napi_value int32_array(napi_env env, size_t n, int32_t **values) { return typed_array(env, napi_int32_array, sizeof(int32_t), n, (void **)values); }
 
 static napi_value hash_start_listing(napi_env env, napi_callback_info info) {
   napi_value argv[4];
@@ -1180,14 +1181,12 @@ static napi_value line_starts_of(napi_env env, napi_callback_info info) {
   }
   size_t newlines = count_byte(data, len, '\n');
   size_t lines = newlines + (len > 0 && ((const uint8_t *)data)[len - 1] != '\n' ? 1 : 0);
-  void *raw;
-  napi_value ab;
-  CHECK(napi_create_arraybuffer(env, (lines + 1) * sizeof(uint32_t), &raw, &ab));
-  uint32_t *out = raw;
+  uint32_t *out;
+  r = typed_array(env, napi_uint32_array, sizeof(uint32_t), lines + 1, (void **)&out);
+  if (!r) return NULL;
   out[0] = 0;
   after_each(data, len, '\n', out + 1);
   out[lines] = (uint32_t)len;
-  CHECK(napi_create_typedarray(env, napi_uint32_array, lines + 1, ab, 0, &r));
   return r;
 }
 

@@ -90,29 +90,34 @@ async function tryLock(dir: string, staleMs: number): Promise<HeldLock | null> {
   for (let attempt = 0; ; attempt++) {
     try {
       await mkdir(dir);
-      const st = await stat(dir);
-      return { dir, mtimeMs: st.mtimeMs, lastUpdate: Date.now(), timer: null, released: false };
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST" || attempt > 0) {
-        if ((err as NodeJS.ErrnoException).code === "EEXIST") return null;
-        throw err;
+      if (code(err) !== "EEXIST") throw err;
+      if (attempt > 0) return null; // taken again by someone else after a removal: held
+      let st;
+      try {
+        st = await stat(dir);
+      } catch (e) {
+        if (code(e) === "ENOENT") continue; // released meanwhile: one more try
+        throw e;
       }
+      if (st.mtimeMs >= Date.now() - staleMs) return null;
+      // stale: its holder stopped refreshing it; removed, then taken unless someone else is quicker
+      await rmdir(dir).catch((e) => {
+        if (code(e) !== "ENOENT") throw e;
+      });
+      continue;
     }
-    let st;
     try {
-      st = await stat(dir);
+      return { dir, mtimeMs: (await stat(dir)).mtimeMs, lastUpdate: Date.now(), timer: null, released: false };
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") continue; // released meanwhile: one more try
+      await rmdir(dir).catch(() => undefined); // made but not known: not left behind to go stale
       throw err;
     }
-    if (st.mtimeMs >= Date.now() - staleMs) return null;
-    // stale: its holder stopped refreshing it; removed, then taken unless someone else was quicker
-    try {
-      await rmdir(dir);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
-    }
   }
+}
+
+function code(err: unknown): string | undefined {
+  return (err as NodeJS.ErrnoException | null)?.code;
 }
 
 function hold(lock: HeldLock, opts: FileLockOptions): () => Promise<void> {
@@ -146,7 +151,7 @@ function hold(lock: HeldLock, opts: FileLockOptions): () => Promise<void> {
       schedule(opts.updateMs);
     } catch (err) {
       if (lock.released) return;
-      if ((err as NodeJS.ErrnoException).code === "ENOENT" || over()) return compromised(err as Error);
+      if (code(err) === "ENOENT" || over()) return compromised(err as Error);
       schedule(1000);
     }
   };
@@ -156,11 +161,9 @@ function hold(lock: HeldLock, opts: FileLockOptions): () => Promise<void> {
     lock.released = true;
     if (lock.timer) clearTimeout(lock.timer);
     held.delete(lock);
-    try {
-      await rmdir(lock.dir);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
-    }
+    await rmdir(lock.dir).catch((err) => {
+      if (code(err) !== "ENOENT") throw err;
+    });
   };
 }
 

@@ -326,11 +326,24 @@ class StatusWatch {
   }
 }
 
-/** Whether git answers the hook in protocol 2 (git 2.26 and later; an older one speaks protocol 1 only). */
-async function speaksProtocol2(repo: RepoRoot): Promise<boolean> {
-  const r = await git(["--version"], { cwd: repo.root });
-  const m = /(\d+)\.(\d+)/.exec(Buffer.from(r.stdout).toString());
-  return m !== null && (Number(m[1]) > 2 || (Number(m[1]) === 2 && Number(m[2]) >= 26));
+let protocol2: Promise<boolean> | null = null;
+
+/**
+ * Whether git answers the hook in protocol 2 (git 2.26 and later; an older one speaks protocol 1 only): asked
+ * once per process (every watch, and every new watch after an outdated one, runs the same git).
+ */
+function speaksProtocol2(repo: RepoRoot): Promise<boolean> {
+  if (protocol2 === null) {
+    const asked = git(["--version"], { cwd: repo.root }).then((r) => {
+      const m = /(\d+)\.(\d+)/.exec(Buffer.from(r.stdout).toString());
+      return m !== null && (Number(m[1]) > 2 || (Number(m[1]) === 2 && Number(m[2]) >= 26));
+    });
+    asked.catch(() => {
+      if (protocol2 === asked) protocol2 = null; // a git that could not start is asked again next time
+    });
+    protocol2 = asked;
+  }
+  return protocol2;
 }
 
 /** What the index copied to `copy` holds that matters to the watch: gitlinks, entries below `dirs`, or neither. */
