@@ -27,6 +27,7 @@
 #include "files.h"
 #include "hash_job.h"
 #include "listing_plan.h"
+#include "patch_hunks.h"
 #include "placed_diff.h"
 #include "pool.h"
 #include "scan_job.h"
@@ -1127,6 +1128,14 @@ static napi_value tree_watch_close_of(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+/* A typed array argument of the given element type: its elements and how many; 0 when it is something else. */
+static int typed_of(napi_env env, napi_value v, napi_typedarray_type want, void **data, size_t *count) {
+  napi_typedarray_type type;
+  size_t offset;
+  napi_value ab;
+  return napi_get_typedarray_info(env, v, &type, count, data, &ab, &offset) == napi_ok && type == want;
+}
+
 /*
  * placedDiff(a, b, changes, head, context): the unified diff of `a` to `b`
  * rendered from `changes` (an Int32Array of (oldStart, oldEnd, newStart,
@@ -1138,13 +1147,10 @@ static napi_value placed_diff_of(napi_env env, napi_callback_info info) {
   if (!args_of(env, info, 5, argv)) return NULL;
   void *a, *b, *head, *changes;
   size_t alen, blen, head_len, count;
-  napi_typedarray_type type;
-  napi_value ab;
-  size_t offset;
   if (!bytes_of(env, argv[0], &a, &alen) || !bytes_of(env, argv[1], &b, &blen) || !bytes_of(env, argv[3], &head, &head_len)) {
     return fail(env, "worksnap native: expected a Uint8Array");
   }
-  if (napi_get_typedarray_info(env, argv[2], &type, &count, &changes, &ab, &offset) != napi_ok || type != napi_int32_array || count % 4 != 0) {
+  if (!typed_of(env, argv[2], napi_int32_array, &changes, &count) || count % 4 != 0) {
     return fail(env, "worksnap native: expected an Int32Array of quadruples");
   }
   int32_t context = int_arg(env, argv[4]);
@@ -1187,6 +1193,75 @@ static napi_value line_starts_of(napi_env env, napi_callback_info info) {
   out[0] = 0;
   after_each(data, len, '\n', out + 1);
   out[lines] = (uint32_t)len;
+  return r;
+}
+
+/*
+ * patchHunks(patch, starts): the hunks of a patch (its bytes and their
+ * lineStarts) that read plainly, as an Int32Array of HUNK_FIELDS numbers
+ * each: the header's line, oldStart, statedOld, newStart, statedNew, the
+ * line after the body (patch_hunks.h).
+ */
+static napi_value patch_hunks_of(napi_env env, napi_callback_info info) {
+  napi_value argv[2];
+  if (!args_of(env, info, 2, argv)) return NULL;
+  void *p, *starts;
+  size_t plen, count;
+  if (!bytes_of(env, argv[0], &p, &plen) || !typed_of(env, argv[1], napi_uint32_array, &starts, &count) || count == 0 ||
+      ((uint32_t *)starts)[count - 1] != plen) {
+    return fail(env, "worksnap native: expected a patch and its line starts");
+  }
+  size_t n = count - 1, headers = 0;
+  const uint32_t *st = starts;
+  for (size_t j = 0; j < n; j++) headers += st[j + 1] - st[j] >= 2 && ((uint8_t *)p)[st[j]] == '@' && ((uint8_t *)p)[st[j] + 1] == '@';
+  int32_t *scratch = malloc((headers * HUNK_FIELDS + 1) * sizeof(int32_t));
+  if (!scratch) return fail(env, "worksnap native: out of memory");
+  size_t found = patch_hunks(p, st, n, scratch);
+  int32_t *out;
+  napi_value r = int32_array(env, found * HUNK_FIELDS, &out);
+  if (r && found > 0) memcpy(out, scratch, found * HUNK_FIELDS * sizeof(int32_t));
+  free(scratch);
+  return r;
+}
+
+/*
+ * patchApply(file, patch, starts, spec): one file's hunks applied, hunk k's
+ * body being patch lines [spec[3k], spec[3k + 1]) and its stated old start
+ * spec[3k + 2]: [the new bytes, an Int32Array of each hunk's offset then the
+ * placed line changes as quadruples], or null when the TypeScript path must
+ * decide (patch_hunks.h).
+ */
+static napi_value patch_apply_of(napi_env env, napi_callback_info info) {
+  napi_value argv[4];
+  if (!args_of(env, info, 4, argv)) return NULL;
+  void *file, *p, *starts, *spec;
+  size_t flen, plen, count, nspec;
+  if (!bytes_of(env, argv[0], &file, &flen) || !bytes_of(env, argv[1], &p, &plen) ||
+      !typed_of(env, argv[2], napi_uint32_array, &starts, &count) || count == 0 || ((uint32_t *)starts)[count - 1] != plen ||
+      !typed_of(env, argv[3], napi_int32_array, &spec, &nspec) || nspec % 3 != 0) {
+    return fail(env, "worksnap native: expected a file, a patch, its line starts and hunk triples");
+  }
+  patch_place_t plan;
+  int ok = patch_place(file, flen, p, starts, count - 1, spec, nspec / 3, &plan);
+  napi_value r;
+  if (ok < 0) return fail(env, "worksnap native: out of memory applying a patch");
+  if (ok == 0) {
+    napi_get_null(env, &r);
+    return r;
+  }
+  uint8_t *bytes;
+  int32_t *numbers;
+  napi_value out = typed_array(env, napi_uint8_array, 1, plan.new_size, (void **)&bytes);
+  napi_value meta = out ? int32_array(env, plan.hunks + 4 * plan.nchanges, &numbers) : NULL;
+  if (!meta || napi_create_array_with_length(env, 2, &r) != napi_ok || napi_set_element(env, r, 0, out) != napi_ok ||
+      napi_set_element(env, r, 1, meta) != napi_ok) {
+    patch_place_free(&plan);
+    return meta ? throw_(env, "napi_create_array") : NULL;
+  }
+  patch_splice(&plan, file, flen, p, starts, spec, bytes);
+  for (size_t h = 0; h < plan.hunks; h++) numbers[h] = (int32_t)plan.offset[h];
+  if (plan.nchanges > 0) memcpy(numbers + plan.hunks, plan.changes, 4 * plan.nchanges * sizeof(int32_t));
+  patch_place_free(&plan);
   return r;
 }
 
@@ -1242,7 +1317,7 @@ NAPI_MODULE_INIT() {
       {"trigramStart", trigram_start}, {"trigramRecords", trigram_records}, {"trigramSegment", trigram_segment},
       {"statStart", stat_start}, {"statRecords", stat_records}, {"createStart", create_start}, {"createRecords", create_records},
       {"dirOpenBeneath", dir_open_beneath}, {"openAt", open_at}, {"mkdirAt", mkdir_at}, {"unlinkAt", unlink_at},
-      {"renameAt", rename_at}, {"treeWatchStart", tree_watch_start_of}, {"treeWatchTake", tree_watch_take_of}, {"treeWatchCount", tree_watch_count_of}, {"treeWatchClose", tree_watch_close_of}, {"symlinkAt", symlink_at}, {"readlinkAt", readlink_at}, {"lstatAt", lstat_at}, {"placedDiff", placed_diff_of}, {"lineStarts", line_starts_of}, {"isatty", isatty_of},
+      {"renameAt", rename_at}, {"treeWatchStart", tree_watch_start_of}, {"treeWatchTake", tree_watch_take_of}, {"treeWatchCount", tree_watch_count_of}, {"treeWatchClose", tree_watch_close_of}, {"symlinkAt", symlink_at}, {"readlinkAt", readlink_at}, {"lstatAt", lstat_at}, {"placedDiff", placed_diff_of}, {"lineStarts", line_starts_of}, {"patchHunks", patch_hunks_of}, {"patchApply", patch_apply_of}, {"isatty", isatty_of},
 #ifdef __linux__
       {"syncfsStart", syncfs_start}, {"syncfsResult", syncfs_result},
 #endif
@@ -1256,6 +1331,6 @@ NAPI_MODULE_INIT() {
   napi_value l = layout(env);
   if (l) napi_set_named_property(env, exports, "layout", l);
   napi_value version;
-  if (napi_create_int32(env, 12, &version) == napi_ok) napi_set_named_property(env, exports, "version", version);
+  if (napi_create_int32(env, 13, &version) == napi_ok) napi_set_named_property(env, exports, "version", version);
   return exports;
 }

@@ -151,6 +151,18 @@ export interface NativeModule {
   isatty(fd: number): boolean;
   /** Where each line of `bytes` starts, then its length (patch/lines.ts FileLines); null from 4 GiB on. */
   lineStarts(bytes: Uint8Array): Uint32Array | null;
+  /**
+   * The hunks of a patch (its bytes and their lineStarts) that read plainly, as patch/parse-hunk.ts parseHunkAt
+   * would read them without a warning or a reject: six numbers each, the header's line, oldStart, statedOld,
+   * newStart, statedNew, the line after the body.
+   */
+  patchHunks(patch: Uint8Array, starts: Uint32Array): Int32Array;
+  /**
+   * One file's hunks applied as patch/apply.ts applyHunks applies them, hunk k's body being patch lines
+   * [spec[3k], spec[3k+1]) and its stated old start spec[3k+2]: the new bytes, and each hunk's offset followed by
+   * the placed line changes as quadruples; null when a hunk does not fit or needs the TypeScript path's rules.
+   */
+  patchApply(file: Uint8Array, patch: Uint8Array, starts: Uint32Array, spec: Int32Array): [Uint8Array, Int32Array] | null;
   describe(): { sha256: "sha-ni" | "portable"; threads: number };
   /**
    * The trigram index's build of `files` files under `root` ("" for absolute paths): each checked against its
@@ -204,7 +216,7 @@ export interface NativeModule {
   syncfsResult?(flush: NativeSyncfs): number | null;
 }
 
-const MODULE_VERSION = 12;
+const MODULE_VERSION = 13;
 let loaded: NativeModule | null | undefined;
 let loadError = "";
 

@@ -4,6 +4,7 @@
  * Unchanged stretches are copied from the original bytes as whole ranges, so
  * a large file with few hunks costs about one copy of the file.
  */
+import { type NativeModule, nativeModule } from "../../repo/native";
 import { FileLines } from "./lines";
 import { HunkMatcher, hunkSides } from "./match";
 import type { LineChange } from "../../core/line-change";
@@ -16,7 +17,41 @@ interface Splice {
   newText: string;
 }
 
-export function applyHunks(bytes: Uint8Array, hunks: PatchHunk[]): ApplyResult {
+/** `native`: the module whose apply to try first (tests pass null for the TypeScript path alone). */
+export function applyHunks(bytes: Uint8Array, hunks: PatchHunk[], native: NativeModule | null = nativeModule()): ApplyResult {
+  return (native && applyNatively(bytes, hunks, native)) || applyHere(bytes, hunks);
+}
+
+/**
+ * The native apply, for hunks parsed from one patch with the native module:
+ * it places and splices them from the patch's bytes, the same way, and
+ * declines (null) whatever it does not do alike or a hunk that does not fit,
+ * which the TypeScript path then applies or rejects with its reasons. A
+ * 500-file, 5,000-hunk patch took a one-shot process about 33 ms of cold
+ * JavaScript to apply.
+ */
+function applyNatively(bytes: Uint8Array, hunks: PatchHunk[], native: NativeModule): ApplyResult | null {
+  const patch = hunks[0]?.body?.patch;
+  if (!patch) return null;
+  const spec = new Int32Array(hunks.length * 3);
+  for (let k = 0; k < hunks.length; k++) {
+    const h = hunks[k]!;
+    if (h.body?.patch !== patch) return null;
+    spec[3 * k] = h.body.from;
+    spec[3 * k + 1] = h.body.to;
+    spec[3 * k + 2] = h.oldStart;
+  }
+  const applied = native.patchApply(bytes, patch.bytes, patch.starts, spec);
+  if (!applied) return null;
+  const [out, placed] = applied;
+  const offsets: HunkOffset[] = [];
+  for (let k = 0; k < hunks.length; k++) if (placed[k] !== 0) offsets.push({ index: hunks[k]!.index, offset: placed[k]! });
+  const lines: LineChange[] = [];
+  for (let q = hunks.length; q < placed.length; q += 4) lines.push({ oldStart: placed[q]!, oldEnd: placed[q + 1]!, newStart: placed[q + 2]!, newEnd: placed[q + 3]! });
+  return { ok: true, bytes: out, offsets, lines };
+}
+
+function applyHere(bytes: Uint8Array, hunks: PatchHunk[]): ApplyResult {
   const file = FileLines.ofBytes(bytes);
   const rejects: HunkReject[] = [];
   const splices: Splice[] = [];

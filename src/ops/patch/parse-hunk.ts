@@ -13,6 +13,23 @@ import type { HunkLine } from "./types";
 
 const show = (s: string) => JSON.stringify(byteStringToText(s));
 
+/**
+ * The patch's lines as byte strings, without their "\n": an array of them
+ * (the patch split), or lines cut from the patch's bytes when asked for
+ * (PatchBytes), so that the bodies the native reader read are never split.
+ */
+export interface PatchLines {
+  readonly length: number;
+  at(j: number): string | undefined;
+}
+
+/** Lines [from, to). */
+function sliceLines(lines: PatchLines, from: number, to: number): string[] {
+  const out: string[] = [];
+  for (let j = from; j < to; j++) out.push(lines.at(j)!);
+  return out;
+}
+
 export interface ParsedHunkBody {
   oldStart: number;
   newStart: number;
@@ -20,7 +37,11 @@ export interface ParsedHunkBody {
   statedNew: number;
   oldLines: number;
   newLines: number;
-  lines: HunkLine[];
+  /** The body: lines [from, to) of the patch. */
+  from: number;
+  to: number;
+  /** The body read; absent when it is read on demand (hunkLinesOf), the native reader having checked it. */
+  lines?: HunkLine[];
 }
 
 export type HunkParse =
@@ -39,12 +60,12 @@ export function isHunkHeader(line: string): boolean {
 }
 
 /** `--- x` directly followed by `+++ y`: the start of a plain file patch. */
-export function isHeaderPair(lines: string[], j: number): boolean {
-  return lines[j]!.startsWith("--- ") && j + 1 < lines.length && lines[j + 1]!.startsWith("+++ ");
+export function isHeaderPair(lines: PatchLines, j: number): boolean {
+  return lines.at(j)!.startsWith("--- ") && j + 1 < lines.length && lines.at(j + 1)!.startsWith("+++ ");
 }
 
-export function isFileStart(lines: string[], j: number): boolean {
-  return lines[j]!.startsWith("diff --git ") || isHeaderPair(lines, j);
+export function isFileStart(lines: PatchLines, j: number): boolean {
+  return lines.at(j)!.startsWith("diff --git ") || isHeaderPair(lines, j);
 }
 
 function isDiffLine(line: string): boolean {
@@ -53,8 +74,8 @@ function isDiffLine(line: string): boolean {
 }
 
 /** git format-patch's trailer: "-- " followed by the version line. */
-function isSignature(lines: string[], j: number): boolean {
-  return lines[j] === "-- " && (j + 1 >= lines.length || !isDiffLine(lines[j + 1]!));
+function isSignature(lines: PatchLines, j: number): boolean {
+  return lines.at(j) === "-- " && (j + 1 >= lines.length || !isDiffLine(lines.at(j + 1)!));
 }
 
 /**
@@ -62,11 +83,11 @@ function isSignature(lines: string[], j: number): boolean {
  * the run count (an editor stripped the space of an empty context line);
  * trailing empty lines do not.
  */
-export function diffRunEnd(lines: string[], i: number): number {
+export function diffRunEnd(lines: PatchLines, i: number): number {
   let j = i;
   let end = i;
   while (j < lines.length) {
-    const line = lines[j]!;
+    const line = lines.at(j)!;
     if (line === "") {
       j++;
       continue;
@@ -84,13 +105,13 @@ const MINUS = 45;
 const BACKSLASH = 92;
 
 /** Reads the body the way git does, driven by the header counts; -1 when the counts do not fit. */
-function countedBodyEnd(lines: string[], i: number, oldCount: number, newCount: number): number {
+function countedBodyEnd(lines: PatchLines, i: number, oldCount: number, newCount: number): number {
   let j = i;
   let olds = 0;
   let news = 0;
   while (olds < oldCount || news < newCount) {
     if (j >= lines.length) return -1;
-    const line = lines[j]!;
+    const line = lines.at(j)!;
     const c = line.length === 0 ? SPACE : line.charCodeAt(0);
     if (c === SPACE) {
       if (olds >= oldCount || news >= newCount) return -1;
@@ -105,20 +126,27 @@ function countedBodyEnd(lines: string[], i: number, oldCount: number, newCount: 
     } else if (c !== BACKSLASH) return -1;
     j++;
   }
-  if (j < lines.length && lines[j]!.charCodeAt(0) === BACKSLASH) j++;
+  if (j < lines.length && lines.at(j)!.charCodeAt(0) === BACKSLASH) j++;
   return j;
 }
 
 /** After a body that ended early: a non-diff line followed again by diff lines is garbage in the hunk. */
-function garbageInside(lines: string[], end: number): number {
+function garbageInside(lines: PatchLines, end: number): number {
   let k = end;
   while (k < lines.length) {
-    const line = lines[k]!;
+    const line = lines.at(k)!;
     if (line.trim() === "" || isHunkHeader(line) || isFileStart(lines, k)) return -1;
     if (isDiffLine(line) && !isSignature(lines, k)) return end;
     k++;
   }
   return -1;
+}
+
+/** The lines of a body already known to be well formed (a hunk the native reader read). */
+export function hunkLinesOf(lines: PatchLines, from: number, to: number): HunkLine[] {
+  const read = toHunkLines(sliceLines(lines, from, to));
+  if (typeof read === "string") throw new Error(`hunk body at patch line ${from}: ${read}`);
+  return read;
 }
 
 function toHunkLines(body: string[]): HunkLine[] | string {
@@ -145,8 +173,8 @@ function toHunkLines(body: string[]): HunkLine[] | string {
 }
 
 /** Parses the hunk whose header is lines[i]. Patch line numbers in messages are 1-based. */
-export function parseHunkAt(lines: string[], i: number): HunkParse {
-  const header = headerLine(lines[i]!);
+export function parseHunkAt(lines: PatchLines, i: number): HunkParse {
+  const header = headerLine(lines.at(i)!);
   const m = HEADER.exec(header);
   if (!m) {
     return {
@@ -169,12 +197,12 @@ export function parseHunkAt(lines: string[], i: number): HunkParse {
     if (garbage >= 0) {
       return {
         ok: false,
-        message: `patch line ${garbage + 1}: ${show(lines[garbage]!)} inside the hunk is not a context (" "), removed ("-") or added ("+") line`,
+        message: `patch line ${garbage + 1}: ${show(lines.at(garbage)!)} inside the hunk is not a context (" "), removed ("-") or added ("+") line`,
         next: diffRunEnd(lines, garbage + 1),
       };
     }
   }
-  const body = lines.slice(i + 1, end);
+  const body = sliceLines(lines, i + 1, end);
   const hunkLines = toHunkLines(body);
   if (typeof hunkLines === "string") return { ok: false, message: `hunk at patch line ${i + 1}: ${hunkLines}`, next: end };
   if (hunkLines.length === 0) return { ok: false, message: `hunk at patch line ${i + 1} has no lines`, next: end };
@@ -186,7 +214,7 @@ export function parseHunkAt(lines: string[], i: number): HunkParse {
   }
   return {
     ok: true,
-    hunk: { oldStart, newStart, statedOld, statedNew, oldLines, newLines, lines: hunkLines },
+    hunk: { oldStart, newStart, statedOld, statedNew, oldLines, newLines, from: i + 1, to: end, lines: hunkLines },
     recounted: recounted && (oldLines !== statedOld || newLines !== statedNew),
     next: end,
   };

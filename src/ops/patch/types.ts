@@ -31,6 +31,21 @@ export interface PatchHunk {
   lines: HunkLine[];
   /** The "@@ ... @@" header line as written, decoded as UTF-8, for messages. */
   header: string;
+  /** Where a parsed hunk's body lies in its patch (the native apply reads it there, without `lines`). */
+  body?: HunkBody;
+}
+
+/** A patch as its UTF-8 bytes and the start of each line (lineStarts), the lines the parser reads. */
+export interface PatchSource {
+  bytes: Uint8Array;
+  starts: Uint32Array;
+}
+
+/** A hunk's body: lines [from, to) of the patch, after its "@@" header. */
+export interface HunkBody {
+  patch: PatchSource;
+  from: number;
+  to: number;
 }
 
 export interface FilePatch {
