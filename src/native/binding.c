@@ -747,25 +747,89 @@ static napi_value readlink_at(napi_env env, napi_callback_info info) {
   return buf;
 }
 
+/* lstat's numbers (dev, ino, mode, size, mtimeMs, ctimeMs, nlink) as a new Float64Array; NULL with an exception pending. */
+static napi_value stat_numbers(napi_env env, const struct stat *st) {
+  double *f;
+  napi_value arr = typed_array(env, napi_float64_array, sizeof(double), 7, (void **)&f);
+  if (!arr) return NULL;
+  f[0] = (double)st->st_dev;
+  f[1] = (double)st->st_ino;
+  f[2] = (double)st->st_mode;
+  f[3] = (double)st->st_size;
+  f[4] = stat_ms(ST_MTIME(*st));
+  f[5] = stat_ms(ST_CTIME(*st));
+  f[6] = (double)st->st_nlink;
+  return arr;
+}
+
+/* Reads `fd` to its end into a new Uint8Array, `size` bytes expected; -errno when a read fails. */
+static int read_to_end(napi_env env, int fd, size_t size, napi_value *out) {
+  size_t cap = size + 1 < 64 ? 64 : size + 1, len = 0;
+  uint8_t *buf = malloc(cap);
+  if (!buf) return -ENOMEM;
+  for (;;) {
+    if (len == cap) {
+      uint8_t *grown = realloc(buf, cap * 2);
+      if (!grown) {
+        free(buf);
+        return -ENOMEM;
+      }
+      buf = grown;
+      cap *= 2;
+    }
+    ssize_t n = read(fd, buf + len, cap - len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int e = errno;
+      free(buf);
+      return -e;
+    }
+    if (n == 0) break;
+    len += (size_t)n;
+  }
+  uint8_t *bytes;
+  *out = typed_array(env, napi_uint8_array, 1, len, (void **)&bytes);
+  if (*out && len > 0) memcpy(bytes, buf, len);
+  free(buf);
+  return *out ? 0 : -ENOMEM;
+}
+
+/*
+ * readFileAt(dirfd, name, flags): a file opened (flags as open(2) takes them),
+ * its fstat and its bytes to the end, in one call (dir-handle.ts readFile):
+ * [the fstat numbers as lstatAt gives them, the bytes or null when it is not
+ * a regular file]; the errno when the open fails, -errno when fstat or a read does.
+ */
+static napi_value read_file_at(napi_env env, napi_callback_info info) {
+  FD_NAME_ARGS(3);
+  if (bad) return number(env, bad);
+  int f;
+  do f = openat(fd, name, int_arg(env, argv[2]) | O_CLOEXEC, 0);
+  while (f < 0 && errno == EINTR);
+  if (f < 0) return number(env, errno);
+  struct stat st;
+  napi_value r = NULL, numbers = NULL, bytes = NULL;
+  int err = fstat(f, &st) == 0 ? 0 : -errno;
+  if (!err && (numbers = stat_numbers(env, &st)) != NULL) {
+    if (S_ISREG(st.st_mode)) err = read_to_end(env, f, (size_t)st.st_size, &bytes);
+    else napi_get_null(env, &bytes);
+  }
+  close(f);
+  if (err) return err == -ENOMEM ? fail(env, "worksnap native: out of memory reading a file") : number(env, err);
+  if (!numbers || !bytes) return NULL;
+  if (napi_create_array_with_length(env, 2, &r) != napi_ok || napi_set_element(env, r, 0, numbers) != napi_ok || napi_set_element(env, r, 1, bytes) != napi_ok) {
+    return throw_(env, "napi_create_array");
+  }
+  return r;
+}
+
 /* lstatAt(dirfd, name): [dev, ino, mode, size, mtimeMs, ctimeMs, nlink] of the name itself (a symlink is not followed), or an errno */
 static napi_value lstat_at(napi_env env, napi_callback_info info) {
   FD_NAME_ARGS(2);
   if (bad) return number(env, bad);
   struct stat st;
   if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return number(env, errno);
-  napi_value ab, arr;
-  void *data;
-  CHECK(napi_create_arraybuffer(env, 7 * sizeof(double), &data, &ab));
-  double *f = data;
-  f[0] = (double)st.st_dev;
-  f[1] = (double)st.st_ino;
-  f[2] = (double)st.st_mode;
-  f[3] = (double)st.st_size;
-  f[4] = stat_ms(ST_MTIME(st));
-  f[5] = stat_ms(ST_CTIME(st));
-  f[6] = (double)st.st_nlink;
-  CHECK(napi_create_typedarray(env, napi_float64_array, 7, ab, 0, &arr));
-  return arr;
+  return stat_numbers(env, &st);
 }
 
 /* The one argument of a call taking a live job of one kind (its run function); NULL with an exception pending. */
@@ -1317,7 +1381,7 @@ NAPI_MODULE_INIT() {
       {"trigramStart", trigram_start}, {"trigramRecords", trigram_records}, {"trigramSegment", trigram_segment},
       {"statStart", stat_start}, {"statRecords", stat_records}, {"createStart", create_start}, {"createRecords", create_records},
       {"dirOpenBeneath", dir_open_beneath}, {"openAt", open_at}, {"mkdirAt", mkdir_at}, {"unlinkAt", unlink_at},
-      {"renameAt", rename_at}, {"treeWatchStart", tree_watch_start_of}, {"treeWatchTake", tree_watch_take_of}, {"treeWatchCount", tree_watch_count_of}, {"treeWatchClose", tree_watch_close_of}, {"symlinkAt", symlink_at}, {"readlinkAt", readlink_at}, {"lstatAt", lstat_at}, {"placedDiff", placed_diff_of}, {"lineStarts", line_starts_of}, {"patchHunks", patch_hunks_of}, {"patchApply", patch_apply_of}, {"isatty", isatty_of},
+      {"renameAt", rename_at}, {"treeWatchStart", tree_watch_start_of}, {"treeWatchTake", tree_watch_take_of}, {"treeWatchCount", tree_watch_count_of}, {"treeWatchClose", tree_watch_close_of}, {"symlinkAt", symlink_at}, {"readlinkAt", readlink_at}, {"lstatAt", lstat_at}, {"readFileAt", read_file_at}, {"placedDiff", placed_diff_of}, {"lineStarts", line_starts_of}, {"patchHunks", patch_hunks_of}, {"patchApply", patch_apply_of}, {"isatty", isatty_of},
 #ifdef __linux__
       {"syncfsStart", syncfs_start}, {"syncfsResult", syncfs_result},
 #endif
@@ -1331,6 +1395,6 @@ NAPI_MODULE_INIT() {
   napi_value l = layout(env);
   if (l) napi_set_named_property(env, exports, "layout", l);
   napi_value version;
-  if (napi_create_int32(env, 13, &version) == napi_ok) napi_set_named_property(env, exports, "version", version);
+  if (napi_create_int32(env, 14, &version) == napi_ok) napi_set_named_property(env, exports, "version", version);
   return exports;
 }

@@ -142,6 +142,11 @@ export interface NativeModule {
   /** [dev, ino, mode, size, mtimeMs, ctimeMs, nlink] of the name itself, or an errno. */
   lstatAt(dirfd: number, name: string): Float64Array | number;
   /**
+   * `name` opened with `flags`, its fstat (as lstatAt's numbers) and its bytes to the end, in one call: the bytes
+   * are null when it is not a regular file. The errno when the open fails, -errno when fstat or a read does.
+   */
+  readFileAt(dirfd: number, name: string, flags: number): [Float64Array, Uint8Array | null] | number;
+  /**
    * The unified diff of `a` to `b` rendered from `changes` ((oldStart, oldEnd, newStart, newEnd) quadruples, 0-based
    * lines, sorted) after the bytes of `head`, with `context` lines around each group of changes: the bytes of
    * src/ops/diff/placed-diff.ts's renderer; null when the changes do not turn `a` into `b`.
@@ -216,7 +221,7 @@ export interface NativeModule {
   syncfsResult?(flush: NativeSyncfs): number | null;
 }
 
-const MODULE_VERSION = 13;
+const MODULE_VERSION = 14;
 let loaded: NativeModule | null | undefined;
 let loadError = "";
 

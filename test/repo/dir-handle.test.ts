@@ -21,6 +21,34 @@ function tree(root: string): TreeHandles {
 
 for (const backend of BACKENDS) {
   describe(`dir handles (${backend})`, () => {
+    test("readFile: the bytes to the end and the opened file's stat; a FIFO, a directory or an empty file gives no bytes without waiting; a missing name or a symlink is an error with its code", async () => {
+      configureDirHandles({ backend });
+      await using d = tmpDir("ws-dirh-");
+      const big = Buffer.alloc(300_001, "x");
+      writeFileSync(join(d.path, "big"), big);
+      writeFileSync(join(d.path, "empty"), "");
+      mkdirSync(join(d.path, "sub"));
+      symlinkSync("big", join(d.path, "link"));
+      Bun.spawnSync(["mkfifo", join(d.path, "fifo")]);
+      const t = tree(d.path);
+      try {
+        const root = t.dir("")!;
+        const read = root.readFile("big");
+        expect(Buffer.from(read.bytes).equals(big)).toBe(true);
+        expect([read.stat.isFile(), read.stat.size, read.stat.ino]).toEqual([true, big.length, statSync(join(d.path, "big")).ino]);
+        expect(read.stat.mtimeMs).toBe(lstatSync(join(d.path, "big")).mtimeMs);
+        expect(root.readFile("empty").bytes.length).toBe(0);
+        const fifo = root.readFile("fifo");
+        expect([fifo.bytes.length, fifo.stat.isFile()]).toEqual([0, false]);
+        const dir = root.readFile("sub");
+        expect([dir.bytes.length, dir.stat.isDirectory()]).toEqual([0, true]);
+        expect(() => root.readFile("missing")).toThrow(expect.objectContaining({ code: "ENOENT", syscall: "open" }));
+        expect(() => root.readFile("link")).toThrow(expect.objectContaining({ code: "ELOOP" }));
+      } finally {
+        t.close();
+      }
+    });
+
     test("open beneath the root, read, write, rename and remove relative to held directories", async () => {
       configureDirHandles({ backend });
       await using d = tmpDir("ws-dirh-");
