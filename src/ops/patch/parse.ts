@@ -14,7 +14,7 @@ import type { RepoPath } from "../../core/repo-path";
 import { type NativeModule, nativeModule } from "../../repo/native";
 import { byteStringToText, textToByteString } from "./byte-string";
 import { checkName, DEV_NULL, gitHeaderNames, headerName, plainName, stripPrefix } from "./parse-names";
-import { type HunkParse, type ParsedHunkBody, type PatchLines, headerLine, hunkLinesOf, isFileStart, isHeaderPair, isHunkHeader, parseHunkAt } from "./parse-hunk";
+import { type ParsedHunkBody, type PatchLines, headerLine, hunkLinesOf, isFileStart, isHeaderPair, isHunkHeader, parseHunkAt } from "./parse-hunk";
 import { type FilePatch, type FileReject, type HunkBody, type HunkLine, type HunkReject, type PatchHunk, type PatchSource } from "./types";
 
 export interface ParsedPatch {
@@ -78,24 +78,34 @@ class PatchParser {
     return n;
   }
 
-  /** The hunk whose header is line i: as the native reader read it, or read here when it declined. */
-  private hunkAt(i: number): HunkParse {
-    const r = this.plain ? this.plain.at[i]! : -1;
-    if (r < 0) return parseHunkAt(this.lines, i);
-    const t = this.plain!.hunks;
-    const hunk: ParsedHunkBody = { oldStart: t[r + 1]!, statedOld: t[r + 2]!, newStart: t[r + 3]!, statedNew: t[r + 4]!, oldLines: t[r + 2]!, newLines: t[r + 4]!, from: i + 1, to: t[r + 5]! };
-    return { ok: true, hunk, recounted: false, next: hunk.to };
+  /** A parsed hunk as the plan uses it (ParsedHunk). */
+  private patchHunk(index: number, h: ParsedHunkBody): PatchHunk {
+    return new ParsedHunk(index, h.oldStart, h.oldLines, h.newStart, h.newLines, this.lines, h.from, h.to, this.plain?.source, h.lines);
   }
 
-  /** A parsed hunk as the plan uses it, pointing into the patch when the native reader read it. */
-  private patchHunk(index: number, h: ParsedHunkBody): PatchHunk {
-    const hunk = new ParsedHunk(index, h, this.lines);
-    if (this.plain) hunk.body = { patch: this.plain.source, from: h.from, to: h.to };
-    return hunk;
+  /**
+   * The hunks the native reader read from line j on, one after the other, as
+   * ParsedHunks: the loop a large patch spends its parse in, kept short.
+   * Returns the line after them.
+   */
+  private plainRun(j: number, subject: string, hunks: PatchHunk[]): number {
+    const plain = this.plain!;
+    const t = plain.hunks;
+    let r = plain.at[j]!;
+    if (r < 0) return j;
+    let index = this.hunkCounters.get(subject) ?? 0;
+    while (r >= 0) {
+      const to = t[r + 5]!;
+      hunks.push(new ParsedHunk(index++, t[r + 1]!, t[r + 2]!, t[r + 3]!, t[r + 4]!, this.lines, j + 1, to, plain.source));
+      j = to;
+      r = j < plain.at.length ? plain.at[j]! : -1;
+    }
+    this.hunkCounters.set(subject, index);
+    return j;
   }
 
   private orphanHunk(i: number): number {
-    const parsed = this.hunkAt(i);
+    const parsed = parseHunkAt(this.lines, i);
     this.reject("", this.nextHunkIndex(""), `patch line ${i + 1}: hunk has no file header (--- a/path, +++ b/path) before it`);
     return Math.max(parsed.next, i + 1);
   }
@@ -199,7 +209,11 @@ class PatchParser {
     const subject: string = oldPath ?? newPath!;
     const hunks: PatchHunk[] = [];
     while (j < lines.length) {
-      if ((!this.plain || this.plain.at[j]! < 0) && !isHunkHeader(lines.at(j)!)) {
+      if (this.plain) {
+        j = this.plainRun(j, subject, hunks);
+        if (j >= lines.length) break;
+      }
+      if (!isHunkHeader(lines.at(j)!)) {
         const resume = this.nextHunkAfter(j);
         if (!resume) break;
         if (resume.garbage >= 0) {
@@ -210,7 +224,7 @@ class PatchParser {
         continue;
       }
       const index = this.nextHunkIndex(subject);
-      const parsed = this.hunkAt(j);
+      const parsed = parseHunkAt(lines, j);
       j = Math.max(parsed.next, j + 1);
       if (!parsed.ok) {
         this.reject(subject, index, parsed.message);
@@ -275,10 +289,6 @@ function canonicalMode(value: string): FileMode | undefined {
  * text are read from the patch on first use: the native apply needs neither.
  */
 class ParsedHunk implements PatchHunk {
-  readonly oldStart: number;
-  readonly oldLines: number;
-  readonly newStart: number;
-  readonly newLines: number;
   body?: HunkBody;
   readonly #patch: PatchLines;
   readonly #from: number;
@@ -286,19 +296,24 @@ class ParsedHunk implements PatchHunk {
   #lines: HunkLine[] | undefined;
   #header: string | undefined;
 
+  /** The body is lines [from, to) of `patch`; `source`, the patch's bytes when the native reader has them. */
   constructor(
     readonly index: number,
-    h: ParsedHunkBody,
+    readonly oldStart: number,
+    readonly oldLines: number,
+    readonly newStart: number,
+    readonly newLines: number,
     patch: PatchLines,
+    from: number,
+    to: number,
+    source?: PatchSource,
+    lines?: HunkLine[],
   ) {
-    this.oldStart = h.oldStart;
-    this.oldLines = h.oldLines;
-    this.newStart = h.newStart;
-    this.newLines = h.newLines;
     this.#patch = patch;
-    this.#from = h.from;
-    this.#to = h.to;
-    this.#lines = h.lines;
+    this.#from = from;
+    this.#to = to;
+    this.#lines = lines;
+    if (source) this.body = { patch: source, from, to };
   }
 
   get lines(): HunkLine[] {
