@@ -21,6 +21,16 @@ export function sha256Of(bytes: Uint8Array): string {
   return hex;
 }
 
+/** Whether the digest of these bytes is known already. */
+export function knowsSha256(bytes: Uint8Array): boolean {
+  return memo.has(bytes);
+}
+
+/** Records a digest computed elsewhere (repo/hash-ahead.ts: many arrays at once, on several threads). */
+export function rememberSha256(bytes: Uint8Array, hex: string): void {
+  memo.set(bytes, hex);
+}
+
 export function blobIdOfState(bytes: Uint8Array): BlobId {
   return `sha256:${sha256Of(bytes)}`;
 }

@@ -160,7 +160,6 @@ size_t patch_hunks(const uint8_t *p, const uint32_t *starts, size_t n, int32_t *
 /* A file as lines: its bytes and line starts (a last line without newline is a line). */
 typedef struct {
   const uint8_t *bytes;
-  size_t len;
   const uint32_t *starts;
   int64_t count;
 } file_t;
@@ -173,7 +172,7 @@ typedef struct {
   int64_t old;
 } body_t;
 
-/* Whether patch line j (a context or removed line, its text after the first byte) is file line i, "\n" included (equalsText). */
+/* Whether the patch line `l` (a context or removed line: its text after the first byte) is file line i, "\n" included (equalsText). */
 static inline int same_as_file_line(const file_t *f, int64_t i, line_t l) {
   size_t text = l.len == 0 ? 0 : l.len - 1;
   size_t s = f->starts[i], e = f->starts[i + 1];
@@ -302,7 +301,7 @@ int patch_place(const uint8_t *file, size_t flen, const uint8_t *p, const uint32
   plan->file_starts[0] = 0;
   after_each(file, flen, '\n', plan->file_starts + 1);
   plan->file_starts[lines] = (uint32_t)flen;
-  file_t f = {file, flen, plan->file_starts, (int64_t)lines};
+  file_t f = {file, plan->file_starts, (int64_t)lines};
 
   int ok = 1;
   int64_t min_start = 0, delta = 0;

@@ -121,6 +121,8 @@ export interface NativeModule {
   /** Stops the items not started and lets the job go; idempotent. */
   release(job: NativeJob): void;
   sha256(bytes: Uint8Array): Buffer;
+  /** The SHA-256 of each array, 32 bytes each in one Buffer, on up to `threads` threads (the call blocks). */
+  sha256Many(list: Uint8Array[], threads: number): Buffer;
   /** The longest stretch of `bytes` without `byte`. */
   longestRun(bytes: Uint8Array, byte: number): number;
   /** Occurrences of `byte` in bytes[from, to). */
@@ -221,7 +223,7 @@ export interface NativeModule {
   syncfsResult?(flush: NativeSyncfs): number | null;
 }
 
-const MODULE_VERSION = 14;
+const MODULE_VERSION = 15;
 let loaded: NativeModule | null | undefined;
 let loadError = "";
 

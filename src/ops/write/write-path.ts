@@ -7,6 +7,7 @@ import { blobMatches, randomId128, type BlobId } from "../../core/hash";
 import { ancestorsOf, baseName, parentOf, type RepoPath } from "../../core/repo-path";
 import { CREATE_OPEN, type DirHandle } from "../../repo/dir-handle";
 import { DurableBatch } from "../../repo/durable";
+import { hashAhead } from "../../repo/hash-ahead";
 import type { Fingerprint } from "../../repo/fingerprint";
 import { blobIdOfState } from "../../core/content-hash";
 import type { LineChange } from "../../core/line-change";
@@ -166,6 +167,7 @@ export async function applyChangesLocked(ws: Workspace, changes: WriteChange[], 
   if (changes.length === 0) return { changes: [], editIds: [], staleReads: [] };
   const access = opts.access ?? new WorktreeAccess(ws.repo);
   try {
+    hashAhead(statesToHash(changes, opts));
     const plan = validate(access, changes, opts);
     const area = new StagingArea(access.handles, ws.reserve);
     // The staged files are written by the I/O threads while the history records (its diffs are CPU work here).
@@ -186,6 +188,12 @@ export async function applyChangesLocked(ws: Workspace, changes: WriteChange[], 
   } finally {
     if (!opts.access) access.close();
   }
+}
+
+/** The bytes a change set will hash: each new state, and for the history each state it read before (hashAhead). */
+function* statesToHash(changes: WriteChange[], opts: WriteOptions): Iterable<Uint8Array | undefined> {
+  for (const c of changes) if (c.kind !== "delete") yield c.bytes;
+  if (opts.recorder && opts.known) for (const k of opts.known.values()) yield k.state?.bytes;
 }
 
 async function writeAndRecord(ws: Workspace, access: WorktreeAccess, plan: Plan, opts: WriteOptions, staging: Promise<void>): Promise<WriteOutcome> {
