@@ -804,35 +804,50 @@ static napi_value stat_numbers(napi_env env, const struct stat *st) {
   return arr;
 }
 
-/* Reads `fd` to its end into a new Uint8Array, `size` bytes expected; -errno when a read fails. */
+/*
+ * Reads `fd` to its end into a new Uint8Array, `size` bytes expected. The
+ * bytes are read straight into the array's memory (a large file is not copied
+ * again, and its memory is not cleared first: a Buffer's, taken as a plain
+ * Uint8Array); only a file that grew past its fstat size is gathered in a
+ * growing buffer and copied. -errno when a read fails; -ENOMEM when memory
+ * ran out, with an exception pending when it was the runtime's.
+ */
 static int read_to_end(napi_env env, int fd, size_t size, napi_value *out) {
-  size_t cap = size + 1 < 64 ? 64 : size + 1, len = 0;
-  uint8_t *buf = malloc(cap);
-  if (!buf) return -ENOMEM;
+  size_t cap = size + 1, len = 0; /* one byte more, to see the end in the same read */
+  void *data;
+  napi_value first, ab;
+  napi_typedarray_type type;
+  size_t count, offset;
+  if (napi_create_buffer(env, cap, &data, &first) != napi_ok || napi_get_typedarray_info(env, first, &type, &count, &data, &ab, &offset) != napi_ok) {
+    return -ENOMEM;
+  }
+  uint8_t *buf = data, *heap = NULL;
   for (;;) {
     if (len == cap) {
-      uint8_t *grown = realloc(buf, cap * 2);
+      uint8_t *grown = heap ? realloc(heap, cap * 2) : malloc(cap * 2);
       if (!grown) {
-        free(buf);
+        free(heap);
         return -ENOMEM;
       }
-      buf = grown;
+      if (!heap) memcpy(grown, buf, len);
+      heap = buf = grown;
       cap *= 2;
     }
     ssize_t n = read(fd, buf + len, cap - len);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       int e = errno;
-      free(buf);
+      free(heap);
       return -e;
     }
     if (n == 0) break;
     len += (size_t)n;
   }
+  if (!heap) return napi_create_typedarray(env, napi_uint8_array, len, ab, offset, out) == napi_ok ? 0 : -ENOMEM;
   uint8_t *bytes;
   *out = typed_array(env, napi_uint8_array, 1, len, (void **)&bytes);
-  if (*out && len > 0) memcpy(bytes, buf, len);
-  free(buf);
+  if (*out && len > 0) memcpy(bytes, heap, len);
+  free(heap);
   return *out ? 0 : -ENOMEM;
 }
 

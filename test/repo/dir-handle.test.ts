@@ -49,6 +49,19 @@ for (const backend of BACKENDS) {
       }
     });
 
+    test.skipIf(process.platform !== "linux")("readFile reads to the end of a file that holds more than its stat said (a /proc file says 0 bytes)", () => {
+      configureDirHandles({ backend });
+      const t = tree(`/proc/${process.pid}`);
+      try {
+        const text = Buffer.from(t.dir("")!.readFile("status").bytes).toString("utf8");
+        expect(text).toStartWith("Name:");
+        expect(text).toContain(`\nPid:\t${process.pid}\n`);
+        expect(text.endsWith("\n")).toBe(true);
+      } finally {
+        t.close();
+      }
+    });
+
     test("open beneath the root, read, write, rename and remove relative to held directories", async () => {
       configureDirHandles({ backend });
       await using d = tmpDir("ws-dirh-");
