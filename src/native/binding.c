@@ -190,6 +190,16 @@ static napi_value typed_array(napi_env env, napi_typedarray_type type, size_t un
 /* A new Int32Array of n values and where they are written (typed_array). */
 static napi_value int32_array(napi_env env, size_t n, int32_t **values) { return typed_array(env, napi_int32_array, sizeof(int32_t), n, (void **)values); }
 
+/* [a, b]; NULL with an exception pending when it cannot be made. */
+static napi_value pair_of(napi_env env, napi_value a, napi_value b) {
+  napi_value r;
+  if (napi_create_array_with_length(env, 2, &r) != napi_ok || napi_set_element(env, r, 0, a) != napi_ok || napi_set_element(env, r, 1, b) != napi_ok) {
+    throw_(env, "napi_create_array");
+    return NULL;
+  }
+  return r;
+}
+
 static napi_value hash_start_listing(napi_env env, napi_callback_info info) {
   napi_value argv[4];
   if (!args_of(env, info, 4, argv)) return NULL;
@@ -865,7 +875,7 @@ static napi_value read_file_at(napi_env env, napi_callback_info info) {
   while (f < 0 && errno == EINTR);
   if (f < 0) return number(env, errno);
   struct stat st;
-  napi_value r = NULL, numbers = NULL, bytes = NULL;
+  napi_value numbers = NULL, bytes = NULL;
   int err = fstat(f, &st) == 0 ? 0 : -errno;
   if (!err && (numbers = stat_numbers(env, &st)) != NULL) {
     if (S_ISREG(st.st_mode)) err = read_to_end(env, f, (size_t)st.st_size, &bytes);
@@ -873,11 +883,7 @@ static napi_value read_file_at(napi_env env, napi_callback_info info) {
   }
   close(f);
   if (err) return err == -ENOMEM ? fail(env, "worksnap native: out of memory reading a file") : number(env, err);
-  if (!numbers || !bytes) return NULL;
-  if (napi_create_array_with_length(env, 2, &r) != napi_ok || napi_set_element(env, r, 0, numbers) != napi_ok || napi_set_element(env, r, 1, bytes) != napi_ok) {
-    return throw_(env, "napi_create_array");
-  }
-  return r;
+  return numbers && bytes ? pair_of(env, numbers, bytes) : NULL;
 }
 
 /* lstatAt(dirfd, name): [dev, ino, mode, size, mtimeMs, ctimeMs, nlink] of the name itself (a symlink is not followed), or an errno */
@@ -1306,15 +1312,21 @@ static napi_value line_starts_of(napi_env env, napi_callback_info info) {
     napi_get_null(env, &r);
     return r;
   }
-  size_t newlines = count_byte(data, len, '\n');
-  size_t lines = newlines + (len > 0 && ((const uint8_t *)data)[len - 1] != '\n' ? 1 : 0);
+  size_t lines = line_count(data, len);
   uint32_t *out;
   r = typed_array(env, napi_uint32_array, sizeof(uint32_t), lines + 1, (void **)&out);
-  if (!r) return NULL;
-  out[0] = 0;
-  after_each(data, len, '\n', out + 1);
-  out[lines] = (uint32_t)len;
+  if (r) line_starts(data, len, lines, out);
   return r;
+}
+
+/* A patch's bytes and its line starts (lineStarts: the last one is the patch's length); 0 when they are not. */
+static int patch_of(napi_env env, napi_value bytes, napi_value starts, void **p, uint32_t **st, size_t *lines) {
+  size_t plen, count;
+  void *s;
+  if (!bytes_of(env, bytes, p, &plen) || !typed_of(env, starts, napi_uint32_array, &s, &count) || count == 0 || ((uint32_t *)s)[count - 1] != plen) return 0;
+  *st = s;
+  *lines = count - 1;
+  return 1;
 }
 
 /*
@@ -1326,14 +1338,10 @@ static napi_value line_starts_of(napi_env env, napi_callback_info info) {
 static napi_value patch_hunks_of(napi_env env, napi_callback_info info) {
   napi_value argv[2];
   if (!args_of(env, info, 2, argv)) return NULL;
-  void *p, *starts;
-  size_t plen, count;
-  if (!bytes_of(env, argv[0], &p, &plen) || !typed_of(env, argv[1], napi_uint32_array, &starts, &count) || count == 0 ||
-      ((uint32_t *)starts)[count - 1] != plen) {
-    return fail(env, "worksnap native: expected a patch and its line starts");
-  }
-  size_t n = count - 1, headers = 0;
-  const uint32_t *st = starts;
+  void *p;
+  uint32_t *st;
+  size_t n, headers = 0;
+  if (!patch_of(env, argv[0], argv[1], &p, &st, &n)) return fail(env, "worksnap native: expected a patch and its line starts");
   for (size_t j = 0; j < n; j++) headers += st[j + 1] - st[j] >= 2 && ((uint8_t *)p)[st[j]] == '@' && ((uint8_t *)p)[st[j] + 1] == '@';
   int32_t *scratch = malloc((headers * HUNK_FIELDS + 1) * sizeof(int32_t));
   if (!scratch) return fail(env, "worksnap native: out of memory");
@@ -1355,15 +1363,15 @@ static napi_value patch_hunks_of(napi_env env, napi_callback_info info) {
 static napi_value patch_apply_of(napi_env env, napi_callback_info info) {
   napi_value argv[4];
   if (!args_of(env, info, 4, argv)) return NULL;
-  void *file, *p, *starts, *spec;
-  size_t flen, plen, count, nspec;
-  if (!bytes_of(env, argv[0], &file, &flen) || !bytes_of(env, argv[1], &p, &plen) ||
-      !typed_of(env, argv[2], napi_uint32_array, &starts, &count) || count == 0 || ((uint32_t *)starts)[count - 1] != plen ||
-      !typed_of(env, argv[3], napi_int32_array, &spec, &nspec) || nspec % 3 != 0) {
+  void *file, *p, *spec;
+  uint32_t *starts;
+  size_t flen, lines, nspec;
+  if (!bytes_of(env, argv[0], &file, &flen) || !patch_of(env, argv[1], argv[2], &p, &starts, &lines) || !typed_of(env, argv[3], napi_int32_array, &spec, &nspec) ||
+      nspec % 3 != 0) {
     return fail(env, "worksnap native: expected a file, a patch, its line starts and hunk triples");
   }
   patch_place_t plan;
-  int ok = patch_place(file, flen, p, starts, count - 1, spec, nspec / 3, &plan);
+  int ok = patch_place(file, flen, p, starts, lines, spec, nspec / 3, &plan);
   napi_value r;
   if (ok < 0) return fail(env, "worksnap native: out of memory applying a patch");
   if (ok == 0) {
@@ -1374,10 +1382,10 @@ static napi_value patch_apply_of(napi_env env, napi_callback_info info) {
   int32_t *numbers;
   napi_value out = typed_array(env, napi_uint8_array, 1, plan.new_size, (void **)&bytes);
   napi_value meta = out ? int32_array(env, plan.hunks + 4 * plan.nchanges, &numbers) : NULL;
-  if (!meta || napi_create_array_with_length(env, 2, &r) != napi_ok || napi_set_element(env, r, 0, out) != napi_ok ||
-      napi_set_element(env, r, 1, meta) != napi_ok) {
+  r = meta ? pair_of(env, out, meta) : NULL;
+  if (!r) {
     patch_place_free(&plan);
-    return meta ? throw_(env, "napi_create_array") : NULL;
+    return NULL;
   }
   patch_splice(&plan, file, flen, p, starts, spec, bytes);
   for (size_t h = 0; h < plan.hunks; h++) numbers[h] = (int32_t)plan.offset[h];

@@ -275,8 +275,7 @@ int patch_place(const uint8_t *file, size_t flen, const uint8_t *p, const uint32
                 patch_place_t *plan) {
   memset(plan, 0, sizeof *plan);
   if (flen >= UINT32_MAX || hunks == 0) return 0;
-  size_t newlines = count_byte(file, flen, '\n');
-  size_t lines = newlines + (flen > 0 && file[flen - 1] != '\n' ? 1 : 0);
+  size_t lines = line_count(file, flen);
   if (lines > INT32_MAX) return 0;
   size_t body_lines = 0, longest = 0;
   for (size_t h = 0; h < hunks; h++) {
@@ -298,9 +297,7 @@ int patch_place(const uint8_t *file, size_t flen, const uint8_t *p, const uint32
   }
   plan->end = plan->start + hunks;
   plan->offset = plan->end + hunks;
-  plan->file_starts[0] = 0;
-  after_each(file, flen, '\n', plan->file_starts + 1);
-  plan->file_starts[lines] = (uint32_t)flen;
+  line_starts(file, flen, lines, plan->file_starts);
   file_t f = {file, plan->file_starts, (int64_t)lines};
 
   int ok = 1;

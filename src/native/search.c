@@ -194,6 +194,14 @@ static size_t (*starter)(const uint8_t *, size_t, uint8_t, uint32_t *) = starts_
 
 size_t after_each(const uint8_t *hay, size_t len, uint8_t byte, uint32_t *out) { return starter(hay, len, byte, out); }
 
+size_t line_count(const uint8_t *hay, size_t len) { return count_byte(hay, len, '\n') + (len > 0 && hay[len - 1] != '\n' ? 1 : 0); }
+
+void line_starts(const uint8_t *hay, size_t len, size_t lines, uint32_t *out) {
+  out[0] = 0;
+  after_each(hay, len, '\n', out + 1);
+  out[lines] = (uint32_t)len;
+}
+
 static size_t after_nth_plain(const uint8_t *hay, size_t len, uint8_t byte, size_t *n) {
   size_t after = 0;
   for (const uint8_t *p = hay, *end = hay + len; *n > 0 && (p = memchr(p, byte, (size_t)(end - p))) != NULL; p++) {

@@ -22,6 +22,10 @@ size_t after_nth(const uint8_t *hay, size_t len, uint8_t byte, size_t *n);
 /* The offset just after each occurrence of `byte` in `hay` (len < 4 GiB), in order, into `out` (room for
  * count_byte's number); returns how many. */
 size_t after_each(const uint8_t *hay, size_t len, uint8_t byte, uint32_t *out);
+/* How many lines `hay` holds: its newlines, and one more for a last line without one. */
+size_t line_count(const uint8_t *hay, size_t len);
+/* Where each of its `lines` lines (line_count) starts, then `len`: lines + 1 offsets into `out` (len < 4 GiB). */
+void line_starts(const uint8_t *hay, size_t len, size_t lines, uint32_t *out);
 /* The longest stretch of `hay` without `byte` (a line's length, for `\n`). */
 size_t longest_run(const uint8_t *hay, size_t len, uint8_t byte);
 /* 1 when `needle` occurs in `hay`. */
