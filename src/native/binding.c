@@ -190,6 +190,13 @@ static napi_value typed_array(napi_env env, napi_typedarray_type type, size_t un
 /* A new Int32Array of n values and where they are written (typed_array). */
 static napi_value int32_array(napi_env env, size_t n, int32_t **values) { return typed_array(env, napi_int32_array, sizeof(int32_t), n, (void **)values); }
 
+/* JavaScript's null. */
+static napi_value null_value(napi_env env) {
+  napi_value r = NULL;
+  napi_get_null(env, &r);
+  return r;
+}
+
 /* [a, b]; NULL with an exception pending when it cannot be made. */
 static napi_value pair_of(napi_env env, napi_value a, napi_value b) {
   napi_value r;
@@ -879,7 +886,7 @@ static napi_value read_file_at(napi_env env, napi_callback_info info) {
   int err = fstat(f, &st) == 0 ? 0 : -errno;
   if (!err && (numbers = stat_numbers(env, &st)) != NULL) {
     if (S_ISREG(st.st_mode)) err = read_to_end(env, f, (size_t)st.st_size, &bytes);
-    else napi_get_null(env, &bytes);
+    else bytes = null_value(env);
   }
   close(f);
   if (err) return err == -ENOMEM ? fail(env, "worksnap native: out of memory reading a file") : number(env, err);
@@ -1293,9 +1300,7 @@ static napi_value placed_diff_of(napi_env env, napi_callback_info info) {
     return r;
   }
   free(out.bytes);
-  if (ok < 0) return fail(env, "worksnap native: out of memory rendering a diff");
-  napi_get_null(env, &r);
-  return r;
+  return ok < 0 ? fail(env, "worksnap native: out of memory rendering a diff") : null_value(env);
 }
 
 /*
@@ -1307,14 +1312,10 @@ static napi_value line_starts_of(napi_env env, napi_callback_info info) {
   void *data;
   size_t len;
   if (!bytes_arg(env, info, &data, &len)) return NULL;
-  napi_value r;
-  if (len >= UINT32_MAX) {
-    napi_get_null(env, &r);
-    return r;
-  }
+  if (len >= UINT32_MAX) return null_value(env);
   size_t lines = line_count(data, len);
   uint32_t *out;
-  r = typed_array(env, napi_uint32_array, sizeof(uint32_t), lines + 1, (void **)&out);
+  napi_value r = typed_array(env, napi_uint32_array, sizeof(uint32_t), lines + 1, (void **)&out);
   if (r) line_starts(data, len, lines, out);
   return r;
 }
@@ -1374,10 +1375,7 @@ static napi_value patch_apply_of(napi_env env, napi_callback_info info) {
   int ok = patch_place(file, flen, p, starts, lines, spec, nspec / 3, &plan);
   napi_value r;
   if (ok < 0) return fail(env, "worksnap native: out of memory applying a patch");
-  if (ok == 0) {
-    napi_get_null(env, &r);
-    return r;
-  }
+  if (ok == 0) return null_value(env);
   uint8_t *bytes;
   int32_t *numbers;
   napi_value out = typed_array(env, napi_uint8_array, 1, plan.new_size, (void **)&bytes);
