@@ -91,17 +91,31 @@ class PatchParser {
   private plainRun(j: number, subject: string, hunks: PatchHunk[]): number {
     const plain = this.plain!;
     const t = plain.hunks;
-    let r = plain.at[j]!;
+    let r = this.plainAt(j);
     if (r < 0) return j;
     let index = this.hunkCounters.get(subject) ?? 0;
     while (r >= 0) {
       const to = t[r + 5]!;
       hunks.push(new ParsedHunk(index++, t[r + 1]!, t[r + 2]!, t[r + 3]!, t[r + 4]!, this.lines, j + 1, to, plain.source));
       j = to;
-      r = j < plain.at.length ? plain.at[j]! : -1;
+      r = this.plainAt(j);
     }
     this.hunkCounters.set(subject, index);
     return j;
+  }
+
+  /**
+   * The offset of the native reader's record for a hunk whose header is line
+   * j, or -1. The records are in line order and the parser only moves
+   * forward, so a cursor finds them (a line behind it is read here instead).
+   */
+  private plainAt(j: number): number {
+    const plain = this.plain!;
+    const t = plain.hunks;
+    let r = plain.next;
+    while (r < t.length && t[r]! < j) r += 6;
+    plain.next = r;
+    return r < t.length && t[r] === j ? r : -1;
   }
 
   private orphanHunk(i: number): number {
@@ -326,11 +340,11 @@ class ParsedHunk implements PatchHunk {
   }
 }
 
-/** The hunks the native reader read (patchHunks' records), and per patch line the offset of its record or -1. */
+/** The hunks the native reader read (patchHunks' records, in line order), and the first record not passed yet. */
 interface PlainHunks {
   source: PatchSource;
   hunks: Int32Array;
-  at: Int32Array;
+  next: number;
 }
 
 const encoder = new TextEncoder();
@@ -367,10 +381,7 @@ function parseBytes(text: string, native: NativeModule): ParsedPatch | undefined
   const starts = native.lineStarts(bytes);
   if (!starts) return undefined;
   const source: PatchSource = { bytes, starts };
-  const hunks = native.patchHunks(bytes, starts);
-  const at = new Int32Array(starts.length - 1).fill(-1);
-  for (let r = 0; r < hunks.length; r += 6) at[hunks[r]!] = r;
-  return new PatchParser(new PatchBytes(source), { source, hunks, at }).run();
+  return new PatchParser(new PatchBytes(source), { source, hunks: native.patchHunks(bytes, starts), next: 0 }).run();
 }
 
 /** `native`: the module whose reader to use (tests pass null for the TypeScript path alone). */

@@ -171,11 +171,41 @@ describe.skipIf(native === null)("the native hunk reader and apply", () => {
         }
       }
     }
-    console.log({ hunksRead, nativeHunks, applies, nativeApplies, applied });
     // the native reader took the hunks the TypeScript would have read without a word, the apply most files
     expect(nativeHunks / hunksRead).toBeGreaterThan(0.6);
     expect(nativeApplies / applies).toBeGreaterThan(0.4);
     expect(applied).toBeGreaterThan(nativeApplies);
+  });
+
+  test("the parser takes every hunk the native reader read from the reader (a reader whose numbers are marked shows in each)", () => {
+    const files = Array.from({ length: 40 }, (_, k) => `--- a/f${k}\n+++ b/f${k}\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n@@ -10,1 +10,1 @@\n-x\n+y\n`);
+    const marked = {
+      ...native!,
+      lineStarts: (b: Uint8Array) => native!.lineStarts(b),
+      patchHunks: (b: Uint8Array, s: Uint32Array) => native!.patchHunks(b, s).map((v, k) => (k % 6 === 1 ? v + 1000 : v)),
+    };
+    const parsed = parsePatch(files.join(""), marked);
+    expect(parsed.files.flatMap((f) => f.hunks.map((h) => h.oldStart))).toEqual(files.flatMap(() => [1001, 1010]));
+  });
+
+  test("applyHunks answers with the native apply's bytes when it applies, and with the TypeScript's when it declines", () => {
+    let answered: Uint8Array | null = null;
+    const probe = {
+      ...native!,
+      patchApply: (...args: Parameters<NonNullable<typeof native>["patchApply"]>) => {
+        const r = native!.patchApply(...args);
+        answered = r ? r[0] : null;
+        return r;
+      },
+    };
+    const file = byteStringToBytes("a\nb\nc\n");
+    const plainPatch = parsePatch("--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n+B\n", native).files[0]!.hunks;
+    const applied = applyHunks(file, plainPatch, probe);
+    expect(applied.ok && applied.bytes).toBe(answered!);
+    const insertion = parsePatch("--- a/f\n+++ b/f\n@@ -1,0 +2,1 @@\n+new\n", native).files[0]!.hunks;
+    const inserted = applyHunks(file, insertion, probe);
+    expect(answered).toBeNull();
+    expect(inserted.ok && Buffer.from(inserted.bytes).toString("latin1")).toBe("a\nnew\nb\nc\n");
   });
 
   test("a hunk stated far past the end of a long file, or before the previous one, is placed by the nearest match or declined", () => {
