@@ -2,14 +2,16 @@
 // same patch and the same files, in the same run.
 //
 //   node_modules/.bin/bun bench/apply.ts [--runs N] [--small] [--dir DIR] [--only files|big] [--git-runs-big N]
-//                                        [--drop-history] [--write]
+//                                        [--drop-history] [--dirty-tree] [--write]
 //
 // Inputs (deterministic, seeded, TypeScript-like text from gen-repo.ts), each a committed git repository:
 //   1. 5,000 hunks over 500 files (10 hunks per 16 KB file), as `git diff` writes them;
 //   2. one 50 MB file with 1,000 hunks.
 // Measured in interleaved rounds (one run of every column per round, so machine load lands on all of them alike);
-// before every run the repository is reset to the committed files (untimed); the edit history of earlier runs
-// stays, each run records under a new conversation (--drop-history removes it before every run instead):
+// before every run the repository is reset to the committed files and its file system flushed (untimed: the files
+// a patch changes are on disk, as a session finds files it did not write in the last seconds; --dirty-tree leaves
+// the reset's writes in the page cache instead, see `reset`); the edit history of earlier runs stays, each run
+// records under a new conversation (--drop-history removes it before every run instead):
 //   - git apply: `git apply --whitespace=nowarn patch.diff`, a process, spawn to exit (it writes without fsync);
 //   - git apply, flushed: the same, then `sync -f .` (syncfs(2) of the repository's file system, the flush worksnap
 //     makes of its staged files): the anchor with the durability a recorded write has, by standard tools;
@@ -48,7 +50,7 @@ import { closeWorkspace, openWorkspace, prepareForWrites, type Workspace } from 
 import { finishHandOff, POOL_PREFIX } from "../src/repo/tmp-reserve";
 import { Rng, renderFile } from "./gen-repo.ts";
 import { hunksFor } from "./hunks.ts";
-import { configureDurability } from "../src/repo/durable";
+import { configureDurability, syncFileSystem } from "../src/repo/durable";
 import { resultOf, startServer } from "./mcp-server.ts";
 import { argValue, fmtMs, fmtRatio, loadLine, machineLine, markdownTable, median, table, timeCommand, runMain } from "./lib.ts";
 
@@ -105,7 +107,12 @@ function ensureScenario(base: string, name: string, files: number, hunksPerFile:
 }
 
 /**
- * Back to the committed files. The edit history of earlier runs stays (each run records under a conversation of
+ * Back to the committed files, on disk. `git reset --hard` rewrites the patched files; left in the page cache,
+ * their data is not yet given blocks (delayed allocation), and a contender that unlinks them (git apply removes
+ * each file and creates it anew) drops them for free, while one that flushes the file system (a worksnap write's
+ * syncfs) writes them out first: a state in which no session finds the files of a 500-file patch, measured to
+ * take git apply from about 145 to about 100 ms on this bench's files. So the reset is flushed (`syncfs`,
+ * untimed) before every run; --dirty-tree keeps the reset's writes pending instead. The edit history of earlier runs stays (each run records under a conversation of
  * its own, so it takes every checkpoint afresh), as in a working session; with --drop-history it is removed
  * before every run instead. On a file system that delays reusing freed inodes (ext4 without a journal checks
  * every recently deleted inode of the group before allocating one), removing thousands of history files just
@@ -115,6 +122,7 @@ function reset(s: Scenario): void {
   git(s.repo, "reset", "-q", "--hard");
   git(s.repo, "clean", "-fdq");
   if (dropHistory) removeHistory(s);
+  if (!dirtyTree && !syncFileSystem(s.repo)) throw new Error("bench/apply.ts: syncfs is not available here; run with --dirty-tree");
 }
 
 function removeHistory(s: Scenario): void {
@@ -122,6 +130,7 @@ function removeHistory(s: Scenario): void {
 }
 
 let dropHistory = false;
+let dirtyTree = false;
 let conversations = 0;
 
 type Contender = "git" | "gitFlushed" | "gitKept" | "op" | "serverFirst" | "serverProcess" | "opOneShot" | "cli" | "cliFirst" | "opNoHistory" | "opFsync" | "snapshot";
@@ -294,6 +303,7 @@ async function main(): Promise<number> {
   const base = resolve(argValue(args, "--dir") ?? "/tmp/wsbench-apply");
   const only = argValue(args, "--only");
   dropHistory = args.includes("--drop-history");
+  dirtyTree = args.includes("--dirty-tree");
   const scale = small ? 10 : 1;
   const all = [
     { s: ensureScenario(base, `files-${500 / scale}`, 500 / scale, 10, 16 * 1024), label: `${5000 / scale} hunks / ${500 / scale} files` },
@@ -317,7 +327,7 @@ async function main(): Promise<number> {
   console.log(table(headers, rows));
   console.log(`${loadBefore}; after: ${loadAfter}`);
   if (args.includes("--write")) {
-    const cmd = `node_modules/.bin/bun bench/apply.ts --runs ${runs}${small ? " --small" : ""}${only ? ` --only ${only}` : ""}${dropHistory ? " --drop-history" : ""} --write`;
+    const cmd = `node_modules/.bin/bun bench/apply.ts --runs ${runs}${small ? " --small" : ""}${only ? ` --only ${only}` : ""}${dropHistory ? " --drop-history" : ""}${dirtyTree ? " --dirty-tree" : ""} --write`;
     const md = [
       "# workspace_apply_patch benchmark figures",
       "",
@@ -326,7 +336,7 @@ async function main(): Promise<number> {
       `Medians of ${runs} interleaved rounds after one untimed warm-up round: every round runs each column once, in the`,
       "order of the table, so load from other work on the machine lands on every column alike (git apply on the 50 MB",
       "file runs in the first rounds only: one run takes over a minute). Before every run the repository is reset to",
-      "its committed files (untimed). The edit history of earlier runs stays, as in a working session, and each run",
+      "its committed files " + (dirtyTree ? "(untimed), the reset's writes left pending in the page cache (--dirty-tree)." : "and its file system flushed (untimed), so the patched files are on disk.") + " The edit history of earlier runs stays, as in a working session, and each run",
       "records under a new conversation, so it writes every checkpoint afresh" + (dropHistory ? "; this run removed the history before every run (--drop-history)." : "."),
       "",
       "Ratios are op / git apply: below 1 we are faster. \"op, worktree\" is the whole call as the MCP server runs it:",

@@ -29,6 +29,7 @@
 #include "listing_plan.h"
 #include "patch_hunks.h"
 #include "placed_diff.h"
+#include "read_many.h"
 #include "pool.h"
 #include "scan_job.h"
 #include "search.h"
@@ -1270,6 +1271,113 @@ static int typed_of(napi_env env, napi_value v, napi_typedarray_type want, void 
   return napi_get_typedarray_info(env, v, &type, count, data, &ab, &offset) == napi_ok && type == want;
 }
 
+/* lstat's numbers into f[0..6] (stat_numbers' order). */
+static void put_stat(double *f, const struct stat *st) {
+  f[0] = (double)st->st_dev;
+  f[1] = (double)st->st_ino;
+  f[2] = (double)st->st_mode;
+  f[3] = (double)st->st_size;
+  f[4] = stat_ms(ST_MTIME(*st));
+  f[5] = stat_ms(ST_CTIME(*st));
+  f[6] = (double)st->st_nlink;
+}
+
+/*
+ * readManyAt(fds, names, flags, threads): for each (fds[k], names[k]) the
+ * name's lstat and, when it is a regular file, the file opened with `flags`,
+ * its fstat and its bytes, read on up to `threads` threads (read_many.h):
+ * [numbers, errors, bytes] with numbers a Float64Array of 14 per item (lstat,
+ * then fstat, each as lstatAt gives them), errors an Int32Array of 3 per item
+ * (lstat's errno, the read's as read_item_t has it, whether the file was
+ * opened), bytes an array of a Uint8Array (regular file) or null per item.
+ */
+static napi_value read_many_at(napi_env env, napi_callback_info info) {
+  napi_value argv[4];
+  if (!args_of(env, info, 4, argv)) return NULL;
+  void *fds;
+  size_t n;
+  uint32_t names_len = 0;
+  bool is_array = false;
+  if (!typed_of(env, argv[0], napi_int32_array, &fds, &n) || napi_is_array(env, argv[1], &is_array) != napi_ok || !is_array ||
+      napi_get_array_length(env, argv[1], &names_len) != napi_ok || names_len != n) {
+    return fail(env, "worksnap native: readManyAt takes an Int32Array of descriptors and as many names");
+  }
+  read_item_t *items = calloc(n + 1, sizeof *items);
+  size_t *name_at = malloc((n + 1) * sizeof *name_at);
+  size_t names_cap = 64 * (n + 1), names_used = 0;
+  char *names = malloc(names_cap);
+  const char *problem = items && name_at && names ? NULL : "worksnap native: out of memory";
+  for (size_t k = 0; !problem && k < n; k++) {
+    napi_value v;
+    size_t len = 0;
+    if (napi_get_element(env, argv[1], (uint32_t)k, &v) != napi_ok || napi_get_value_string_utf8(env, v, NULL, 0, &len) != napi_ok) {
+      problem = "worksnap native: readManyAt takes names as strings";
+      break;
+    }
+    if (names_used + len + 1 > names_cap) {
+      size_t cap = (names_used + len + 1) * 2;
+      char *grown = realloc(names, cap);
+      if (!grown) {
+        problem = "worksnap native: out of memory";
+        break;
+      }
+      names = grown;
+      names_cap = cap;
+    }
+    napi_get_value_string_utf8(env, v, names + names_used, len + 1, &len);
+    name_at[k] = names_used;
+    names_used += len + 1;
+    items[k].dirfd = ((int32_t *)fds)[k];
+  }
+  if (problem) {
+    free(items);
+    free(names);
+    free(name_at);
+    return fail(env, problem);
+  }
+  for (size_t k = 0; k < n; k++) items[k].name = names + name_at[k];
+  double threads = num(env, argv[3]);
+  int oom = read_many(items, n, int_arg(env, argv[2]), threads >= 1 && threads <= 64 ? (int)threads : 1);
+  free(name_at);
+  napi_value out = NULL, numbers, errors, bytes;
+  double *f;
+  int32_t *e;
+  if (!oom && (numbers = typed_array(env, napi_float64_array, sizeof(double), 14 * n, (void **)&f)) && (errors = int32_array(env, 3 * n, &e)) &&
+      napi_create_array_with_length(env, n, &bytes) == napi_ok) {
+    size_t k = 0;
+    for (; k < n; k++) {
+      read_item_t *it = &items[k];
+      memset(f + 14 * k, 0, 14 * sizeof(double));
+      if (!it->lstat_err) put_stat(f + 14 * k, &it->lstat);
+      if (it->opened) put_stat(f + 14 * k + 7, &it->fstat);
+      e[3 * k] = it->lstat_err;
+      e[3 * k + 1] = it->read_err;
+      e[3 * k + 2] = it->opened;
+      napi_value b = NULL;
+      if (!it->data) b = null_value(env);
+      else if (it->len == 0) {
+        void *none;
+        if (napi_create_buffer(env, 0, &none, &b) != napi_ok) b = NULL;
+      } else if (napi_create_external_buffer(env, it->len, it->data, free_kept, NULL, &b) == napi_ok) {
+        it->data = NULL; /* the buffer owns it now */
+      } else b = NULL;
+      if (!b || napi_set_element(env, bytes, (uint32_t)k, b) != napi_ok) break;
+    }
+    if (k == n) {
+      napi_value three[3] = {numbers, errors, bytes};
+      if (napi_create_array_with_length(env, 3, &out) == napi_ok) {
+        for (int i = 0; i < 3; i++) napi_set_element(env, out, (uint32_t)i, three[i]);
+      }
+    }
+  }
+  for (size_t k = 0; k < n; k++) free(items[k].data);
+  free(items);
+  free(names);
+  if (oom) return fail(env, "worksnap native: out of memory reading a file");
+  if (!out) return throw_(env, "readManyAt");
+  return out;
+}
+
 /*
  * placedDiff(a, b, changes, head, context): the unified diff of `a` to `b`
  * rendered from `changes` (an Int32Array of (oldStart, oldEnd, newStart,
@@ -1444,7 +1552,7 @@ NAPI_MODULE_INIT() {
       {"trigramStart", trigram_start}, {"trigramRecords", trigram_records}, {"trigramSegment", trigram_segment},
       {"statStart", stat_start}, {"statRecords", stat_records}, {"createStart", create_start}, {"createRecords", create_records},
       {"dirOpenBeneath", dir_open_beneath}, {"openAt", open_at}, {"mkdirAt", mkdir_at}, {"unlinkAt", unlink_at},
-      {"renameAt", rename_at}, {"treeWatchStart", tree_watch_start_of}, {"treeWatchTake", tree_watch_take_of}, {"treeWatchCount", tree_watch_count_of}, {"treeWatchClose", tree_watch_close_of}, {"symlinkAt", symlink_at}, {"readlinkAt", readlink_at}, {"lstatAt", lstat_at}, {"readFileAt", read_file_at}, {"placedDiff", placed_diff_of}, {"lineStarts", line_starts_of}, {"sha256Many", sha256_many_of}, {"patchHunks", patch_hunks_of}, {"patchApply", patch_apply_of}, {"isatty", isatty_of},
+      {"renameAt", rename_at}, {"treeWatchStart", tree_watch_start_of}, {"treeWatchTake", tree_watch_take_of}, {"treeWatchCount", tree_watch_count_of}, {"treeWatchClose", tree_watch_close_of}, {"symlinkAt", symlink_at}, {"readlinkAt", readlink_at}, {"lstatAt", lstat_at}, {"readFileAt", read_file_at}, {"readManyAt", read_many_at}, {"placedDiff", placed_diff_of}, {"lineStarts", line_starts_of}, {"sha256Many", sha256_many_of}, {"patchHunks", patch_hunks_of}, {"patchApply", patch_apply_of}, {"isatty", isatty_of},
 #ifdef __linux__
       {"syncfsStart", syncfs_start}, {"syncfsResult", syncfs_result},
 #endif
@@ -1458,6 +1566,6 @@ NAPI_MODULE_INIT() {
   napi_value l = layout(env);
   if (l) napi_set_named_property(env, exports, "layout", l);
   napi_value version;
-  if (napi_create_int32(env, 15, &version) == napi_ok) napi_set_named_property(env, exports, "version", version);
+  if (napi_create_int32(env, 16, &version) == napi_ok) napi_set_named_property(env, exports, "version", version);
   return exports;
 }

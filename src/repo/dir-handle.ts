@@ -34,7 +34,7 @@
  * now is.
  */
 import { closeSync, constants, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, renameSync, rmdirSync, symlinkSync, unlinkSync } from "node:fs";
-import { constants as osConstants } from "node:os";
+import { availableParallelism, constants as osConstants } from "node:os";
 import { join } from "node:path";
 import { repoChanged } from "../core/errors";
 import { readAll } from "./file-chunks";
@@ -145,7 +145,11 @@ class NativeStat implements FileStat {
 }
 
 function checkName(name: string): void {
-  if (name === "" || name === "." || name === ".." || name.includes("/") || name.includes("\0")) throw new Error(`not a single file name: ${JSON.stringify(name)}`);
+  if (!isName(name)) throw new Error(`not a single file name: ${JSON.stringify(name)}`);
+}
+
+function isName(name: string): boolean {
+  return name !== "" && name !== "." && name !== ".." && !name.includes("/") && !name.includes("\0");
 }
 
 /**
@@ -163,7 +167,8 @@ export class DirHandle {
     private readonly tree: { backend: DirBackend; rootAbs: string },
   ) {}
 
-  private label(name: string): string {
+  /** The repo-relative path of `name` in this directory, as errors show it. */
+  label(name: string): string {
     return this.rel === "" || this.rel === "." ? name : `${this.rel}/${name}`;
   }
 
@@ -400,6 +405,34 @@ function relabel(err: unknown, syscall: string, label: string): unknown {
  * the root once. Close it when the call ends (after every asynchronous
  * operation on its descriptors has settled).
  */
+/** An entry as TreeHandles.readEntries gives it. */
+export interface ReadEntry {
+  /** The name's lstat; null when it does not exist (or a name on the way is not a directory). */
+  stat: FileStat | null;
+  /** For a regular file: its bytes and the fstat of the file read (readFile), or the error reading it; else null. */
+  read: { bytes: Uint8Array; stat: FileStat } | Error | null;
+}
+
+/** Below this many entries the native call's threads do not pay. */
+const READ_MANY_MIN = 16;
+const READ_MANY_THREADS = 4;
+
+/** One entry the way readEntries reads many (lstat, then readFile for a regular file). */
+function readEntry(dir: DirHandle, name: string): ReadEntry | Error {
+  let stat: FileStat | null;
+  try {
+    stat = dir.lstat(name);
+  } catch (err) {
+    return err as Error;
+  }
+  if (!stat?.isFile()) return { stat, read: null };
+  try {
+    return { stat, read: dir.readFile(name) };
+  } catch (err) {
+    return { stat, read: err as Error };
+  }
+}
+
 export class TreeHandles {
   readonly root: DirHandle;
   private readonly dirs = new Map<string, DirHandle | null>();
@@ -420,6 +453,35 @@ export class TreeHandles {
 
   get backend(): DirBackend {
     return this.ctx.backend;
+  }
+
+  /**
+   * Many entries of held directories, each as `lstat` gives it and, when that
+   * is a regular file, as `readFile` reads it: with the native module in one
+   * call that reads them on a few threads (a 500-file patch's reads were
+   * mostly the calls from JavaScript, one lstat and one read per file), else
+   * one entry at a time. An lstat failure other than "absent" is the entry's
+   * error, a read failure its `read`: the errors lstat and readFile throw.
+   */
+  readEntries(items: readonly { dir: DirHandle; name: string }[]): (ReadEntry | Error)[] {
+    if (this.ctx.backend !== "native" || items.length < READ_MANY_MIN || !items.every((it) => isName(it.name))) {
+      return items.map(({ dir, name }) => readEntry(dir, name));
+    }
+    const fds = Int32Array.from(items, (it) => it.dir.fd);
+    const threads = Math.min(READ_MANY_THREADS, availableParallelism());
+    const [n, e, bytes] = nativeModule()!.readManyAt(fds, items.map((it) => it.name), READ_OPEN, threads);
+    return items.map(({ dir, name }, k) => {
+      const lstatErr = e[3 * k]!;
+      if (lstatErr === ENOENT || lstatErr === ENOTDIR) return { stat: null, read: null };
+      if (lstatErr !== 0) return sysError(lstatErr, "lstat", dir.label(name));
+      const at = 14 * k;
+      const stat = new NativeStat(n[at]!, n[at + 1]!, n[at + 2]!, n[at + 3]!, n[at + 4]!, n[at + 5]!);
+      if (!stat.isFile()) return { stat, read: null };
+      const readErr = e[3 * k + 1]!;
+      if (readErr !== 0) return { stat, read: sysError(Math.abs(readErr), readErr > 0 ? "open" : "read", dir.label(name)) };
+      const opened = new NativeStat(n[at + 7]!, n[at + 8]!, n[at + 9]!, n[at + 10]!, n[at + 11]!, n[at + 12]!);
+      return { stat, read: { bytes: bytes[k] ?? new Uint8Array(0), stat: opened } };
+    });
   }
 
   /**

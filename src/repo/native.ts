@@ -149,6 +149,13 @@ export interface NativeModule {
    */
   readFileAt(dirfd: number, name: string, flags: number): [Float64Array, Uint8Array | null] | number;
   /**
+   * For each (fds[k], names[k]) the name's lstat and, when it is a regular file, the file opened with `flags`, its
+   * fstat and its bytes, read on up to `threads` threads (src/native/read_many.c): numbers holds 14 per entry (the
+   * lstat, then the fstat, as lstatAt gives them), errors 3 (lstat's errno; the open's errno, or -errno of fstat or a
+   * read; 1 when the file was opened), bytes a regular file's bytes or null.
+   */
+  readManyAt(fds: Int32Array, names: string[], flags: number, threads: number): [numbers: Float64Array, errors: Int32Array, bytes: (Uint8Array | null)[]];
+  /**
    * The unified diff of `a` to `b` rendered from `changes` ((oldStart, oldEnd, newStart, newEnd) quadruples, 0-based
    * lines, sorted) after the bytes of `head`, with `context` lines around each group of changes: the bytes of
    * src/ops/diff/placed-diff.ts's renderer; null when the changes do not turn `a` into `b`.
@@ -223,7 +230,7 @@ export interface NativeModule {
   syncfsResult?(flush: NativeSyncfs): number | null;
 }
 
-const MODULE_VERSION = 15;
+const MODULE_VERSION = 16;
 let loaded: NativeModule | null | undefined;
 let loadError = "";
 

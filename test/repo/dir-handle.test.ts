@@ -49,6 +49,51 @@ for (const backend of BACKENDS) {
       }
     });
 
+    test("readEntries: each entry as lstat and readFile give it, for a few entries and for many (the native module's one call), in any mix of kinds", async () => {
+      configureDirHandles({ backend });
+      await using d = tmpDir("ws-dirh-");
+      mkdirSync(join(d.path, "sub"));
+      const names: string[] = [];
+      for (let k = 0; k < 30; k++) {
+        writeFileSync(join(d.path, k % 2 ? `sub/f${k}` : `f${k}-é`), Buffer.alloc(k * 997, String.fromCharCode(97 + (k % 26))));
+        names.push(k % 2 ? `sub/f${k}` : `f${k}-é`);
+      }
+      writeFileSync(join(d.path, "big"), Buffer.alloc(300_001, "y"));
+      symlinkSync("big", join(d.path, "link"));
+      Bun.spawnSync(["mkfifo", join(d.path, "fifo")]);
+      names.push("big", "link", "fifo", "sub", "missing", "sub/missing", "x".repeat(300));
+      const t = tree(d.path);
+      try {
+        const items = names.map((n) => (n.startsWith("sub/") ? { dir: t.dir("sub")!, name: n.slice(4) } : { dir: t.dir("")!, name: n }));
+        const one = (dir: (typeof items)[number]["dir"], name: string) => {
+          let stat;
+          try {
+            stat = dir.lstat(name);
+          } catch (err) {
+            return { error: (err as NodeJS.ErrnoException).code };
+          }
+          if (!stat?.isFile()) return { stat: stat && [stat.ino, stat.mode, stat.size], read: null };
+          const r = dir.readFile(name);
+          return { stat: [stat.ino, stat.mode, stat.size], read: { bytes: Buffer.from(r.bytes).toString("base64"), stat: [r.stat.ino, r.stat.mode, r.stat.size, r.stat.mtimeMs] } };
+        };
+        const shown = (e: ReturnType<TreeHandles["readEntries"]>[number]) => {
+          if (e instanceof Error) return { error: (e as NodeJS.ErrnoException).code };
+          const read = e.read instanceof Error ? { error: (e.read as NodeJS.ErrnoException).code } : e.read && { bytes: Buffer.from(e.read.bytes).toString("base64"), stat: [e.read.stat.ino, e.read.stat.mode, e.read.stat.size, e.read.stat.mtimeMs] };
+          return { stat: e.stat && [e.stat.ino, e.stat.mode, e.stat.size], read };
+        };
+        const expected = items.map(({ dir, name }) => one(dir, name));
+        // the truths behind them, on every backend
+        expect(expected[names.indexOf("big")]).toMatchObject({ read: { bytes: Buffer.alloc(300_001, "y").toString("base64") } });
+        expect(expected[names.indexOf("link")]!.read).toBeNull();
+        expect(expected[names.indexOf("fifo")]!.read).toBeNull();
+        expect(expected[names.indexOf("missing")]).toEqual({ stat: null, read: null });
+        expect(expected[names.indexOf("x".repeat(300))]).toEqual({ error: "ENAMETOOLONG" });
+        for (const count of [items.length, 5]) expect(t.readEntries(items.slice(0, count)).map(shown)).toEqual(expected.slice(0, count));
+      } finally {
+        t.close();
+      }
+    });
+
     test.skipIf(process.platform !== "linux")("readFile reads to the end of a file that holds more than its stat said (a /proc file says 0 bytes)", () => {
       configureDirHandles({ backend });
       const t = tree(`/proc/${process.pid}`);

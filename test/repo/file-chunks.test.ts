@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { closeSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileChunks, fileStream } from "../../src/repo/file-chunks";
+import { fileChunks, fileStream, writeAllPieces } from "../../src/repo/file-chunks";
 import { tmpDir } from "../helpers/tmp-repo";
 
 describe("bounded file reads", () => {
@@ -36,5 +36,24 @@ describe("bounded file reads", () => {
     await reader.cancel();
     expect(seen).toBe(8 << 20);
     expect(process.memoryUsage().rss - before).toBeLessThan(32 << 20);
+  });
+});
+
+describe("writeAllPieces", () => {
+  test("every array in order, more of them than one writev takes, empty ones and a 3 MB one among them", async () => {
+    await using d = tmpDir("ws-pieces-");
+    const pieces: Uint8Array[] = [];
+    for (let k = 0; k < 2_500; k++) pieces.push(k % 7 === 0 ? new Uint8Array(0) : Buffer.from(`piece ${k};`));
+    pieces.splice(1_024, 0, Buffer.alloc(3 << 20, "z"));
+    for (const [name, list] of [["many", pieces], ["none", []], ["one", [Buffer.from("x")]]] as const) {
+      const path = join(d.path, name);
+      const fd = openSync(path, "wx");
+      try {
+        writeAllPieces(fd, list);
+      } finally {
+        closeSync(fd);
+      }
+      expect(readFileSync(path).equals(Buffer.concat(list))).toBe(true);
+    }
   });
 });

@@ -16,7 +16,8 @@
  * count from the first of them). A pack is written whole (temp file, flush,
  * rename), so a reader sees all of it or none, and it never changes after.
  */
-import { closeSync, fchmodSync, openSync, readSync, rmSync, writeSync } from "node:fs";
+import { closeSync, fchmodSync, openSync, readSync, rmSync } from "node:fs";
+import { writeAllPieces } from "../../repo/file-chunks";
 import { internal } from "../../core/errors";
 import { shownStatePath } from "../../repo/state-dir";
 import type { ObjectWrite } from "./batch-store";
@@ -45,10 +46,7 @@ export function writePackFile(path: string, items: ObjectWrite[], perm = 0o644):
   const header = new TextEncoder().encode(`${MAGIC}${String(index.length - 1).padStart(12, "0")}\n`);
   const fd = openSync(path, "wx", 0o600);
   try {
-    for (const piece of [header, index, ...items.map((it) => it.bytes)]) {
-      let off = 0;
-      while (off < piece.length) off += writeSync(fd, piece, off, piece.length - off);
-    }
+    writeAllPieces(fd, [header, index, ...items.map((it) => it.bytes)]);
     // open()'s mode passes through the umask.
     fchmodSync(fd, perm);
   } catch (err) {

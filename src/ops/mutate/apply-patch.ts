@@ -2,6 +2,8 @@ import { invalidArgument, tooLarge } from "../../core/errors";
 import { type PatchPlan, type PlannedChange, type PlannedOffset, planPatch } from "../patch/plan";
 import type { FileReject, HunkReject } from "../patch/types";
 import type { WriteChange } from "../write/write-path";
+import type { PathState } from "../write/edit-recorder";
+import type { RepoPath } from "../../core/repo-path";
 import { type MutationArgs, type MutationResult, type TreeView, runMutation } from "./mutation";
 import { staleReadWarning } from "./stale-reads";
 import type { Workspace } from "../workspace";
@@ -57,7 +59,7 @@ export async function applyPatchOp(ws: Workspace, args: ApplyPatchArgs): Promise
     });
   }
   const r = await runMutation(ws, args, "edit_file_diff", async (view) => {
-    const plan = await planPatch(args.patch, { read: (p) => readForPatch(view, p) });
+    const plan = await planPatch(args.patch, { read: (p) => readForPatch(view, p), ...(view.readMany ? { readMany: (ps) => readManyForPatch(view, ps) } : {}) });
     return { changes: plan.ok ? plan.changes.map(toWriteChange) : null, extra: shapeAnswer(plan), fromReads: true };
   }, { showDiff: true, onStale: args.staleWrites === "refuse" ? "refuse" : "report" });
   const out = r.result;
@@ -72,11 +74,29 @@ export async function applyPatchOp(ws: Workspace, args: ApplyPatchArgs): Promise
   return out;
 }
 
-async function readForPatch(view: TreeView, path: Parameters<TreeView["resolve"]>[0]) {
+async function readForPatch(view: TreeView, path: RepoPath) {
   const t = await view.resolve(path, false);
-  if (t.kind === "dir") throw invalidArgument(`the patch names ${path}, which is a directory, not a file`, { path });
+  if (t.kind === "dir") throw notAFile(path);
   if (t.kind === "missing") return null;
   return view.read(t.path);
+}
+
+/** readForPatch for every path at once (the view's readMany); the first failure in the order readAll's reads fail is thrown. */
+async function readManyForPatch(view: TreeView, paths: RepoPath[]): Promise<Map<string, PathState>> {
+  const read = await view.readMany!(paths);
+  const out = new Map<string, PathState>();
+  for (let k = read.length - 1; k >= 0; k--) {
+    const r = read[k]!;
+    if (r instanceof Error) throw r;
+    if (r.target.kind === "dir") throw notAFile(paths[k]!);
+    if (r.state instanceof Error) throw r.state;
+    out.set(paths[k]!, r.target.kind === "missing" ? null : r.state);
+  }
+  return out;
+}
+
+function notAFile(path: RepoPath) {
+  return invalidArgument(`the patch names ${path}, which is a directory, not a file`, { path });
 }
 
 function toWriteChange(c: PlannedChange): WriteChange {

@@ -16,7 +16,7 @@ import { StaleReadsError } from "../write/pin-check";
 import { type StaleFile, describeStaleReads, staleReadRefusal } from "./stale-reads";
 import { keepShown } from "../snapshot/file";
 import { withWorktreeLock } from "../write/worktree-lock";
-import { type WorktreeTarget, WorktreeAccess, readTargetState, resolveWorktreeTarget, statStamp } from "../write/target";
+import { type WorktreeTarget, WorktreeAccess, readTargetState, resolveAndReadTargets, resolveWorktreeTarget, statStamp } from "../write/target";
 import type { Workspace } from "../workspace";
 import { acquireLease } from "../live/stale-lease";
 
@@ -87,6 +87,11 @@ export interface TreeView {
   read(path: RepoPath): Promise<PathState>;
   /** Files below a resolved directory, sorted by bytes (the work tree: tracked and untracked, not ignored). */
   filesUnder(dir: RepoPath): Promise<RepoPath[]>;
+  /**
+   * resolve (no final symlink followed) and, unless the path is a directory, read, for many paths at once; each
+   * path's failure is its own. Where a view has it, it is what reading many files costs least.
+   */
+  readMany?(paths: readonly RepoPath[]): Promise<({ target: TreeTarget; state: PathState | Error } | Error)[]>;
 }
 
 export interface Built<T> {
@@ -401,6 +406,11 @@ function worktreeView(ws: Workspace, access: WorktreeAccess, reads: Map<string, 
       return state;
     },
     filesUnder: async (dir) => (await readLiveTree(ws, [dir])).entries.map((e) => e.path as RepoPath).filter((p) => p !== dir),
+    readMany: async (paths) =>
+      resolveAndReadTargets(access, paths).map((r) => {
+        if (!(r instanceof Error) && !(r.state instanceof Error)) reads.set(r.target.path, { state: r.state, stamp: statStamp(r.target.stat) });
+        return r;
+      }),
   };
 }
 

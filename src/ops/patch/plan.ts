@@ -30,6 +30,8 @@ import type { FilePatch, FileReject, HunkReject } from "./types";
 
 export interface PatchTarget {
   read(path: RepoPath): Promise<{ bytes: Uint8Array; mode: FileMode } | null>;
+  /** read for many paths at once (by path), where the target can do it for less; the first failure rejects. */
+  readMany?(paths: RepoPath[]): Promise<Map<string, { bytes: Uint8Array; mode: FileMode } | null>>;
 }
 
 export interface PlannedChange {
@@ -79,6 +81,7 @@ async function readAll(files: FilePatch[], target: PatchTarget): Promise<Map<str
     if (f.newPath) paths.add(f.newPath);
   }
   const queue = [...paths];
+  if (target.readMany) return target.readMany(queue);
   const out = new Map<string, Content>();
   const worker = async () => {
     for (let p = queue.pop(); p !== undefined; p = queue.pop()) out.set(p, await target.read(p));

@@ -3,7 +3,7 @@ import { lstatSync, realpathSync, type Stats } from "node:fs";
 import { join } from "node:path";
 import { invalidArgument, isDescriptorShortage, isMissingPath, permissionDenied, repoChanged } from "../../core/errors";
 import { PATH_MAX, ROOT, ancestorsOf, baseName, isReservedPath, parentOf, type RepoPath } from "../../core/repo-path";
-import { type DirHandle, type FileStat, TreeHandles, symlinkOnPath } from "../../repo/dir-handle";
+import { type DirHandle, type FileStat, type ReadEntry, TreeHandles, symlinkOnPath } from "../../repo/dir-handle";
 import type { RepoRoot } from "../../repo/root";
 import type { PathState } from "./edit-recorder";
 import { resolveInRoot } from "../live/path-guard";
@@ -69,6 +69,13 @@ export class WorktreeAccess {
 }
 
 export function resolveWorktreeTarget(access: WorktreeAccess, requested: RepoPath, follow: boolean): WorktreeTarget {
+  const t = locateWorktreeTarget(access, requested, follow);
+  const stat = t.dir ? t.dir.lstat(t.name) : null;
+  return { ...t, kind: kindOf(stat), stat };
+}
+
+/** resolveWorktreeTarget up to the target's directory, held open: every check on the path, no look at the target. */
+function locateWorktreeTarget(access: WorktreeAccess, requested: RepoPath, follow: boolean): Located {
   if (requested === ROOT) throw invalidArgument("the repository root is not a file; name a path inside it", { path: requested });
   if (isReservedPath(requested)) throw permissionDenied(`${requested} is reserved for git and worksnap state`, { path: requested });
   let path: RepoPath;
@@ -95,10 +102,44 @@ export function resolveWorktreeTarget(access: WorktreeAccess, requested: RepoPat
   }
   const parent = parentOf(path);
   const name = baseName(path);
-  const dir = access.handles.dir(parent);
-  const stat = dir ? dir.lstat(name) : null;
-  return { requested, path, parent, dir, name, kind: kindOf(stat), stat };
+  return { requested, path, parent, dir: access.handles.dir(parent), name };
 }
+
+/**
+ * resolveWorktreeTarget and readTargetState for many paths (not following a
+ * final symlink), with the same answers and errors, each path's own: the
+ * files' lstat and bytes are read in one call for all of them
+ * (TreeHandles.readEntries).
+ */
+export function resolveAndReadTargets(access: WorktreeAccess, paths: readonly RepoPath[]): ({ target: WorktreeTarget; state: PathState | Error } | Error)[] {
+  const located: (Located | Error)[] = paths.map((p) => {
+    try {
+      return locateWorktreeTarget(access, p, false);
+    } catch (err) {
+      return err as Error;
+    }
+  });
+  const held = located.filter((l): l is Located & { dir: DirHandle } => !(l instanceof Error) && l.dir !== null);
+  const entries = access.handles.readEntries(held);
+  const byTarget = new Map<Located, ReadEntry | Error>(held.map((l, k) => [l, entries[k]!]));
+  return located.map((l) => {
+    if (l instanceof Error) return l;
+    const entry = byTarget.get(l) ?? { stat: null, read: null };
+    if (entry instanceof Error) return entry;
+    const target: WorktreeTarget = { ...l, kind: kindOf(entry.stat), stat: entry.stat };
+    if (target.kind !== "file") {
+      try {
+        return { target, state: readTargetState(target) };
+      } catch (err) {
+        return { target, state: err as Error };
+      }
+    }
+    return { target, state: stateOfRead(target, entry.read!) };
+  });
+}
+
+/** A target without its stat: where it is, not yet what it is. */
+type Located = Omit<WorktreeTarget, "kind" | "stat">;
 
 /**
  * Canonicalises a path with every symlink followed (spec 3.2 steps 1-6): an
@@ -158,15 +199,31 @@ export function readTargetState(t: WorktreeTarget): PathState {
   const dir = t.dir!;
   try {
     if (t.kind === "symlink") return { bytes: dir.readlink(t.name), mode: "120000" };
-    // A view, not a copy: on a 50 MB file the copy costs as much as the read.
-    const { bytes, stat } = dir.readFile(t.name);
-    if (!stat.isFile()) throw changedWhileRead(t);
-    return { bytes, mode: targetMode(t.stat!) };
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ELOOP" || code === "ENOENT" || code === "EINVAL") throw changedWhileRead(t);
-    throw err;
+    throw readFailure(t, err);
   }
+  // A view, not a copy: on a 50 MB file the copy costs as much as the read.
+  let read: { bytes: Uint8Array; stat: FileStat } | Error;
+  try {
+    read = dir.readFile(t.name);
+  } catch (err) {
+    read = err as Error;
+  }
+  const state = stateOfRead(t, read);
+  if (state instanceof Error) throw state;
+  return state;
+}
+
+/** A file target's state from its read (readFile's answer or error): the error to report when it is no longer that file. */
+function stateOfRead(t: WorktreeTarget, read: { bytes: Uint8Array; stat: FileStat } | Error): PathState | Error {
+  if (read instanceof Error) return readFailure(t, read);
+  if (!read.stat.isFile()) return changedWhileRead(t);
+  return { bytes: read.bytes, mode: targetMode(t.stat!) };
+}
+
+function readFailure(t: WorktreeTarget, err: unknown): Error {
+  const code = (err as NodeJS.ErrnoException).code;
+  return code === "ELOOP" || code === "ENOENT" || code === "EINVAL" ? changedWhileRead(t) : (err as Error);
 }
 
 function changedWhileRead(t: WorktreeTarget): Error {

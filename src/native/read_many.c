@@ -1,0 +1,98 @@
+/* See read_many.h. */
+#include "read_many.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define MAX_THREADS 16
+
+typedef struct {
+  read_item_t *items;
+  size_t n;
+  int flags;
+  atomic_size_t next;
+  atomic_int out_of_memory;
+} shared_t;
+
+/* Reads fd to its end into a malloc'd buffer, `size` bytes expected; 0 or -errno. */
+static int read_to_end(int fd, size_t size, uint8_t **data, size_t *len) {
+  size_t cap = size + 1, n = 0; /* one byte more, to see the end in the same read */
+  uint8_t *buf = malloc(cap);
+  if (!buf) return -ENOMEM;
+  for (;;) {
+    if (n == cap) {
+      uint8_t *grown = realloc(buf, cap * 2);
+      if (!grown) {
+        free(buf);
+        return -ENOMEM;
+      }
+      buf = grown;
+      cap *= 2;
+    }
+    ssize_t r = read(fd, buf + n, cap - n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      int e = errno;
+      free(buf);
+      return -e;
+    }
+    if (r == 0) break;
+    n += (size_t)r;
+  }
+  *data = buf;
+  *len = n;
+  return 0;
+}
+
+static void read_one(read_item_t *it, int flags) {
+  if (fstatat(it->dirfd, it->name, &it->lstat, AT_SYMLINK_NOFOLLOW) != 0) {
+    it->lstat_err = errno;
+    return;
+  }
+  if (!S_ISREG(it->lstat.st_mode)) return;
+  int fd;
+  do fd = openat(it->dirfd, it->name, flags | O_CLOEXEC, 0);
+  while (fd < 0 && errno == EINTR);
+  if (fd < 0) {
+    it->read_err = errno;
+    return;
+  }
+  if (fstat(fd, &it->fstat) != 0) it->read_err = -errno;
+  else {
+    it->opened = 1;
+    if (S_ISREG(it->fstat.st_mode)) it->read_err = read_to_end(fd, (size_t)it->fstat.st_size, &it->data, &it->len);
+  }
+  close(fd);
+}
+
+static void *run(void *arg) {
+  shared_t *s = arg;
+  for (size_t k; (k = atomic_fetch_add(&s->next, 1)) < s->n;) {
+    read_one(&s->items[k], s->flags);
+    if (s->items[k].read_err == -ENOMEM) atomic_store(&s->out_of_memory, 1);
+  }
+  return NULL;
+}
+
+int read_many(read_item_t *items, size_t n, int flags, int threads) {
+  if (threads > MAX_THREADS) threads = MAX_THREADS;
+  if (threads < 1) threads = 1;
+  if ((size_t)threads > n) threads = n > 0 ? (int)n : 1;
+  shared_t s = {items, n, flags, 0, 0};
+  for (size_t k = 0; k < n; k++) {
+    items[k].lstat_err = items[k].read_err = items[k].opened = 0;
+    items[k].data = NULL;
+    items[k].len = 0;
+  }
+  pthread_t ids[MAX_THREADS];
+  int started[MAX_THREADS] = {0};
+  for (int t = 1; t < threads; t++) started[t] = pthread_create(&ids[t], NULL, run, &s) == 0;
+  run(&s);
+  for (int t = 1; t < threads; t++)
+    if (started[t]) pthread_join(ids[t], NULL);
+  return atomic_load(&s.out_of_memory) ? -1 : 0;
+}

@@ -1,0 +1,36 @@
+/* Many files of held directories read at once (dir-handle.ts readMany), spread over a few threads the call starts and joins. */
+#ifndef WORKSNAP_READ_MANY_H
+#define WORKSNAP_READ_MANY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+typedef struct {
+  /* in: the directory's descriptor and the entry's name (one component) */
+  int dirfd;
+  const char *name;
+  /* out: 0, or the errno of lstat (ENOENT: absent) */
+  int lstat_err;
+  struct stat lstat;
+  /* out, for a regular file by lstat: 0 or the open's errno (positive), -errno when fstat or a read failed */
+  int read_err;
+  /* whether the open and fstat happened (fstat holds the opened file's numbers) */
+  int opened;
+  struct stat fstat;
+  /* the bytes to the end when the opened file is regular (malloc'd, the caller frees; NULL for none) */
+  uint8_t *data;
+  size_t len;
+} read_item_t;
+
+/*
+ * For each item: lstat of the name (a symlink is not followed); when that is a
+ * regular file, the name opened with `flags` (O_CLOEXEC added), its fstat, and
+ * when that is a regular file, its bytes read to the end (a file longer than
+ * its fstat said read whole). Up to `threads` threads, the calling one
+ * included, each taking the next item. Returns -1 when memory ran out for a
+ * file (that item has read_err -ENOMEM), else 0.
+ */
+int read_many(read_item_t *items, size_t n, int flags, int threads);
+
+#endif
