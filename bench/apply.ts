@@ -29,6 +29,9 @@
 //     connected to with the MCP SDK's client, its first workspace_apply_patch call timed from request to answer
 //     (the patch sent as JSON-RPC; the server's code as cold as a host's new session finds it), 1.5 s after the
 //     client connected (untimed);
+//   - server, the request alone: a new server's first call with the same patch and an unknown mode, refused at
+//     once: what getting the 1.4 MB request to the server and an answer back costs (the client's serialisation,
+//     the pipe, JSON.parse), which the first write's time includes;
 //   - op, one-shot: the same call in a workspace as a one-shot CLI command opens it (spares from the pool the
 //     previous process left; what the call replaced is handed off and removed after it, untimed), in process;
 //   - CLI: `dist/worksnap apply patch.diff` as a user runs it, a process, spawn to exit (start-up included), as git
@@ -133,8 +136,8 @@ let dropHistory = false;
 let dirtyTree = false;
 let conversations = 0;
 
-type Contender = "git" | "gitFlushed" | "gitKept" | "op" | "serverFirst" | "serverProcess" | "opOneShot" | "cli" | "cliFirst" | "opNoHistory" | "opFsync" | "snapshot";
-const CONTENDERS: Contender[] = ["git", "gitFlushed", "gitKept", "op", "serverFirst", "serverProcess", "opOneShot", "cli", "cliFirst", "opFsync", "opNoHistory", "snapshot"];
+type Contender = "git" | "gitFlushed" | "gitKept" | "op" | "serverFirst" | "serverProcess" | "serverMessage" | "opOneShot" | "cli" | "cliFirst" | "opNoHistory" | "opFsync" | "snapshot";
+const CONTENDERS: Contender[] = ["git", "gitFlushed", "gitKept", "op", "serverFirst", "serverProcess", "serverMessage", "opOneShot", "cli", "cliFirst", "opFsync", "opNoHistory", "snapshot"];
 /** Untimed wait between a compiled server's start and its first call (its start-up spares and watch are made meanwhile, as while a host's user types). */
 const SERVER_IDLE_MS = 1500;
 const BINARY = join(import.meta.dir, "..", "dist", "worksnap");
@@ -191,7 +194,7 @@ async function measure(s: Scenario, runs: number, gitRuns: number): Promise<Resu
   const expected = git(s.repo, "write-tree").trim();
   const ws = openWorkspace(s.repo, { longLived: true });
   const recorder = ws.recorder;
-  const out: Result = { git: [], gitFlushed: [], gitKept: [], op: [], serverFirst: [], serverProcess: [], opOneShot: [], cli: [], cliFirst: [], opNoHistory: [], opFsync: [], snapshot: [] };
+  const out: Result = { git: [], gitFlushed: [], gitKept: [], op: [], serverFirst: [], serverProcess: [], serverMessage: [], opOneShot: [], cli: [], cliFirst: [], opNoHistory: [], opFsync: [], snapshot: [] };
   // the patched paths, for the anchor that keeps their old bytes (outside the repository: a reset cleans it)
   const listFile = join(dirname(s.repo), "patched-files.txt");
   const keptTar = join(dirname(s.repo), "old-files.tar");
@@ -236,6 +239,21 @@ async function measure(s: Scenario, runs: number, gitRuns: number): Promise<Resu
           const { ms, answer } = await server.call("workspace_apply_patch", { patch });
           const r = resultOf("workspace_apply_patch", answer);
           if (!r.applied) throw new Error(`${s.name}: the compiled server rejected the patch: ${JSON.stringify(r.rejects).slice(0, 1000)}`);
+          return ms;
+        } finally {
+          await server.close();
+          await exited(server.pid);
+        }
+      },
+      serverMessage: async () => {
+        // the same request, refused at once (an unknown mode): the cost of getting the message to a new server and its
+        // answer back (the client's serialisation, the pipe, JSON.parse of 1.4 MB), which a write's answer includes
+        reset(s);
+        const server = await startServer(BINARY, ["serve", "--root", s.repo], { stderr: "ignore" });
+        try {
+          await Bun.sleep(SERVER_IDLE_MS);
+          const { ms, answer } = await server.call("workspace_apply_patch", { patch, mode: "none" });
+          if (!answer.isError) throw new Error(`${s.name}: the compiled server took a patch with mode "none"`);
           return ms;
         } finally {
           await server.close();
@@ -318,11 +336,11 @@ async function main(): Promise<number> {
     results.push(await measure(s, runs, gitRuns));
   }
   const loadAfter = loadLine();
-  const headers = ["input", "git apply", "git apply, flushed", "ratio", "git apply, old files kept", "ratio", "op, worktree", "ratio", "op, first call", "ratio", "server's first write", "ratio", "op, one-shot", "ratio", "CLI", "ratio", "CLI, first write", "ratio", "op, worktree, fsync per file", "ratio", "op, worktree, history off", "ratio", "op, snapshot", "ratio"];
+  const headers = ["input", "git apply", "git apply, flushed", "ratio", "git apply, old files kept", "ratio", "op, worktree", "ratio", "op, first call", "ratio", "server's first write", "ratio", "server, the request alone", "ratio", "op, one-shot", "ratio", "CLI", "ratio", "CLI, first write", "ratio", "op, worktree, fsync per file", "ratio", "op, worktree, history off", "ratio", "op, snapshot", "ratio"];
   const rows = results.map((r, i) => {
     const g = median(r.git);
     const cell = (xs: number[]) => [fmtMs(median(xs)), fmtRatio(median(xs) / g)];
-    return [scenarios[i]!.label, fmtMs(g), ...cell(r.gitFlushed), ...cell(r.gitKept), ...cell(r.op), ...cell(r.serverFirst), ...cell(r.serverProcess), ...cell(r.opOneShot), ...cell(r.cli), ...cell(r.cliFirst), ...cell(r.opFsync), ...cell(r.opNoHistory), ...cell(r.snapshot)];
+    return [scenarios[i]!.label, fmtMs(g), ...cell(r.gitFlushed), ...cell(r.gitKept), ...cell(r.op), ...cell(r.serverFirst), ...cell(r.serverProcess), ...cell(r.serverMessage), ...cell(r.opOneShot), ...cell(r.cli), ...cell(r.cliFirst), ...cell(r.opFsync), ...cell(r.opNoHistory), ...cell(r.snapshot)];
   });
   console.log(table(headers, rows));
   console.log(`${loadBefore}; after: ${loadAfter}`);
@@ -348,7 +366,8 @@ async function main(): Promise<number> {
       "whose code the earlier rounds have warmed. \"server's first write\" is the same through the compiled server:",
       "`dist/worksnap serve` started, its first `workspace_apply_patch` call timed through the MCP SDK's client from",
       "request to answer (the patch sent as JSON-RPC, code not yet compiled by the JIT), 1.5 s after the client",
-      "connected (untimed). \"op, one-shot\" is the call",
+      "connected (untimed); \"server, the request alone\" is a new server's first call with the same patch and an unknown",
+      "mode, refused at once: what the request's transport and parsing cost, which that time includes. \"op, one-shot\" is the call",
       "in a workspace as a one-shot CLI command opens it, in process: spares from the pool the previous process left,",
       "the replaced files handed off and removed after it (untimed). \"CLI\" is `dist/worksnap apply patch.diff` as a",
       "process, spawn to exit, as git apply is timed (start-up included; its detached step waited for, untimed);",

@@ -356,11 +356,16 @@ function withoutNoOps(access: WorktreeAccess, changes: WriteChange[], reads: Map
   return changes.filter((c) => {
     if (c.kind !== "write" || c.expect !== undefined) return true;
     let current: PathState;
-    try {
-      const target = resolveWorktreeTarget(access, c.path, c.follow === true);
-      current = reads.get(target.path)?.state ?? (target.kind === "file" || target.kind === "symlink" ? readTargetState(target) : null);
-    } catch {
-      return true; // the write path reports what is wrong with it
+    // A path read under its own name is canonical (its resolution is itself): no need to resolve it again.
+    const known = c.follow === true ? undefined : reads.get(c.path);
+    if (known) current = known.state;
+    else {
+      try {
+        const target = resolveWorktreeTarget(access, c.path, c.follow === true);
+        current = reads.get(target.path)?.state ?? (target.kind === "file" || target.kind === "symlink" ? readTargetState(target) : null);
+      } catch {
+        return true; // the write path reports what is wrong with it
+      }
     }
     if (current === null || (c.mode !== undefined && c.mode !== current.mode)) return true;
     return Buffer.compare(current.bytes, c.bytes) !== 0;
