@@ -807,11 +807,8 @@ static napi_value readlink_at(napi_env env, napi_callback_info info) {
   return buf;
 }
 
-/* lstat's numbers (dev, ino, mode, size, mtimeMs, ctimeMs, nlink) as a new Float64Array; NULL with an exception pending. */
-static napi_value stat_numbers(napi_env env, const struct stat *st) {
-  double *f;
-  napi_value arr = typed_array(env, napi_float64_array, sizeof(double), 7, (void **)&f);
-  if (!arr) return NULL;
+/* lstat's numbers (dev, ino, mode, size, mtimeMs, ctimeMs, nlink) into f[0..6]. */
+static void put_stat(double *f, const struct stat *st) {
   f[0] = (double)st->st_dev;
   f[1] = (double)st->st_ino;
   f[2] = (double)st->st_mode;
@@ -819,6 +816,13 @@ static napi_value stat_numbers(napi_env env, const struct stat *st) {
   f[4] = stat_ms(ST_MTIME(*st));
   f[5] = stat_ms(ST_CTIME(*st));
   f[6] = (double)st->st_nlink;
+}
+
+/* lstat's numbers (put_stat) as a new Float64Array; NULL with an exception pending. */
+static napi_value stat_numbers(napi_env env, const struct stat *st) {
+  double *f;
+  napi_value arr = typed_array(env, napi_float64_array, sizeof(double), 7, (void **)&f);
+  if (arr) put_stat(f, st);
   return arr;
 }
 
@@ -1271,16 +1275,6 @@ static int typed_of(napi_env env, napi_value v, napi_typedarray_type want, void 
   return napi_get_typedarray_info(env, v, &type, count, data, &ab, &offset) == napi_ok && type == want;
 }
 
-/* lstat's numbers into f[0..6] (stat_numbers' order). */
-static void put_stat(double *f, const struct stat *st) {
-  f[0] = (double)st->st_dev;
-  f[1] = (double)st->st_ino;
-  f[2] = (double)st->st_mode;
-  f[3] = (double)st->st_size;
-  f[4] = stat_ms(ST_MTIME(*st));
-  f[5] = stat_ms(ST_CTIME(*st));
-  f[6] = (double)st->st_nlink;
-}
 
 /*
  * readManyAt(fds, names, flags, threads): for each (fds[k], names[k]) the
