@@ -94,6 +94,52 @@ for (const backend of BACKENDS) {
       }
     });
 
+    test("readEntries while a file is swapped for a symlink to a secret outside the root, and back, in a loop: never the secret's bytes", async () => {
+      configureDirHandles({ backend });
+      await using d = tmpDir("ws-dirh-");
+      mkdirSync(join(d.path, "root"));
+      writeFileSync(join(d.path, "secret"), "SECRET\n");
+      const names: string[] = [];
+      for (let k = 0; k < 20; k++) {
+        writeFileSync(join(d.path, "root", `f${k}`), `file ${k}\n`);
+        names.push(`f${k}`);
+      }
+      writeFileSync(join(d.path, "root", "victim"), "safe\n");
+      names.push("victim");
+      // the adversary: victim becomes a symlink to ../secret and a regular file again, as fast as it can
+      const swapper = Bun.spawn(["bash", "-c", "cd \"$0\" && while :; do ln -s ../secret l && mv -T l victim; printf 'safe\\n' > f && mv -T f victim; done", join(d.path, "root")], { stdout: "ignore", stderr: "ignore" });
+      const t = tree(join(d.path, "root"));
+      const seen = { file: 0, symlink: 0, changed: 0 };
+      try {
+        const root = t.dir("")!;
+        const items = names.map((name) => ({ dir: root, name }));
+        const deadline = Date.now() + 1500;
+        while (Date.now() < deadline) {
+          const entries = t.readEntries(items);
+          for (let k = 0; k < 20; k++) expect(Buffer.from((entries[k] as { read: { bytes: Uint8Array } }).read.bytes).toString()).toBe(`file ${k}\n`);
+          const v = entries[20]!;
+          if (v instanceof Error) throw v;
+          if (v.stat === null) continue; // between the unlink and the rename of a mv: absent
+          if (v.stat.isSymbolicLink()) {
+            expect(v.read).toBeNull();
+            seen.symlink++;
+          } else if (v.read instanceof Error) {
+            // a regular file by lstat, a symlink by the time it was opened: O_NOFOLLOW refused it
+            expect((v.read as NodeJS.ErrnoException).code).toBeOneOf(["ELOOP", "ENOENT"]);
+            seen.changed++;
+          } else {
+            expect(Buffer.from(v.read!.bytes).toString()).toBe("safe\n");
+            seen.file++;
+          }
+        }
+      } finally {
+        swapper.kill();
+        await swapper.exited;
+        t.close();
+      }
+      expect(seen.file + seen.symlink).toBeGreaterThan(0);
+    });
+
     test.skipIf(process.platform !== "linux")("readFile reads to the end of a file that holds more than its stat said (a /proc file says 0 bytes)", () => {
       configureDirHandles({ backend });
       const t = tree(`/proc/${process.pid}`);
