@@ -399,12 +399,6 @@ function relabel(err: unknown, syscall: string, label: string): unknown {
   return sysError(errno, syscall, label);
 }
 
-/**
- * The directories one call works in, held open for the call: the root, and
- * every directory asked for (by repo-relative path), each resolved beneath
- * the root once. Close it when the call ends (after every asynchronous
- * operation on its descriptors has settled).
- */
 /** An entry as TreeHandles.readEntries gives it. */
 export interface ReadEntry {
   /** The name's lstat; null when it does not exist (or a name on the way is not a directory). */
@@ -433,6 +427,12 @@ function readEntry(dir: DirHandle, name: string): ReadEntry | Error {
   }
 }
 
+/**
+ * The directories one call works in, held open for the call: the root, and
+ * every directory asked for (by repo-relative path), each resolved beneath
+ * the root once. Close it when the call ends (after every asynchronous
+ * operation on its descriptors has settled).
+ */
 export class TreeHandles {
   readonly root: DirHandle;
   private readonly dirs = new Map<string, DirHandle | null>();
