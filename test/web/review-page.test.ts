@@ -263,7 +263,9 @@ describe("review page (headless Chromium)", () => {
     // The counts speak of the whole history, not of what is drawn.
     expect(await page.textContent("#summary")).toContain(`${n} pending`);
 
-    await page.click(".more-edits");
+    // Activated from the keyboard, not by a click at coordinates: the open cards' diffs load as they come into view
+    // while the button is scrolled to, and move it under a pointer (a click there can land on a card).
+    await page.press(".more-edits", "Enter");
     await waitForCards(400);
     expect(await page.textContent(".more-edits")).toBe("Show 50 more edits (50 not shown)");
 
@@ -271,7 +273,7 @@ describe("review page (headless Chromium)", () => {
     await page.fill("#file-filter", "many/");
     await waitForCards(200);
     const ids = await page.$$eval(".card", (els) => els.map((e) => e.getAttribute("data-edit")!));
-    await page.click(`${card(ids[199]!)} .path`);
+    await page.$eval(`${card(ids[199]!)} .path`, (el) => (el as HTMLElement).click());
     await page.keyboard.press("Escape");
     await page.keyboard.press("j");
     await waitForCards(400);
@@ -279,7 +281,7 @@ describe("review page (headless Chromium)", () => {
     const drawnIds = await page.$$eval(".card", (els) => els.map((e) => e.getAttribute("data-edit")!));
     expect(drawnIds.indexOf(selected!)).toBe(200);
 
-    await page.click(".more-edits");
+    await page.press(".more-edits", "Enter");
     await waitForCards(n);
     expect(await page.$(".more-edits")).toBeNull();
   }, 120_000);
