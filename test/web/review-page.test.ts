@@ -273,7 +273,7 @@ describe("review page (headless Chromium)", () => {
     await page.fill("#file-filter", "many/");
     await waitForCards(200);
     const ids = await page.$$eval(".card", (els) => els.map((e) => e.getAttribute("data-edit")!));
-    await page.$eval(`${card(ids[199]!)} .path`, (el) => (el as HTMLElement).click());
+    await page.$eval(`${card(ids[199]!)} .path`, (el) => (el as unknown as { click(): void }).click());
     await page.keyboard.press("Escape");
     await page.keyboard.press("j");
     await waitForCards(400);
