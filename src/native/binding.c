@@ -827,50 +827,18 @@ static napi_value stat_numbers(napi_env env, const struct stat *st) {
 }
 
 /*
- * Reads `fd` to its end into a new Uint8Array, `size` bytes expected. The
- * bytes are read straight into the array's memory (a large file is not copied
- * again, and its memory is not cleared first: a Buffer's, taken as a plain
- * Uint8Array); only a file that grew past its fstat size is gathered in a
- * growing buffer and copied. -errno when a read fails; -ENOMEM when memory
- * ran out, with an exception pending when it was the runtime's.
+ * malloc'd bytes (read_fd_to_end) handed to JavaScript as a Uint8Array that
+ * owns them (freed when it is collected): no copy; an empty array for none.
+ * NULL with an exception pending when it cannot be made (the bytes freed).
  */
-static int read_to_end(napi_env env, int fd, size_t size, napi_value *out) {
-  size_t cap = size + 1, len = 0; /* one byte more, to see the end in the same read */
-  void *data;
-  napi_value first, ab;
-  napi_typedarray_type type;
-  size_t count, offset;
-  if (napi_create_buffer(env, cap, &data, &first) != napi_ok || napi_get_typedarray_info(env, first, &type, &count, &data, &ab, &offset) != napi_ok) {
-    return -ENOMEM;
-  }
-  uint8_t *buf = data, *heap = NULL;
-  for (;;) {
-    if (len == cap) {
-      uint8_t *grown = heap ? realloc(heap, cap * 2) : malloc(cap * 2);
-      if (!grown) {
-        free(heap);
-        return -ENOMEM;
-      }
-      if (!heap) memcpy(grown, buf, len);
-      heap = buf = grown;
-      cap *= 2;
-    }
-    ssize_t n = read(fd, buf + len, cap - len);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int e = errno;
-      free(heap);
-      return -e;
-    }
-    if (n == 0) break;
-    len += (size_t)n;
-  }
-  if (!heap) return napi_create_typedarray(env, napi_uint8_array, len, ab, offset, out) == napi_ok ? 0 : -ENOMEM;
-  uint8_t *bytes;
-  *out = typed_array(env, napi_uint8_array, 1, len, (void **)&bytes);
-  if (*out && len > 0) memcpy(bytes, heap, len);
-  free(heap);
-  return *out ? 0 : -ENOMEM;
+static napi_value owned_bytes(napi_env env, uint8_t *data, size_t len) {
+  napi_value b;
+  if (len > 0 && napi_create_external_buffer(env, len, data, free_kept, NULL, &b) == napi_ok) return b;
+  free(data);
+  if (len > 0) return throw_(env, "napi_create_external_buffer");
+  void *none;
+  CHECK(napi_create_buffer(env, 0, &none, &b));
+  return b;
 }
 
 /*
@@ -889,13 +857,17 @@ static napi_value read_file_at(napi_env env, napi_callback_info info) {
   struct stat st;
   napi_value numbers = NULL, bytes = NULL;
   int err = fstat(f, &st) == 0 ? 0 : -errno;
-  if (!err && (numbers = stat_numbers(env, &st)) != NULL) {
-    if (S_ISREG(st.st_mode)) err = read_to_end(env, f, (size_t)st.st_size, &bytes);
-    else bytes = null_value(env);
-  }
+  uint8_t *data = NULL;
+  size_t len = 0;
+  if (!err && S_ISREG(st.st_mode)) err = read_fd_to_end(f, (size_t)st.st_size, &data, &len);
   close(f);
   if (err) return err == -ENOMEM ? fail(env, "worksnap native: out of memory reading a file") : number(env, err);
-  return numbers && bytes ? pair_of(env, numbers, bytes) : NULL;
+  if ((numbers = stat_numbers(env, &st)) == NULL) {
+    free(data);
+    return NULL;
+  }
+  bytes = data ? owned_bytes(env, data, len) : null_value(env);
+  return bytes ? pair_of(env, numbers, bytes) : NULL;
 }
 
 /* lstatAt(dirfd, name): [dev, ino, mode, size, mtimeMs, ctimeMs, nlink] of the name itself (a symlink is not followed), or an errno */
@@ -1347,14 +1319,8 @@ static napi_value read_many_at(napi_env env, napi_callback_info info) {
       e[3 * k] = it->lstat_err;
       e[3 * k + 1] = it->read_err;
       e[3 * k + 2] = it->opened;
-      napi_value b = NULL;
-      if (!it->data) b = null_value(env);
-      else if (it->len == 0) {
-        void *none;
-        if (napi_create_buffer(env, 0, &none, &b) != napi_ok) b = NULL;
-      } else if (napi_create_external_buffer(env, it->len, it->data, free_kept, NULL, &b) == napi_ok) {
-        it->data = NULL; /* the buffer owns it now */
-      } else b = NULL;
+      napi_value b = it->data ? owned_bytes(env, it->data, it->len) : null_value(env);
+      it->data = NULL; /* the array owns it now (or it was freed) */
       if (!b || napi_set_element(env, bytes, (uint32_t)k, b) != napi_ok) break;
     }
     if (k == n) {

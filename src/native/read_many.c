@@ -18,8 +18,7 @@ typedef struct {
   atomic_int out_of_memory;
 } shared_t;
 
-/* Reads fd to its end into a malloc'd buffer, `size` bytes expected; 0 or -errno. */
-static int read_to_end(int fd, size_t size, uint8_t **data, size_t *len) {
+int read_fd_to_end(int fd, size_t size, uint8_t **data, size_t *len) {
   size_t cap = size + 1, n = 0; /* one byte more, to see the end in the same read */
   uint8_t *buf = malloc(cap);
   if (!buf) return -ENOMEM;
@@ -64,7 +63,7 @@ static void read_one(read_item_t *it, int flags) {
   if (fstat(fd, &it->fstat) != 0) it->read_err = -errno;
   else {
     it->opened = 1;
-    if (S_ISREG(it->fstat.st_mode)) it->read_err = read_to_end(fd, (size_t)it->fstat.st_size, &it->data, &it->len);
+    if (S_ISREG(it->fstat.st_mode)) it->read_err = read_fd_to_end(fd, (size_t)it->fstat.st_size, &it->data, &it->len);
   }
   close(fd);
 }

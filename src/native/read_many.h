@@ -33,4 +33,12 @@ typedef struct {
  */
 int read_many(read_item_t *items, size_t n, int flags, int threads);
 
+/*
+ * Reads `fd` to its end into a malloc'd buffer (`size` bytes expected, one
+ * more allocated to see the end in the same read; a file longer than that is
+ * read whole in a growing buffer): 0 with *data and *len set, or -errno
+ * (-ENOMEM when memory ran out).
+ */
+int read_fd_to_end(int fd, size_t size, uint8_t **data, size_t *len);
+
 #endif
