@@ -54,7 +54,7 @@ import { finishHandOff, POOL_PREFIX } from "../src/repo/tmp-reserve";
 import { Rng, renderFile } from "./gen-repo.ts";
 import { hunksFor } from "./hunks.ts";
 import { configureDurability, syncFileSystem } from "../src/repo/durable";
-import { resultOf, startServer } from "./mcp-server.ts";
+import { resultOf, startServer, type ToolAnswer } from "./mcp-server.ts";
 import { argValue, fmtMs, fmtRatio, loadLine, machineLine, markdownTable, median, table, timeCommand, runMain } from "./lib.ts";
 
 const GIT_ENV = {
@@ -169,6 +169,19 @@ async function exited(pid: number): Promise<void> {
   }
 }
 
+/** A new compiled server's first workspace_apply_patch call, on a freshly reset repository, after it has waited for its host. */
+async function firstCallOfNewServer(s: Scenario, args: Record<string, unknown>): Promise<{ ms: number; answer: ToolAnswer }> {
+  reset(s);
+  const server = await startServer(BINARY, ["serve", "--root", s.repo], { stderr: "ignore" });
+  try {
+    await Bun.sleep(SERVER_IDLE_MS);
+    return await server.call("workspace_apply_patch", args);
+  } finally {
+    await server.close();
+    await exited(server.pid);
+  }
+}
+
 /** One timed run of the op in worktree mode on a freshly reset repository. */
 async function runOp(s: Scenario, ws: Workspace, patch: string): Promise<number> {
   reset(s);
@@ -232,33 +245,17 @@ async function measure(s: Scenario, runs: number, gitRuns: number): Promise<Resu
         }
       },
       serverProcess: async () => {
-        reset(s);
-        const server = await startServer(BINARY, ["serve", "--root", s.repo], { stderr: "ignore" });
-        try {
-          await Bun.sleep(SERVER_IDLE_MS);
-          const { ms, answer } = await server.call("workspace_apply_patch", { patch });
-          const r = resultOf("workspace_apply_patch", answer);
-          if (!r.applied) throw new Error(`${s.name}: the compiled server rejected the patch: ${JSON.stringify(r.rejects).slice(0, 1000)}`);
-          return ms;
-        } finally {
-          await server.close();
-          await exited(server.pid);
-        }
+        const { ms, answer } = await firstCallOfNewServer(s, { patch });
+        const r = resultOf("workspace_apply_patch", answer);
+        if (!r.applied) throw new Error(`${s.name}: the compiled server rejected the patch: ${JSON.stringify(r.rejects).slice(0, 1000)}`);
+        return ms;
       },
       serverMessage: async () => {
         // the same request, refused at once (an unknown mode): the cost of getting the message to a new server and its
         // answer back (the client's serialisation, the pipe, JSON.parse of 1.4 MB), which a write's answer includes
-        reset(s);
-        const server = await startServer(BINARY, ["serve", "--root", s.repo], { stderr: "ignore" });
-        try {
-          await Bun.sleep(SERVER_IDLE_MS);
-          const { ms, answer } = await server.call("workspace_apply_patch", { patch, mode: "none" });
-          if (!answer.isError) throw new Error(`${s.name}: the compiled server took a patch with mode "none"`);
-          return ms;
-        } finally {
-          await server.close();
-          await exited(server.pid);
-        }
+        const { ms, answer } = await firstCallOfNewServer(s, { patch, mode: "none" });
+        if (!answer.isError) throw new Error(`${s.name}: the compiled server took a patch with mode "none"`);
+        return ms;
       },
       opOneShot: async () => {
         const ws1 = openWorkspace(s.repo, { handOff: true });
