@@ -62,6 +62,9 @@ describe("worksnap apply", () => {
     const json = cli(["apply", "--root", repo.root, "--json"], { stdin: patch }).json();
     expect([json.applied, json.changed_total]).toEqual([true, 14]);
     expect(json.mcp_conversation_id).toMatch(/^conv_/);
+    // --json is the tool's answer, lease and fingerprint included (the text leaves them out: no lease outlives the process)
+    expect(json.lease_id).toMatch(/^lease_/);
+    expect(json.fingerprint.status_hash).toMatch(/^[0-9a-f]{64}$/);
     for (const [p, bytes] of Object.entries(expected)) expect(readFileSync(join(repo.root, p)).equals(bytes)).toBe(true);
   });
 

@@ -42,6 +42,8 @@ export async function cmdApply(argv: string[]): Promise<number> {
       patch,
       ...(snapshot === undefined ? {} : { snapshot_id: snapshot }),
       ...(flags.conv === undefined ? {} : { mcp_conversation_id: flags.conv as string }),
+      // the text names the changed paths only: no lease (it would die with this process), no fingerprint, no diff
+      brief: flags.json !== true,
     });
     if (flags.json) printJson(r);
     else stdout(render(r));

@@ -10,7 +10,7 @@ type Mutation = MutationResult<object>;
 
 /** Where the write landed: the new lease (worktree) or the derived snapshot and its base. */
 function landed(out: Mutation): string {
-  if (out.cache_hint === "until_dirty") return short(out.lease_id);
+  if (out.cache_hint === "until_dirty") return out.lease_id !== undefined ? short(out.lease_id) : "no lease";
   return out.snapshot_id === out.base_snapshot_id ? `snapshot ${short(out.snapshot_id)} unchanged` : `snapshot ${short(out.snapshot_id)} (from ${short(out.base_snapshot_id)})`;
 }
 

@@ -59,6 +59,12 @@ export interface MutationArgs {
   staleWrites?: "warn" | "refuse";
   /** Told every path a work-tree write left, with its blob (null: removed); not called when nothing was written. */
   onWritten?: (files: WrittenFile[]) => void;
+  /**
+   * The answer is shown to a person and no lease outlives it (the CLI's text output, whose process ends with the
+   * answer): no fingerprint is read after the write and no lease is issued, so the answer of a work-tree write has
+   * no lease_id or fingerprint; and no diff is rendered into it. A lease_id given with it is still checked.
+   */
+  brief?: boolean;
 }
 
 /** A path a work-tree write left behind, as the caller may pin it. */
@@ -118,6 +124,8 @@ export interface ChangedEntry {
 
 export type MutationBranch =
   | { cache_hint: "until_dirty"; lease_id: string; fingerprint: Fingerprint }
+  /** a work-tree write asked for brief (MutationArgs.brief) */
+  | { cache_hint: "until_dirty"; lease_id?: undefined; fingerprint?: undefined }
   | { cache_hint: "immutable"; snapshot_id: SnapshotId; base_snapshot_id: SnapshotId };
 
 export type MutationResult<T> = MutationBranch &
@@ -164,7 +172,7 @@ export async function runMutation<T extends object>(
 ): Promise<Mutated<T>> {
   const conv = conversationOf(args);
   const finish = (branch: MutationBranch, built: Built<T>, changes: AppliedChange[], recorded: boolean, note?: string) =>
-    finishAnswer(branch, built, changes, conv, recorded, opts.showDiff === true, note);
+    finishAnswer(branch, built, changes, conv, recorded, opts.showDiff === true && args.brief !== true, note);
   const progress = (done: number, message: string) => args.onProgress?.(done, 3, message);
   if (args.mode === "snapshot") {
     if (args.snapshot_id === undefined) throw invalidArgument('mode "snapshot" needs snapshot_id', { arg: "snapshot_id" });
@@ -210,9 +218,10 @@ export async function runMutation<T extends object>(
       const changes = built.changes === null ? null : withoutNoOps(access, built.changes, reads);
       if (changes === null || changes.length === 0) {
         // a rejected patch or a write that changes nothing: nothing is written or recorded, and no conversation starts
+        const unchanged = built.changes !== null ? unchangedNote(built.changes) : undefined;
+        if (args.brief) return finish({ cache_hint: "until_dirty" }, built, [], false, unchanged);
         const now = fingerprint ?? (await liveFingerprint(ws));
         const kept = lease ?? ws.leases.issue(now);
-        const unchanged = built.changes !== null ? unchangedNote(built.changes) : undefined;
         return finish({ cache_hint: "until_dirty", lease_id: kept.id, fingerprint: now }, built, [], false, unchanged);
       }
       built.changes = changes;
@@ -233,6 +242,7 @@ export async function runMutation<T extends object>(
           known: built.fromReads ? reads : undefined,
           access,
           onPublished: () => {
+            if (args.brief) return;
             fingerprintAfter = liveFingerprint(ws);
             fingerprintAfter.catch(() => undefined);
           },
@@ -248,17 +258,23 @@ export async function runMutation<T extends object>(
         for (const c of outcome.changes) if (c.blob && c.after && c.after.mode !== "120000") await keepShown(ws, c.blob, c.after.bytes);
         args.onWritten(writtenFiles(outcome, stale));
       }
-      progress(2, "reading the new fingerprint");
-      const after = await (fingerprintAfter ?? liveFingerprint(ws));
-      const next = ws.leases.issue(after);
-      if (lease) for (const [p, b] of lease.touched) next.touched.set(p, b);
+      let branch: MutationBranch = { cache_hint: "until_dirty" };
+      const learning = lease ? [lease] : [];
+      if (!args.brief) {
+        progress(2, "reading the new fingerprint");
+        const after = await (fingerprintAfter ?? liveFingerprint(ws));
+        const next = ws.leases.issue(after);
+        if (lease) for (const [p, b] of lease.touched) next.touched.set(p, b);
+        learning.push(next);
+        branch = { cache_hint: "until_dirty", lease_id: next.id, fingerprint: after };
+      }
       for (const c of outcome.changes) {
-        for (const l of lease ? [next, lease] : [next]) {
+        for (const l of learning) {
           if (c.from) touch(l, c.from, null);
           touch(l, c.path, c.blob);
         }
       }
-      const result = finish({ cache_hint: "until_dirty", lease_id: next.id, fingerprint: after }, built, outcome.changes, true);
+      const result = finish(branch, built, outcome.changes, true);
       if (outcome.staleReads.length > 0) {
         result.result.stale_reads = stale;
         result.result.stale_reads_total = outcome.staleReads.length;

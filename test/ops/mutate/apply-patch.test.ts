@@ -8,6 +8,8 @@ import { createSnapshot } from "../../../src/ops/snapshot/create";
 import { liveFingerprint } from "../../../src/ops/live/live-tree";
 import { readFile } from "../../../src/ops/snapshot/file";
 import { applyPatchOp } from "../../../src/ops/mutate/apply-patch";
+import { FsHistoryStore } from "../../../src/ops/history/fs-history-store";
+import { historyStatus } from "../../../src/ops/history/query";
 import { tmpRepo } from "../../helpers/tmp-repo";
 import { linkOf, permOf, recordingRecorder, treeText, wsOf } from "../../helpers/workspace";
 
@@ -208,6 +210,36 @@ describe("workspace_apply_patch: applying", () => {
     const leaseId = r.cache_hint === "until_dirty" ? r.lease_id : "";
     const next = await applyPatchOp(ws, { mode: "worktree", lease_id: leaseId, patch: "--- a/f0.txt\n+++ b/f0.txt\n@@ -2 +2 @@\n-line 2\n+two\n" });
     expect(next.applied).toBe(true);
+  });
+
+  test("brief (the CLI's text): written and recorded, with no lease, fingerprint or diff; a lease given with it is still checked and learns the new blobs", async () => {
+    await using repo = await tmpRepo();
+    for (let i = 0; i < 3; i++) repo.write(`f${i}.txt`, ten);
+    repo.commit();
+    using ws = wsOf(repo); // with the edit history
+    const patch = "--- a/f0.txt\n+++ b/f0.txt\n@@ -1 +1 @@\n-line 1\n+one\n";
+    const r = await applyPatchOp(ws, { mode: "worktree", patch, brief: true });
+    expect([r.applied, r.cache_hint, r.changed.map((c) => c.path)]).toEqual([true, "until_dirty", ["f0.txt"]]);
+    expect("lease_id" in r || "fingerprint" in r || "diff" in r).toBe(false);
+    expect(readFileSync(join(repo.root, "f0.txt"), "utf8")).toBe(ten.replace("line 1\n", "one\n"));
+    const logged = (await historyStatus(new FsHistoryStore(ws.repo.stateDir))).entries;
+    expect(logged.map((e) => [e.conversation_id, e.file_path])).toEqual([[r.mcp_conversation_id!, "f0.txt"]]);
+    // nothing to write: still no lease
+    const same = await applyPatchOp(ws, { mode: "worktree", patch: "--- a/f1.txt\n+++ b/f1.txt\n@@ -1 +1 @@\n-line 1\n+line 1\n", brief: true });
+    expect([same.changed_total, "lease_id" in same]).toEqual([0, false]);
+
+    // a lease given with it: used as without brief, and it learns what the write left: once the tree has moved it
+    // is stale (no new lease replaces it), and what it reports is not its own write
+    const read = await readFile(ws, { mode: "worktree", path: "f1.txt" });
+    const leaseId = read.cache_hint === "until_dirty" ? read.lease_id : "";
+    const withLease = await applyPatchOp(ws, { mode: "worktree", lease_id: leaseId, patch: "--- a/f1.txt\n+++ b/f1.txt\n@@ -1 +1 @@\n-line 1\n+uno\n", brief: true });
+    expect([withLease.applied, "lease_id" in withLease]).toEqual([true, false]);
+    writeFileSync(join(repo.root, "f2.txt"), "outside\n");
+    const err = await applyPatchOp(ws, { mode: "worktree", lease_id: leaseId, patch: "--- a/f1.txt\n+++ b/f1.txt\n@@ -2 +2 @@\n-line 2\n+dos\n", brief: true }).catch((e) => e);
+    expect(err.code).toBe("STALE_LEASE");
+    // f1.txt, which it read, changed by its own write only (learned); f2.txt, which it did not read, is counted
+    expect([err.details.changed, err.details.untouched_changed]).toEqual([[], 1]);
+    expect(readFileSync(join(repo.root, "f1.txt"), "utf8")).toBe(ten.replace("line 1\n", "uno\n"));
   });
 
   test("snapshot mode: a new snapshot with the result; git status and every file on disk are identical", async () => {

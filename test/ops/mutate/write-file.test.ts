@@ -236,7 +236,7 @@ describe("outside a git work tree", () => {
     dir.write("a.txt", "a\n");
     using ws = wsOf(dir);
     const w = await writeFileOp(ws, { mode: "worktree", path: "b/c.txt", content: "c\n" });
-    if (w.cache_hint !== "until_dirty") throw new Error("expected a worktree answer");
+    if (w.cache_hint !== "until_dirty" || w.fingerprint === undefined) throw new Error("expected a worktree answer with a lease");
     expect(w.fingerprint.head_oid).toBe("");
     const m = await moveOp(ws, { mode: "worktree", lease_id: w.lease_id, from: "b/c.txt", to: "d/c.txt" });
     const d = await deleteOp(ws, { mode: "worktree", lease_id: lease(m), path: "a.txt" });
