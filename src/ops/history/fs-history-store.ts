@@ -2,8 +2,11 @@
  * The edit history on disk, in spec 002 section 3's layout under
  * `.mcp/edit_history/`. Every file is written by the one atomic write (temp in
  * `.mcp/tmp`, flush, rename, flush the directory), so a reader sees a whole
- * old or a whole new file, never a torn one; that includes log appends, which
- * rewrite the log with the new lines (spec 2.2 step 7). The objects of one
+ * old or a whole new file, never a torn one, except a log's appends (spec 2.2
+ * step 7): their lines are written at the end of the log and flushed, and a
+ * reader takes a log up to its last "\n" (store.ts parseLog), so a line being
+ * written, or cut short by a crash, is not read; the next append cuts such a
+ * line off, and the write intent still names its entries. The objects of one
  * tool call are written as one batch (putObjects): a batch of PACK_MIN_OBJECTS
  * or more objects of one conversation becomes one pack file
  * (`packs/{conv}/{id}.pack`, pack.ts) whose objects keep their names; a
@@ -15,6 +18,7 @@ import { dirname, join } from "node:path";
 import { compareUtf8 } from "../../core/byte-order";
 import { internal, notFound } from "../../core/errors";
 import { randomId128 } from "../../core/hash";
+import { appendLines } from "../../repo/append-lines";
 import { writeFileAtomic, writeFileUnflushed } from "../../repo/atomic-write";
 import { DurableBatch } from "../../repo/durable";
 import { ensureStateDir, shownStatePath, tempPath } from "../../repo/state-dir";
@@ -89,8 +93,9 @@ export class FsHistoryStore implements HistoryStore, BatchingHistoryStore {
   }
 
   /**
-   * Every log's version (inode, size, mtime: a log is only ever replaced by a
-   * rename) and the names of reviews and intents (each written once), hashed.
+   * Every log's version (inode, size, mtime: a log is replaced by a rename or
+   * grows by an append) and the names of reviews and intents (each written
+   * once), hashed.
    */
   async changeStamp(): Promise<string> {
     const h = new Bun.CryptoHasher("sha256");
@@ -133,10 +138,20 @@ export class FsHistoryStore implements HistoryStore, BatchingHistoryStore {
     await this.replaceLog(conv, serializeLog(entries));
   }
 
+  /**
+   * New lines at the end of the log, flushed (repo/append-lines.ts): a call costs its own lines, not the whole log.
+   * A new log is written whole, as any other file. Under the conversation's log lock.
+   */
   async appendLog(conv: string, entries: LogEntry[]): Promise<void> {
     if (entries.length === 0) return;
-    const old = await this.readLogText(conv);
-    await this.replaceLog(conv, old + serializeLog(entries));
+    const text = serializeLog(entries);
+    const before = await this.logVersion(conv);
+    if (before === null) return this.replaceLog(conv, text);
+    const cached = this.logText.get(conv);
+    const { cut } = appendLines(this.abs(logRel(conv)), new TextEncoder().encode(text));
+    const version = await this.logVersion(conv);
+    if (version && cached?.version === before && cut === 0) this.logText.set(conv, { version, text: cached.text + text });
+    else this.logText.delete(conv);
   }
 
   withLogLock<T>(conversationIds: string[], fn: () => Promise<T>): Promise<T> {

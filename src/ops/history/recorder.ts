@@ -19,9 +19,10 @@
  *   From here a crash is completed by the next process that takes the
  *   work-tree lock (interrupted.ts): every file the call published gets its
  *   entry, or the call is dropped when it published nothing;
- * - commit, after the writes: the JSON Lines entries, appended atomically
- *   under the conversation's log lock (one log rewrite per tool call, however
- *   many files it changed), then the intent is removed;
+ * - commit, after the writes: the JSON Lines entries, appended to the log
+ *   under the conversation's log lock (one flushed append per tool call,
+ *   however many files it changed; readers count whole lines only), then the
+ *   intent is removed;
  * - abort: removes what prepare and seal wrote; the log is untouched.
  *
  * The changes of one tool call share its tool_call_index and are recorded in

@@ -152,10 +152,15 @@ export function serializeLog(entries: LogEntry[]): string {
   return entries.map((e) => `${serializeEntry(e)}\n`).join("");
 }
 
+/**
+ * A log's entries, one JSON line each. The log is taken up to its last "\n":
+ * a last line without one is an append still being written, or one a crash
+ * cut short (whose entries its write intent still names), and is not an entry.
+ */
 export function parseLog(text: string, where: string): LogEntry[] {
   const out: LogEntry[] = [];
   const lines = text.split("\n");
-  if (lines[lines.length - 1] === "") lines.pop();
+  lines.pop(); // "" after the last "\n", or the unfinished line
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
     if (line.trim() === "") continue;

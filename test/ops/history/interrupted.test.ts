@@ -5,13 +5,13 @@
  * work-tree lock.
  */
 import { describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { FsHistoryStore } from "../../../src/ops/history/fs-history-store";
 import { completeInterruptedWritesNow } from "../../../src/ops/history/interrupted";
 import { applyChanges } from "../../../src/ops/write/write-path";
 import { nativeModule } from "../../../src/repo/native";
-import { mcpSession } from "../../helpers/binary";
+import { cli, mcpSession } from "../../helpers/binary";
 import { tmpRepo, type TmpRepo } from "../../helpers/tmp-repo";
 import { enc, rp, treeText, wsOf } from "../../helpers/workspace";
 
@@ -52,7 +52,7 @@ const pending = (root: string) => {
   return existsSync(dir) ? readdirSync(dir) : [];
 };
 
-async function logOf(repo: TmpRepo): Promise<{ file_path: string; operation: string }[]> {
+async function logOf(repo: TmpRepo): Promise<{ edit_id: string; file_path: string; operation: string }[]> {
   return new FsHistoryStore(join(repo.root, ".mcp")).readLog(CONV);
 }
 
@@ -124,6 +124,29 @@ describe("interrupted recorded writes", () => {
     expect(pending(repo.root)).toEqual([]);
     expect(await logOf(repo)).toHaveLength(5);
     expect(treeText(repo.root)).toEqual({ ...s.after, "other.txt": "o\n" });
+  });
+
+  test("killed half way through the log's append: readers stop at the last whole line; completing cuts the torn line and logs each entry once", async () => {
+    await using repo = await tmpRepo();
+    const s = await scenario(repo);
+    crash(repo, s.patchFile, "logged");
+    // the append's last line as a crash during its write leaves it: cut in the middle, no newline
+    const log = join(repo.root, ".mcp/edit_history/logs", `${CONV}.log`);
+    const text = readFileSync(log, "utf8");
+    const lastLine = text.lastIndexOf("\n", text.length - 2) + 1;
+    writeFileSync(log, text.slice(0, lastLine + 40));
+    expect(await logOf(repo)).toHaveLength(4);
+    // the CLI's history command completes the call first (the compiled binary's own append), then lists it whole
+    const listed = cli(["history", "status", "--json", "--root", repo.root]);
+    expect(listed.code).toBe(0);
+    expect(listed.json().entries.filter((e: { conversation_id: string }) => e.conversation_id === CONV)).toHaveLength(5);
+    expect(pending(repo.root)).toEqual([]);
+    const after = readFileSync(log, "utf8");
+    expect(after.endsWith("\n")).toBe(true);
+    const ids = (await logOf(repo)).map((e) => e.edit_id);
+    expect([ids.length, new Set(ids).size]).toEqual([5, 5]);
+    expect(after.split("\n").filter((l) => l !== "").every((l) => JSON.parse(l).conversation_id === CONV)).toBe(true);
+    expect(treeText(repo.root)).toEqual(s.after);
   });
 
   test("a server starting completes a call a crash left, before its first write", async () => {

@@ -1,6 +1,6 @@
 /** One conformance suite for every HistoryStore (STYLE: storage behind an interface, one suite for all). */
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, utimesSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { FsHistoryStore, PACK_MIN_OBJECTS } from "../../../src/ops/history/fs-history-store";
 import { MemHistoryStore } from "../../../src/ops/history/mem-history-store";
@@ -292,6 +292,35 @@ describe("FsHistoryStore layout", () => {
     expect(existsSync(join(root, "diffs", "conv_1_a", "x.diff"))).toBe(true);
     expect(existsSync(join(root, e.checkpoint_file!))).toBe(true);
     expect(readdirSync(join(dir.path, ".mcp", "tmp"))).toEqual([]);
+  });
+
+  test("a log appended by another process while it is read: every read is entries in order up to its last whole line, never an error; the log is appended in place", async () => {
+    await using dir = tmpDir("ws-hist-");
+    const stateDir = join(dir.path, ".mcp");
+    const conv = "conv_2_appended";
+    const reader = new FsHistoryStore(stateDir);
+    const first = entry({ conversation_id: conv });
+    await reader.appendLog(conv, [first]); // the log exists: the process below appends to it
+    const log = join(stateDir, "edit_history", "logs", `${conv}.log`);
+    const inode = statSync(log).ino;
+    const perBatch = 40; // about 17 KB a batch: an append spans pages
+    const appender = Bun.spawn([process.execPath, join(import.meta.dir, "..", "..", "fixtures", "log-appender.ts"), stateDir, conv, "150", String(perBatch)], { stdout: "pipe", stderr: "pipe" });
+    let reads = 0;
+    let last = 1;
+    while (appender.exitCode === null) {
+      const n = (await new FsHistoryStore(stateDir).readLog(conv)).length; // a fresh store: no cached text
+      expect(n).toBeGreaterThanOrEqual(last);
+      last = n;
+      reads++;
+      await Bun.sleep(0); // lets the child's exit be seen
+    }
+    expect([await appender.exited, await new Response(appender.stderr).text()]).toEqual([0, ""]);
+    const all = await reader.readLog(conv);
+    expect(all.length).toBe(1 + 150 * perBatch);
+    expect(all.map((e) => e.timestamp)).toEqual([first.timestamp, ...Array.from({ length: 150 * perBatch }, (_, i) => `2026-01-01T00:00:00.${String(i).padStart(6, "0")}Z`)]);
+    expect(reads).toBeGreaterThan(5);
+    // appended in place: the same file, never rewritten through a temp file
+    expect(statSync(log).ino).toBe(inode);
   });
 
   test("a large batch of one conversation is one pack; its objects keep their names, are listed, read and removed together", async () => {
