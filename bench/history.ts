@@ -1,6 +1,7 @@
 // Benchmark: reviewing an edit history.
 //
-//   node_modules/.bin/bun bench/history.ts [--runs N] [--edits N] [--lines N] [--entries N] [--dir DIR] [--write]
+//   node_modules/.bin/bun bench/history.ts [--runs N] [--edits N] [--lines N] [--entries N] [--dir DIR]
+//                                          [--only reject|status|log] [--write]
 //
 // 1. Reject the first of 1,000 edits to one 5,000-line file (target: under 1 s). The history is recorded by the
 //    real write path and recorder (one conversation, realistic TypeScript text from gen-repo.ts, edits that replace,
@@ -13,10 +14,13 @@
 //    (`worksnap history review`) reads: its state (the same entries grouped, with every diff's line counts: a
 //    first load reads each diff, later ones only the logs) and one poll of the change stamp.
 //
+// 3. Logging one tool call's entry into a conversation of 1, 2,000 and 10,000 entries (its cost must not grow with
+//    the log). Anchor: the same line appended with one write and one fdatasync, in process.
+//
 // Each run of (1) starts from a fresh copy of the recorded repository (copying is not timed).
 // --write replaces bench/history-README-figures.md with the figures.
 
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, cpSync, existsSync, fdatasyncSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { RepoPath } from "../src/core/repo-path";
 import { FsHistoryStore } from "../src/ops/history/fs-history-store";
@@ -222,6 +226,59 @@ async function statusScenario(base: string, runs: number, total: number): Promis
   ];
 }
 
+/**
+ * One tool call's entry logged into a conversation that already holds `n` entries (the recorder's commit: under
+ * the log lock, flushed), for growing n: the cost must stay the call's own. Anchor: the same line appended to a
+ * file of the same length with one write and one fdatasync, in process (the floor of a durable append).
+ */
+async function logScenario(base: string, runs: number): Promise<string[][]> {
+  const dir = join(base, "log-growth");
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(join(dir, ".mcp"), { recursive: true });
+  const store = new FsHistoryStore(join(dir, ".mcp"));
+  const conv = "conv_1700000000001_benchloglogl";
+  let index = 0;
+  const entry = (): LogEntry => ({
+    edit_id: crypto.randomUUID(),
+    conversation_id: conv,
+    tool_call_index: index,
+    timestamp: `2026-01-01T00:00:00.${String(index++).padStart(6, "0")}Z`,
+    operation: "edit",
+    file_path: `src/module-${index % 97}/file-${index}.ts`,
+    source_path: null,
+    tool_name: "edit_file_diff",
+    status: "pending",
+    diff_file: `diffs/${conv}/${crypto.randomUUID()}.diff`,
+    checkpoint_file: null,
+    hash_before: "a".repeat(64),
+    hash_after: "b".repeat(64),
+  });
+  const anchorFile = join(dir, "anchor.log");
+  const rows: string[][] = [];
+  for (const size of [1, 2_000, 10_000]) {
+    const batch: LogEntry[] = [];
+    while (index < size) batch.push(entry());
+    if (batch.length > 0) await store.withLogLock([conv], () => store.appendLog(conv, batch));
+    const logged = await timeFn(() => store.withLogLock([conv], () => store.appendLog(conv, [entry()])), runs * 3);
+    cpSync(join(dir, ".mcp", "edit_history", "logs", `${conv}.log`), anchorFile);
+    const line = new TextEncoder().encode(`${JSON.stringify(entry())}\n`);
+    const anchor = await timeFn(async () => {
+      const fd = openSync(anchorFile, "a");
+      try {
+        writeSync(fd, line);
+        fdatasyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+    }, runs * 3);
+    const ms = median(logged);
+    const anchorMs = median(anchor);
+    rows.push([`log one entry into a conversation of ${size} entries (the op, in process)`, fmtMs(ms), "", fmtRatio(ms / anchorMs)]);
+    rows.push([`  anchor: write + fdatasync of the same line to a file as long`, fmtMs(anchorMs), "", ""]);
+  }
+  return rows;
+}
+
 async function main(): Promise<number> {
   const args = process.argv.slice(2);
   const runs = Number(argValue(args, "--runs") ?? 5);
@@ -231,10 +288,12 @@ async function main(): Promise<number> {
   const base = resolve(argValue(args, "--dir") ?? "/tmp/wsbench-history");
   if (!existsSync(BINARY)) throw new Error("dist/worksnap is missing: run `npm run build` first");
   mkdirSync(base, { recursive: true });
-  const reject = await rejectScenario(base, runs, lines, edits);
-  const status = await statusScenario(base, runs, entries);
+  const only = argValue(args, "--only");
+  const reject = only === undefined || only === "reject" ? await rejectScenario(base, runs, lines, edits) : { rows: [], ok: true };
+  const status = only === undefined || only === "status" ? await statusScenario(base, runs, entries) : [];
+  const logRows = only === undefined || only === "log" ? await logScenario(base, runs) : [];
   const headers = ["what", "median", "under target", "vs anchor"];
-  const rows = [...reject.rows, ...status];
+  const rows = [...reject.rows, ...status, ...logRows];
   console.log(`\n${machineLine()}\n`);
   console.log(table(headers, rows));
   if (!reject.ok) console.log("\nSOME RESULTS DID NOT MATCH THE EXPECTED FILE (see above)");
