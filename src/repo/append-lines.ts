@@ -17,8 +17,8 @@ const NEWLINE = 0x0a;
  *   call returns.
  * - A write that fails (a full disk half way) is taken back: the file is cut
  *   to its length before the call, so a failure adds nothing. If even that
- *   fails, the error says so (`torn`), and what was written stays readable
- *   only up to its last whole line.
+ *   cut fails (a file system failing: it only shortens the file), the error
+ *   carries `torn`: whole lines written before the failure may remain.
  *
  * `text` must end with "\n". Returns the file's length after the append and
  * how many bytes of an unfinished line were cut.

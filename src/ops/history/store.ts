@@ -30,7 +30,10 @@ export interface HistoryStore {
   logVersion(conversationId: string): Promise<string | null>;
   /** Replaces the whole log atomically (temp file, fsync, rename). Call with the log lock held. */
   writeLog(conversationId: string, entries: LogEntry[]): Promise<void>;
-  /** Appends entries atomically: the log afterwards holds all of them or none. Call with the log lock held. */
+  /**
+   * Appends entries, durable when it resolves: after a failure the log holds none of them, and a reader never
+   * counts a line being written (it may see the first of the entries before the last). Call with the log lock held.
+   */
   appendLog(conversationId: string, entries: LogEntry[]): Promise<void>;
   /**
    * A cheap value that changes whenever a log, a finished review or an
