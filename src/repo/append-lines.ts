@@ -51,13 +51,14 @@ export function appendLines(path: string, text: Uint8Array): { size: number; cut
 /** Where the file's last whole line ends: its length when it ends with "\n", else just after its last "\n" (0 if none). */
 function wholeLinesEnd(fd: number, size: number): number {
   if (size === 0) return 0;
+  const last = Buffer.allocUnsafe(1);
+  if (readSync(fd, last, 0, 1, size - 1) === 1 && last[0] === NEWLINE) return size; // the usual case: one byte read
   const buf = Buffer.allocUnsafe(Math.min(TAIL_CHUNK, size));
   let end = size;
   while (end > 0) {
     const start = Math.max(0, end - buf.length);
     const n = readSync(fd, buf, 0, end - start, start);
     if (n !== end - start) throw new Error(`appendLines: short read at ${start}`);
-    if (end === size && buf[n - 1] === NEWLINE) return size;
     const at = buf.lastIndexOf(NEWLINE, n - 1);
     if (at >= 0) return start + at + 1;
     end = start;
