@@ -61,11 +61,17 @@ describe("catastrophic backtracking", () => {
     expect(positions(r)).toEqual(["a.txt:1:3"]);
     expect(r.note).toContain("min.js");
 
-    // the runaway worker was terminated: the process is idle, not burning a core
-    const before = process.cpuUsage();
-    await Bun.sleep(400);
-    const used = process.cpuUsage(before);
-    expect((used.user + used.system) / 1000).toBeLessThan(200);
+    // the runaway worker was terminated: the process is idle, not burning a core. The least of up to three windows
+    // of 400 ms: other work of this test process (an earlier file's background work, a collection) can take much
+    // of one window on a slow machine, never all three, while a worker still running takes all of each.
+    let least = Infinity;
+    for (let w = 0; w < 3 && least >= 200; w++) {
+      const before = process.cpuUsage();
+      await Bun.sleep(400);
+      const used = process.cpuUsage(before);
+      least = Math.min(least, (used.user + used.system) / 1000);
+    }
+    expect(least).toBeLessThan(200);
 
     // other work still runs, on the main thread and on a fresh worker
     expect(positions(await grepAll(tree, { pattern: "y = 2", fixedStrings: true }))).toEqual(["z.txt:1:1"]);
