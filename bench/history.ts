@@ -30,6 +30,7 @@ import { reviewEdits } from "../src/ops/history/review";
 import type { LogEntry } from "../src/ops/history/types";
 import { closeWorkspace, openWorkspace } from "../src/ops/workspace";
 import { applyChanges } from "../src/ops/write/write-path";
+import { editEntry } from "../test/fixtures/log-entries.ts";
 import { Rng, renderFile } from "./gen-repo.ts";
 import { argValue, fmtMs, fmtRatio, machineLine, markdownTable, median, table, timeCommand, timeFn } from "./lib.ts";
 
@@ -238,21 +239,11 @@ async function logScenario(base: string, runs: number): Promise<string[][]> {
   const store = new FsHistoryStore(join(dir, ".mcp"));
   const conv = "conv_1700000000001_benchloglogl";
   let index = 0;
-  const entry = (): LogEntry => ({
-    edit_id: crypto.randomUUID(),
-    conversation_id: conv,
-    tool_call_index: index,
-    timestamp: `2026-01-01T00:00:00.${String(index++).padStart(6, "0")}Z`,
-    operation: "edit",
-    file_path: `src/module-${index % 97}/file-${index}.ts`,
-    source_path: null,
-    tool_name: "edit_file_diff",
-    status: "pending",
-    diff_file: `diffs/${conv}/${crypto.randomUUID()}.diff`,
-    checkpoint_file: null,
-    hash_before: "a".repeat(64),
-    hash_after: "b".repeat(64),
-  });
+  const entry = (): LogEntry => {
+    const e = editEntry(conv, index, index);
+    index++;
+    return e;
+  };
   const anchorFile = join(dir, "anchor.log");
   const rows: string[][] = [];
   for (const size of [1, 2_000, 10_000]) {
