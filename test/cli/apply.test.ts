@@ -68,6 +68,39 @@ describe("worksnap apply", () => {
     for (const [p, bytes] of Object.entries(expected)) expect(readFileSync(join(repo.root, p)).equals(bytes)).toBe(true);
   });
 
+  test("a patch of a file that is not UTF-8 applies byte for byte, from a file or standard input, as git applies it (regression: the patch was decoded as UTF-8, its Latin-1 lines no longer matched)", async () => {
+    await using repo = await tmpRepo();
+    await using scratch = tmpDir();
+    const latin1 = (s: string) => Buffer.from(s, "latin1");
+    repo.write("legacy/menu.txt", latin1("caf\xe9\ncr\xe8me br\xfbl\xe9e\nna\xefve\n"));
+    repo.commit();
+    repo.write("legacy/menu.txt", latin1("caf\xe9 cr\xe8me\ncr\xe8me br\xfbl\xe9e\nna\xefve \xa9\n"));
+    const patch = Bun.spawnSync(["git", "diff"], { cwd: repo.root }).stdout;
+    const expected = readFileSync(join(repo.root, "legacy/menu.txt"));
+    expect(patch.includes(0xe9)).toBe(true); // the patch carries the file's bytes, not UTF-8
+    const file = join(scratch.path, "legacy.diff");
+    writeFileSync(file, patch);
+    for (const run of [() => cli(["apply", file, "--root", repo.root]), () => cli(["apply", "--root", repo.root], { stdin: patch })]) {
+      repo.git("checkout", "-q", "--", ".");
+      expect(Bun.spawnSync(["git", "apply", "--check", file], { cwd: repo.root }).exitCode).toBe(0);
+      const r = run();
+      expect([r.code, r.stdout.split("\n")[0], r.stderr]).toEqual([0, "modified legacy/menu.txt", ""]);
+      expect(readFileSync(join(repo.root, "legacy/menu.txt")).equals(expected)).toBe(true);
+    }
+  });
+
+  test("a patch naming a file by a name that is not UTF-8 is refused, not written under another name (regression: it created the name with U+FFFD)", async () => {
+    await using repo = await tmpRepo();
+    repo.write("base.txt", "x\n");
+    repo.commit();
+    const patch = ['diff --git "a/caf\\351.txt" "b/caf\\351.txt"', "new file mode 100644", "--- /dev/null", '+++ "b/caf\\351.txt"', "@@ -0,0 +1 @@", "+hello", ""].join("\n");
+    const r = cli(["apply", "--root", repo.root], { stdin: patch });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain("is not valid UTF-8");
+    expect(r.stdout).toEndWith("nothing was written\n");
+    expect(readdirSync(repo.root).filter((n) => n !== ".git" && n !== ".mcp")).toEqual(["base.txt"]);
+  });
+
   test("a patch that does not apply writes nothing and exits 1, naming the hunk; a missing patch file is a user error", async () => {
     await using repo = await tmpRepo();
     const { patch } = fixture(repo, 3);

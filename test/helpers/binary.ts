@@ -25,7 +25,7 @@ export interface CliResult {
 }
 
 /** Runs the compiled binary as a person or CI would. */
-export function cli(args: string[], opts: { cwd?: string; env?: Record<string, string>; stdin?: string } = {}): CliResult {
+export function cli(args: string[], opts: { cwd?: string; env?: Record<string, string>; stdin?: string | Uint8Array } = {}): CliResult {
   const r = Bun.spawnSync([requireBinary(), ...args], {
     cwd: opts.cwd,
     env: { ...process.env, NO_COLOR: "1", ...opts.env },

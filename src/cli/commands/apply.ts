@@ -12,18 +12,25 @@ Applies a unified diff (plain or git style, as workspace_apply_patch takes it)
 byte for byte, all or nothing, through the same write path as the MCP tool:
 staged, made durable, published, and recorded in the edit history (review it
 with "worksnap history"). PATCH is a file; without one, or with -, the patch is
-read from standard input. Prints each changed path ("status path"), or every
-rejected hunk with nothing written (exit 1).
+read from standard input. Its bytes are applied as they are, as git apply does:
+a patch of a file that is not UTF-8 (Latin-1, say) applies byte for byte.
+Prints each changed path ("status path"), or every rejected hunk with nothing
+written (exit 1).
   --snapshot ID   apply to a stored snapshot instead: prints the new snapshot's id
   --conv ID       record under this edit conversation (default: a new one)
 `;
 
-/** Where the patch comes from: a file, or standard input. */
-function readPatch(pos: string[]): string {
+/**
+ * The patch's bytes, from a file or standard input. They go to the patch
+ * engine as they are, not decoded: a patch of a file in another encoding than
+ * UTF-8 (Latin-1 sources, say) carries that file's bytes, and applies as
+ * `git apply` applies it.
+ */
+function readPatch(pos: string[]): Uint8Array {
   if (pos.length > 1) throw new UsageError(`apply takes one PATCH, not ${pos.length}`);
   const source = pos[0] ?? "-";
   try {
-    return readFileSync(source === "-" ? 0 : source, "utf8");
+    return readFileSync(source === "-" ? 0 : source);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ENOENT") throw notFound(`no patch file ${source}`, { path: source });

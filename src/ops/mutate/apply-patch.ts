@@ -9,8 +9,12 @@ import { staleReadWarning } from "./stale-reads";
 import type { Workspace } from "../workspace";
 
 export interface ApplyPatchArgs extends MutationArgs {
-  /** A unified diff, plain or git style, any number of files. */
-  patch: string;
+  /**
+   * A unified diff, plain or git style, any number of files; or its bytes as
+   * a patch file holds them (the CLI), which may carry lines of a file in an
+   * encoding other than UTF-8 byte for byte.
+   */
+  patch: string | Uint8Array;
 }
 
 export type ApplyPatchResult = MutationResult<{
@@ -25,7 +29,7 @@ export type ApplyPatchResult = MutationResult<{
   warnings_total: number;
 }>;
 
-/** Largest patch text accepted (characters). */
+/** Largest patch accepted (characters of its text, or bytes). */
 export const PATCH_MAX_CHARS = 512 * 1024 * 1024;
 const OFFSETS_CAP = 200;
 const WARNINGS_CAP = 50;
@@ -50,9 +54,10 @@ const REJECT_LIST_BUDGET = 60_000;
  * and in stale_reads; staleWrites "refuse" refuses it instead.
  */
 export async function applyPatchOp(ws: Workspace, args: ApplyPatchArgs): Promise<ApplyPatchResult> {
-  if (typeof args.patch !== "string") throw invalidArgument("patch must be a string", { arg: "patch" });
+  if (typeof args.patch !== "string" && !(args.patch instanceof Uint8Array)) throw invalidArgument("patch must be a string", { arg: "patch" });
   if (args.patch.length > PATCH_MAX_CHARS) {
-    throw tooLarge(`the patch is ${args.patch.length} characters; at most ${PATCH_MAX_CHARS} are accepted in one call`, {
+    const unit = typeof args.patch === "string" ? "characters" : "bytes";
+    throw tooLarge(`the patch is ${args.patch.length} ${unit}; at most ${PATCH_MAX_CHARS} are accepted in one call`, {
       arg: "patch",
       size: args.patch.length,
       limit: PATCH_MAX_CHARS,

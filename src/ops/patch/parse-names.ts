@@ -11,7 +11,7 @@
  */
 import { isReservedPath, parseRepoPath, ROOT, type RepoPath } from "../../core/repo-path";
 import { WorksnapError } from "../../core/errors";
-import { byteStringToText } from "./byte-string";
+import { byteStringToBytes, byteStringToText, isValidUtf8 } from "./byte-string";
 import { unquoteCStyle } from "./git-quote";
 
 export const DEV_NULL = "/dev/null";
@@ -82,6 +82,11 @@ export type NameCheck = { ok: true; path: RepoPath } | { ok: false; display: str
 /** A header name (byte string) as a RepoPath, or why it cannot be one. */
 export function checkName(name: string): NameCheck {
   const display = byteStringToText(name);
+  // Decoding would turn the bytes that are not UTF-8 into U+FFFD, i.e. name another file; worksnap names files by
+  // UTF-8 paths only (as a capture skips other names), so such a name is refused, never guessed.
+  if (display.includes("\uFFFD") && !isValidUtf8(byteStringToBytes(name))) {
+    return { ok: false, display, message: `patch path ${JSON.stringify(display)} is not valid UTF-8 (the patch names a file by other bytes); worksnap reads and writes only files whose paths are UTF-8` };
+  }
   let path: RepoPath;
   try {
     path = parseRepoPath(display, "patch path");

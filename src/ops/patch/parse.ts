@@ -6,13 +6,15 @@
  * parsing never throws for bad content.
  *
  * The text is encoded to UTF-8 and viewed as a byte string, so hunk lines
- * carry the exact bytes the file must contain.
+ * carry the exact bytes the file must contain. A patch given as bytes (a
+ * patch file, read by the CLI) is taken as it is: its lines may hold bytes
+ * that are not UTF-8 (a file in another encoding), as `git apply` takes them.
  */
 import { type FileMode, isFileMode, modeOfPermissions } from "../../core/file-mode";
 import { compareUtf8 } from "../../core/byte-order";
 import type { RepoPath } from "../../core/repo-path";
 import { type NativeModule, nativeModule } from "../../repo/native";
-import { byteStringToText, textToByteString } from "./byte-string";
+import { bytesToByteString, byteStringToText, textToByteString } from "./byte-string";
 import { checkName, DEV_NULL, gitHeaderNames, headerName, plainName, stripPrefix } from "./parse-names";
 import { type ParsedHunkBody, type PatchLines, headerLine, hunkLinesOf, isFileStart, isHeaderPair, isHunkHeader, parseHunkAt } from "./parse-hunk";
 import { type FilePatch, type FileReject, type HunkBody, type HunkLine, type HunkReject, type PatchHunk, type PatchSource } from "./types";
@@ -376,8 +378,8 @@ class PatchBytes implements PatchLines {
  * A 5,000-hunk patch took a one-shot process about 25 ms of cold JavaScript
  * to split and read.
  */
-function parseBytes(text: string, native: NativeModule): ParsedPatch | undefined {
-  const bytes = encoder.encode(text);
+function parseBytes(text: string | Uint8Array, native: NativeModule): ParsedPatch | undefined {
+  const bytes = typeof text === "string" ? encoder.encode(text) : text;
   const starts = native.lineStarts(bytes);
   if (!starts) return undefined;
   const source: PatchSource = { bytes, starts };
@@ -385,10 +387,10 @@ function parseBytes(text: string, native: NativeModule): ParsedPatch | undefined
 }
 
 /** `native`: the module whose reader to use (tests pass null for the TypeScript path alone). */
-export function parsePatch(text: string, native: NativeModule | null = nativeModule()): ParsedPatch {
+export function parsePatch(text: string | Uint8Array, native: NativeModule | null = nativeModule()): ParsedPatch {
   const read = native ? parseBytes(text, native) : undefined;
   if (read) return read;
-  const lines = textToByteString(text).split("\n");
+  const lines = (typeof text === "string" ? textToByteString(text) : bytesToByteString(text)).split("\n");
   if (lines.length > 0 && lines[lines.length - 1] === "") lines.pop();
   return new PatchParser(lines).run();
 }

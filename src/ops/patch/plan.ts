@@ -64,7 +64,8 @@ type Content = { bytes: Uint8Array; mode: FileMode } | null;
 const EMPTY = new Uint8Array(0);
 const READ_CONCURRENCY = 32;
 
-export async function planPatch(text: string, target: PatchTarget): Promise<PatchPlan> {
+/** `text`: the patch, or its bytes as a patch file holds them (parsePatch). */
+export async function planPatch(text: string | Uint8Array, target: PatchTarget): Promise<PatchPlan> {
   const parsed = parsePatch(text);
   const original = await readAll(parsed.files, target);
   const planner = new Planner(original, parsed.warnings);

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { parsePatch as parseTyped } from "../../../src/ops/patch/parse";
+import { nativeModule } from "../../../src/repo/native";
 
 /** The parse result with paths as plain strings, so expectations can use literals. */
 function parsePatch(text: string) {
@@ -237,6 +238,17 @@ describe("parsePatch: hunks", () => {
     expect(bodyOf("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\r\n+b\r\n")).toEqual(["-a\r", "+b\r"]);
   });
 
+  test("a patch given as bytes keeps lines that are not UTF-8 byte for byte, as text it is read as its UTF-8", () => {
+    const bytes = Buffer.from("--- a/menu.txt\n+++ b/menu.txt\n@@ -1 +1 @@\n-caf\xe9\n+caf\xe9 cr\xe8me\n", "latin1");
+    for (const native of [nativeModule(), null]) {
+      const fromBytes = parseTyped(bytes, native);
+      expect(fromBytes.rejects).toEqual([]);
+      expect(fromBytes.files[0]!.hunks[0]!.lines.map((l) => l.text)).toEqual(["caf\xe9", "caf\xe9 cr\xe8me"]);
+      const fromText = parseTyped("--- a/menu.txt\n+++ b/menu.txt\n@@ -1 +1 @@\n-caf\xe9\n+caf\xe9\n", native);
+      expect(fromText.files[0]!.hunks[0]!.lines[0]!.text).toBe("caf\xc3\xa9");
+    }
+  });
+
   test("hunk lines are byte strings: UTF-8 is kept as its bytes", () => {
     expect(bodyOf("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-é\n+€\n")).toEqual(["-\xc3\xa9", "+\xe2\x82\xac"]);
   });
@@ -289,6 +301,20 @@ describe("parsePatch: malformed parts become rejects", () => {
       expect(p.files).toEqual([]);
       expect(p.rejects[0]!.hunks[0]!.reason).toBe("malformed");
       expect(p.rejects[0]!.hunks[0]!.message).toContain(why!);
+    }
+  });
+
+  test("a name whose bytes are not UTF-8 is refused, quoted or raw, not decoded into another name (regression: it became U+FFFD)", () => {
+    const quoted = 'diff --git "a/caf\\351.txt" "b/caf\\351.txt"\nnew file mode 100644\n--- /dev/null\n+++ "b/caf\\351.txt"\n@@ -0,0 +1 @@\n+x\n';
+    const raw = Buffer.from("--- a/caf\xe9.txt\n+++ b/caf\xe9.txt\n@@ -1 +1 @@\n-a\n+b\n", "latin1");
+    for (const native of [nativeModule(), null]) {
+      for (const patch of [quoted, raw]) {
+        const p = parseTyped(patch, native);
+        expect(p.files).toEqual([]);
+        expect(p.rejects[0]!.hunks[0]).toMatchObject({ reason: "malformed", message: expect.stringContaining("is not valid UTF-8") });
+      }
+      // U+FFFD that the patch itself names is a name like any other
+      expect(parseTyped("--- a/\uFFFD.txt\n+++ b/\uFFFD.txt\n@@ -1 +1 @@\n-a\n+b\n", native).files[0]!.newPath as string).toBe("\uFFFD.txt");
     }
   });
 
