@@ -29,6 +29,9 @@
 //     connected to with the MCP SDK's client, its first workspace_apply_patch call timed from request to answer
 //     (the patch sent as JSON-RPC; the server's code as cold as a host's new session finds it), 1.5 s after the
 //     client connected (untimed);
+//   - git apply after the same pause: git apply run SERVER_IDLE_MS after the reset, as the server's first write is
+//     (on a machine that takes back memory left idle, the pause alone makes a write slower: bench/idle-memory.ts);
+//     the server's first write is also given over it;
 //   - server, the request alone: a new server's first call with the same patch and an unknown mode, refused at
 //     once: what getting the 1.4 MB request to the server and an answer back costs (the client's serialisation,
 //     the pipe, JSON.parse), which the first write's time includes;
@@ -136,8 +139,9 @@ let dropHistory = false;
 let dirtyTree = false;
 let conversations = 0;
 
-type Contender = "git" | "gitFlushed" | "gitKept" | "op" | "serverFirst" | "serverProcess" | "serverMessage" | "opOneShot" | "cli" | "cliFirst" | "opNoHistory" | "opFsync" | "snapshot";
-const CONTENDERS: Contender[] = ["git", "gitFlushed", "gitKept", "op", "serverFirst", "serverProcess", "serverMessage", "opOneShot", "cli", "cliFirst", "opFsync", "opNoHistory", "snapshot"];
+type Contender = "git" | "gitFlushed" | "gitKept" | "gitPaused" | "op" | "serverFirst" | "serverProcess" | "serverMessage" | "opOneShot" | "cli" | "cliFirst" | "opNoHistory" | "opFsync" | "snapshot";
+const CONTENDERS: Contender[] = ["git", "gitFlushed", "gitKept", "op", "serverFirst", "gitPaused", "serverProcess", "serverMessage", "opOneShot", "cli", "cliFirst", "opFsync", "opNoHistory", "snapshot"];
+const GIT_CONTENDERS: Contender[] = ["git", "gitFlushed", "gitKept", "gitPaused"];
 /** Untimed wait between a compiled server's start and its first call (its start-up spares and watch are made meanwhile, as while a host's user types). */
 const SERVER_IDLE_MS = 1500;
 const BINARY = join(import.meta.dir, "..", "dist", "worksnap");
@@ -207,7 +211,7 @@ async function measure(s: Scenario, runs: number, gitRuns: number): Promise<Resu
   const expected = git(s.repo, "write-tree").trim();
   const ws = openWorkspace(s.repo, { longLived: true });
   const recorder = ws.recorder;
-  const out: Result = { git: [], gitFlushed: [], gitKept: [], op: [], serverFirst: [], serverProcess: [], serverMessage: [], opOneShot: [], cli: [], cliFirst: [], opNoHistory: [], opFsync: [], snapshot: [] };
+  const out: Result = { git: [], gitFlushed: [], gitKept: [], gitPaused: [], op: [], serverFirst: [], serverProcess: [], serverMessage: [], opOneShot: [], cli: [], cliFirst: [], opNoHistory: [], opFsync: [], snapshot: [] };
   // the patched paths, for the anchor that keeps their old bytes (outside the repository: a reset cleans it)
   const listFile = join(dirname(s.repo), "patched-files.txt");
   const keptTar = join(dirname(s.repo), "old-files.tar");
@@ -233,6 +237,21 @@ async function measure(s: Scenario, runs: number, gitRuns: number): Promise<Resu
         const cmd = `tar -cf '${keptTar}' -T '${listFile}' && sync -f '${keptTar}' && ${applyFlushed}`;
         return (await timeCommand(["bash", "-c", cmd], { cwd: s.repo, env: GIT_ENV, runs: 1, prepare: () => (reset(s), rmSync(keptTar, { force: true })) })).ms[0]!;
       },
+      // git apply after the pause a server's first write waits before its call (the reset, then SERVER_IDLE_MS):
+      // what a pause costs a write on this machine, whoever writes (docs/decisions.md "A server's first write is
+      // compared with git apply after the same pause")
+      gitPaused: async () =>
+        (
+          await timeCommand(["git", "apply", "--whitespace=nowarn", s.patchFile], {
+            cwd: s.repo,
+            env: GIT_ENV,
+            runs: 1,
+            prepare: async () => {
+              reset(s);
+              await Bun.sleep(SERVER_IDLE_MS);
+            },
+          })
+        ).ms[0]!,
       op: () => runOp(s, ws, patch),
       serverFirst: async () => {
         const server = openWorkspace(s.repo, { longLived: true });
@@ -297,7 +316,7 @@ async function measure(s: Scenario, runs: number, gitRuns: number): Promise<Resu
     };
     for (let round = 0; round <= runs; round++) {
       for (const c of CONTENDERS) {
-        if ((c === "git" || c === "gitFlushed" || c === "gitKept") && round > gitRuns) continue;
+        if (GIT_CONTENDERS.includes(c) && round > gitRuns) continue;
         const ms = await one[c]();
         if (round > 0) out[c].push(ms); // round 0 warms every contender up
       }
@@ -333,11 +352,11 @@ async function main(): Promise<number> {
     results.push(await measure(s, runs, gitRuns));
   }
   const loadAfter = loadLine();
-  const headers = ["input", "git apply", "git apply, flushed", "ratio", "git apply, old files kept", "ratio", "op, worktree", "ratio", "op, first call", "ratio", "server's first write", "ratio", "server, the request alone", "ratio", "op, one-shot", "ratio", "CLI", "ratio", "CLI, first write", "ratio", "op, worktree, fsync per file", "ratio", "op, worktree, history off", "ratio", "op, snapshot", "ratio"];
+  const headers = ["input", "git apply", "git apply, flushed", "ratio", "git apply, old files kept", "ratio", "op, worktree", "ratio", "op, first call", "ratio", "server's first write", "ratio", "git apply after the same pause", "server's first write / it", "server, the request alone", "ratio", "op, one-shot", "ratio", "CLI", "ratio", "CLI, first write", "ratio", "op, worktree, fsync per file", "ratio", "op, worktree, history off", "ratio", "op, snapshot", "ratio"];
   const rows = results.map((r, i) => {
     const g = median(r.git);
     const cell = (xs: number[]) => [fmtMs(median(xs)), fmtRatio(median(xs) / g)];
-    return [scenarios[i]!.label, fmtMs(g), ...cell(r.gitFlushed), ...cell(r.gitKept), ...cell(r.op), ...cell(r.serverFirst), ...cell(r.serverProcess), ...cell(r.serverMessage), ...cell(r.opOneShot), ...cell(r.cli), ...cell(r.cliFirst), ...cell(r.opFsync), ...cell(r.opNoHistory), ...cell(r.snapshot)];
+    return [scenarios[i]!.label, fmtMs(g), ...cell(r.gitFlushed), ...cell(r.gitKept), ...cell(r.op), ...cell(r.serverFirst), ...cell(r.serverProcess), fmtMs(median(r.gitPaused)), fmtRatio(median(r.serverProcess) / median(r.gitPaused)), ...cell(r.serverMessage), ...cell(r.opOneShot), ...cell(r.cli), ...cell(r.cliFirst), ...cell(r.opFsync), ...cell(r.opNoHistory), ...cell(r.snapshot)];
   });
   console.log(table(headers, rows));
   console.log(`${loadBefore}; after: ${loadAfter}`);
@@ -363,7 +382,9 @@ async function main(): Promise<number> {
       "whose code the earlier rounds have warmed. \"server's first write\" is the same through the compiled server:",
       "`dist/worksnap serve` started, its first `workspace_apply_patch` call timed through the MCP SDK's client from",
       "request to answer (the patch sent as JSON-RPC, code not yet compiled by the JIT), 1.5 s after the client",
-      "connected (untimed); \"server, the request alone\" is a new server's first call with the same patch and an unknown",
+      "connected (untimed); \"git apply after the same pause\" is git apply run 1.5 s after the reset, as that call is,",
+      "and the next column the server's first write over it (on a machine that takes back memory left idle, the pause",
+      "alone makes any write slower); \"server, the request alone\" is a new server's first call with the same patch and an unknown",
       "mode, refused at once: what the request's transport and parsing cost, which that time includes. \"op, one-shot\" is the call",
       "in a workspace as a one-shot CLI command opens it, in process: spares from the pool the previous process left,",
       "the replaced files handed off and removed after it (untimed). \"CLI\" is `dist/worksnap apply patch.diff` as a",
