@@ -49,7 +49,7 @@ describe("writeAllPieces", () => {
       const path = join(d.path, name);
       const fd = openSync(path, "wx");
       try {
-        writeAllPieces(fd, list);
+        await writeAllPieces(fd, list);
       } finally {
         closeSync(fd);
       }

@@ -243,7 +243,7 @@ export class FsHistoryStore implements HistoryStore, BatchingHistoryStore {
     const batch = new DurableBatch(join(this.stateDir, "tmp"));
     let placed = false;
     try {
-      batch.add(tmp, writePackFile(tmp, items));
+      batch.add(tmp, await writePackFile(tmp, items));
       await batch.flush();
       try {
         renameSync(tmp, target);

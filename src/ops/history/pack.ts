@@ -35,7 +35,7 @@ export interface PackIndex {
  * Writes a new pack file (it must not exist) holding `items` in their order,
  * with exactly `perm` as its permission bits, not yet durable. Returns its size.
  */
-export function writePackFile(path: string, items: ObjectWrite[], perm = 0o644): number {
+export async function writePackFile(path: string, items: ObjectWrite[], perm = 0o644): Promise<number> {
   const entries: [string, number, number][] = [];
   let offset = 0;
   for (const it of items) {
@@ -46,7 +46,7 @@ export function writePackFile(path: string, items: ObjectWrite[], perm = 0o644):
   const header = new TextEncoder().encode(`${MAGIC}${String(index.length - 1).padStart(12, "0")}\n`);
   const fd = openSync(path, "wx", 0o600);
   try {
-    writeAllPieces(fd, [header, index, ...items.map((it) => it.bytes)]);
+    await writeAllPieces(fd, [header, index, ...items.map((it) => it.bytes)]);
     // open()'s mode passes through the umask.
     fchmodSync(fd, perm);
   } catch (err) {
