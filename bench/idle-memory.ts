@@ -9,7 +9,9 @@
  * before its work pays for every page it touches, and so does a read of file
  * data still in the page cache. bench/apply.ts's "server's first write" waits
  * 1.5 s before its call (a server waits for its host); this tool says how much
- * of its time the pause alone explains here.
+ * of its time the pause alone explains here. Last, what new memory costs the
+ * first time it is touched (a fault per page on any machine; in such a VM
+ * one in the host as well).
  *
  *   node_modules/.bin/bun bench/idle-memory.ts [--runs N] [--mb N]
  */
@@ -33,6 +35,14 @@ function readThrough(file: string): number {
   } finally {
     closeSync(fd);
   }
+}
+
+/** Writes one byte of every page of new memory: the pages' first faults. */
+function touchNew(bytes: number): number {
+  const fresh = new Uint8Array(bytes);
+  const t0 = Bun.nanoseconds();
+  for (let k = 0; k < fresh.length; k += PAGE) fresh[k] = 1;
+  return (Bun.nanoseconds() - t0) / 1e6;
 }
 
 /** Reads one byte of every page: the cost is the pages' faults, not the bytes. */
@@ -71,6 +81,8 @@ async function main(): Promise<number> {
       rows.push([`${pause} ms`, fmtMs(median(mem)), fmtMs(median(read))]);
     }
     console.log(table(["pause before", `touch ${mb} MB a process touched`, `read a ${mb} MB file in the page cache`], rows));
+    const fresh = Array.from({ length: runs }, () => touchNew(mb * 1024 * 1024));
+    console.log(`touching ${mb} MB of new memory once: ${fmtMs(median(fresh))} (median of ${runs})`);
     console.log(`${machineLine()} (checksum ${checksum})`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
