@@ -132,6 +132,28 @@ describe("workspace tools end to end", () => {
     expect(repo.git("status", "--porcelain")).toBe("");
   });
 
+  test("a patch sent as base64: applies its bytes (a Latin-1 file, as git applies the same patch); bad base64 is INVALID_ARGUMENT; a non-UTF-8 name is a reject", async () => {
+    await using repo = await tmpRepo();
+    repo.write("legacy.txt", Buffer.from("caf\xe9\nna\xefve\n", "latin1"));
+    repo.commit();
+    repo.write("legacy.txt", Buffer.from("caf\xe9 cr\xe8me\nna\xefve\n", "latin1"));
+    const patch = Bun.spawnSync(["git", "diff"], { cwd: repo.root }).stdout;
+    const expected = readFileSync(join(repo.root, "legacy.txt"));
+    repo.git("checkout", "-q", "--", ".");
+    await using s = await mcpSession(repo.root);
+    const r = await s.call("workspace_apply_patch", { mode: "worktree", patch: `base64:${patch.toString("base64")}` });
+    expect(r.applied).toBe(true);
+    expect(readFileSync(join(repo.root, "legacy.txt")).equals(expected)).toBe(true);
+    const bad = await s.callError("workspace_apply_patch", { mode: "worktree", patch: "base64:not base64!" });
+    expect(bad.code).toBe("INVALID_ARGUMENT");
+    expect(bad.message).toContain("patch starts with base64: but the rest is not valid base64");
+    const quoted = ['diff --git "a/caf\\351.txt" "b/caf\\351.txt"', "new file mode 100644", "--- /dev/null", '+++ "b/caf\\351.txt"', "@@ -0,0 +1 @@", "+x", ""].join("\n");
+    const named = await s.call("workspace_apply_patch", { mode: "worktree", patch: quoted });
+    expect(named.applied).toBe(false);
+    expect(named.rejects[0].hunks[0].message).toContain("is not valid UTF-8");
+    expect(readdirSync(repo.root).filter((n) => n !== ".git" && n !== ".mcp")).toEqual(["legacy.txt"]);
+  });
+
   test("snapshot mode: edits derive new snapshots and leave the disk and git status as they were", async () => {
     await using repo = await tmpRepo();
     repo.write("a.txt", ten);

@@ -14,7 +14,7 @@ export const workspaceApplyPatch = defineTool({
   description,
   args: v.strictObject({
     mode: v.optional(writeModeArg),
-    patch: v.pipe(v.string(), v.description("Unified diff.")),
+    patch: v.pipe(v.string(), v.description('Unified diff, or "base64:" and base64 for bytes.')),
     lease_id: v.optional(leaseIdArg),
     snapshot_id: v.optional(snapshotIdArg),
     mcp_conversation_id: v.optional(conversationArg),

@@ -1,3 +1,4 @@
+import { decodeBase64Argument } from "../../core/binary";
 import { invalidArgument, tooLarge } from "../../core/errors";
 import { type PatchPlan, type PlannedChange, type PlannedOffset, planPatch } from "../patch/plan";
 import type { FileReject, HunkReject } from "../patch/types";
@@ -12,7 +13,8 @@ export interface ApplyPatchArgs extends MutationArgs {
   /**
    * A unified diff, plain or git style, any number of files; or its bytes as
    * a patch file holds them (the CLI), which may carry lines of a file in an
-   * encoding other than UTF-8 byte for byte.
+   * encoding other than UTF-8 byte for byte. As text, `base64:` and standard
+   * base64 gives those bytes too (as write_file's content does).
    */
   patch: string | Uint8Array;
 }
@@ -55,16 +57,10 @@ const REJECT_LIST_BUDGET = 60_000;
  */
 export async function applyPatchOp(ws: Workspace, args: ApplyPatchArgs): Promise<ApplyPatchResult> {
   if (typeof args.patch !== "string" && !(args.patch instanceof Uint8Array)) throw invalidArgument("patch must be a string", { arg: "patch" });
-  if (args.patch.length > PATCH_MAX_CHARS) {
-    const unit = typeof args.patch === "string" ? "characters" : "bytes";
-    throw tooLarge(`the patch is ${args.patch.length} ${unit}; at most ${PATCH_MAX_CHARS} are accepted in one call`, {
-      arg: "patch",
-      size: args.patch.length,
-      limit: PATCH_MAX_CHARS,
-    });
-  }
+  if (args.patch.length > PATCH_MAX_CHARS) throw patchTooLarge(args.patch.length, typeof args.patch === "string" ? "characters" : "bytes");
+  const patch = typeof args.patch === "string" && args.patch.startsWith("base64:") ? decodeBase64Argument(args.patch.slice(7), "patch", PATCH_MAX_CHARS, (n) => patchTooLarge(n, "bytes")) : args.patch;
   const r = await runMutation(ws, args, "edit_file_diff", async (view) => {
-    const plan = await planPatch(args.patch, { read: (p) => readForPatch(view, p), ...(view.readMany ? { readMany: (ps) => readManyForPatch(view, ps) } : {}) });
+    const plan = await planPatch(patch, { read: (p) => readForPatch(view, p), ...(view.readMany ? { readMany: (ps) => readManyForPatch(view, ps) } : {}) });
     return { changes: plan.ok ? plan.changes.map(toWriteChange) : null, extra: shapeAnswer(plan), fromReads: true };
   }, { showDiff: true, onStale: args.staleWrites === "refuse" ? "refuse" : "report" });
   const out = r.result;
@@ -98,6 +94,10 @@ async function readManyForPatch(view: TreeView, paths: RepoPath[]): Promise<Map<
     out.set(paths[k]!, r.target.kind === "missing" ? null : r.state);
   }
   return out;
+}
+
+function patchTooLarge(size: number, unit: "characters" | "bytes") {
+  return tooLarge(`the patch is ${size} ${unit}; at most ${PATCH_MAX_CHARS} are accepted in one call`, { arg: "patch", size, limit: PATCH_MAX_CHARS });
 }
 
 function notAFile(path: RepoPath) {

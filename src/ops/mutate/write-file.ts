@@ -1,3 +1,4 @@
+import { decodeBase64Argument } from "../../core/binary";
 import { invalidArgument, tooLarge } from "../../core/errors";
 import { blobIdOf, parseBlobRef, type BlobId } from "../../core/hash";
 import { parseRepoPath } from "../../core/repo-path";
@@ -63,18 +64,7 @@ export async function writeFileOp(ws: Workspace, args: WriteFileArgs): Promise<W
  */
 export function decodeWriteContent(content: string): Uint8Array {
   if (typeof content !== "string") throw invalidArgument("content must be a string", { arg: "content" });
-  if (content.startsWith("base64:")) {
-    let body = content.slice(7);
-    const decodedMax = Math.floor((body.length * 3) / 4);
-    if (decodedMax - 2 > WRITE_MAX_BYTES) throw contentTooLarge(decodedMax);
-    if (/\s/.test(body)) body = body.replace(/\s+/g, "");
-    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(body) || body.length % 4 === 1) {
-      throw invalidArgument("content starts with base64: but the rest is not valid base64 (A-Z a-z 0-9 + /, = padding)", { arg: "content" });
-    }
-    const bytes = new Uint8Array(Buffer.from(body, "base64"));
-    if (bytes.length > WRITE_MAX_BYTES) throw contentTooLarge(bytes.length);
-    return bytes;
-  }
+  if (content.startsWith("base64:")) return decodeBase64Argument(content.slice(7), "content", WRITE_MAX_BYTES, contentTooLarge);
   if (content.length > WRITE_MAX_BYTES) throw contentTooLarge(content.length);
   if (content.length * 3 > WRITE_MAX_BYTES) {
     const n = Buffer.byteLength(content, "utf8");
