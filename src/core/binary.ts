@@ -1,4 +1,5 @@
 import { invalidArgument } from "./errors";
+
 /** git's rule (DESIGN decision 9): binary means a NUL byte in the first 8000 bytes. */
 export const BINARY_SNIFF_BYTES = 8000;
 
