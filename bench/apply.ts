@@ -217,6 +217,9 @@ async function measure(s: Scenario, runs: number, gitRuns: number): Promise<Resu
   const keptTar = join(dirname(s.repo), "old-files.tar");
   writeFileSync(listFile, [...patch.matchAll(/^diff --git a\/(\S+) b\//gm)].map((m) => m[1]).join("\n") + "\n");
   const applyFlushed = `git apply --whitespace=nowarn '${s.patchFile}' && sync -f .`;
+  /** One timed `git apply` of the patch, after `prepare` (untimed). */
+  const gitApply = async (prepare: () => void | Promise<void>) =>
+    (await timeCommand(["git", "apply", "--whitespace=nowarn", s.patchFile], { cwd: s.repo, env: GIT_ENV, runs: 1, prepare })).ms[0]!;
   const cli = async () => {
     const ms = (await timeCommand([BINARY, "apply", s.patchFile], { cwd: s.repo, runs: 1, prepare: () => reset(s) })).ms[0]!;
     await handOffDone(s);
@@ -231,7 +234,7 @@ async function measure(s: Scenario, runs: number, gitRuns: number): Promise<Resu
     reset(s);
     const snap = await createSnapshot(ws, { paths: ["."] });
     const one: Record<Contender, () => Promise<number>> = {
-      git: async () => (await timeCommand(["git", "apply", "--whitespace=nowarn", s.patchFile], { cwd: s.repo, env: GIT_ENV, runs: 1, prepare: () => reset(s) })).ms[0]!,
+      git: () => gitApply(() => reset(s)),
       gitFlushed: async () => (await timeCommand(["bash", "-c", applyFlushed], { cwd: s.repo, env: GIT_ENV, runs: 1, prepare: () => reset(s) })).ms[0]!,
       gitKept: async () => {
         const cmd = `tar -cf '${keptTar}' -T '${listFile}' && sync -f '${keptTar}' && ${applyFlushed}`;
@@ -240,18 +243,11 @@ async function measure(s: Scenario, runs: number, gitRuns: number): Promise<Resu
       // git apply after the pause a server's first write waits before its call (the reset, then SERVER_IDLE_MS):
       // what a pause costs a write on this machine, whoever writes (docs/decisions.md "A server's first write is
       // compared with git apply after the same pause")
-      gitPaused: async () =>
-        (
-          await timeCommand(["git", "apply", "--whitespace=nowarn", s.patchFile], {
-            cwd: s.repo,
-            env: GIT_ENV,
-            runs: 1,
-            prepare: async () => {
-              reset(s);
-              await Bun.sleep(SERVER_IDLE_MS);
-            },
-          })
-        ).ms[0]!,
+      gitPaused: () =>
+        gitApply(async () => {
+          reset(s);
+          await Bun.sleep(SERVER_IDLE_MS);
+        }),
       op: () => runOp(s, ws, patch),
       serverFirst: async () => {
         const server = openWorkspace(s.repo, { longLived: true });

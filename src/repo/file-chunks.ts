@@ -135,22 +135,17 @@ export async function writeAllPieces(fd: number, pieces: readonly Uint8Array[]):
   while (i < pieces.length) {
     const batch = pieces.slice(i, i + WRITEV_MAX);
     if (done > 0) batch[0] = batch[0]!.subarray(done);
-    const n = await new Promise<number>((resolve, reject) => writev(fd, batch as Uint8Array[], (err, written) => (err ? reject(err) : resolve(written))));
-    [i, done] = advancePieces(pieces, i, done, n);
+    let n = await new Promise<number>((resolve, reject) => writev(fd, batch as Uint8Array[], (err, written) => (err ? reject(err) : resolve(written))));
+    let progressed = false;
+    while (i < pieces.length && n >= pieces[i]!.length - done) {
+      n -= pieces[i]!.length - done;
+      done = 0;
+      i++;
+      progressed = true;
+    }
+    if (n === 0 && !progressed) throw Object.assign(new Error("EIO: write made no progress"), { code: "EIO", syscall: "writev" });
+    done += n;
   }
-}
-
-/** Where a writev of `n` bytes from pieces[i] (its first `done` bytes already written) leaves the next one. */
-function advancePieces(pieces: readonly Uint8Array[], i: number, done: number, n: number): [number, number] {
-  let progressed = false;
-  while (i < pieces.length && n >= pieces[i]!.length - done) {
-    n -= pieces[i]!.length - done;
-    done = 0;
-    i++;
-    progressed = true;
-  }
-  if (n === 0 && !progressed) throw Object.assign(new Error("EIO: write made no progress"), { code: "EIO", syscall: "writev" });
-  return [i, done + n];
 }
 
 /**
