@@ -9,6 +9,8 @@ export interface TmpRepo extends AsyncDisposable {
   write(path: string, content: string | Uint8Array, mode?: number): void;
   symlink(path: string, target: string): void;
   commit(message?: string): string;
+  /** A path next to the repository (its root followed by `suffix`, say ".patch"), removed with it. */
+  beside(suffix: string): string;
 }
 
 const GIT_IDENTITY = {
@@ -34,10 +36,28 @@ export function tmpDir(name = "ws-"): { path: string } & AsyncDisposable {
   return { path, [Symbol.asyncDispose]: async () => rmSync(path, { recursive: true, force: true }) };
 }
 
+/**
+ * Removes a repository a detached process of ours may still be writing to (the CLI's hand-off makes spare
+ * files in `.mcp/tmp` after the command exits): a removal that meets a file created meanwhile (ENOTEMPTY)
+ * is tried again.
+ */
+async function removeTree(root: string): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      rmSync(root, { recursive: true, force: true });
+      return;
+    } catch (err) {
+      if (attempt >= 50 || (err as NodeJS.ErrnoException).code !== "ENOTEMPTY") throw err;
+      await Bun.sleep(20);
+    }
+  }
+}
+
 /** `await using repo = await tmpRepo()`: a real git repository in a temp dir (or a plain dir with git:false). */
 export async function tmpRepo(opts: { git?: boolean; name?: string } = {}): Promise<TmpRepo> {
   const root = mkdtempSync(join(tmpdir(), opts.name ?? "ws-repo-"));
   if (opts.git !== false) runGit(root, ["init", "-q", "-b", "main"]);
+  const besides = new Set<string>();
   const repo: TmpRepo = {
     root,
     git: (...args) => runGit(root, args),
@@ -57,11 +77,17 @@ export async function tmpRepo(opts: { git?: boolean; name?: string } = {}): Prom
       runGit(root, ["commit", "-q", "--allow-empty", "-m", message]);
       return runGit(root, ["rev-parse", "HEAD"]).trim();
     },
+    beside(suffix) {
+      const path = `${root}${suffix}`;
+      besides.add(path);
+      return path;
+    },
     [Symbol.asyncDispose]: async () => {
       try {
         Bun.spawnSync(["chmod", "-R", "u+rwX", root]);
       } finally {
-        rmSync(root, { recursive: true, force: true });
+        for (const p of besides) rmSync(p, { recursive: true, force: true });
+        await removeTree(root);
       }
     },
   };

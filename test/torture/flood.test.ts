@@ -173,7 +173,7 @@ describe("flood", () => {
     await using repo = await floodRepo();
     await using s = await rawServer(repo.root);
     // another process holds the work-tree lock: every write waits in its call, and the calls in flight fill up
-    const holder = Bun.spawn([process.execPath, LOCK_WORKER, repo.root, join(repo.root, "..", `${repo.root.split("/").at(-1)}.lock-log`)], { stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+    const holder = Bun.spawn([process.execPath, LOCK_WORKER, repo.root, repo.beside(".lock-log")], { stdin: "pipe", stdout: "pipe", stderr: "pipe" });
     try {
       const reader = holder.stdout.getReader();
       let out = "";

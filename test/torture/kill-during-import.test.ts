@@ -26,7 +26,7 @@ describe("kill -9 during an import", () => {
       const created = cli(["snapshot", "create", "--root", repo.root]);
       expect(created.code).toBe(0);
       const id = created.stdout.trim();
-      const bundle = join(repo.root, "..", `${repo.root.split("/").pop()}.tar`);
+      const bundle = repo.beside(".tar");
       expect(cli(["snapshot", "export", id, "-o", bundle, "--root", repo.root]).code).toBe(0);
       const want = sha256Hex(readFileSync(bundle));
 

@@ -56,7 +56,7 @@ async function makeBase(repo: TmpRepo): Promise<Setup> {
   }
   repo.git("add", "-A");
   const after = treeText(repo.root);
-  const patchFile = join(repo.root, "..", `${repo.root.split("/").pop()}.patch`);
+  const patchFile = repo.beside(".patch");
   writeFileSync(patchFile, repo.git("diff", "--cached", "-M", "HEAD"));
   repo.git("reset", "-q", "--hard", "HEAD");
   repo.git("clean", "-qfd");

@@ -35,7 +35,7 @@ async function scenario(repo: TmpRepo): Promise<{ patchFile: string; before: Rec
   repo.write("lib/m.txt", lines("m").replace("m line 0", "M LINE 0"));
   repo.git("add", "-A");
   const after = treeText(repo.root);
-  const patchFile = `${repo.root}.patch`;
+  const patchFile = repo.beside(".patch");
   writeFileSync(patchFile, repo.git("diff", "--cached", "-M", "HEAD"));
   repo.git("reset", "-q", "--hard", "HEAD");
   repo.git("clean", "-qfd");
