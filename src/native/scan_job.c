@@ -207,6 +207,45 @@ static void stream(scan_job_t *job, int fd, worker_t *w, size_t have, int hash, 
   }
 }
 
+/*
+ * A file kept whole with nothing to look for in it (an export's read: no literals, no required strings, no
+ * sniff): read straight into the buffer handed to the caller, `size` bytes as fstat said and one more to see
+ * the end, rather than into the worker's buffer and copied. Half the memory touched: an export's reads and
+ * copies were a third of its 378,000 page faults. Returns 0 when the file turned out longer than fstat said
+ * (the caller reads it the usual way, bounded by the limit), else 1 with the record filled.
+ */
+static int keep_whole(scan_job_t *job, size_t index, int fd, size_t size, int want_digest, uint8_t *rec) {
+  uint8_t *buf = malloc(size + 1);
+  if (!buf) {
+    rec[SR_KIND] = SCAN_ERROR;
+    put_i32(rec, SR_ERRNO, ENOMEM);
+    return 1;
+  }
+  size_t len = 0;
+  for (;;) {
+    ssize_t got = pread(fd, buf + len, size + 1 - len, (off_t)len);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      int e = errno;
+      free(buf);
+      rec[SR_KIND] = SCAN_ERROR;
+      put_i32(rec, SR_ERRNO, e);
+      return 1;
+    }
+    if (got == 0) break;
+    len += (size_t)got;
+    if (len == size + 1) {
+      free(buf);
+      return 0;
+    }
+  }
+  if (want_digest) digest(buf, len, rec);
+  job->kept[index] = buf;
+  put_f64(rec, SR_LENGTH, (double)len);
+  rec[SR_KIND] = SCAN_BYTES;
+  return 1;
+}
+
 static void scan_item(job_t *base, size_t index, worker_t *w) {
   scan_job_t *job = (scan_job_t *)base;
   uint8_t *rec = job->records + index * SCAN_RECORD;
@@ -252,6 +291,11 @@ static void scan_item(job_t *base, size_t index, worker_t *w) {
         stream(job, fd, w, (size_t)got, want_digest, rec);
       }
     }
+    close(fd);
+    return;
+  }
+  if (job->keep == SCAN_KEEP_FILE && !job->has_literals && job->required_count == 0 && job->sniff == 0 &&
+      keep_whole(job, index, fd, (size_t)st.st_size, want_digest, rec)) {
     close(fd);
     return;
   }

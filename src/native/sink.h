@@ -21,17 +21,19 @@ typedef struct sink sink_t;
  * `writeback_step` bytes (0: the default, 8 MiB), and with `durable_steps` each step is synced (fdatasync).
  */
 sink_t *sink_open(int fd, const void *prefix, size_t prefix_len, uint64_t writeback_step, int durable_steps);
-/* Queues a copy of the bytes; 0 when out of memory. Returns the bytes queued and not yet written through *queued. */
-int sink_write(sink_t *s, const void *data, size_t len, size_t *queued);
+typedef struct {
+  const void *data;
+  size_t len;
+} sink_piece_t;
+
 /*
- * A chunk filled by the caller, then handed over without a copy: sink_reserve allocates one of `len` bytes
- * (0 when out of memory), sink_chunk_data is where its bytes go, sink_submit queues its first `len` bytes
- * (the sink frees it), sink_discard frees one never submitted.
+ * Queues a copy of the pieces' bytes, in order (gathered into chunks of the sink's own, which it reuses once
+ * written); 0 when out of memory (what was queued before that stays queued). Returns the bytes queued and
+ * not yet written through *queued.
  */
-int sink_reserve(uint8_t **chunk, size_t len);
-uint8_t *sink_chunk_data(uint8_t *chunk);
-void sink_submit(sink_t *s, uint8_t *chunk, size_t len, size_t *queued);
-void sink_discard(uint8_t *chunk);
+int sink_writev(sink_t *s, const sink_piece_t *pieces, size_t n, size_t *queued);
+/* sink_writev of one piece. */
+int sink_write(sink_t *s, const void *data, size_t len, size_t *queued);
 /* No more chunks: the thread finishes what is queued, then computes the digest. */
 void sink_close(sink_t *s);
 /* 1 once closed and every chunk written (or a write failed): then errno (0 if none), bytes written and the digest. */

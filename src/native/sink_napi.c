@@ -4,9 +4,15 @@
  *                                          a thread that writes and hashes what it is given, in order; the
  *                                          digest covers `prefix` (a Uint8Array, not written) first; writeback is
  *                                          started every `step` bytes (default 8 MiB), each step synced if durable
- *   sinkWrite(sink, bytes) -> queued       a copy of bytes queued; the bytes queued and not yet written
- *   sinkWritev(sink, pieces, total) -> queued
- *                                          the pieces (Uint8Arrays, `total` bytes in all) copied into one chunk
+ *   sinkWrite(sink, bytes, release?) -> queued
+ *                                          a copy of bytes queued; the bytes queued and not yet written
+ *   sinkWritev(sink, pieces, total, release?) -> queued
+ *                                          the pieces (Uint8Arrays, `total` bytes in all) copied, in order
+ *                                          With `release` (sinkWrite: true; sinkWritev: the pieces to release),
+ *                                          each such piece that spans its whole ArrayBuffer is detached once
+ *                                          copied (napi_detach_arraybuffer): the memory of a buffer read for the
+ *                                          sink only (an export's blobs) goes back at once, not when it is
+ *                                          collected, and the piece reads as empty afterwards.
  *   sinkQueued(sink) -> queued             the bytes queued and not yet written
  *   sinkClose(sink)                        nothing more will come
  *   sinkResult(sink) -> null | [errno, written, digest]
@@ -40,11 +46,11 @@ static void sink_finalize(napi_env env, void *data, void *hint) {
   free(h);
 }
 
-/* The sink of argument 0 and up to `want` arguments into argv; NULL (an exception pending) when it is not a live sink. */
-static sink_handle_t *sink_args(napi_env env, napi_callback_info info, size_t want, napi_value *argv) {
+/* The sink of argument 0 and up to `want` arguments into argv (at least `need` given; the rest undefined); NULL (an exception pending) when it is not a live sink. */
+static sink_handle_t *sink_args_of(napi_env env, napi_callback_info info, size_t need, size_t want, napi_value *argv) {
   size_t argc = want;
   void *data = NULL;
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < want) {
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < need) {
     sink_fail(env, "worksnap native: missing arguments");
     return NULL;
   }
@@ -55,11 +61,28 @@ static sink_handle_t *sink_args(napi_env env, napi_callback_info info, size_t wa
   return data;
 }
 
+static sink_handle_t *sink_args(napi_env env, napi_callback_info info, size_t want, napi_value *argv) { return sink_args_of(env, info, want, want, argv); }
+
 /* The sink of argument 0, which must not be freed yet; NULL (an exception pending) otherwise. */
-static sink_t *live_sink(napi_env env, napi_callback_info info, size_t want, napi_value *argv) {
-  sink_handle_t *h = sink_args(env, info, want, argv);
+static sink_t *live_sink_of(napi_env env, napi_callback_info info, size_t need, size_t want, napi_value *argv) {
+  sink_handle_t *h = sink_args_of(env, info, need, want, argv);
   if (h && !h->sink) sink_fail(env, "worksnap native: the sink was freed");
   return h ? h->sink : NULL;
+}
+
+static sink_t *live_sink(napi_env env, napi_callback_info info, size_t want, napi_value *argv) { return live_sink_of(env, info, want, want, argv); }
+
+static int truthy(napi_env env, napi_value v) {
+  bool b = false;
+  return napi_get_value_bool(env, v, &b) == napi_ok && b;
+}
+
+/* Detaches the ArrayBuffer of a piece that spans all of it (a view of part of a buffer leaves it alone). */
+static void release_piece(napi_env env, napi_value ab, size_t offset, size_t length) {
+  size_t whole = 0;
+  void *data;
+  if (offset != 0 || napi_get_arraybuffer_info(env, ab, &data, &whole) != napi_ok || whole != length) return;
+  (void)napi_detach_arraybuffer(env, ab);
 }
 
 static napi_value count_value(napi_env env, size_t n) {
@@ -106,8 +129,8 @@ static napi_value sink_open_fn(napi_env env, napi_callback_info info) {
 }
 
 static napi_value sink_write_fn(napi_env env, napi_callback_info info) {
-  napi_value argv[2];
-  sink_t *sink = live_sink(env, info, 2, argv);
+  napi_value argv[3];
+  sink_t *sink = live_sink_of(env, info, 2, 3, argv);
   if (!sink) return NULL;
   napi_typedarray_type type;
   size_t length, offset;
@@ -117,21 +140,21 @@ static napi_value sink_write_fn(napi_env env, napi_callback_info info) {
     return sink_fail(env, "worksnap native: sinkWrite takes a Uint8Array");
   size_t queued = 0;
   if (!sink_write(sink, data, length, &queued)) return sink_fail(env, "worksnap native: out of memory");
+  if (truthy(env, argv[2])) release_piece(env, ab, offset, length);
   return count_value(env, queued);
 }
 
 static napi_value sink_writev_fn(napi_env env, napi_callback_info info) {
-  napi_value argv[3];
-  sink_t *sink = live_sink(env, info, 3, argv);
+  napi_value argv[4];
+  sink_t *sink = live_sink_of(env, info, 3, 4, argv);
   if (!sink) return NULL;
   uint32_t n = 0;
   double total = 0;
   if (napi_get_array_length(env, argv[1], &n) != napi_ok || napi_get_value_double(env, argv[2], &total) != napi_ok || !(total >= 0))
     return sink_fail(env, "worksnap native: sinkWritev takes an array of Uint8Arrays and their total length");
-  uint8_t *chunk = NULL;
-  size_t cap = (size_t)total;
-  if (!sink_reserve(&chunk, cap)) return sink_fail(env, "worksnap native: out of memory");
-  size_t at = 0;
+  sink_piece_t *pieces = malloc((n ? n : 1) * sizeof *pieces);
+  if (!pieces) return sink_fail(env, "worksnap native: out of memory");
+  size_t cap = (size_t)total, at = 0;
   for (uint32_t i = 0; i < n; i++) {
     napi_value piece, ab;
     napi_typedarray_type type;
@@ -139,14 +162,29 @@ static napi_value sink_writev_fn(napi_env env, napi_callback_info info) {
     void *data;
     if (napi_get_element(env, argv[1], i, &piece) != napi_ok ||
         napi_get_typedarray_info(env, piece, &type, &length, &data, &ab, &offset) != napi_ok || type != napi_uint8_array || length > cap - at) {
-      sink_discard(chunk);
+      free(pieces);
       return sink_fail(env, "worksnap native: sinkWritev: a piece is not a Uint8Array, or the pieces exceed the total");
     }
-    memcpy(sink_chunk_data(chunk) + at, data, length);
+    pieces[i] = (sink_piece_t){data, length};
     at += length;
   }
   size_t queued = 0;
-  sink_submit(sink, chunk, at, &queued);
+  int ok = sink_writev(sink, pieces, n, &queued);
+  free(pieces);
+  if (!ok) return sink_fail(env, "worksnap native: out of memory");
+  uint32_t r = 0;
+  bool listed = false;
+  if (napi_is_array(env, argv[3], &listed) == napi_ok && listed && napi_get_array_length(env, argv[3], &r) == napi_ok) {
+    for (uint32_t i = 0; i < r; i++) {
+      napi_value piece, ab;
+      napi_typedarray_type type;
+      size_t length, offset;
+      void *data;
+      if (napi_get_element(env, argv[3], i, &piece) == napi_ok && napi_get_typedarray_info(env, piece, &type, &length, &data, &ab, &offset) == napi_ok &&
+          type == napi_uint8_array)
+        release_piece(env, ab, offset, length);
+    }
+  }
   return count_value(env, queued);
 }
 

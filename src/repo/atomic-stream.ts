@@ -11,8 +11,8 @@ const WRITE_BUFFER = 1 << 20;
 /** Writes at least this large go out as they are, not through the gathering buffer. */
 const DIRECT_MIN = 64 * 1024;
 /** Bytes handed to the writer thread and not yet written, above which the producer waits (behind()). */
-const QUEUE_MAX = 64 * 1024 * 1024;
-const QUEUE_RESUME = 16 * 1024 * 1024;
+const QUEUE_MAX = 24 * 1024 * 1024;
+const QUEUE_RESUME = 8 * 1024 * 1024;
 
 function writeAll(fd: number, bytes: Uint8Array): void {
   let off = 0;
@@ -44,6 +44,8 @@ export class AtomicFileWriter {
   /** with the writer thread: pieces gathered by reference, not yet handed over */
   private pieces: Uint8Array[] = [];
   private pieceBytes = 0;
+  /** the gathered pieces handed over for good (write's `release`) */
+  private released: Uint8Array[] = [];
   private readonly hasher: Bun.CryptoHasher | null = null;
 
   constructor(
@@ -77,18 +79,24 @@ export class AtomicFileWriter {
   /**
    * Appends bytes. With the writer thread, small pieces are kept by reference
    * until a megabyte has gathered and then copied into one chunk at once:
-   * the caller must not change them after handing them over.
+   * the caller must not change them after handing them over. `release`
+   * hands them over for good: once copied, bytes spanning a whole
+   * ArrayBuffer (a file read for this write alone) have it detached and
+   * their memory goes back at once rather than when collected (a gigabyte
+   * export otherwise waits on the collector to reuse what it read); they
+   * read as empty afterwards.
    */
-  write(bytes: Uint8Array): void {
+  write(bytes: Uint8Array, release = false): void {
     if (this.fd === null) throw new Error("AtomicFileWriter used after commit/abort");
     this.written += bytes.length;
     if (this.sink) {
       if (bytes.length >= DIRECT_MIN) {
         this.flush();
-        this.out(bytes);
+        this.out(bytes, release);
         return;
       }
       this.pieces.push(bytes);
+      if (release) this.released.push(bytes);
       this.pieceBytes += bytes.length;
       if (this.pieceBytes >= WRITE_BUFFER) this.flush();
       return;
@@ -118,9 +126,10 @@ export class AtomicFileWriter {
 
   private flush(): void {
     if (this.pieces.length > 0 && this.sink && this.m) {
-      this.queued = this.m.sinkWritev(this.sink, this.pieces, this.pieceBytes);
+      this.queued = this.m.sinkWritev(this.sink, this.pieces, this.pieceBytes, this.released);
       this.pieces = [];
       this.pieceBytes = 0;
+      this.released = [];
     }
     if (this.used === 0 || this.fd === null) return;
     this.out(this.pending.subarray(0, this.used));
@@ -128,9 +137,9 @@ export class AtomicFileWriter {
   }
 
   /** To the writer thread (which copies), or written and hashed here. */
-  private out(bytes: Uint8Array): void {
+  private out(bytes: Uint8Array, release = false): void {
     if (this.sink && this.m) {
-      this.queued = this.m.sinkWrite(this.sink, bytes);
+      this.queued = this.m.sinkWrite(this.sink, bytes, release);
       return;
     }
     this.hasher?.update(bytes);

@@ -209,10 +209,13 @@ export interface NativeModule {
    * MiB), and with `durableSteps` each step is synced (fdatasync). Keep `fd` open until sinkFree has returned.
    */
   sinkOpen(fd: number, prefix?: Uint8Array, writebackStep?: number, durableSteps?: boolean): NativeSink;
-  /** Queues a copy of `bytes`; the bytes queued and not yet written. */
-  sinkWrite(sink: NativeSink, bytes: Uint8Array): number;
-  /** Queues the pieces (`total` bytes in all) copied into one chunk; the bytes queued and not yet written. */
-  sinkWritev(sink: NativeSink, pieces: Uint8Array[], total: number): number;
+  /**
+   * Queues a copy of `bytes`; the bytes queued and not yet written. With `release`, bytes that span their whole
+   * ArrayBuffer have it detached once copied: its memory goes back now, not when collected (reads as empty after).
+   */
+  sinkWrite(sink: NativeSink, bytes: Uint8Array, release?: boolean): number;
+  /** Queues a copy of the pieces (`total` bytes in all), in order, then releases those of `release` as sinkWrite does. */
+  sinkWritev(sink: NativeSink, pieces: Uint8Array[], total: number, release?: Uint8Array[]): number;
   sinkQueued(sink: NativeSink): number;
   /** Nothing more will come. */
   sinkClose(sink: NativeSink): void;

@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { AtomicFileWriter } from "../../src/repo/atomic-stream";
+import { nativeModule } from "../../src/repo/native";
 import { tmpDir } from "../helpers/tmp-repo";
 
 const sha256 = (b: Uint8Array) => new Bun.CryptoHasher("sha256").update(b).digest("hex");
@@ -43,6 +44,31 @@ describe("AtomicFileWriter", () => {
     expect(Buffer.compare(written, Buffer.concat(parts))).toBe(0);
     expect(digest).toBe(sha256(written));
     expect(readdirSync(join(state, "tmp"))).toEqual([]);
+  });
+
+  test("bytes handed over with release land whole; with the writer thread their memory goes once copied (a whole buffer reads as empty after), a view of part of a buffer is left as it was", async () => {
+    await using dir = tmpDir("ws-atomic-");
+    const state = join(dir.path, ".mcp");
+    const target = join(dir.path, "out.tar");
+    const parts = pieces(12 * 1024 * 1024);
+    const shared = new Uint8Array(8192).fill(0x5a);
+    const view = shared.subarray(0, 4096);
+    const want = Buffer.concat(parts.flatMap((p) => [Buffer.from(p), Buffer.from(view)]));
+    const sizes = parts.map((p) => p.byteLength);
+    const out = new AtomicFileWriter(state, target);
+    for (const p of parts) {
+      out.write(p, true);
+      out.write(view, true);
+      if (out.behind()) await out.caughtUp();
+    }
+    const digest = await out.commit();
+    const written = readFileSync(target);
+    expect(Buffer.compare(written, want)).toBe(0);
+    expect(digest).toBe(sha256(written));
+    // the pieces were copied before their memory went (native); without the module they are left as they were
+    const native = nativeModule() !== null;
+    expect(parts.map((p) => p.byteLength)).toEqual(native ? sizes.map(() => 0) : sizes);
+    expect([view.byteLength, shared.byteLength, view[4095]]).toEqual([4096, 8192, 0x5a]);
   });
 
   test("abort leaves neither the target nor a temp file, with writes still queued", async () => {

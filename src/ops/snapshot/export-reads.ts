@@ -69,6 +69,8 @@ export class ExportReads {
   private readonly treeReads = new Semaphore(TREE_READS);
   /** windows read from the store alone since the work tree was last tried */
   private storeRun = 0;
+  /** the native module's work-tree reads handed out: memory of this export alone (isOwn) */
+  private readonly own = new WeakSet<Uint8Array>();
 
   constructor(
     private readonly ws: Workspace,
@@ -101,6 +103,16 @@ export class ExportReads {
     if (got === undefined) got = this.fromStore(i);
     w.got[i - w.from] = undefined;
     return got;
+  }
+
+  /**
+   * Whether `bytes`, taken from here, were read from the work tree for this
+   * export alone: nothing else holds them, so the bundle's writer may give
+   * their memory back once it has copied them. A blob read from the store
+   * may be one a cache holds too.
+   */
+  isOwn(bytes: Uint8Array): boolean {
+    return this.own.has(bytes);
   }
 
   /** Stops the native reads still running; idempotent. */
@@ -158,6 +170,7 @@ export class ExportReads {
         records.toString("hex", at + L.SR_SHA256, at + L.SR_SHA256 + 32) === hexOfBlobId(e.blob);
       const bytes = records[at + L.SR_KIND] === KIND_BYTES ? (files[records.readDoubleLE(at + L.SR_OFFSET)] as Buffer) : null;
       if (ok && bytes && bytes.length === this.sizes[i]) {
+        this.own.add(bytes);
         w.got[k] = bytes;
         w.treeHits++;
       } else {

@@ -169,7 +169,11 @@ async function writeBundle(ws: Workspace, src: BundleSource, sizes: number[], ta
         continue;
       }
       emit(tarHeader({ path: bundleEntryName(e.path), type: "file", mode: e.mode === "100755" ? 0o755 : 0o644, size }));
-      if (!ahead.streamed(i)) emit(await ahead.take(i));
+      if (!ahead.streamed(i)) {
+        // a blob read from the work tree for the bundle alone gives its memory back once the writer has copied it
+        const bytes = await ahead.take(i);
+        if (bytes.length > 0) out.write(bytes, ahead.isOwn(bytes));
+      }
       else await streamVerified(ws, e, size, src.snapshotId, emit, () => out.caughtUp());
       emit(tarPadding(size));
       if (out.behind()) await out.caughtUp();
