@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,6 +39,31 @@ long long read_upto(int fd, worker_t *w, size_t limit, long long expect) {
     if (len > limit) return (long long)len;
     if (expect >= 0 && (size_t)got < asked && len >= (size_t)expect) return (long long)len;
   }
+}
+
+ssize_t pread_again(int fd, void *buf, size_t len, off_t offset) {
+  ssize_t got;
+  do got = pread(fd, buf, len, offset);
+  while (got < 0 && errno == EINTR);
+  return got < 0 ? -errno : got;
+}
+
+int read_sized(int fd, size_t size, uint8_t **data, size_t *len) {
+  uint8_t *buf = malloc(size + 1);
+  if (!buf) return -ENOMEM;
+  size_t n = 0;
+  while (n < size + 1) {
+    ssize_t got = pread_again(fd, buf + n, size + 1 - n, (off_t)n);
+    if (got < 0) {
+      free(buf);
+      return (int)got;
+    }
+    if (got == 0) break;
+    n += (size_t)got;
+  }
+  *data = buf;
+  *len = n;
+  return n == size + 1 ? 1 : 0;
 }
 
 double now_ms(void) {

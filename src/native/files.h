@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 
 #include "pool.h"
 
@@ -39,6 +40,15 @@ int open_item(job_t *job, size_t index);
  * callers that go on reading continue with pread from the count.
  */
 long long read_upto(int fd, worker_t *w, size_t limit, long long expect);
+/* pread, again when a signal interrupted it: the count read (0 at the end) or -errno. */
+ssize_t pread_again(int fd, void *buf, size_t len, off_t offset);
+/*
+ * Reads a regular file from offset 0 into a new buffer (malloc) of `size` + 1 bytes, `size` being what fstat
+ * said: the one byte more sees the end in the same read. 0 with *data and *len when the file held at most
+ * `size` bytes; 1 when it holds more (then *data holds its first `size` + 1 bytes and *len says so, for the
+ * caller to read on with pread or to free); -errno when a read failed or memory ran out (nothing allocated).
+ */
+int read_sized(int fd, size_t size, uint8_t **data, size_t *len);
 /* Wall-clock milliseconds since the epoch. */
 double now_ms(void);
 

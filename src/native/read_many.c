@@ -1,6 +1,8 @@
 /* See read_many.h. */
 #include "read_many.h"
 
+#include "files.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -19,10 +21,12 @@ typedef struct {
 } shared_t;
 
 int read_fd_to_end(int fd, size_t size, uint8_t **data, size_t *len) {
-  size_t cap = size + 1, n = 0; /* one byte more, to see the end in the same read */
-  uint8_t *buf = malloc(cap);
-  if (!buf) return -ENOMEM;
-  for (;;) {
+  uint8_t *buf;
+  size_t n;
+  int r = read_sized(fd, size, &buf, &n);
+  if (r < 0) return r;
+  /* longer than fstat said: read on, doubling the buffer */
+  for (size_t cap = n; r == 1;) {
     if (n == cap) {
       uint8_t *grown = realloc(buf, cap * 2);
       if (!grown) {
@@ -32,15 +36,13 @@ int read_fd_to_end(int fd, size_t size, uint8_t **data, size_t *len) {
       buf = grown;
       cap *= 2;
     }
-    ssize_t r = read(fd, buf + n, cap - n);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) {
-      int e = errno;
+    ssize_t got = pread_again(fd, buf + n, cap - n, (off_t)n);
+    if (got < 0) {
       free(buf);
-      return -e;
+      return (int)got;
     }
-    if (r == 0) break;
-    n += (size_t)r;
+    if (got == 0) break;
+    n += (size_t)got;
   }
   *data = buf;
   *len = n;

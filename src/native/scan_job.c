@@ -215,29 +215,17 @@ static void stream(scan_job_t *job, int fd, worker_t *w, size_t have, int hash, 
  * (the caller reads it the usual way, bounded by the limit), else 1 with the record filled.
  */
 static int keep_whole(scan_job_t *job, size_t index, int fd, size_t size, int want_digest, uint8_t *rec) {
-  uint8_t *buf = malloc(size + 1);
-  if (!buf) {
-    rec[SR_KIND] = SCAN_ERROR;
-    put_i32(rec, SR_ERRNO, ENOMEM);
-    return 1;
+  uint8_t *buf;
+  size_t len;
+  int r = read_sized(fd, size, &buf, &len);
+  if (r == 1) {
+    free(buf);
+    return 0;
   }
-  size_t len = 0;
-  for (;;) {
-    ssize_t got = pread(fd, buf + len, size + 1 - len, (off_t)len);
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) {
-      int e = errno;
-      free(buf);
-      rec[SR_KIND] = SCAN_ERROR;
-      put_i32(rec, SR_ERRNO, e);
-      return 1;
-    }
-    if (got == 0) break;
-    len += (size_t)got;
-    if (len == size + 1) {
-      free(buf);
-      return 0;
-    }
+  if (r < 0) {
+    rec[SR_KIND] = SCAN_ERROR;
+    put_i32(rec, SR_ERRNO, -r);
+    return 1;
   }
   if (want_digest) digest(buf, len, rec);
   job->kept[index] = buf;

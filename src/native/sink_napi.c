@@ -46,8 +46,8 @@ static void sink_finalize(napi_env env, void *data, void *hint) {
   free(h);
 }
 
-/* The sink of argument 0 and up to `want` arguments into argv (at least `need` given; the rest undefined); NULL (an exception pending) when it is not a live sink. */
-static sink_handle_t *sink_args_of(napi_env env, napi_callback_info info, size_t need, size_t want, napi_value *argv) {
+/* The sink of argument 0 and up to `want` arguments into argv (at least `need` given; the rest undefined); NULL (an exception pending) when it is not a sink. */
+static sink_handle_t *sink_args(napi_env env, napi_callback_info info, size_t need, size_t want, napi_value *argv) {
   size_t argc = want;
   void *data = NULL;
   if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < need) {
@@ -61,28 +61,36 @@ static sink_handle_t *sink_args_of(napi_env env, napi_callback_info info, size_t
   return data;
 }
 
-static sink_handle_t *sink_args(napi_env env, napi_callback_info info, size_t want, napi_value *argv) { return sink_args_of(env, info, want, want, argv); }
-
 /* The sink of argument 0, which must not be freed yet; NULL (an exception pending) otherwise. */
-static sink_t *live_sink_of(napi_env env, napi_callback_info info, size_t need, size_t want, napi_value *argv) {
-  sink_handle_t *h = sink_args_of(env, info, need, want, argv);
+static sink_t *live_sink(napi_env env, napi_callback_info info, size_t need, size_t want, napi_value *argv) {
+  sink_handle_t *h = sink_args(env, info, need, want, argv);
   if (h && !h->sink) sink_fail(env, "worksnap native: the sink was freed");
   return h ? h->sink : NULL;
 }
-
-static sink_t *live_sink(napi_env env, napi_callback_info info, size_t want, napi_value *argv) { return live_sink_of(env, info, want, want, argv); }
 
 static int truthy(napi_env env, napi_value v) {
   bool b = false;
   return napi_get_value_bool(env, v, &b) == napi_ok && b;
 }
 
+/* A Uint8Array's bytes, its ArrayBuffer and where in it the view starts; 0 when `v` is not a Uint8Array. */
+typedef struct {
+  void *data;
+  size_t length, offset;
+  napi_value ab;
+} piece_t;
+
+static int piece_of(napi_env env, napi_value v, piece_t *p) {
+  napi_typedarray_type type;
+  return napi_get_typedarray_info(env, v, &type, &p->length, &p->data, &p->ab, &p->offset) == napi_ok && type == napi_uint8_array;
+}
+
 /* Detaches the ArrayBuffer of a piece that spans all of it (a view of part of a buffer leaves it alone). */
-static void release_piece(napi_env env, napi_value ab, size_t offset, size_t length) {
+static void release_piece(napi_env env, const piece_t *p) {
   size_t whole = 0;
   void *data;
-  if (offset != 0 || napi_get_arraybuffer_info(env, ab, &data, &whole) != napi_ok || whole != length) return;
-  (void)napi_detach_arraybuffer(env, ab);
+  if (p->offset != 0 || napi_get_arraybuffer_info(env, p->ab, &data, &whole) != napi_ok || whole != p->length) return;
+  (void)napi_detach_arraybuffer(env, p->ab);
 }
 
 static napi_value count_value(napi_env env, size_t n) {
@@ -130,23 +138,19 @@ static napi_value sink_open_fn(napi_env env, napi_callback_info info) {
 
 static napi_value sink_write_fn(napi_env env, napi_callback_info info) {
   napi_value argv[3];
-  sink_t *sink = live_sink_of(env, info, 2, 3, argv);
+  sink_t *sink = live_sink(env, info, 2, 3, argv);
   if (!sink) return NULL;
-  napi_typedarray_type type;
-  size_t length, offset;
-  void *data;
-  napi_value ab;
-  if (napi_get_typedarray_info(env, argv[1], &type, &length, &data, &ab, &offset) != napi_ok || type != napi_uint8_array)
-    return sink_fail(env, "worksnap native: sinkWrite takes a Uint8Array");
+  piece_t p;
+  if (!piece_of(env, argv[1], &p)) return sink_fail(env, "worksnap native: sinkWrite takes a Uint8Array");
   size_t queued = 0;
-  if (!sink_write(sink, data, length, &queued)) return sink_fail(env, "worksnap native: out of memory");
-  if (truthy(env, argv[2])) release_piece(env, ab, offset, length);
+  if (!sink_write(sink, p.data, p.length, &queued)) return sink_fail(env, "worksnap native: out of memory");
+  if (truthy(env, argv[2])) release_piece(env, &p);
   return count_value(env, queued);
 }
 
 static napi_value sink_writev_fn(napi_env env, napi_callback_info info) {
   napi_value argv[4];
-  sink_t *sink = live_sink_of(env, info, 3, 4, argv);
+  sink_t *sink = live_sink(env, info, 3, 4, argv);
   if (!sink) return NULL;
   uint32_t n = 0;
   double total = 0;
@@ -156,17 +160,14 @@ static napi_value sink_writev_fn(napi_env env, napi_callback_info info) {
   if (!pieces) return sink_fail(env, "worksnap native: out of memory");
   size_t cap = (size_t)total, at = 0;
   for (uint32_t i = 0; i < n; i++) {
-    napi_value piece, ab;
-    napi_typedarray_type type;
-    size_t length, offset;
-    void *data;
-    if (napi_get_element(env, argv[1], i, &piece) != napi_ok ||
-        napi_get_typedarray_info(env, piece, &type, &length, &data, &ab, &offset) != napi_ok || type != napi_uint8_array || length > cap - at) {
+    napi_value v;
+    piece_t p;
+    if (napi_get_element(env, argv[1], i, &v) != napi_ok || !piece_of(env, v, &p) || p.length > cap - at) {
       free(pieces);
       return sink_fail(env, "worksnap native: sinkWritev: a piece is not a Uint8Array, or the pieces exceed the total");
     }
-    pieces[i] = (sink_piece_t){data, length};
-    at += length;
+    pieces[i] = (sink_piece_t){p.data, p.length};
+    at += p.length;
   }
   size_t queued = 0;
   int ok = sink_writev(sink, pieces, n, &queued);
@@ -176,13 +177,9 @@ static napi_value sink_writev_fn(napi_env env, napi_callback_info info) {
   bool listed = false;
   if (napi_is_array(env, argv[3], &listed) == napi_ok && listed && napi_get_array_length(env, argv[3], &r) == napi_ok) {
     for (uint32_t i = 0; i < r; i++) {
-      napi_value piece, ab;
-      napi_typedarray_type type;
-      size_t length, offset;
-      void *data;
-      if (napi_get_element(env, argv[3], i, &piece) == napi_ok && napi_get_typedarray_info(env, piece, &type, &length, &data, &ab, &offset) == napi_ok &&
-          type == napi_uint8_array)
-        release_piece(env, ab, offset, length);
+      napi_value v;
+      piece_t p;
+      if (napi_get_element(env, argv[3], i, &v) == napi_ok && piece_of(env, v, &p)) release_piece(env, &p);
     }
   }
   return count_value(env, queued);
@@ -190,14 +187,14 @@ static napi_value sink_writev_fn(napi_env env, napi_callback_info info) {
 
 static napi_value sink_queued_fn(napi_env env, napi_callback_info info) {
   napi_value argv[1];
-  sink_handle_t *h = sink_args(env, info, 1, argv);
+  sink_handle_t *h = sink_args(env, info, 1, 1, argv);
   if (!h) return NULL;
   return count_value(env, h->sink ? sink_queued(h->sink) : 0);
 }
 
 static napi_value sink_close_fn(napi_env env, napi_callback_info info) {
   napi_value argv[1];
-  sink_handle_t *h = sink_args(env, info, 1, argv);
+  sink_handle_t *h = sink_args(env, info, 1, 1, argv);
   if (!h) return NULL;
   if (h->sink) sink_close(h->sink);
   return NULL;
@@ -205,7 +202,7 @@ static napi_value sink_close_fn(napi_env env, napi_callback_info info) {
 
 static napi_value sink_result_fn(napi_env env, napi_callback_info info) {
   napi_value argv[1];
-  sink_handle_t *h = sink_args(env, info, 1, argv);
+  sink_handle_t *h = sink_args(env, info, 1, 1, argv);
   if (!h) return NULL;
   napi_value out;
   int err = 0;
@@ -228,7 +225,7 @@ static napi_value sink_result_fn(napi_env env, napi_callback_info info) {
 
 static napi_value sink_free_fn(napi_env env, napi_callback_info info) {
   napi_value argv[1];
-  sink_handle_t *h = sink_args(env, info, 1, argv);
+  sink_handle_t *h = sink_args(env, info, 1, 1, argv);
   if (!h) return NULL;
   if (h->sink) sink_free(h->sink);
   h->sink = NULL;

@@ -31,7 +31,7 @@ async function scan(
   mod: NativeModule,
   root: string,
   paths: string[],
-  opts: { literals?: string[] | null; required?: string[][]; limit?: number; hash?: boolean; keep?: boolean | 2; known?: Float64Array; folded?: number } = {},
+  opts: { literals?: string[] | null; required?: string[][]; limit?: number; hash?: boolean; keep?: boolean | 2; known?: Float64Array; folded?: number; sniff?: number } = {},
 ): Promise<Scan[]> {
   const n = paths.length;
   const enc = (s: string) => new Uint8Array(Buffer.from(s));
@@ -39,7 +39,7 @@ async function scan(
   const required = (opts.required ?? []).map((set) => set.map(enc));
   const needleBytes = [...(literals ?? []), ...required.flat()].reduce((s, l) => s + l.length, 0);
   const known = opts.known ?? new Float64Array(5 * n).fill(Number.NaN);
-  const job = mod.scanStart(joinPaths(paths), n, new Uint8Array(n).fill(opts.hash ? 1 : 0), known, opts.limit ?? 1 << 20, 8000, 2000, literals, required, needleBytes, opts.keep ?? true, root, opts.folded ?? 0);
+  const job = mod.scanStart(joinPaths(paths), n, new Uint8Array(n).fill(opts.hash ? 1 : 0), known, opts.limit ?? 1 << 20, opts.sniff ?? 8000, 2000, literals, required, needleBytes, opts.keep ?? true, root, opts.folded ?? 0);
   try {
     await waitReady(mod, job, n);
     const [records, files] = mod.scanCollect(job, 0, n);
@@ -149,6 +149,21 @@ describe.skipIf(m === null)("native scan job", () => {
     expect(bad[1]!.errno).toBe(21); // EISDIR: the file is gone, a directory took its place
     expect(bad[2]!.errno).toBe(-1); // not a regular file: never read
     expect(bad[3]!.errno).toBe(-1); // a socket fails to open (ENXIO): not a regular file either
+  });
+
+  test.skipIf(process.platform !== "linux")("an export's read (kept whole, nothing to look for): bytes and hash as in the file, a file emptied or grown since its stat read as it is (a /proc file says 0 bytes)", async () => {
+    writeFileSync(join(root, "whole.bin"), new Uint8Array(70_000).map((_, i) => i % 253));
+    writeFileSync(join(root, "empty.txt"), "");
+    const r = await scan(mod, root, ["whole.bin", "empty.txt"], { literals: null, hash: true, sniff: 0 });
+    expect(r.map((x) => x.kind)).toEqual([BYTES, BYTES]);
+    expect(Buffer.compare(r[0]!.bytes!, Buffer.from(new Uint8Array(70_000).map((_, i) => i % 253)))).toBe(0);
+    expect([r[0]!.digest, r[1]!.bytes?.length, r[1]!.digest]).toEqual([sha256(new Uint8Array(70_000).map((_, i) => i % 253)), 0, sha256("")]);
+    // a file holding more than its stat says is read to its end, not cut at the stat's size
+    const proc = await scan(mod, `/proc/${process.pid}`, ["status"], { literals: null, hash: true, sniff: 0 });
+    expect(statSync(`/proc/${process.pid}/status`).size).toBe(0);
+    expect(proc[0]!.kind).toBe(BYTES);
+    expect(proc[0]!.bytes!.toString()).toStartWith("Name:");
+    expect(proc[0]!.digest).toBe(sha256(proc[0]!.bytes!));
   });
 
   test("countByte counts a byte at every offset and length", () => {

@@ -148,8 +148,9 @@ async function blobSizes(ws: Workspace, entries: SideEntry[], snapshotId: Snapsh
 
 async function writeBundle(ws: Workspace, src: BundleSource, sizes: number[], target: string, args: ExportArgs): Promise<{ bytes: number; sha256: string }> {
   const out = new AtomicFileWriter(ws.repo.stateDir, target);
-  const emit = (bytes: Uint8Array) => {
-    if (bytes.length > 0) out.write(bytes);
+  /** `release`: bytes read for the bundle alone, whose memory goes back once the writer has copied them. */
+  const emit = (bytes: Uint8Array, release = false) => {
+    if (bytes.length > 0) out.write(bytes, release);
   };
   const ahead = new ExportReads(ws, src.entries, sizes, src.snapshotId);
   try {
@@ -170,11 +171,9 @@ async function writeBundle(ws: Workspace, src: BundleSource, sizes: number[], ta
       }
       emit(tarHeader({ path: bundleEntryName(e.path), type: "file", mode: e.mode === "100755" ? 0o755 : 0o644, size }));
       if (!ahead.streamed(i)) {
-        // a blob read from the work tree for the bundle alone gives its memory back once the writer has copied it
         const bytes = await ahead.take(i);
-        if (bytes.length > 0) out.write(bytes, ahead.isOwn(bytes));
-      }
-      else await streamVerified(ws, e, size, src.snapshotId, emit, () => out.caughtUp());
+        emit(bytes, ahead.isOwn(bytes));
+      } else await streamVerified(ws, e, size, src.snapshotId, emit, () => out.caughtUp());
       emit(tarPadding(size));
       if (out.behind()) await out.caughtUp();
     }
