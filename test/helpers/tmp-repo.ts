@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync, chmodSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 
@@ -38,18 +38,19 @@ export function tmpDir(name = "ws-"): { path: string } & AsyncDisposable {
 
 /**
  * Removes a repository a detached process of ours may still be writing to (the CLI's hand-off makes spare
- * files in `.mcp/tmp` after the command exits): a removal that meets a file created meanwhile (ENOTEMPTY)
- * is tried again.
+ * files in `.mcp/tmp` after the command exits): a removal that meets a file created meanwhile (ENOTEMPTY,
+ * or a directory left behind without an error) is tried again.
  */
 async function removeTree(root: string): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     try {
       rmSync(root, { recursive: true, force: true });
-      return;
+      if (!existsSync(root)) return;
     } catch (err) {
-      if (attempt >= 50 || (err as NodeJS.ErrnoException).code !== "ENOTEMPTY") throw err;
-      await Bun.sleep(20);
+      if ((err as NodeJS.ErrnoException).code !== "ENOTEMPTY") throw err;
     }
+    if (attempt >= 50) throw new Error(`${root} could not be removed: something keeps writing in it`);
+    await Bun.sleep(20);
   }
 }
 
