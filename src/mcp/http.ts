@@ -2,6 +2,7 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { isLoopbackAddress, isLoopbackHost, isLoopbackOrigin, sameToken } from "../core/local-guard";
 import { Semaphore } from "../core/semaphore";
+import { parseWithLongStrings } from "../repo/json-long-strings";
 import { VERSION } from "../version";
 import { idleCollector } from "./idle-collect";
 import { JSONRPC, type WireMessage, errorReply, parseErrorReply, screenMessage } from "./jsonrpc-screen";
@@ -187,17 +188,13 @@ export function serveHttp(opts: HttpOptions): HttpServer {
 async function readScreened(req: Request): Promise<JSONRPCMessage | Response> {
   const declared = Number(req.headers.get("content-length") ?? "NaN");
   if (Number.isFinite(declared) && declared > MAX_MESSAGE_BYTES) return tooLarge(declared);
-  let text: string;
+  let value: unknown;
   try {
     const bytes = await readLimited(req, MAX_MESSAGE_BYTES);
     if (bytes === null) return tooLarge(null);
-    text = new TextDecoder().decode(bytes);
-  } catch (err) {
-    return json(400, parseErrorReply((err as Error).message));
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
+    // a long patch's or file's string decoded natively (json-long-strings.ts), or the whole text parsed
+    const quick = parseWithLongStrings(bytes);
+    value = quick ? quick.value : JSON.parse(new TextDecoder().decode(bytes));
   } catch (err) {
     return json(400, parseErrorReply((err as Error).message));
   }

@@ -2,6 +2,7 @@ import type { Readable, Writable } from "node:stream";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { tooLarge } from "../core/errors";
+import { parseWithLongStrings } from "../repo/json-long-strings";
 import { JSONRPC, type WireMessage, errorReply, parseErrorReply, screenMessage } from "./jsonrpc-screen";
 import { type TextMode, errorResult } from "./result";
 
@@ -137,15 +138,11 @@ export class LargeMessageStdioTransport implements Transport {
     const bytes = this.chunks.length === 1 ? (this.chunks[0] as Buffer) : Buffer.concat(this.chunks);
     this.chunks = [];
     this.buffered = 0;
-    let line = bytes.toString("utf8");
-    if (line.endsWith("\r")) line = line.slice(0, -1);
-    if (line.trim() === "") return;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch (err) {
-      this.onerror?.(new Error(`answered a line that is not JSON with -32700 (${(err as Error).message})`));
-      void this.send(parseErrorReply((err as Error).message));
+    const value = parseLine(bytes);
+    if (value === BLANK) return;
+    if (value instanceof NotJson) {
+      this.onerror?.(new Error(`answered a line that is not JSON with -32700 (${value.message})`));
+      void this.send(parseErrorReply(value.message));
       return;
     }
     const screened = screenMessage(value);
@@ -206,6 +203,29 @@ export class LargeMessageStdioTransport implements Transport {
   drained(): Promise<void> {
     if (this.writing === 0) return Promise.resolve();
     return new Promise((resolve) => this.drainWaiters.push(resolve));
+  }
+}
+
+const BLANK = Symbol("blank line");
+
+class NotJson {
+  constructor(readonly message: string) {}
+}
+
+/**
+ * A line's JSON value, BLANK, or why it is not JSON. A long patch's or file's string is decoded natively
+ * (json-long-strings.ts: decoded in place, so `bytes` is spent once this returns).
+ */
+function parseLine(bytes: Buffer): unknown {
+  const quick = parseWithLongStrings(bytes);
+  if (quick) return quick.value;
+  let line = bytes.toString("utf8");
+  if (line.endsWith("\r")) line = line.slice(0, -1);
+  if (line.trim() === "") return BLANK;
+  try {
+    return JSON.parse(line);
+  } catch (err) {
+    return new NotJson((err as Error).message);
   }
 }
 

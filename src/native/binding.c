@@ -26,6 +26,7 @@
 #include "dirfd.h"
 #include "files.h"
 #include "hash_job.h"
+#include "json_strings.h"
 #include "listing_plan.h"
 #include "patch_hunks.h"
 #include "placed_diff.h"
@@ -1460,6 +1461,64 @@ static napi_value patch_apply_of(napi_env env, napi_callback_info info) {
   return r;
 }
 
+/*
+ * jsonLongStrings(text, minBytes): where the string literals of a JSON text
+ * whose source is at least minBytes long are: [start, end, ascii, ...] (the
+ * opening quote, one past the closing one, 1 when the value is ASCII), or
+ * null when the text is not one it can vouch for and must be parsed as it is
+ * (json_strings.h). The text is only read.
+ */
+static napi_value json_long_strings_of(napi_env env, napi_callback_info info) {
+  napi_value argv[2];
+  if (!args_of(env, info, 2, argv)) return NULL;
+  void *text;
+  size_t len;
+  double min = num(env, argv[1]);
+  if (!bytes_of(env, argv[0], &text, &len) || !(min >= 2)) return fail(env, "worksnap native: expected a JSON text and a length");
+  json_span_t found[JSON_STRINGS_MAX];
+  int n = json_long_strings(text, len, (size_t)min, found);
+  if (n < 0) return null_value(env);
+  double *out;
+  napi_value r = typed_array(env, napi_float64_array, sizeof(double), (size_t)n * 3, (void **)&out);
+  for (int i = 0; r && i < n; i++) {
+    out[i * 3] = (double)found[i].start;
+    out[i * 3 + 1] = (double)found[i].end;
+    out[i * 3 + 2] = found[i].ascii;
+  }
+  return r;
+}
+
+/*
+ * jsonDecodeStrings(text, spans): the strings jsonLongStrings found, decoded
+ * in place in the text (which they overwrite: the caller is done with those
+ * bytes) and made JavaScript strings.
+ */
+static napi_value json_decode_strings_of(napi_env env, napi_callback_info info) {
+  napi_value argv[2];
+  if (!args_of(env, info, 2, argv)) return NULL;
+  void *text, *spans;
+  size_t len, n;
+  if (!bytes_of(env, argv[0], &text, &len) || !typed_of(env, argv[1], napi_float64_array, &spans, &n) || n % 3 != 0) {
+    return fail(env, "worksnap native: expected a JSON text and its long strings");
+  }
+  const double *sp = spans;
+  for (size_t i = 0; i < n; i += 3) {
+    int ordered = sp[i] >= (i ? sp[i - 2] : 0) && sp[i] + 2 <= sp[i + 1] && sp[i + 1] <= (double)len;
+    if (!ordered || ((uint8_t *)text)[(size_t)sp[i]] != '"' || ((uint8_t *)text)[(size_t)sp[i + 1] - 1] != '"') return fail(env, "worksnap native: not the text's long strings");
+  }
+  napi_value list;
+  CHECK(napi_create_array_with_length(env, n / 3, &list));
+  for (size_t i = 0; i < n; i += 3) {
+    json_span_t s = {(size_t)sp[i], (size_t)sp[i + 1], sp[i + 2] != 0};
+    size_t got = json_decode_span(text, &s);
+    const char *at = (const char *)text + s.start;
+    napi_value v;
+    CHECK(s.ascii ? napi_create_string_latin1(env, at, got, &v) : napi_create_string_utf8(env, at, got, &v));
+    CHECK(napi_set_element(env, list, (uint32_t)(i / 3), v));
+  }
+  return list;
+}
+
 /* isatty(fd): whether the descriptor is a terminal (the CLI's colours and progress), without the runtime's tty module */
 static napi_value isatty_of(napi_env env, napi_callback_info info) {
   napi_value argv[1];
@@ -1512,7 +1571,7 @@ NAPI_MODULE_INIT() {
       {"trigramStart", trigram_start}, {"trigramRecords", trigram_records}, {"trigramSegment", trigram_segment},
       {"statStart", stat_start}, {"statRecords", stat_records}, {"createStart", create_start}, {"createRecords", create_records},
       {"dirOpenBeneath", dir_open_beneath}, {"openAt", open_at}, {"mkdirAt", mkdir_at}, {"unlinkAt", unlink_at},
-      {"renameAt", rename_at}, {"treeWatchStart", tree_watch_start_of}, {"treeWatchTake", tree_watch_take_of}, {"treeWatchCount", tree_watch_count_of}, {"treeWatchClose", tree_watch_close_of}, {"symlinkAt", symlink_at}, {"readlinkAt", readlink_at}, {"lstatAt", lstat_at}, {"readFileAt", read_file_at}, {"readManyAt", read_many_at}, {"placedDiff", placed_diff_of}, {"lineStarts", line_starts_of}, {"sha256Many", sha256_many_of}, {"patchHunks", patch_hunks_of}, {"patchApply", patch_apply_of}, {"isatty", isatty_of},
+      {"renameAt", rename_at}, {"treeWatchStart", tree_watch_start_of}, {"treeWatchTake", tree_watch_take_of}, {"treeWatchCount", tree_watch_count_of}, {"treeWatchClose", tree_watch_close_of}, {"symlinkAt", symlink_at}, {"readlinkAt", readlink_at}, {"lstatAt", lstat_at}, {"readFileAt", read_file_at}, {"readManyAt", read_many_at}, {"placedDiff", placed_diff_of}, {"lineStarts", line_starts_of}, {"sha256Many", sha256_many_of}, {"patchHunks", patch_hunks_of}, {"patchApply", patch_apply_of}, {"isatty", isatty_of}, {"jsonLongStrings", json_long_strings_of}, {"jsonDecodeStrings", json_decode_strings_of},
 #ifdef __linux__
       {"syncfsStart", syncfs_start}, {"syncfsResult", syncfs_result},
 #endif
@@ -1526,6 +1585,6 @@ NAPI_MODULE_INIT() {
   napi_value l = layout(env);
   if (l) napi_set_named_property(env, exports, "layout", l);
   napi_value version;
-  if (napi_create_int32(env, 16, &version) == napi_ok) napi_set_named_property(env, exports, "version", version);
+  if (napi_create_int32(env, 17, &version) == napi_ok) napi_set_named_property(env, exports, "version", version);
   return exports;
 }

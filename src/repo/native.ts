@@ -163,6 +163,14 @@ export interface NativeModule {
   placedDiff(a: Uint8Array, b: Uint8Array, changes: Int32Array, head: Uint8Array, context: number): Buffer | null;
   /** Whether descriptor `fd` is a terminal. */
   isatty(fd: number): boolean;
+  /**
+   * Where the string literals of a JSON text whose source is at least minBytes long are: [start, end, ascii, ...]
+   * (the opening quote, one past the closing one, 1 when the value is ASCII); null when the text must be parsed as
+   * it is (src/native/json_strings.h). The text is only read.
+   */
+  jsonLongStrings(text: Uint8Array, minBytes: number): Float64Array | null;
+  /** The strings jsonLongStrings found, decoded in place in the text (overwriting them there). */
+  jsonDecodeStrings(text: Uint8Array, spans: Float64Array): string[];
   /** Where each line of `bytes` starts, then its length (patch/lines.ts FileLines); null from 4 GiB on. */
   lineStarts(bytes: Uint8Array): Uint32Array | null;
   /**
@@ -233,7 +241,7 @@ export interface NativeModule {
   syncfsResult?(flush: NativeSyncfs): number | null;
 }
 
-const MODULE_VERSION = 16;
+const MODULE_VERSION = 17;
 let loaded: NativeModule | null | undefined;
 let loadError = "";
 

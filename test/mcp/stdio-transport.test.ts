@@ -52,6 +52,28 @@ describe("LargeMessageStdioTransport", () => {
     expect((h.received[0] as any).params.arguments.patch.length).toBe(big.length);
   });
 
+  test("a long message is delivered as JSON.parse reads it, CRLF and all; a long one that is not JSON gets -32700 with the parser's own message", async () => {
+    const h = harness();
+    await h.t.start();
+    const patch = Array.from({ length: 20_000 }, (_, i) => `+\t"${i}" é 😀\r`).join("\n");
+    const text = call(5, { patch, again: patch });
+    h.stdin.write(`${text}\r\n`);
+    const broken = `${call(6, { patch }).slice(0, -1)}\n`; // the closing brace missing
+    h.stdin.write(broken);
+    await until(() => h.received.length === 1 && h.sent().length === 1);
+    expect(h.received[0]).toEqual(JSON.parse(text));
+    const sent = h.sent()[0];
+    expect(sent.error.code).toBe(-32700);
+    expect(sent.id).toBeNull();
+    let plain = "";
+    try {
+      JSON.parse(broken.slice(0, -1));
+    } catch (err) {
+      plain = (err as Error).message;
+    }
+    expect(sent.error.data.reason).toBe(plain);
+  });
+
   test("an oversized tools/call gets a TOO_LARGE tool error with its id, and the connection keeps working", async () => {
     const h = harness(1024 * 1024);
     await h.t.start();

@@ -201,6 +201,28 @@ describe("huge inputs through the binary", () => {
     expect(after.split("\n").filter((l) => l.startsWith("ROW ")).length).toBe(1000);
   }, 300_000);
 
+  test("long contents full of escapes, every UTF-8 length and U+2028 arrive byte for byte; one with a lone surrogate as the plain parse gives it", async () => {
+    await using repo = await tmpRepo();
+    await using s = await mcpSession(repo.root);
+    const line = (i: number) => `\t"quoted \\ ${i}" é € 😀 \u2028 \u0001 /x/\r\n`;
+    const content = Array.from({ length: 6000 }, (_, i) => line(i)).join("");
+    expect(JSON.stringify(content).length).toBeGreaterThan(256 * 1024);
+    await s.call("workspace_write_file", { mode: "worktree", path: "long.txt", content });
+    expect(readFileSync(join(repo.root, "long.txt")).equals(Buffer.from(content, "utf8"))).toBe(true);
+    // a lone surrogate has no UTF-8: the content is written as the JSON.parse'd string encodes (U+FFFD)
+    const lone = `${content}\ud800 end\n`;
+    await s.call("workspace_write_file", { mode: "worktree", path: "lone.txt", content: lone });
+    expect(readFileSync(join(repo.root, "lone.txt")).equals(Buffer.from(lone, "utf8"))).toBe(true);
+    // a patch as long: its first 2,000 lines replaced
+    const news = Array.from({ length: 2000 }, (_, i) => `€ "${i}"\t\r\n`);
+    const body = Array.from({ length: 2000 }, (_, i) => `-${line(i)}`).join("") + news.map((l) => `+${l}`).join("");
+    const patch = `--- a/long.txt\n+++ b/long.txt\n@@ -1,2000 +1,2000 @@\n${body}`;
+    expect(JSON.stringify(patch).length).toBeGreaterThan(64 * 1024);
+    expect((await s.call("workspace_apply_patch", { mode: "worktree", patch })).applied).toBe(true);
+    const rest = Array.from({ length: 4000 }, (_, i) => line(i + 2000)).join("");
+    expect(readFileSync(join(repo.root, "long.txt"), "utf8")).toBe(news.join("") + rest);
+  }, 120_000);
+
   test("a 1 GB base64 write is TOO_LARGE and the server keeps serving", async () => {
     await using repo = await tmpRepo();
     await using s = await mcpSession(repo.root);

@@ -1,0 +1,173 @@
+/**
+ * A JSON text parsed with its long strings decoded natively
+ * (src/repo/json-long-strings.ts, src/native/json_strings.c) gives the value
+ * JSON.parse gives for the whole text, or declines (null) so that the caller
+ * parses the text as it is: checked on texts built to hit every escape, every
+ * UTF-8 length, surrogate pairs and lone halves, bytes that are not UTF-8,
+ * long keys, markers a client might guess, and random texts; a text declined
+ * is left as it was (the long strings are decoded in place only once the
+ * rest has parsed).
+ */
+import { describe, expect, test } from "bun:test";
+import { LONG_STRING_BYTES, parseWithLongStrings } from "../../src/repo/json-long-strings";
+import { nativeModule } from "../../src/repo/native";
+
+const native = nativeModule() !== null;
+const LONG = LONG_STRING_BYTES;
+
+/** What the plain parse gives: the value, or the error's message. */
+function plain(bytes: Uint8Array): { value?: unknown; error?: string } {
+  try {
+    return { value: JSON.parse(Buffer.from(bytes).toString("utf8")) };
+  } catch (err) {
+    return { error: (err as Error).message };
+  }
+}
+
+/** The quick parse agrees with the plain one, or declines; returns whether it took the text. */
+function agrees(bytes: Uint8Array): boolean {
+  const slow = plain(bytes);
+  const copy = Buffer.from(bytes);
+  const quick = parseWithLongStrings(copy);
+  if (quick === null) {
+    // declined: the text is left as it was, for the caller's own parse
+    expect(copy.equals(bytes)).toBe(true);
+    return false;
+  }
+  expect(slow.error).toBeUndefined();
+  expect(quick.value).toEqual(slow.value);
+  // toEqual does not tell a lone surrogate from U+FFFD, nor an own __proto__ from a prototype: compare exactly
+  expect(JSON.stringify(quick.value)).toBe(JSON.stringify(slow.value));
+  return true;
+}
+
+const enc = (s: string) => Buffer.from(s, "utf8");
+const request = (patch: string) => enc(JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "workspace_apply_patch", arguments: { patch, mode: "worktree" } } }));
+const filler = (n: number) => "x".repeat(n);
+
+describe.skipIf(!native)("parseWithLongStrings", () => {
+  test("a request carrying a long patch: the patch decoded natively, the value JSON.parse's", () => {
+    const lines: string[] = [];
+    for (let i = 0; i < 5000; i++) lines.push(`+\tconst s${i} = "q\\"uote" + 'é' + '€' + '😀';`);
+    const text = request(`--- a/x\n+++ b/x\n${lines.join("\n")}\n`);
+    expect(agrees(text)).toBe(true);
+  });
+
+  test("every escape JSON has, at every position around the copy's runs", () => {
+    const escapes = ['\\"', "\\\\", "\\/", "\\b", "\\f", "\\n", "\\r", "\\t", "\\u0000", "\\u001f", "\\u007f", "\\u0080", "\\u07ff", "\\u0800", "\\uffff", "\\ud83d\\ude00", "\\uDBFF\\uDFFF"];
+    for (const e of escapes) {
+      for (const at of [0, 1, LONG - 1, LONG, LONG + 3]) {
+        const raw = `{"a":"${filler(at)}${e}${filler(LONG + 10 - at)}","b":1}`;
+        expect(agrees(enc(raw))).toBe(true);
+      }
+      // the escape as the string's last characters
+      expect(agrees(enc(`["${filler(LONG)}${e}"]`))).toBe(true);
+    }
+  });
+
+  test("raw UTF-8 of every length is kept as it is; a string of it is not taken for Latin-1", () => {
+    for (const ch of ["é", "€", "😀", "\u07ff", "\u0800", "\uffef", "\u{10ffff}"]) {
+      expect(agrees(enc(JSON.stringify({ s: ch.repeat(LONG) })))).toBe(true);
+      expect(agrees(enc(JSON.stringify({ s: filler(LONG) + ch })))).toBe(true);
+    }
+    const q = parseWithLongStrings(enc(JSON.stringify({ s: "ÿ".repeat(LONG) })));
+    expect((q?.value as { s: string }).s.charCodeAt(0)).toBe(0xff);
+  });
+
+  test("a lone surrogate escape, bytes that are not UTF-8, a long key: declined, so the text is parsed as it is", () => {
+    const cases: Uint8Array[] = [
+      enc(`{"s":"${filler(LONG)}\\ud800"}`),
+      enc(`{"s":"${filler(LONG)}\\udc00x"}`),
+      enc(`{"s":"\\ud800\\u0041${filler(LONG)}"}`),
+      enc(`{"${filler(LONG)}": 1}`),
+      enc(`{"${filler(LONG)}"  \n :1}`),
+    ];
+    for (const bad of [[0xff], [0xc0, 0x80], [0xe0, 0x80, 0x80], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0xe2, 0x82], [0x80]]) {
+      cases.push(Buffer.concat([enc(`{"s":"${filler(LONG)}`), Buffer.from(bad), enc(`"}`)]));
+    }
+    for (const text of cases) {
+      const copy = Buffer.from(text);
+      expect(parseWithLongStrings(copy)).toBeNull();
+      expect(copy.equals(text)).toBe(true);
+    }
+  });
+
+  test("a text that is not JSON is declined, whatever its long strings", () => {
+    const cases = [
+      `{"s":"${filler(LONG)}"`, // left open after the string
+      `{"s":"${filler(LONG)}`, // the string left open
+      `{"s":"${filler(LONG)}\\x"}`, // an escape JSON does not have
+      `{"s":"${filler(LONG)}\\u12g4"}`,
+      `{"s":"${filler(LONG)}\\`,
+      `{"s":"${filler(LONG)}\n"}`, // a raw control character
+      `{"s":"${filler(LONG)}" "t"}`,
+      `{s:"${filler(LONG)}"}`,
+      `{"s":'${filler(LONG)}'}`,
+    ];
+    for (const raw of cases) {
+      expect(plain(enc(raw)).error).toBeDefined();
+      const text = enc(raw);
+      expect(parseWithLongStrings(text)).toBeNull();
+      expect(text.toString("utf8")).toBe(raw);
+    }
+  });
+
+  test("short strings, numbers and nesting around the long strings come out as JSON.parse gives them", () => {
+    const value = {
+      jsonrpc: "2.0",
+      id: "ä-1",
+      params: {
+        list: [filler(LONG), 1.5e300, -0, null, true, { deep: [[["\\u0041"]], filler(LONG + 1) + "\n"] }],
+        again: filler(LONG),
+        short: "\u0000\ud83d\ude00",
+      },
+    };
+    expect(agrees(enc(JSON.stringify(value)))).toBe(true);
+    expect(agrees(enc(`  \r\n ${JSON.stringify(value)} \r`))).toBe(true);
+    // a top-level long string
+    expect(agrees(enc(JSON.stringify(filler(LONG) + "\t")))).toBe(true);
+  });
+
+  test("duplicate keys keep the last value, and a key named __proto__ stays an own property", () => {
+    expect(agrees(enc(`{"a":"${filler(LONG)}1","a":"${filler(LONG)}2"}`))).toBe(true);
+    const text = enc(`{"__proto__":"${filler(LONG)}","b":{"__proto__":["${filler(LONG)}"]}}`);
+    expect(agrees(text)).toBe(true);
+    const v = parseWithLongStrings(text)?.value as Record<string, unknown>;
+    expect(Object.getPrototypeOf(v)).toBe(Object.prototype);
+    expect(Object.keys(v)).toEqual(["__proto__", "b"]);
+  });
+
+  test("a string that looks like the marker is left as the client sent it", () => {
+    const guesses = ["\u0000worksnap-long-string-0", "\u0000worksnap-long-string-00000000000000000000000000000000-0"];
+    for (const g of guesses) expect(agrees(enc(JSON.stringify({ g, s: filler(LONG), t: [g] })))).toBe(true);
+  });
+
+  test("texts below the threshold, and texts without a long string, are left to the caller", () => {
+    expect(parseWithLongStrings(enc(JSON.stringify({ s: filler(100) })))).toBeNull();
+    expect(parseWithLongStrings(enc(JSON.stringify(Array.from({ length: 20_000 }, (_, i) => `s${i}`))))).toBeNull();
+  });
+
+  test("more long strings than the native side holds at once: declined", () => {
+    const many = Array.from({ length: 65 }, (_, i) => filler(LONG) + i);
+    expect(parseWithLongStrings(enc(JSON.stringify(many)))).toBeNull();
+    expect(agrees(enc(JSON.stringify(many.slice(0, 64))))).toBe(true);
+  });
+
+  test("random texts of escapes, UTF-8 and structure", () => {
+    let seed = 42;
+    const rnd = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    const alphabet = ["a", "\n", "\t", '"', "\\", "/", "é", "€", "😀", "\u0001", "\u007f", "\u2028", " ", "\ud800", "\udc00"];
+    for (let round = 0; round < 40; round++) {
+      // half the rounds without the surrogate halves: those texts must be taken
+      const letters = round % 2 === 0 ? alphabet.length - 2 : alphabet.length;
+      const str = (n: number) => Array.from({ length: n }, () => alphabet[rnd(letters)]).join("");
+      const value = { a: str(rnd(50)), b: [str(LONG + rnd(LONG)), rnd(1000)], c: { d: str(rnd(3) === 0 ? LONG : 10) } };
+      // JSON.stringify writes a lone surrogate as a \udXXX escape: such a text is declined
+      const taken = agrees(enc(JSON.stringify(value)));
+      if (round % 2 === 0) expect(taken).toBe(true);
+    }
+  });
+});
