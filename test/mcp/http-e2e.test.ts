@@ -5,6 +5,7 @@
  * on stdio.
  */
 import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { httpServe } from "../helpers/binary";
@@ -143,7 +144,10 @@ describe("serve --http: sessions", () => {
     await using s1 = await server.session();
     await using s2 = await server.session();
     const w1 = await s1.call("workspace_write_file", { path: "one.txt", content: "1\n" });
-    await s2.call("workspace_write_file", { path: "two.txt", content: "2\n" });
+    // a long content (its string decoded natively) arrives byte for byte over HTTP too
+    const long = Array.from({ length: 5000 }, (_, i) => `\t"${i}" é 😀 \u2028\r\n`).join("");
+    await s2.call("workspace_write_file", { path: "two.txt", content: long });
+    expect(readFileSync(join(repo.root, "two.txt")).equals(Buffer.from(long, "utf8"))).toBe(true);
     const listed = await s1.call("history_list", {});
     const convs = new Set(listed.edits.map((e: { mcp_conversation_id: string }) => e.mcp_conversation_id));
     expect([...convs]).toEqual([w1.mcp_conversation_id]);
