@@ -3,8 +3,9 @@
  * and the rest by JSON.parse. A request that carries a patch or a file's
  * content is one long string in a few dozen bytes of structure, and
  * JSON.parse builds a string full of escapes (a patch's every line ends in
- * `\n`) one character at a time: 5-20 ms for a 1.4 MB patch in a new
- * process, against 2-3 ms for the same bytes without escapes.
+ * `\n`) one character at a time: 3-43 ms for a 1.4 MB patch in a new
+ * process, against 2-3 ms for the same bytes without escapes
+ * (docs/decisions.md, "A request's long strings are decoded natively").
  *
  * The long strings are found and checked (the text only read), cut out of
  * the text, each replaced by a marker string no client can know (it holds a
