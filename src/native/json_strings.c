@@ -176,8 +176,9 @@ size_t json_decode_span(uint8_t *text, const json_span_t *s) {
   uint8_t *o = text + s->start;
   while (p < end) {
     if (*p != '\\') {
+      /* a found span's body stops a run at a backslash only; a quote or control byte is one no found span holds */
       const uint8_t *run = p;
-      do p = plain_run(p, end, 0); while (p < end && *p != '\\' && ++p);
+      while ((p = plain_run(p, end, 0)) < end && *p != '\\') p++;
       memmove(o, run, p - run);
       o += p - run;
       continue;
