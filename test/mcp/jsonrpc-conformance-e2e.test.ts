@@ -6,6 +6,8 @@
  * message was dropped in silence and its sender waited forever.
  */
 import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { mcpSession } from "../helpers/binary";
 import { rawServer, type RawServer } from "../helpers/raw-mcp";
@@ -170,6 +172,42 @@ describe("JSON-RPC conformance of dist/worksnap serve", () => {
     expect((await answersTo(s, `{${"z".repeat(40 * 1024 * 1024)}\n`)).map((r) => [r.id, r.error.code])).toEqual([[null, -32700]]);
     const invalid = await answersTo(s, `{"jsonrpc":"2.0","id":"huge","method":"tools/call","params":"${"p".repeat(20 * 1024 * 1024)}"}\n`);
     expect(invalid.map((r) => [r.id, r.error.code])).toEqual([["huge", -32602]]);
+  });
+
+  test("long strings a parser could trip on: each line answered as JSON.parse reads it, with its id, and nothing written wrong", async () => {
+    await using repo = await tmpRepo();
+    await using s = await rawServer(repo.root);
+    const long = "q".repeat(100_000);
+    // not JSON, every way a long string can be broken: -32700 with id null
+    for (const broken of [`"${long}\x01"`, `"${long}\\x"`, `"${long}\\u12g4"`, `"${long}`, `"${long}" "x"`, `'${long}'`]) {
+      const line = `{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"workspace_write_file","arguments":{"path":"b.txt","content":${broken}}}}\n`;
+      expect((await answersTo(s, line)).map((r) => [r.id, r.error?.code])).toEqual([[null, -32700]]);
+    }
+    // JSON whose long strings the native decoder declines or must not take for markers: parsed as they are
+    // a tool call is answered after the ping that follows it: wait for its own id
+    const call = async (id: string, args: string) => {
+      s.write(`{"jsonrpc":"2.0","id":"${id}","method":"tools/call","params":{"name":"workspace_write_file","arguments":${args}}}\n`);
+      await s.until(() => s.answersTo(id).length > 0, `the answer to ${id}`);
+      await Bun.sleep(50); // a second answer to the same id would have come by now
+      return s.answersTo(id);
+    };
+    const keyed = await call("key", `{"path":"k.txt","content":"k","${long}":1}`);
+    expect(keyed.map((r) => [r.id, r.result.isError, r.result.structuredContent.error.code])).toEqual([["key", true, "INVALID_ARGUMENT"]]);
+    const marker = "\\u0000worksnap-long-string-00000000000000000000000000000000-0";
+    const guessed = await call("guess", `{"path":"g.txt","content":"${marker}","mode":"worktree"}`);
+    expect(guessed.map((r) => [r.id, r.result.isError])).toEqual([["guess", undefined]]);
+    expect(readFileSync(join(repo.root, "g.txt"), "utf8")).toBe("\u0000worksnap-long-string-00000000000000000000000000000000-0");
+    const many = Array.from({ length: 65 }, (_, i) => `"${long}${i}"`).join(",");
+    const manyStrings = await call("many", `{"path":"m.txt","content":"${long}é\\n","extra":[${many}]}`);
+    expect(manyStrings.map((r) => [r.id, r.result.structuredContent.error.code])).toEqual([["many", "INVALID_ARGUMENT"]]);
+    const surrogate = await call("lone", `{"path":"l.txt","content":"${long}\\ud800\\n","mode":"worktree"}`);
+    expect(surrogate.map((r) => [r.id, r.result.isError])).toEqual([["lone", undefined]]);
+    expect(readFileSync(join(repo.root, "l.txt")).equals(Buffer.from(`${long}\ud800\n`, "utf8"))).toBe(true);
+    // a guess at the marker beside a long string in the same message (in _meta, which a tool never reads) stays itself
+    s.write(`{"jsonrpc":"2.0","id":"both","method":"tools/call","params":{"_meta":{"note":"${long}\\t"},"name":"workspace_write_file","arguments":{"path":"p.txt","content":"${marker}","mode":"worktree"}}}\n`);
+    await s.until(() => s.answersTo("both").length > 0, "the answer to both");
+    expect(s.answersTo("both")[0].result.isError).toBeUndefined();
+    expect(readFileSync(join(repo.root, "p.txt"), "utf8")).toBe("\u0000worksnap-long-string-00000000000000000000000000000000-0");
   });
 
   test("after all of it the server still serves, and a line without its final newline at EOF is still answered", async () => {
