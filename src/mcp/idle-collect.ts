@@ -17,23 +17,46 @@ import type { WorkspacePool } from "./roots";
  *
  * The timer never keeps the process alive, and a call that starts cancels it.
  *
- * A heavy call (one that ran HEAVY_CALL_MS or more: a grep that read much of
- * the tree) has its garbage collected at once instead (`collectGarbage`), and
- * at the latest when the next call starts: calls that come one after another
- * would otherwise each allocate on top of the last one's garbage. While a
- * worktree call began with a `git status`, the collector ran in that wait; a
- * call that finds the tree unchanged runs no git (status-watch.ts), and a
- * server answering greps back to back peaked at 461 MB instead of 373. The
- * idle work that follows does not collect again unless something left
- * garbage since.
+ * A heavy call (a grep that read much of the tree) has its garbage collected
+ * at once instead (`collectGarbage`), and at the latest when the next call
+ * starts: calls that come one after another would otherwise each allocate on
+ * top of the last one's garbage. While a worktree call began with a `git
+ * status`, the collector ran in that wait; a call that finds the tree
+ * unchanged runs no git (status-watch.ts), and a server answering greps back
+ * to back peaked at 461 MB instead of 373. The idle work that follows does
+ * not collect again unless something left garbage since.
+ *
+ * Heavy is what the calls did, not how long they took (`WorkMeter`): the
+ * JavaScript thread's CPU time (HEAVY_CALL_CPU_MS or more) or the process's
+ * growth in resident memory (HEAVY_CALL_BYTES or more) while calls ran. A
+ * one-file write on the release trees takes 110-120 ms, most of it waiting
+ * for git's status, for 13-18 ms of the thread's CPU and no growth; timed by
+ * the clock it counted as heavy, and a read sent right after it waited for
+ * the collection (18-23 ms against 3-5 ms). A snapshot grep `-i` over the
+ * same tree: 180-210 ms of CPU and 94-107 MB of growth.
  */
 export const IDLE_COLLECT_MS = 250;
-export const HEAVY_CALL_MS = 100;
+export const HEAVY_CALL_CPU_MS = 100;
+export const HEAVY_CALL_BYTES = 32 * 1024 * 1024;
+
+/** What the process has done so far: the calling thread's CPU time (ms) and the resident memory (bytes). */
+export interface Work {
+  cpuMs: number;
+  residentBytes: number;
+}
+
+export type WorkMeter = () => Work;
+
+/** The JavaScript thread's CPU time (the whole process's where the runtime cannot tell one thread's) and the resident set. */
+export const processWork: WorkMeter = () => {
+  const cpu = typeof process.threadCpuUsage === "function" ? process.threadCpuUsage() : process.cpuUsage();
+  return { cpuMs: (cpu.user + cpu.system) / 1000, residentBytes: process.memoryUsage.rss() };
+};
 
 export class IdleCollector {
   private running = 0;
-  /** when the running calls started (the first of them) */
-  private busySince = 0;
+  /** the work done when the running calls started (the first of them) */
+  private busySince: Work = { cpuMs: 0, residentBytes: 0 };
   private timer: ReturnType<typeof setTimeout> | null = null;
   /** a call ended since the last collection */
   private dirty = false;
@@ -44,12 +67,13 @@ export class IdleCollector {
 
   /**
    * `collect`: the idle work, told whether the garbage was collected since anything last left some;
-   * `collectGarbage`: a collection alone, after a heavy call.
+   * `collectGarbage`: a collection alone, after a heavy call; `meter`: the work done so far, to tell a heavy call.
    */
   constructor(
     private readonly idleMs = IDLE_COLLECT_MS,
     private readonly collect: (fresh: boolean) => void = (fresh) => void (fresh || Bun.gc(true)),
     private readonly collectGarbage: () => void = () => Bun.gc(true),
+    private readonly meter: WorkMeter = processWork,
   ) {}
 
   private collectNow(): void {
@@ -59,7 +83,6 @@ export class IdleCollector {
 
   /** A call starts: no collection while it runs; what a heavy call left is collected first. */
   begin(): void {
-    if (this.running++ === 0) this.busySince = Date.now();
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
     if (this.owed !== null) {
@@ -67,12 +90,14 @@ export class IdleCollector {
       this.owed = null;
       this.collectNow();
     }
+    // measured after the owed collection: its work is not the new call's
+    if (this.running++ === 0) this.busySince = this.meter();
   }
 
   /** A call ended: collect once the server has been idle for idleMs, and at once after a heavy call. */
   end(): void {
     this.running = Math.max(0, this.running - 1);
-    if (this.running === 0 && this.owed === null && Date.now() - this.busySince >= HEAVY_CALL_MS) {
+    if (this.running === 0 && this.owed === null && this.wasHeavy()) {
       this.owed = setImmediate(() => {
         this.owed = null;
         this.collectNow();
@@ -80,6 +105,12 @@ export class IdleCollector {
       this.owed.unref?.();
     }
     this.settled();
+  }
+
+  /** Whether the calls that just ended (from the first one's start) worked the thread or grew the process enough to collect at once. */
+  private wasHeavy(): boolean {
+    const now = this.meter();
+    return now.cpuMs - this.busySince.cpuMs >= HEAVY_CALL_CPU_MS || now.residentBytes - this.busySince.residentBytes >= HEAVY_CALL_BYTES;
   }
 
   /** Background work ended (it left garbage as a call does): collect once no call has run for idleMs. */

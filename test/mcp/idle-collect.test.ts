@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { HEAVY_CALL_MS, IdleCollector } from "../../src/mcp/idle-collect";
+import { HEAVY_CALL_BYTES, HEAVY_CALL_CPU_MS, IdleCollector, processWork, type Work } from "../../src/mcp/idle-collect";
 import { WorkspacePool } from "../../src/mcp/roots";
 import { nativeModule } from "../../src/repo/native";
 import { mcpSession } from "../helpers/binary";
@@ -47,32 +47,40 @@ describe("IdleCollector", () => {
     expect(collections).toBe(1);
   });
 
-  test("a heavy call's garbage is collected at once, and before the next call at the latest; a short call's waits for the idle time", async () => {
+  test("a heavy call's garbage is collected at once, and before the next call at the latest; a light call's waits for the idle time", async () => {
     let idleWork = 0;
     let prompt = 0;
     const told: { fresh: boolean | null } = { fresh: null };
+    // the work the calls do, as the meter reads it
+    const work: Work = { cpuMs: 0, residentBytes: 100 << 20 };
     const idle = new IdleCollector(
       200,
       (fresh) => {
         idleWork++;
         told.fresh = fresh;
       },
-      () => prompt++,
+      () => {
+        prompt++;
+        work.residentBytes = 100 << 20; // the garbage gone
+      },
+      () => ({ ...work }),
     );
     idle.begin();
-    idle.end(); // short
+    work.cpuMs += HEAVY_CALL_CPU_MS - 1;
+    work.residentBytes += HEAVY_CALL_BYTES - 1;
+    idle.end(); // light, however long it took
     await Bun.sleep(20);
     expect(prompt).toBe(0);
     idle.begin();
-    await Bun.sleep(HEAVY_CALL_MS + 20);
+    work.cpuMs += HEAVY_CALL_CPU_MS;
     idle.end();
     idle.begin(); // the next call, before the loop turned: collected first
     expect(prompt).toBe(1);
     await Bun.sleep(30);
     expect(prompt).toBe(1);
-    idle.end(); // short: nothing at once
+    idle.end(); // light: nothing at once
     idle.begin();
-    await Bun.sleep(HEAVY_CALL_MS + 20);
+    work.residentBytes += HEAVY_CALL_BYTES; // memory grown without much CPU (buffers read by other threads)
     idle.end();
     await until(() => prompt > 1);
     expect(prompt).toBe(2);
@@ -83,6 +91,52 @@ describe("IdleCollector", () => {
     idle.settled(); // background work that ended leaves garbage: the next idle work collects
     await until(() => idleWork > 1);
     expect(told.fresh).toBe(false);
+  });
+
+  test("concurrent calls are heavy by what they did together, from the first one's start to the last one's end", async () => {
+    let prompt = 0;
+    const work: Work = { cpuMs: 0, residentBytes: 0 };
+    const idle = new IdleCollector(10_000, () => undefined, () => prompt++, () => ({ ...work }));
+    idle.begin();
+    work.cpuMs += HEAVY_CALL_CPU_MS / 2;
+    idle.begin();
+    idle.end(); // one still runs: nothing yet
+    work.cpuMs += HEAVY_CALL_CPU_MS / 2;
+    idle.end();
+    await until(() => prompt > 0);
+    expect(prompt).toBe(1);
+  });
+
+  test("regression (a write waiting on git counted as heavy): the process's own meter calls a wait light, the thread's CPU and grown memory heavy", async () => {
+    const run = async (call: () => Promise<void> | void) => {
+      let prompt = 0;
+      const idle = new IdleCollector(10_000, () => undefined, () => prompt++, processWork);
+      idle.begin();
+      await call();
+      idle.end();
+      await Bun.sleep(20); // the loop turns: a heavy call's collection has run
+      return prompt;
+    };
+    // a call that waits (for git, for the disk) as long as a heavy one works: no collection for the next call to wait for
+    expect(await run(() => Bun.sleep(HEAVY_CALL_CPU_MS + 50))).toBe(0);
+    // the thread busy for longer than the threshold
+    expect(
+      await run(() => {
+        const start = processWork().cpuMs;
+        let x = 0;
+        while (processWork().cpuMs - start < HEAVY_CALL_CPU_MS + 10) x += Math.sqrt(x + 1);
+        expect(x).toBeGreaterThan(0);
+      }),
+    ).toBe(1);
+    // memory grown past the threshold (touched: resident), with little CPU
+    let kept: Uint8Array | null = null;
+    expect(
+      await run(() => {
+        kept = new Uint8Array(HEAVY_CALL_BYTES + (8 << 20));
+        for (let i = 0; i < kept.length; i += 4096) kept[i] = 1;
+      }),
+    ).toBe(1);
+    expect(kept).not.toBeNull();
   });
 
   test("background work that ended asks for one collection once no call has run for the idle time; after the call that runs", async () => {
