@@ -1,7 +1,7 @@
 // Benchmark: an agent's everyday worktree calls on a large repository, in a warm compiled server through the MCP
 // SDK's client: one file read, one file written, one hunk patched, one file written under a lease.
 //
-//   npm run build && node_modules/.bin/bun bench/live-calls.ts [--dir DIR] [--runs N] [--baseline BIN]
+//   npm run build && node_modules/.bin/bun bench/live-calls.ts [--dir DIR] [--runs N] [--baseline BIN] [--pause MS]
 //
 // The repository is the release trees (bench/gen-repo.ts --layout releases: ~90k files), where every worktree call
 // pays for its fingerprint (spec 2.2: HEAD, the index and `git status`). Anchors in the same rounds: `git status` as a
@@ -10,7 +10,10 @@
 // nothing pays: the floor of one fingerprint). Each round, in order: write_file without lease_id (the file's bytes change), a
 // one-hunk apply_patch without lease_id, snapshot_file in worktree mode (its answer's lease kept), write_file with
 // that lease (validated against the live fingerprint before the write). --baseline BIN runs the same calls on another
-// file through a server of another build, interleaved in the same rounds. Files are restored at the end.
+// file through a server of another build, interleaved in the same rounds. --pause MS waits that long, untimed, before
+// every call and every anchor: an agent's calls come after the model's turn, and a machine whose host takes back
+// idle memory (bench/README.md, "The machine") makes everything touched after a pause slower. Files are restored at
+// the end.
 
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -30,11 +33,12 @@ function gitLines(dir: string, args: string[]): string[] {
 }
 
 /** A server of `bin` and the four calls on `path`, each timed from the request to its answer. */
-async function contender(bin: string, dir: string, path: string) {
+async function contender(bin: string, dir: string, path: string, pauseMs: number) {
   const server = await startServer(bin, ["serve", "--root", dir]);
   const original = readFileSync(join(dir, path), "latin1");
   let round = 0;
   const call = async (name: string, args: Record<string, unknown>) => {
+    if (pauseMs > 0) await Bun.sleep(pauseMs);
     const { ms, answer } = await server.call(name, args);
     return { ms, result: resultOf(name, answer) };
   };
@@ -60,21 +64,27 @@ async function main(): Promise<number> {
   const dir = resolve(argValue(args, "--dir") ?? "/tmp/wsbench-releases");
   const runs = Number(argValue(args, "--runs") ?? 9);
   const baseline = argValue(args, "--baseline");
+  const pauseMs = Number(argValue(args, "--pause") ?? 0);
+  if (!Number.isFinite(pauseMs) || pauseMs < 0) throw new Error("--pause takes milliseconds");
+  const paused = <T>(run: () => T): T => {
+    if (pauseMs > 0) Bun.sleepSync(pauseMs);
+    return run();
+  };
   await ensureGenerated(dir, { files: 90_000, seed: "1", layout: "releases", explicit: argValue(args, "--dir") !== undefined, log: (m) => console.error(m) });
   const files = gitLines(dir, ["ls-files", "--", "*.ts"]);
   const paths = [files[0]!, files[1]!];
   const machine = machineLine();
-  const ours = await contender(BIN, dir, paths[0]!);
-  const base = baseline ? await contender(resolve(baseline), dir, paths[1]!) : null;
+  const ours = await contender(BIN, dir, paths[0]!, pauseMs);
+  const base = baseline ? await contender(resolve(baseline), dir, paths[1]!, pauseMs) : null;
   const times = new Map<string, number[]>();
   const add = (k: string, ms: number) => (times.get(k) ?? times.set(k, []).get(k)!).push(ms);
   try {
     for (let i = 0; i <= runs; i++) {
       const a = await ours.round();
       const b = base ? await base.round() : null;
-      const status = plainStatus(dir);
-      const copy = statusOnCopy(dir);
-      const floor = statusToldNothing(dir);
+      const status = paused(() => plainStatus(dir));
+      const copy = paused(() => statusOnCopy(dir));
+      const floor = paused(() => statusToldNothing(dir));
       if (i === 0) continue; // the first round warms both servers and the page cache
       for (const c of CALLS) {
         add(c, a[c]);
@@ -95,7 +105,7 @@ async function main(): Promise<number> {
   const rows = [...times].map(([k, v]) => [k, fmtMs(median(v)), fmtMs(Math.min(...v)), fmtMs(Math.max(...v)), fmtRatio(median(v) / status), fmtRatio(median(v) / copy), fmtRatio(median(v) / floor)]);
   const headers = ["call", "median", "min", "max", "vs git status", "vs status on the copy", "vs status told nothing"];
   console.log(table(headers, rows));
-  console.log(`\n${runs} rounds; ${machine}; after: ${machineLine().split(", ").pop()}\n`);
+  console.log(`\n${runs} rounds${pauseMs > 0 ? `, ${pauseMs} ms before every call and anchor` : ""}; ${machine}; after: ${machineLine().split(", ").pop()}\n`);
   console.log(markdownTable(headers, rows));
   return 0;
 }
