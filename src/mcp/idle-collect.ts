@@ -47,9 +47,20 @@ export interface Work {
 
 export type WorkMeter = () => Work;
 
+/** Whether the runtime tells one thread's CPU time (set off for good the first time it cannot). */
+let threadCpu = typeof process.threadCpuUsage === "function";
+
 /** The JavaScript thread's CPU time (the whole process's where the runtime cannot tell one thread's) and the resident set. */
 export const processWork: WorkMeter = () => {
-  const cpu = typeof process.threadCpuUsage === "function" ? process.threadCpuUsage() : process.cpuUsage();
+  let cpu: NodeJS.CpuUsage | null = null;
+  if (threadCpu) {
+    try {
+      cpu = process.threadCpuUsage();
+    } catch {
+      threadCpu = false;
+    }
+  }
+  cpu ??= process.cpuUsage();
   return { cpuMs: (cpu.user + cpu.system) / 1000, residentBytes: process.memoryUsage.rss() };
 };
 
