@@ -322,19 +322,18 @@ async function measure(s: Scenario, runs: number, gitRuns: number): Promise<Resu
     for (let round = 0; round <= runs; round++) {
       closeWorkspace(ws);
       wsOpen = false;
-      let open = false;
       for (const c of order) {
         if (GIT_CONTENDERS.includes(c) && round > gitRuns) continue;
-        if (!open && !PROCESS_CONTENDERS.has(c)) {
+        if (!wsOpen && !PROCESS_CONTENDERS.has(c)) {
           // the long-lived workspace again, warmed by one untimed call (its watch started, its spares made)
           ws = openWorkspace(s.repo, { longLived: true });
-          wsOpen = open = true;
+          wsOpen = true;
           await runOp(s, ws, patch);
         }
         const ms = await one[c]();
         if (round > 0) out[c].push(ms); // round 0 warms every contender up
       }
-      if (!open) ws = openWorkspace(s.repo, { longLived: true });
+      if (!wsOpen) ws = openWorkspace(s.repo, { longLived: true });
       wsOpen = true;
       process.stderr.write(`${s.name}: round ${round}/${runs} (${loadLine()})\n`);
     }
