@@ -29,6 +29,7 @@
 #include "json_strings.h"
 #include "listing_plan.h"
 #include "patch_hunks.h"
+#include "patch_many.h"
 #include "placed_diff.h"
 #include "read_many.h"
 #include "pool.h"
@@ -1462,6 +1463,84 @@ static napi_value patch_apply_of(napi_env env, napi_callback_info info) {
 }
 
 /*
+ * patchApplyMany(files, patch, starts, specs, threads): patchApply for many
+ * files of one patch at once, on up to `threads` threads (patch_many.h):
+ * [results, digests], results[k] being what patchApply(files[k], patch,
+ * starts, specs[k]) gives ([new bytes, numbers] or null), digests 64 bytes per
+ * file: the SHA-256 of its old bytes, then of its new bytes (zeros when
+ * declined).
+ */
+static napi_value patch_apply_many_of(napi_env env, napi_callback_info info) {
+  napi_value argv[5];
+  if (!args_of(env, info, 5, argv)) return NULL;
+  void *p;
+  uint32_t *starts;
+  size_t lines;
+  uint32_t n = 0, nspecs = 0;
+  bool files_array = false, specs_array = false;
+  if (!patch_of(env, argv[1], argv[2], &p, &starts, &lines) || napi_is_array(env, argv[0], &files_array) != napi_ok || !files_array ||
+      napi_is_array(env, argv[3], &specs_array) != napi_ok || !specs_array || napi_get_array_length(env, argv[0], &n) != napi_ok ||
+      napi_get_array_length(env, argv[3], &nspecs) != napi_ok || nspecs != n) {
+    return fail(env, "worksnap native: expected files, a patch, its line starts and each file's hunk triples");
+  }
+  patch_item_t *items = calloc(n + 1, sizeof *items);
+  if (!items) return fail(env, "worksnap native: out of memory");
+  for (uint32_t k = 0; k < n; k++) {
+    napi_value file, spec;
+    void *fdata, *sdata;
+    size_t flen, count;
+    if (napi_get_element(env, argv[0], k, &file) != napi_ok || napi_get_element(env, argv[3], k, &spec) != napi_ok || !bytes_of(env, file, &fdata, &flen) ||
+        !typed_of(env, spec, napi_int32_array, &sdata, &count) || count % 3 != 0) {
+      free(items);
+      return fail(env, "worksnap native: expected files, a patch, its line starts and each file's hunk triples");
+    }
+    items[k] = (patch_item_t){.file = fdata, .flen = flen, .spec = sdata, .hunks = count / 3};
+  }
+  double threads = num(env, argv[4]);
+  patch_text_t text = {p, starts, lines};
+  patch_many_place(items, n, &text, threads >= 1 && threads <= 64 ? (int)threads : 1);
+  /* each placed file's arrays, made here (only this thread may), then written on the threads */
+  napi_value results = NULL, digests = NULL;
+  void *dig = NULL;
+  int failed = napi_create_array_with_length(env, n, &results) != napi_ok || napi_create_buffer(env, 64 * (size_t)n, &dig, &digests) != napi_ok;
+  for (uint32_t k = 0; k < n && !failed; k++) {
+    patch_item_t *it = &items[k];
+    if (it->placed < 0) {
+      failed = 2;
+      break;
+    }
+    napi_value r = NULL;
+    if (it->placed == 0) r = null_value(env);
+    else {
+      int32_t *numbers;
+      napi_value out = typed_array(env, napi_uint8_array, 1, it->plan.new_size, (void **)&it->out);
+      napi_value meta = out ? int32_array(env, it->plan.hunks + 4 * it->plan.nchanges, &numbers) : NULL;
+      r = meta ? pair_of(env, out, meta) : NULL;
+      if (r) {
+        for (size_t h = 0; h < it->plan.hunks; h++) numbers[h] = (int32_t)it->plan.offset[h];
+        if (it->plan.nchanges > 0) memcpy(numbers + it->plan.hunks, it->plan.changes, 4 * it->plan.nchanges * sizeof(int32_t));
+      } else it->out = NULL;
+    }
+    if (!r || napi_set_element(env, results, k, r) != napi_ok) failed = 1;
+  }
+  if (failed) {
+    for (uint32_t k = 0; k < n; k++) {
+      items[k].out = NULL; /* nothing is written: the plans are only freed */
+      if (items[k].placed == 1) patch_place_free(&items[k].plan);
+    }
+    free(items);
+    return failed == 2 ? fail(env, "worksnap native: out of memory applying a patch") : throw_(env, "napi_create_array");
+  }
+  patch_many_splice(items, n, &text, threads >= 1 && threads <= 64 ? (int)threads : 1);
+  for (uint32_t k = 0; k < n; k++) {
+    memcpy((uint8_t *)dig + 64 * (size_t)k, items[k].old_digest, 32);
+    memcpy((uint8_t *)dig + 64 * (size_t)k + 32, items[k].new_digest, 32);
+  }
+  free(items);
+  return pair_of(env, results, digests);
+}
+
+/*
  * jsonLongStrings(text, minBytes): where the string literals of a JSON text
  * whose source is at least minBytes long are: [start, end, ascii, ...] (the
  * opening quote, one past the closing one, 1 when the value is ASCII), or
@@ -1571,7 +1650,7 @@ NAPI_MODULE_INIT() {
       {"trigramStart", trigram_start}, {"trigramRecords", trigram_records}, {"trigramSegment", trigram_segment},
       {"statStart", stat_start}, {"statRecords", stat_records}, {"createStart", create_start}, {"createRecords", create_records},
       {"dirOpenBeneath", dir_open_beneath}, {"openAt", open_at}, {"mkdirAt", mkdir_at}, {"unlinkAt", unlink_at},
-      {"renameAt", rename_at}, {"treeWatchStart", tree_watch_start_of}, {"treeWatchTake", tree_watch_take_of}, {"treeWatchCount", tree_watch_count_of}, {"treeWatchClose", tree_watch_close_of}, {"symlinkAt", symlink_at}, {"readlinkAt", readlink_at}, {"lstatAt", lstat_at}, {"readFileAt", read_file_at}, {"readManyAt", read_many_at}, {"placedDiff", placed_diff_of}, {"lineStarts", line_starts_of}, {"sha256Many", sha256_many_of}, {"patchHunks", patch_hunks_of}, {"patchApply", patch_apply_of}, {"isatty", isatty_of}, {"jsonLongStrings", json_long_strings_of}, {"jsonDecodeStrings", json_decode_strings_of},
+      {"renameAt", rename_at}, {"treeWatchStart", tree_watch_start_of}, {"treeWatchTake", tree_watch_take_of}, {"treeWatchCount", tree_watch_count_of}, {"treeWatchClose", tree_watch_close_of}, {"symlinkAt", symlink_at}, {"readlinkAt", readlink_at}, {"lstatAt", lstat_at}, {"readFileAt", read_file_at}, {"readManyAt", read_many_at}, {"placedDiff", placed_diff_of}, {"lineStarts", line_starts_of}, {"sha256Many", sha256_many_of}, {"patchHunks", patch_hunks_of}, {"patchApply", patch_apply_of}, {"patchApplyMany", patch_apply_many_of}, {"isatty", isatty_of}, {"jsonLongStrings", json_long_strings_of}, {"jsonDecodeStrings", json_decode_strings_of},
 #ifdef __linux__
       {"syncfsStart", syncfs_start}, {"syncfsResult", syncfs_result},
 #endif

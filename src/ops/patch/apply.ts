@@ -4,11 +4,13 @@
  * Unchanged stretches are copied from the original bytes as whole ranges, so
  * a large file with few hunks costs about one copy of the file.
  */
+import { availableParallelism } from "node:os";
+import { rememberSha256 } from "../../core/content-hash";
 import { type NativeModule, nativeModule } from "../../repo/native";
 import { FileLines } from "./lines";
 import { HunkMatcher, hunkSides } from "./match";
 import type { LineChange } from "../../core/line-change";
-import type { ApplyResult, HunkLine, HunkOffset, HunkReject, PatchHunk } from "./types";
+import type { ApplyResult, HunkLine, HunkOffset, HunkReject, PatchHunk, PatchSource } from "./types";
 
 interface Splice {
   /** Replaced line range [start, end) of the original. */
@@ -32,7 +34,14 @@ export function applyHunks(bytes: Uint8Array, hunks: PatchHunk[], native: Native
  */
 function applyNatively(bytes: Uint8Array, hunks: PatchHunk[], native: NativeModule): ApplyResult | null {
   const patch = hunks[0]?.body?.patch;
-  if (!patch) return null;
+  const spec = patch ? nativeSpec(hunks, patch) : null;
+  if (!patch || !spec) return null;
+  const applied = native.patchApply(bytes, patch.bytes, patch.starts, spec);
+  return applied && nativeResult(hunks, applied);
+}
+
+/** The hunks as the native apply takes them (body lines from, to; stated old start), or null when not all come from `patch`. */
+function nativeSpec(hunks: PatchHunk[], patch: PatchSource): Int32Array | null {
   const spec = new Int32Array(hunks.length * 3);
   for (let k = 0; k < hunks.length; k++) {
     const h = hunks[k]!;
@@ -41,9 +50,44 @@ function applyNatively(bytes: Uint8Array, hunks: PatchHunk[], native: NativeModu
     spec[3 * k + 1] = h.body.to;
     spec[3 * k + 2] = h.oldStart;
   }
-  const applied = native.patchApply(bytes, patch.bytes, patch.starts, spec);
-  if (!applied) return null;
-  const [out, placed] = applied;
+  return spec;
+}
+
+/** Below this many bytes of files in all, starting threads costs more than it saves. */
+const MANY_THREADS_MIN_BYTES = 1 << 20;
+const MANY_MAX_THREADS = 8;
+
+/**
+ * applyHunks for many files of one patch at once (each file's own hunks, applied to its bytes): with the native
+ * module, placed and spliced on every core, each file's old and new bytes hashed on the same thread and their
+ * SHA-256 remembered (core/content-hash.ts), which a write of the result asks for next (a 500-file patch: its
+ * apply and the hashing of 17 MB were two passes, one of them on the JavaScript thread alone). A file the native
+ * apply declines, and every file without the module, goes through applyHunks.
+ */
+export function applyHunksMany(items: readonly { bytes: Uint8Array; hunks: PatchHunk[] }[], native: NativeModule | null = nativeModule()): ApplyResult[] {
+  const patch = items[0]?.hunks[0]?.body?.patch;
+  const specs = native && patch ? items.map((it) => nativeSpec(it.hunks, patch)) : [];
+  if (!native || !patch || specs.some((s) => s === null)) return items.map((it) => applyHunks(it.bytes, it.hunks, native));
+  let bytes = 0;
+  for (const it of items) bytes += it.bytes.length;
+  const threads = bytes < MANY_THREADS_MIN_BYTES ? 1 : Math.min(MANY_MAX_THREADS, availableParallelism());
+  const [results, digests] = native.patchApplyMany(
+    items.map((it) => it.bytes),
+    patch.bytes,
+    patch.starts,
+    specs as Int32Array[],
+    threads,
+  );
+  return items.map((it, k) => {
+    rememberSha256(it.bytes, digests.toString("hex", 64 * k, 64 * k + 32));
+    const applied = results[k];
+    if (!applied) return applyHere(it.bytes, it.hunks);
+    rememberSha256(applied[0], digests.toString("hex", 64 * k + 32, 64 * k + 64));
+    return nativeResult(it.hunks, applied);
+  });
+}
+
+function nativeResult(hunks: PatchHunk[], [out, placed]: [Uint8Array, Int32Array]): ApplyResult {
   const offsets: HunkOffset[] = [];
   for (let k = 0; k < hunks.length; k++) if (placed[k] !== 0) offsets.push({ index: hunks[k]!.index, offset: placed[k]! });
   const lines: LineChange[] = [];

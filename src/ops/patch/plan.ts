@@ -24,9 +24,9 @@ import type { FileMode } from "../../core/file-mode";
 import { compareUtf8 } from "../../core/byte-order";
 import type { RepoPath } from "../../core/repo-path";
 import type { LineChange } from "../../core/line-change";
-import { applyHunks } from "./apply";
+import { applyHunks, applyHunksMany } from "./apply";
 import { parsePatch } from "./parse";
-import type { FilePatch, FileReject, HunkReject } from "./types";
+import type { ApplyResult, FilePatch, FileReject, HunkReject, PatchHunk } from "./types";
 
 export interface PatchTarget {
   read(path: RepoPath): Promise<{ bytes: Uint8Array; mode: FileMode } | null>;
@@ -68,7 +68,7 @@ const READ_CONCURRENCY = 32;
 export async function planPatch(text: string | Uint8Array, target: PatchTarget): Promise<PatchPlan> {
   const parsed = parsePatch(text);
   const original = await readAll(parsed.files, target);
-  const planner = new Planner(original, parsed.warnings);
+  const planner = new Planner(original, parsed.warnings, applyAhead(parsed.files, original));
   // A malformed hunk does not stop the rest of its file from being checked: more rejects, fewer retries.
   for (const r of parsed.rejects) for (const h of r.hunks) planner.reject(r.path, h, false);
   for (const file of parsed.files) planner.apply(file);
@@ -91,6 +91,31 @@ async function readAll(files: FilePatch[], target: PatchTarget): Promise<Map<str
   return out;
 }
 
+/** A file's hunks applied ahead to the bytes it had before the patch (applyAhead). */
+type Ahead = Map<FilePatch, { source: Uint8Array; result: ApplyResult }>;
+
+/**
+ * The hunks of every section whose paths no other section names, applied to the files as they were read, all at
+ * once (applyHunksMany: on every core, each file's old and new bytes hashed beside). The planner takes a result
+ * from here when it meets the section with exactly those bytes, which it always does: nothing before it in the
+ * patch changed them.
+ */
+function applyAhead(files: FilePatch[], original: Map<string, Content>): Ahead {
+  const named = new Map<string, number>();
+  for (const f of files) for (const p of new Set([f.oldPath, f.newPath])) if (p !== null) named.set(p, (named.get(p) ?? 0) + 1);
+  const todo: { file: FilePatch; bytes: Uint8Array; hunks: PatchHunk[] }[] = [];
+  for (const f of files) {
+    const source = f.oldPath === null ? null : original.get(f.oldPath);
+    if (f.binary || !source || f.hunks.length === 0 || named.get(f.oldPath!) !== 1 || (f.newPath !== null && named.get(f.newPath) !== 1)) continue;
+    todo.push({ file: f, bytes: source.bytes, hunks: f.hunks });
+  }
+  const ahead: Ahead = new Map();
+  if (todo.length < 2) return ahead;
+  const results = applyHunksMany(todo);
+  for (let k = 0; k < todo.length; k++) ahead.set(todo[k]!.file, { source: todo[k]!.bytes, result: results[k]! });
+  return ahead;
+}
+
 class Planner {
   private readonly current = new Map<string, Content>();
   private readonly renamedFrom = new Map<string, RepoPath>();
@@ -104,6 +129,7 @@ class Planner {
   constructor(
     private readonly original: Map<string, Content>,
     private readonly warnings: string[],
+    private readonly ahead: Ahead = new Map(),
   ) {}
 
   reject(path: string, hunk: HunkReject, stopsLaterSections = true): void {
@@ -153,7 +179,8 @@ class Planner {
     let bytes: Uint8Array | undefined;
     let lineChanges: LineChange[] | undefined;
     if (source && failures.length === 0) {
-      const result = applyHunks(source.bytes, file.hunks);
+      const early = this.ahead.get(file);
+      const result = early && early.source === source.bytes ? early.result : applyHunks(source.bytes, file.hunks);
       if (!result.ok) for (const r of result.rejects) failures.push([subject, r]);
       else {
         bytes = result.bytes;

@@ -9,7 +9,9 @@
  * nothing.
  */
 import { describe, expect, test } from "bun:test";
-import { applyHunks } from "../../../src/ops/patch/apply";
+import { createHash } from "node:crypto";
+import { knowsSha256, sha256Of } from "../../../src/core/content-hash";
+import { applyHunks, applyHunksMany } from "../../../src/ops/patch/apply";
 import { byteStringToBytes } from "../../../src/ops/patch/byte-string";
 import { parsePatch, type ParsedPatch } from "../../../src/ops/patch/parse";
 import type { PatchHunk } from "../../../src/ops/patch/types";
@@ -175,6 +177,62 @@ describe.skipIf(native === null)("the native hunk reader and apply", () => {
     expect(nativeHunks / hunksRead).toBeGreaterThan(0.6);
     expect(nativeApplies / applies).toBeGreaterThan(0.4);
     expect(applied).toBeGreaterThan(nativeApplies);
+  });
+
+  test("many files of one patch applied at once, on every core, give what each file's own apply gives, and each old and new file's SHA-256", () => {
+    const r = rng(20261130);
+    const sha = (b: Uint8Array) => createHash("sha256").update(b).digest("hex");
+    let applied = 0;
+    let hashed = 0;
+    let files = 0;
+    for (let round = 0; round < 8; round++) {
+      // even rounds: files of ~18 KB, over the threshold at which the apply starts threads
+      const pad = round % 2 === 0 ? "pad\n".repeat(4500) : "";
+      const met = new Map<string, Uint8Array>();
+      const sections: string[] = [];
+      for (let k = 0, n = 60 + r.int(60); k < n; k++) {
+        const before = pad + randomFile(r);
+        const after = k % 17 === 0 ? "" : edited(r, before); // a file emptied: its new bytes are none
+        const path = `d${k % 7}/f${k}.txt`;
+        met.set(path, byteStringToBytes(latin1(drifted(r, before))));
+        const diff = unifiedDiff({ path, bytes: byteStringToBytes(latin1(before)), mode: "100644" }, { path, bytes: byteStringToBytes(latin1(after)), mode: "100644" }, { context: r.int(4) });
+        sections.push(k % 3 === 0 ? bend(r, diff) : diff);
+      }
+      const patch = sections.join("");
+      const pick = (p: ParsedPatch) => p.files.filter((f) => f.oldPath !== null && met.has(f.oldPath));
+      const fast = pick(parsePatch(patch, native));
+      const slow = pick(parsePatch(patch, null));
+      expect(fast.length).toBe(slow.length);
+      const items = fast.map((f) => ({ bytes: met.get(f.oldPath!)!, hunks: f.hunks }));
+      const many = applyHunksMany(items, native);
+      for (let k = 0; k < items.length; k++) {
+        files++;
+        expect(many[k]).toEqual(applyHunks(items[k]!.bytes, slow[k]!.hunks, null));
+        expect(knowsSha256(items[k]!.bytes)).toBe(true);
+        expect(sha256Of(items[k]!.bytes)).toBe(sha(items[k]!.bytes));
+        const m = many[k]!;
+        if (!m.ok) continue;
+        applied++;
+        // the native apply's results come hashed (a file it declined was applied by the TypeScript, unhashed)
+        if (!knowsSha256(m.bytes)) continue;
+        hashed++;
+        expect(sha256Of(m.bytes)).toBe(sha(m.bytes));
+      }
+    }
+    expect(applied).toBeGreaterThan(files / 2);
+    expect(hashed).toBeGreaterThan(applied / 2);
+  });
+
+  test("a file emptied by the native apply is remembered with the SHA-256 of no bytes", () => {
+    const parsed = parsePatch("--- a/f\n+++ b/f\n@@ -1,2 +0,0 @@\n-a\n-b\n--- a/g\n+++ b/g\n@@ -1 +1 @@\n-x\n+y\n", native);
+    const items = [
+      { bytes: byteStringToBytes("a\nb\n"), hunks: parsed.files[0]!.hunks },
+      { bytes: byteStringToBytes("x\n"), hunks: parsed.files[1]!.hunks },
+    ];
+    const [emptied, changed] = applyHunksMany(items, native);
+    expect(emptied!.ok && emptied!.bytes.length).toBe(0);
+    expect(emptied!.ok && sha256Of(emptied!.bytes)).toBe("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    expect(changed!.ok && Buffer.from(changed!.bytes).toString()).toBe("y\n");
   });
 
   test("the parser takes every hunk the native reader read from the reader (a reader whose numbers are marked shows in each)", () => {

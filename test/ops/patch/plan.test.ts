@@ -87,6 +87,29 @@ describe("planPatch: several sections for one path apply in order", () => {
     expect(p.ok && p.changes.map((c) => [c.path, c.kind, dec(c.bytes!)])).toEqual([["n.txt", "create", "a\nB\n"]]);
   });
 
+  test("a path in two sections is patched section after section while the other files are applied at once", async () => {
+    const lines = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `${tag}${i}`).join("\n") + "\n";
+    const t = tree({ "a.txt": lines(9, "a"), "b.txt": lines(9, "b"), "c.txt": lines(9, "c"), "d.txt": lines(9, "d") });
+    const p = await plan(
+      modify("a.txt", "a1", "A1", 2) + modify("b.txt", "b4", "B4", 5) + modify("a.txt", "a7", "A7", 8) +
+        "diff --git a/c.txt b/e.txt\nrename from c.txt\nrename to e.txt\n--- a/c.txt\n+++ b/e.txt\n@@ -3 +3 @@\n-c2\n+C2\n" +
+        modify("d.txt", "d0", "D0", 1),
+      t,
+    );
+    expect(p.ok && p.changes.map((c) => [String(c.path), c.kind, c.from === undefined ? null : String(c.from)])).toEqual([
+      ["a.txt", "modify", null],
+      ["b.txt", "modify", null],
+      ["d.txt", "modify", null],
+      ["e.txt", "rename", "c.txt"],
+    ]);
+    expect(p.ok && Object.fromEntries(p.changes.map((c) => [c.path, c.bytes && dec(c.bytes)]))).toEqual({
+      "a.txt": lines(9, "a").replace("a1\n", "A1\n").replace("a7\n", "A7\n"),
+      "b.txt": lines(9, "b").replace("b4\n", "B4\n"),
+      "e.txt": lines(9, "c").replace("c2\n", "C2\n"),
+      "d.txt": lines(9, "d").replace("d0\n", "D0\n"),
+    });
+  });
+
   test("modify twice, hunk indexes continue", async () => {
     const p = await plan(modify("f", "a", "b") + modify("f", "b", "c") + modify("f", "zzz", "d"), tree({ f: "a\n" }));
     expect(!p.ok && p.rejects).toEqual([{ path: "f", hunks: [expect.objectContaining({ index: 2, reason: "context_mismatch" })] }]);
