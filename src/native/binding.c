@@ -1463,25 +1463,25 @@ static napi_value patch_apply_of(napi_env env, napi_callback_info info) {
 }
 
 /*
- * patchApplyMany(files, patch, starts, specs, threads): patchApply for many
- * files of one patch at once, on up to `threads` threads (patch_many.h):
+ * patchApplyMany(files, patch, starts, specs, threads, known): patchApply for
+ * many files of one patch at once, on up to `threads` threads (patch_many.h):
  * [results, digests], results[k] being what patchApply(files[k], patch,
  * starts, specs[k]) gives ([new bytes, numbers] or null), digests 64 bytes per
- * file: the SHA-256 of its old bytes, then of its new bytes (zeros when
- * declined).
+ * file: the SHA-256 of its old bytes (zeros where known[k] is not 0: the caller
+ * has it), then of its new bytes (zeros when declined).
  */
 static napi_value patch_apply_many_of(napi_env env, napi_callback_info info) {
-  napi_value argv[5];
-  if (!args_of(env, info, 5, argv)) return NULL;
-  void *p;
+  napi_value argv[6];
+  if (!args_of(env, info, 6, argv)) return NULL;
+  void *p, *known;
   uint32_t *starts;
-  size_t lines;
+  size_t lines, nknown;
   uint32_t n = 0, nspecs = 0;
   bool files_array = false, specs_array = false;
   if (!patch_of(env, argv[1], argv[2], &p, &starts, &lines) || napi_is_array(env, argv[0], &files_array) != napi_ok || !files_array ||
       napi_is_array(env, argv[3], &specs_array) != napi_ok || !specs_array || napi_get_array_length(env, argv[0], &n) != napi_ok ||
-      napi_get_array_length(env, argv[3], &nspecs) != napi_ok || nspecs != n) {
-    return fail(env, "worksnap native: expected files, a patch, its line starts and each file's hunk triples");
+      napi_get_array_length(env, argv[3], &nspecs) != napi_ok || nspecs != n || !typed_of(env, argv[5], napi_uint8_array, &known, &nknown) || nknown != n) {
+    return fail(env, "worksnap native: expected files, a patch, its line starts, each file's hunk triples, threads and which old digests are known");
   }
   patch_item_t *items = calloc(n + 1, sizeof *items);
   if (!items) return fail(env, "worksnap native: out of memory");
@@ -1494,7 +1494,7 @@ static napi_value patch_apply_many_of(napi_env env, napi_callback_info info) {
       free(items);
       return fail(env, "worksnap native: expected files, a patch, its line starts and each file's hunk triples");
     }
-    items[k] = (patch_item_t){.file = fdata, .flen = flen, .spec = sdata, .hunks = count / 3};
+    items[k] = (patch_item_t){.file = fdata, .flen = flen, .spec = sdata, .hunks = count / 3, .old_known = ((uint8_t *)known)[k] != 0};
   }
   double threads = num(env, argv[4]);
   patch_text_t text = {p, starts, lines};

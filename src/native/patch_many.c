@@ -25,7 +25,7 @@ static void digest(const uint8_t *data, size_t len, uint8_t out[32]) {
 
 static void place_one(patch_item_t *it, const patch_text_t *t) {
   it->placed = patch_place(it->file, it->flen, t->p, t->starts, t->n, it->spec, it->hunks, &it->plan);
-  digest(it->file, it->flen, it->old_digest);
+  if (!it->old_known) digest(it->file, it->flen, it->old_digest);
 }
 
 static void splice_one(patch_item_t *it, const patch_text_t *t) {

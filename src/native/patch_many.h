@@ -25,6 +25,8 @@ typedef struct {
   /* The file's hunks as patchApply takes them: body [spec[3k], spec[3k + 1]), stated old start spec[3k + 2]. */
   const int32_t *spec;
   size_t hunks;
+  /* Whether the caller knows the old bytes' digest already: old_digest is then left as it is. */
+  int old_known;
   /* patch_place's answer: 1 placed (plan holds the placement), 0 declined, -1 out of memory. */
   int placed;
   patch_place_t plan;
@@ -40,7 +42,7 @@ typedef struct {
   size_t n;
 } patch_text_t;
 
-/* Phase one: every item placed and its old bytes hashed, on up to `threads` threads (the caller's among them). */
+/* Phase one: every item placed and its old bytes hashed (unless old_known), on up to `threads` threads (the caller's among them). */
 void patch_many_place(patch_item_t *items, size_t count, const patch_text_t *patch, int threads);
 
 /* Phase two: every placed item spliced into its `out` and hashed; every plan is freed. */

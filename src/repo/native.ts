@@ -187,9 +187,10 @@ export interface NativeModule {
   patchApply(file: Uint8Array, patch: Uint8Array, starts: Uint32Array, spec: Int32Array): [Uint8Array, Int32Array] | null;
   /**
    * patchApply for many files of one patch at once, on up to `threads` threads: each file's result as patchApply
-   * gives it, and 64 bytes per file, the SHA-256 of its old bytes then of its new bytes (zeros when declined).
+   * gives it, and 64 bytes per file, the SHA-256 of its old bytes (zeros where `known` is not 0: not hashed) then
+   * of its new bytes (zeros when declined).
    */
-  patchApplyMany(files: Uint8Array[], patch: Uint8Array, starts: Uint32Array, specs: Int32Array[], threads: number): [([Uint8Array, Int32Array] | null)[], Buffer];
+  patchApplyMany(files: Uint8Array[], patch: Uint8Array, starts: Uint32Array, specs: Int32Array[], threads: number, known: Uint8Array): [([Uint8Array, Int32Array] | null)[], Buffer];
   describe(): { sha256: "sha-ni" | "portable"; threads: number };
   /**
    * The trigram index's build of `files` files under `root` ("" for absolute paths): each checked against its

@@ -19,6 +19,23 @@ export interface BatchingHistoryStore {
   objectNames(dir: string): Promise<Set<string>>;
   /** Removes objects written by putObjects; a batch's objects may only be removed together. */
   deleteObjects(rels: string[]): Promise<void>;
+  /** A batch written from now on by a thread of its own and placed later, if the store can (FsHistoryStore.startPack). */
+  startPack?(items: ObjectWrite[]): PendingPack | null;
+}
+
+/** A batch of new objects being written and flushed by a thread of its own, not yet in place. */
+export interface PendingPack {
+  readonly rels: readonly string[];
+  /** Waits until every byte is durable, then puts the objects in place, durably; on failure nothing of them stays. Once. */
+  finish(): Promise<void>;
+  /** Removes what was written, once the write is over (the promise says when); nothing after finish was called. */
+  discard(): Promise<void>;
+}
+
+/** startPack where the store has it; null otherwise (putObjects writes the same objects then). */
+export function startPack(store: HistoryStore, items: ObjectWrite[]): PendingPack | null {
+  const b = batching(store);
+  return b?.startPack ? b.startPack(items) : null;
 }
 
 function batching(store: HistoryStore): BatchingHistoryStore | null {

@@ -13,7 +13,7 @@
  * smaller one is written as single files (all temp files first, one flush for
  * all of them, then the renames and one flush of their directories).
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
+import { closeSync, constants, existsSync, fchmodSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { compareUtf8 } from "../../core/byte-order";
 import { internal, notFound } from "../../core/errors";
@@ -22,9 +22,10 @@ import { appendLines } from "../../repo/append-lines";
 import { writeFileAtomic, writeFileUnflushed } from "../../repo/atomic-write";
 import { DurableBatch } from "../../repo/durable";
 import { ensureStateDir, shownStatePath, tempPath } from "../../repo/state-dir";
-import type { BatchingHistoryStore, ObjectWrite } from "./batch-store";
+import { writeAllPieces } from "../../repo/file-chunks";
+import type { BatchingHistoryStore, ObjectWrite, PendingPack } from "./batch-store";
 import { withFileLocks } from "./locks";
-import { type PackIndex, readPackIndex, readPackedObject, writePackFile } from "./pack";
+import { type PackIndex, packPieces, readPackIndex, readPackedObject, writePackFile } from "./pack";
 import {
   byTimestamp,
   checkConversationId,
@@ -227,24 +228,95 @@ export class FsHistoryStore implements HistoryStore, BatchingHistoryStore {
    */
   private async putPack(conv: string, items: ObjectWrite[]): Promise<void> {
     ensureStateDir(this.stateDir);
-    const dir = this.abs(`packs/${conv}`);
-    const dirs = new Set<string>([dir]);
-    const first = mkdirSync(dir, { recursive: true });
-    if (first !== undefined) {
-      // New directories: their entries in the directories above must be durable too.
-      for (let d = dirname(dir); ; d = dirname(d)) {
-        dirs.add(d);
-        if (d === dirname(first) || d === dirname(d)) break;
-      }
-    }
     const name = `${randomId128().slice(0, 20)}.pack`;
-    const target = join(dir, name);
     const tmp = tempPath(this.stateDir, name);
     const batch = new DurableBatch(join(this.stateDir, "tmp"));
-    let placed = false;
     try {
       batch.add(tmp, await writePackFile(tmp, items));
       await batch.flush();
+    } catch (err) {
+      rmSync(tmp, { force: true });
+      throw err;
+    } finally {
+      batch.close();
+    }
+    await this.placePack(conv, tmp, name);
+  }
+
+  /**
+   * A pack of `items` started now: its temp file opened for synchronous writes (O_SYNC) and all of it handed to
+   * one `writev` on an I/O thread, which returns once the bytes and the file are on the disk, with nothing more
+   * asked of the JavaScript thread meanwhile (the items' own arrays are written, no copy). `finish` waits for it
+   * and moves the pack into place durably; `discard` removes the temp file once the write is over. Null where
+   * the batch would not be one pack: putObjects then.
+   */
+  startPack(items: ObjectWrite[]): PendingPack | null {
+    const conv = items.length >= PACK_MIN_OBJECTS ? packConversation(items) : null;
+    if (conv === null) return null;
+    ensureStateDir(this.stateDir);
+    const name = `${randomId128().slice(0, 20)}.pack`;
+    const tmp = tempPath(this.stateDir, name);
+    const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_SYNC, 0o600);
+    let written: Promise<void>;
+    try {
+      // open()'s mode passes through the umask; set before the write, so the synchronous write makes it durable too
+      fchmodSync(fd, 0o644);
+      written = writeAllPieces(fd, packPieces(items).pieces);
+    } catch (err) {
+      closeSync(fd);
+      rmSync(tmp, { force: true });
+      throw err;
+    }
+    const over = written.then(
+      () => closeSync(fd),
+      (err: unknown) => {
+        closeSync(fd);
+        rmSync(tmp, { force: true });
+        throw err;
+      },
+    );
+    over.catch(() => undefined); // reported by finish
+    let open = true;
+    let discarded: Promise<void> | null = null;
+    return {
+      rels: items.map((it) => it.rel),
+      finish: async () => {
+        if (!open) throw internal("a history pack was finished after it was finished or discarded");
+        open = false;
+        await over; // a failure removed the temp file
+        await this.placePack(conv, tmp, name);
+      },
+      discard: () => {
+        if (discarded === null) {
+          discarded = open
+            ? over.then(
+                () => rmSync(tmp, { force: true }),
+                () => undefined,
+              )
+            : Promise.resolve();
+          open = false;
+        }
+        return discarded;
+      },
+    };
+  }
+
+  /** A flushed pack moved from `.mcp/tmp` into `packs/{conv}/`, durably; on failure nothing of it stays. */
+  private async placePack(conv: string, tmp: string, name: string): Promise<void> {
+    const dir = this.abs(`packs/${conv}`);
+    const target = join(dir, name);
+    const dirs = new Set<string>([dir]);
+    const batch = new DurableBatch(join(this.stateDir, "tmp"));
+    let placed = false;
+    try {
+      const first = mkdirSync(dir, { recursive: true });
+      if (first !== undefined) {
+        // New directories: their entries in the directories above must be durable too.
+        for (let d = dirname(dir); ; d = dirname(d)) {
+          dirs.add(d);
+          if (d === dirname(first) || d === dirname(d)) break;
+        }
+      }
       try {
         renameSync(tmp, target);
       } catch (err) {

@@ -36,17 +36,10 @@ export interface PackIndex {
  * with exactly `perm` as its permission bits, not yet durable. Returns its size.
  */
 export async function writePackFile(path: string, items: ObjectWrite[], perm = 0o644): Promise<number> {
-  const entries: [string, number, number][] = [];
-  let offset = 0;
-  for (const it of items) {
-    entries.push([it.rel, offset, it.bytes.length]);
-    offset += it.bytes.length;
-  }
-  const index = new TextEncoder().encode(`${JSON.stringify({ objects: entries })}\n`);
-  const header = new TextEncoder().encode(`${MAGIC}${String(index.length - 1).padStart(12, "0")}\n`);
+  const { pieces, size } = packPieces(items);
   const fd = openSync(path, "wx", 0o600);
   try {
-    await writeAllPieces(fd, [header, index, ...items.map((it) => it.bytes)]);
+    await writeAllPieces(fd, pieces);
     // open()'s mode passes through the umask.
     fchmodSync(fd, perm);
   } catch (err) {
@@ -55,7 +48,20 @@ export async function writePackFile(path: string, items: ObjectWrite[], perm = 0
     throw err;
   }
   closeSync(fd);
-  return header.length + index.length + offset;
+  return size;
+}
+
+/** A pack's bytes as pieces (header, index, then each object's bytes as given), and their total size. */
+export function packPieces(items: ObjectWrite[]): { pieces: Uint8Array[]; size: number } {
+  const entries: [string, number, number][] = [];
+  let offset = 0;
+  for (const it of items) {
+    entries.push([it.rel, offset, it.bytes.length]);
+    offset += it.bytes.length;
+  }
+  const index = new TextEncoder().encode(`${JSON.stringify({ objects: entries })}\n`);
+  const header = new TextEncoder().encode(`${MAGIC}${String(index.length - 1).padStart(12, "0")}\n`);
+  return { pieces: [header, index, ...items.map((it) => it.bytes)], size: header.length + index.length + offset };
 }
 
 /** Reads a pack's index (not its objects). */

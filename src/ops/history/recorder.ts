@@ -30,9 +30,11 @@
  * replaying the entries one by one is always possible.
  */
 import { internal, repoChanged } from "../../core/errors";
-import type { EditChange, EditContext, EditRecorder, PathState, PreparedEdit } from "../write/edit-recorder";
+import type { RepoPath } from "../../core/repo-path";
+import { hashAhead } from "../../repo/hash-ahead";
+import type { AheadCheckpoints, EditChange, EditContext, EditRecorder, PathState, PreparedEdit } from "../write/edit-recorder";
 import { sha256Of } from "../../core/content-hash";
-import { ObjectPresence, deleteObjects, putObjects, type ObjectWrite } from "./batch-store";
+import { ObjectPresence, deleteObjects, putObjects, startPack, type ObjectWrite, type PendingPack } from "./batch-store";
 import { nextTimestamps } from "./clock";
 import { recordDiffBytes } from "./record-diff";
 
@@ -85,6 +87,18 @@ interface Token {
 }
 
 const encoder = new TextEncoder();
+/** Below this many files to checkpoint, checkpoints are not started ahead (they would not make a pack). */
+const AHEAD_MIN_FILES = 8;
+
+/** AheadCheckpoints' token. */
+interface Ahead {
+  recorder: HistoryRecorder;
+  conv: string;
+  /** The edit id drawn for each path read. */
+  editIds: Map<string, string>;
+  objects: ObjectWrite[];
+  pack: PendingPack;
+}
 /** Diffs made between two turns of the event loop (so the I/O under way meanwhile makes progress). */
 const YIELD_EVERY = 16;
 
@@ -97,8 +111,38 @@ export class HistoryRecorder implements EditRecorder {
 
   constructor(private readonly store: HistoryStore) {}
 
-  async prepare(ctx: EditContext, changes: EditChange[]): Promise<PreparedEdit> {
+  /**
+   * The checkpoints a change set of these read states would take, started before the change set is made (a
+   * patch read its files and has yet to apply its hunks): a pack the store writes and makes durable meanwhile
+   * (FsHistoryStore.startPack: one synchronous writev on an I/O thread), so that prepare finds it on the disk.
+   * The same decisions as prepare's (the conversation's known states, names already taken), with an edit id
+   * drawn here for each path, which prepare then gives the change of that path. Null for fewer than
+   * AHEAD_MIN_FILES files to take, or where the store cannot.
+   */
+  async checkpointAhead(conversationId: string, reads: { path: RepoPath; state: PathState }[]): Promise<AheadCheckpoints | null> {
+    const files = reads.filter((r): r is { path: RepoPath; state: NonNullable<PathState> } => r.state !== null);
+    if (files.length < AHEAD_MIN_FILES) return null;
+    const conv = checkConversationId(conversationId);
+    const state = await this.state(conv);
+    hashAhead(files.map((r) => r.state.bytes));
+    const presence = new ObjectPresence(this.store);
+    const objects: ObjectWrite[] = [];
+    const editIds = new Map<string, string>();
+    for (const r of files) {
+      const editId = crypto.randomUUID();
+      editIds.set(r.path, editId);
+      await this.checkpointIfNeeded(conv, state, { operation: "edit", path: r.path, before: r.state }, sha256Of(r.state.bytes), editId, presence, objects);
+    }
+    if (objects.length < 2 * AHEAD_MIN_FILES) return null;
+    const pack = startPack(this.store, objects);
+    if (!pack) return null;
+    const token: Ahead = { recorder: this, conv, editIds, objects, pack };
+    return { token, discard: () => pack.discard() };
+  }
+
+  async prepare(ctx: EditContext, changes: EditChange[], ahead: AheadCheckpoints | null = null): Promise<PreparedEdit> {
     const conv = checkConversationId(ctx.conversationId);
+    const given = ahead && (ahead.token as Ahead).recorder === this && (ahead.token as Ahead).conv === conv ? (ahead.token as Ahead) : null;
     if (!ctx.toolName) throw internal("the write path recorded a change without a tool name");
     await this.refuseDuringInterruptedReview(changes);
     const state = await this.state(conv);
@@ -121,13 +165,16 @@ export class HistoryRecorder implements EditRecorder {
     for (let k = 0; k < order.length; k++) {
       const index = order[k]!;
       const change = changes[index]!;
-      const editId = crypto.randomUUID();
+      const editId = given?.editIds.get(checkpointPath(change) ?? "") ?? crypto.randomUUID();
       const hashBefore = change.before ? sha256Of(change.before.bytes) : null;
       token.drafts.push({ index, editId, timestamp: stamps[k]!, hashBefore, checkpoint: await this.checkpointIfNeeded(conv, state, change, hashBefore, editId, presence, checkpoints) });
     }
     // The checkpoints are durable when prepare returns. The diffs are made meanwhile and after, in slices between
     // which the write path's I/O (writing the checkpoints, staging, publishing) goes on; commit writes them.
-    const checkpointsWritten = this.writeObjects(token, checkpoints);
+    // The checkpoints started ahead are used when they are exactly these; otherwise they go, and these are written.
+    const adopted = given && sameObjects(given.objects, checkpoints) ? given.pack : null;
+    if (!adopted) void ahead?.discard(); // removed once its write is over
+    const checkpointsWritten = adopted ? this.placeAhead(token, adopted) : this.writeObjects(token, checkpoints);
     token.diffs = this.makeDiffs(token, changes);
     token.diffs.catch(() => undefined); // awaited by commit or abort
     try {
@@ -223,6 +270,12 @@ export class HistoryRecorder implements EditRecorder {
 
   // -------------------------------------------------------------------------
 
+  /** A pack started ahead, finished (durable and in place) as this edit's objects; on failure nothing of it stays. */
+  private async placeAhead(token: Token, pack: PendingPack): Promise<void> {
+    await pack.finish();
+    token.created.push(...pack.rels);
+  }
+
   /** One batch for all objects of a step; on failure nothing of it stays. */
   private async writeObjects(token: Token, objects: ObjectWrite[]): Promise<void> {
     if (objects.length === 0) return;
@@ -288,7 +341,7 @@ export class HistoryRecorder implements EditRecorder {
     presence: ObjectPresence,
     objects: ObjectWrite[],
   ): Promise<string | null> {
-    const path = change.operation === "move" ? change.sourcePath : change.path;
+    const path = checkpointPath(change);
     if (!path || !change.before || hash === null) return null;
     if (state.known.has(path) && state.known.get(path) === hash) return null;
     let rel = checkpointRel(conv, path);
@@ -298,6 +351,21 @@ export class HistoryRecorder implements EditRecorder {
     await presence.note(rel);
     return rel;
   }
+}
+
+/** The path whose state before a change its checkpoint holds: a move's source. */
+function checkpointPath(change: EditChange): RepoPath | undefined {
+  return change.operation === "move" ? change.sourcePath : change.path;
+}
+
+/** Whether two object lists name the same objects with the same bytes (in any order). */
+function sameObjects(a: ObjectWrite[], b: ObjectWrite[]): boolean {
+  if (a.length !== b.length) return false;
+  const byRel = new Map(a.map((o) => [o.rel, o.bytes]));
+  return b.every((o) => {
+    const bytes = byRel.get(o.rel);
+    return bytes !== undefined && (bytes === o.bytes || (bytes.length === o.bytes.length && sha256Of(bytes) === sha256Of(o.bytes)));
+  });
 }
 
 /** The diff of a change (and the bytes after, when the diff cannot replay it), queued on `objects`. */

@@ -5,7 +5,7 @@ import type { RepoPath } from "../../core/repo-path";
 import type { Fingerprint } from "../../repo/fingerprint";
 import type { SnapshotId } from "../../repo/manifest";
 import { CONVERSATION_ID, newConversationId } from "../history/conversation-id";
-import type { PathState } from "../write/edit-recorder";
+import type { AheadCheckpoints, PathState } from "../write/edit-recorder";
 import { touch } from "../live/leases";
 import { liveFingerprint, readLiveTree } from "../live/live-tree";
 import { SnapshotTree, applyToSnapshot } from "./snapshot-tree";
@@ -194,6 +194,13 @@ export async function runMutation<T extends object>(
   return withWorktreeLock(ws, async () => {
     // The directories the change set reads and writes are held open for the whole call (write/target.ts).
     const access = new WorktreeAccess(ws.repo);
+    // The checkpoints of a many-file read, started as soon as the files are read (EditRecorder.checkpointAhead).
+    let ahead: AheadCheckpoints | null = null;
+    const checkpointReads = async (states: { path: RepoPath; state: PathState }[]) => {
+      if (ahead !== null || !ws.recorder?.checkpointAhead) return;
+      // only a head start: where it fails, prepare writes the checkpoints itself (and reports what fails then)
+      ahead = await ws.recorder.checkpointAhead(conv.id, states).catch(() => null);
+    };
     try {
       // With a lease, git computes the fingerprint while the change set is built (both only read, under the lock):
       // the lease is validated before anything is written, and a stale lease is reported before any error of the
@@ -206,7 +213,7 @@ export async function runMutation<T extends object>(
       const reads = new Map<string, KnownState>();
       let built: Built<T>;
       try {
-        built = await build(worktreeView(ws, access, reads));
+        built = await build(worktreeView(ws, access, reads, checkpointReads));
       } catch (err) {
         const fp = await fingerprintRead?.catch(() => null);
         if (fp && args.lease_id !== undefined) await acquireLease(ws, args.lease_id, fp);
@@ -240,6 +247,7 @@ export async function runMutation<T extends object>(
           pins,
           signal: args.signal,
           known: built.fromReads ? reads : undefined,
+          checkpointsAhead: built.fromReads ? ahead : null,
           access,
           onPublished: () => {
             if (args.brief) return;
@@ -281,6 +289,9 @@ export async function runMutation<T extends object>(
       }
       return result;
     } finally {
+      // Removed once its write is over, without holding the answer (a rejected patch answers at once); nothing
+      // once the history took them. A process that exits first leaves the temp file to the next, as a crash does.
+      void (ahead as AheadCheckpoints | null)?.discard();
       access.close();
     }
   });
@@ -410,7 +421,7 @@ function changedEntry(c: AppliedChange): ChangedEntry {
  * before it. Parent directories are resolved once per build, and a path just
  * resolved is read without resolving it again.
  */
-function worktreeView(ws: Workspace, access: WorktreeAccess, reads: Map<string, KnownState>): TreeView {
+function worktreeView(ws: Workspace, access: WorktreeAccess, reads: Map<string, KnownState>, onReadMany?: (states: { path: RepoPath; state: PathState }[]) => Promise<void>): TreeView {
   const resolved = new Map<string, WorktreeTarget>();
   return {
     mode: "worktree",
@@ -427,11 +438,18 @@ function worktreeView(ws: Workspace, access: WorktreeAccess, reads: Map<string, 
       return state;
     },
     filesUnder: async (dir) => (await readLiveTree(ws, [dir])).entries.map((e) => e.path as RepoPath).filter((p) => p !== dir),
-    readMany: async (paths) =>
-      resolveAndReadTargets(access, paths).map((r) => {
-        if (!(r instanceof Error) && !(r.state instanceof Error)) reads.set(r.target.path, { state: r.state, stamp: statStamp(r.target.stat) });
+    readMany: async (paths) => {
+      const states: { path: RepoPath; state: PathState }[] = [];
+      const out = resolveAndReadTargets(access, paths).map((r) => {
+        if (!(r instanceof Error) && !(r.state instanceof Error)) {
+          reads.set(r.target.path, { state: r.state, stamp: statStamp(r.target.stat) });
+          states.push({ path: r.target.path, state: r.state });
+        }
         return r;
-      }),
+      });
+      await onReadMany?.(states);
+      return out;
+    },
   };
 }
 

@@ -5,7 +5,7 @@
  * a large file with few hunks costs about one copy of the file.
  */
 import { availableParallelism } from "node:os";
-import { rememberSha256 } from "../../core/content-hash";
+import { knowsSha256, rememberSha256 } from "../../core/content-hash";
 import { type NativeModule, nativeModule } from "../../repo/native";
 import { FileLines } from "./lines";
 import { HunkMatcher, hunkSides } from "./match";
@@ -71,15 +71,18 @@ export function applyHunksMany(items: readonly { bytes: Uint8Array; hunks: Patch
   let bytes = 0;
   for (const it of items) bytes += it.bytes.length;
   const threads = bytes < MANY_THREADS_MIN_BYTES ? 1 : Math.min(MANY_MAX_THREADS, availableParallelism());
+  // an old file hashed already (a history that took its checkpoints as soon as it was read) is not hashed again
+  const known = Uint8Array.from(items, (it) => (knowsSha256(it.bytes) ? 1 : 0));
   const [results, digests] = native.patchApplyMany(
     items.map((it) => it.bytes),
     patch.bytes,
     patch.starts,
     specs as Int32Array[],
     threads,
+    known,
   );
   return items.map((it, k) => {
-    rememberSha256(it.bytes, digests.toString("hex", 64 * k, 64 * k + 32));
+    if (!known[k]) rememberSha256(it.bytes, digests.toString("hex", 64 * k, 64 * k + 32));
     const applied = results[k];
     if (!applied) return applyHere(it.bytes, it.hunks);
     rememberSha256(applied[0], digests.toString("hex", 64 * k + 32, 64 * k + 64));

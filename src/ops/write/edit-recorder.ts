@@ -46,8 +46,24 @@ export interface PreparedEdit {
   readonly token: unknown;
 }
 
+/**
+ * Checkpoints started before the change set is known (EditRecorder.checkpointAhead), handed to `prepare`, which
+ * uses them when they are exactly the ones it needs and drops them otherwise. Whoever holds them and does not
+ * reach `prepare` drops them (`discard`, which does nothing once `prepare` has them).
+ */
+export interface AheadCheckpoints {
+  readonly token: unknown;
+  /** Removes them (once their write is over) unless `prepare` took them; the promise resolves when nothing of them is left. */
+  discard(): Promise<void>;
+}
+
 export interface EditRecorder {
-  prepare(ctx: EditContext, changes: EditChange[]): Promise<PreparedEdit>;
+  /**
+   * Optional: starts writing the checkpoints a change set of these read states would need (their bytes made
+   * durable while the change set is made from them); null when not worth it or not possible.
+   */
+  checkpointAhead?(conversationId: string, reads: { path: RepoPath; state: PathState }[]): Promise<AheadCheckpoints | null>;
+  prepare(ctx: EditContext, changes: EditChange[], ahead?: AheadCheckpoints | null): Promise<PreparedEdit>;
   /** Makes durable what completing the record after a crash needs; called before the first file is published. */
   seal(prepared: PreparedEdit): Promise<void>;
   commit(prepared: PreparedEdit, changes: EditChange[]): Promise<{ editIds: string[] }>;

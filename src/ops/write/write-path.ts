@@ -11,7 +11,7 @@ import { hashAhead } from "../../repo/hash-ahead";
 import type { Fingerprint } from "../../repo/fingerprint";
 import { blobIdOfState } from "../../core/content-hash";
 import type { LineChange } from "../../core/line-change";
-import type { EditChange, EditOperation, EditRecorder, PathState, PreparedEdit } from "./edit-recorder";
+import type { AheadCheckpoints, EditChange, EditOperation, EditRecorder, PathState, PreparedEdit } from "./edit-recorder";
 import { type Lease, staleLease } from "../live/leases";
 import { type PinCheck, type StaleRead, StaleReadsError, staleReads } from "./pin-check";
 import { settled, stageAll, StagingArea, throwFirstFailure, type Staged } from "./stage";
@@ -131,6 +131,11 @@ export interface WriteOptions {
    * unless recording fails and the files are taken back).
    */
   onPublished?: () => void;
+  /**
+   * Checkpoints the caller started when it read the before states (EditRecorder.checkpointAhead), for the
+   * recorder's prepare; the caller drops them if the call ends without using them.
+   */
+  checkpointsAhead?: AheadCheckpoints | null;
   /** The caller's access to the work tree (it read the before states through it); by default the call opens its own. */
   access?: WorktreeAccess;
 }
@@ -204,7 +209,7 @@ async function writeAndRecord(ws: Workspace, access: WorktreeAccess, plan: Plan,
   const done: Step[] = [];
   try {
     if (recorder) {
-      prepared = await recorder.prepare({ conversationId: opts.conversationId ?? "", toolName: opts.toolName ?? "" }, plan.steps.flatMap((s) => s.edits));
+      prepared = await recorder.prepare({ conversationId: opts.conversationId ?? "", toolName: opts.toolName ?? "" }, plan.steps.flatMap((s) => s.edits), opts.checkpointsAhead);
       // The record a crash from the first rename on would need (diffs, the entries to log), made durable while the
       // staged files are written and flushed: both are done before the first byte is published.
       sealing = recorder.seal(prepared);

@@ -10,7 +10,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { knowsSha256, sha256Of } from "../../../src/core/content-hash";
+import { knowsSha256, rememberSha256, sha256Of } from "../../../src/core/content-hash";
 import { applyHunks, applyHunksMany } from "../../../src/ops/patch/apply";
 import { byteStringToBytes } from "../../../src/ops/patch/byte-string";
 import { parsePatch, type ParsedPatch } from "../../../src/ops/patch/parse";
@@ -221,6 +221,21 @@ describe.skipIf(native === null)("the native hunk reader and apply", () => {
     }
     expect(applied).toBeGreaterThan(files / 2);
     expect(hashed).toBeGreaterThan(applied / 2);
+  });
+
+  test("an old file whose SHA-256 is known already is not hashed again; its new bytes still are", () => {
+    const parsed = parsePatch("--- a/f\n+++ b/f\n@@ -1 +1 @@\n-x\n+y\n--- a/g\n+++ b/g\n@@ -1 +1 @@\n-x\n+z\n", native);
+    const known = byteStringToBytes("x\n");
+    const fresh = byteStringToBytes("x\n");
+    rememberSha256(known, "0".repeat(64)); // a digest the native call would not give: kept only if it is not recomputed
+    const [a, b] = applyHunksMany([
+      { bytes: known, hunks: parsed.files[0]!.hunks },
+      { bytes: fresh, hunks: parsed.files[1]!.hunks },
+    ], native);
+    expect(sha256Of(known)).toBe("0".repeat(64));
+    expect(sha256Of(fresh)).toBe(createHash("sha256").update(fresh).digest("hex"));
+    expect(a!.ok && knowsSha256(a!.bytes) && sha256Of(a!.bytes)).toBe(createHash("sha256").update("y\n").digest("hex"));
+    expect(b!.ok && knowsSha256(b!.bytes) && sha256Of(b!.bytes)).toBe(createHash("sha256").update("z\n").digest("hex"));
   });
 
   test("a file emptied by the native apply is remembered with the SHA-256 of no bytes", () => {
