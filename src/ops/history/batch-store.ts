@@ -19,11 +19,11 @@ export interface BatchingHistoryStore {
   objectNames(dir: string): Promise<Set<string>>;
   /** Removes objects written by putObjects; a batch's objects may only be removed together. */
   deleteObjects(rels: string[]): Promise<void>;
-  /** A batch written from now on by a thread of its own and placed later, if the store can (FsHistoryStore.startPack). */
+  /** A batch written and made durable from now on, off the JavaScript thread, and placed later, if the store can (FsHistoryStore.startPack). */
   startPack?(items: ObjectWrite[]): PendingPack | null;
 }
 
-/** A batch of new objects being written and flushed by a thread of its own, not yet in place. */
+/** A batch of new objects being written and made durable off the JavaScript thread, not yet in place. */
 export interface PendingPack {
   readonly rels: readonly string[];
   /** Waits until every byte is durable, then puts the objects in place, durably; on failure nothing of them stays. Once. */
