@@ -13,7 +13,7 @@
  * smaller one is written as single files (all temp files first, one flush for
  * all of them, then the renames and one flush of their directories).
  */
-import { closeSync, constants, existsSync, fchmodSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { compareUtf8 } from "../../core/byte-order";
 import { internal, notFound } from "../../core/errors";
@@ -22,7 +22,6 @@ import { appendLines } from "../../repo/append-lines";
 import { writeFileAtomic, writeFileUnflushed } from "../../repo/atomic-write";
 import { DurableBatch } from "../../repo/durable";
 import { ensureStateDir, shownStatePath, tempPath } from "../../repo/state-dir";
-import { writeAllPieces } from "../../repo/file-chunks";
 import type { BatchingHistoryStore, ObjectWrite, PendingPack } from "./batch-store";
 import { withFileLocks } from "./locks";
 import { type PackIndex, packPieces, readPackIndex, readPackedObject, writePackFile } from "./pack";
@@ -256,25 +255,8 @@ export class FsHistoryStore implements HistoryStore, BatchingHistoryStore {
     ensureStateDir(this.stateDir);
     const name = `${randomId128().slice(0, 20)}.pack`;
     const tmp = tempPath(this.stateDir, name);
-    const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_SYNC, 0o600);
-    let written: Promise<void>;
-    try {
-      // open()'s mode passes through the umask; set before the write, so the synchronous write makes it durable too
-      fchmodSync(fd, 0o644);
-      written = writeAllPieces(fd, packPieces(items).pieces);
-    } catch (err) {
-      closeSync(fd);
-      rmSync(tmp, { force: true });
-      throw err;
-    }
-    const over = written.then(
-      () => closeSync(fd),
-      (err: unknown) => {
-        closeSync(fd);
-        rmSync(tmp, { force: true });
-        throw err;
-      },
-    );
+    // a failure removes the temp file; an open that fails throws here (prepare then writes the checkpoints itself)
+    const over = writePackFile(tmp, items, 0o644, { sync: true }).then(() => undefined);
     over.catch(() => undefined); // reported by finish
     let open = true;
     let discarded: Promise<void> | null = null;

@@ -16,7 +16,7 @@
  * count from the first of them). A pack is written whole (temp file, flush,
  * rename), so a reader sees all of it or none, and it never changes after.
  */
-import { closeSync, fchmodSync, openSync, readSync, rmSync } from "node:fs";
+import { closeSync, constants, fchmodSync, openSync, readSync, rmSync } from "node:fs";
 import { writeAllPieces } from "../../repo/file-chunks";
 import { internal } from "../../core/errors";
 import { shownStatePath } from "../../repo/state-dir";
@@ -33,22 +33,32 @@ export interface PackIndex {
 
 /**
  * Writes a new pack file (it must not exist) holding `items` in their order,
- * with exactly `perm` as its permission bits, not yet durable. Returns its size.
+ * with exactly `perm` as its permission bits. Returns its size once written:
+ * not yet durable, or with `sync`, durable (the file opened O_SYNC, its mode
+ * set before the write, so one `writev` on an I/O thread writes and flushes
+ * it with nothing more asked of the JavaScript thread). The file is opened
+ * and the write issued before this returns; an open that fails throws here,
+ * a write that fails removes the file and rejects.
  */
-export async function writePackFile(path: string, items: ObjectWrite[], perm = 0o644): Promise<number> {
+export function writePackFile(path: string, items: ObjectWrite[], perm = 0o644, opts: { sync?: boolean } = {}): Promise<number> {
   const { pieces, size } = packPieces(items);
-  const fd = openSync(path, "wx", 0o600);
-  try {
-    await writeAllPieces(fd, pieces);
-    // open()'s mode passes through the umask.
+  const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (opts.sync ? constants.O_SYNC : 0), 0o600);
+  const written = (async () => {
+    // open()'s mode passes through the umask
     fchmodSync(fd, perm);
-  } catch (err) {
-    closeSync(fd);
-    rmSync(path, { force: true });
-    throw err;
-  }
-  closeSync(fd);
-  return size;
+    await writeAllPieces(fd, pieces);
+  })();
+  return written.then(
+    () => {
+      closeSync(fd);
+      return size;
+    },
+    (err: unknown) => {
+      closeSync(fd);
+      rmSync(path, { force: true });
+      throw err;
+    },
+  );
 }
 
 /** A pack's bytes as pieces (header, index, then each object's bytes as given), and their total size. */
