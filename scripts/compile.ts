@@ -62,7 +62,7 @@ export async function compileWorksnap(o: CompileOptions): Promise<BuildInfo> {
   const bytecode = o.bytecode ?? STARTUP_OPTIONS.bytecode;
   const cross = o.target !== HOST_TARGET;
   const result = await Bun.build({
-    entrypoints: [join(ROOT, "src/main.ts"), join(ROOT, "src/repo/hash-worker.ts"), join(ROOT, "src/repo/trigram-index/build-worker.ts")],
+    entrypoints: [join(ROOT, "src/main.ts"), join(ROOT, "src/repo/hash-worker.ts"), join(ROOT, "src/repo/trigram-index/build-worker.ts"), join(ROOT, "src/repo/verified-read-worker.ts")],
     compile: {
       outfile: o.outfile,
       ...(cross && isTarget(o.target) ? { target: TARGETS[o.target].bun as Bun.Build.CompileTarget } : {}),

@@ -103,7 +103,7 @@ export async function runSmoke(releaseDir: string): Promise<void> {
         expect(indexOf(bytes, `not built for ${target}: macOS executables use the TypeScript paths`) > 0, "the native note is not in the bundle");
         expect(indexOf(bytes, "snapshot_create") > 0, "the tools are not in the bundle");
         // the TypeScript paths' workers (hashing, the grep index's background build) are entry points of their own
-        for (const entry of ["$bunfs/root/repo/hash-worker.js", "$bunfs/root/repo/trigram-index/build-worker.js"]) {
+        for (const entry of ["$bunfs/root/repo/hash-worker.js", "$bunfs/root/repo/trigram-index/build-worker.js", "$bunfs/root/repo/verified-read-worker.js"]) {
           expect(indexOf(bytes, entry) > 0, `${entry} is not in the bundle`);
         }
       });

@@ -175,6 +175,32 @@ export async function readRegularSized(abs: string, size: number): Promise<Buffe
   }
 }
 
+/**
+ * readRegularSized on the calling thread (a worker's: verified-read-worker.ts), into memory of the array's own
+ * (never a shared pool's slab), so that the array's buffer can be transferred whole.
+ */
+export function readRegularSizedSync(abs: string, size: number): Buffer | null {
+  let fd = -1;
+  try {
+    fd = openSync(abs, READ_FLAGS);
+    const st = fstatSync(fd);
+    if (!st.isFile() || st.size !== size) return null;
+    const buf = Buffer.allocUnsafeSlow(size + 1);
+    let len = 0;
+    for (;;) {
+      const n = readSync(fd, buf, len, buf.length - len, len);
+      if (n === 0) break;
+      len += n;
+      if (len > size) return null;
+    }
+    return len === size ? buf.subarray(0, size) : null;
+  } catch {
+    return null;
+  } finally {
+    if (fd >= 0) closeSync(fd);
+  }
+}
+
 /** SHA-256 (hex) of a regular file's bytes, read in chunks (fileChunks), so memory stays flat whatever its size. */
 export function sha256OfFile(abs: string): string {
   const hasher = new Bun.CryptoHasher("sha256");

@@ -1,7 +1,7 @@
 /**
  * Where a worker's entry point is: inside the compiled binary an embedded
  * entry point named by its path relative to src/ (scripts/compile.ts lists
- * them: the hash workers, the grep index's build worker); run from source,
+ * them: the hash workers, the grep index's build worker, the verified reads); run from source,
  * that file under src/.
  */
 export function workerEntry(srcPath: string): string {

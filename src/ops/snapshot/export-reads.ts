@@ -17,15 +17,18 @@
  * following windows read from the store alone, and one in STORE_RUN + 1 tries
  * the work tree again (a snapshot can differ from the tree in one part only).
  * Without the native module (the darwin executables) the work tree's files
- * are read here, TREE_READS at a time off the event loop's thread, and hashed
- * on it: the store's reads inflate git's objects through `git cat-file`,
- * which made such an export 2-3x the native one.
+ * are read and hashed on worker threads (repo/verified-reads.ts) for an
+ * export of WORKER_READS_MIN files or more, and for a smaller one here,
+ * TREE_READS at a time off the event loop's thread, hashed on it: the store's
+ * reads inflate git's objects through `git cat-file`, which made such an
+ * export 2-3x the native one.
  */
 import { join } from "node:path";
 import { internal, notFound, WorksnapError } from "../../core/errors";
 import { Semaphore } from "../../core/semaphore";
 import { blobIdOf, hexOfBlobId, type BlobId } from "../../core/hash";
 import { readRegularSized } from "../../repo/file-chunks";
+import { VerifiedReads } from "../../repo/verified-reads";
 import { joinPaths, nativeModule, waitReady, type NativeJob, type NativeModule } from "../../repo/native";
 import type { SnapshotId } from "../../repo/manifest";
 import type { SideEntry } from "./tree-side";
@@ -49,6 +52,11 @@ const STORE_RUN = 8;
 const KIND_BYTES = 2;
 /** Without the native module: work-tree files being read at once (each holds a descriptor). */
 const TREE_READS = 8;
+/** Without the native module, from this many entries the work tree is read on workers (their start-up then pays). */
+export const WORKER_READS_MIN = 2000;
+/** A batch a worker is sent: at most this many files or bytes (a window is cut into several, spread over the workers). */
+const WORKER_BATCH_FILES = 256;
+const WORKER_BATCH_BYTES = 4 * 1024 * 1024;
 
 interface Window {
   from: number;
@@ -69,8 +77,10 @@ export class ExportReads {
   private readonly treeReads = new Semaphore(TREE_READS);
   /** windows read from the store alone since the work tree was last tried */
   private storeRun = 0;
-  /** the native module's work-tree reads handed out: memory of this export alone (isOwn) */
+  /** the work-tree reads handed out, the native module's and the workers': memory of this export alone (isOwn) */
   private readonly own = new WeakSet<Uint8Array>();
+  /** without the native module, for a large export: the workers that read the work tree */
+  private readonly workers: VerifiedReads | null;
 
   constructor(
     private readonly ws: Workspace,
@@ -80,6 +90,7 @@ export class ExportReads {
   ) {
     this.m = nativeModule();
     this.useTree = true;
+    this.workers = !this.m && entries.length >= WORKER_READS_MIN ? new VerifiedReads() : null;
   }
 
   /** True when the writer streams entry i itself (a file larger than WHOLE_READ_MAX). */
@@ -115,9 +126,10 @@ export class ExportReads {
     return this.own.has(bytes);
   }
 
-  /** Stops the native reads still running; idempotent. */
+  /** Stops the reads still running (native jobs, workers); idempotent. */
   close(): void {
     for (const w of this.windows.splice(0)) this.retire(w);
+    this.workers?.close();
   }
 
   /** Opens windows until WINDOWS_AHEAD are in flight; a window ends before a streamed entry. */
@@ -140,7 +152,8 @@ export class ExportReads {
         if (this.m) {
           const paths = entries.slice(from, to).map((e) => e.path);
           w.job = this.m.scanStart(joinPaths(paths), paths.length, 1, null, WHOLE_READ_MAX, 0, 0, null, [], 0, true, this.ws.repo.root);
-        } else this.readTree(w);
+        } else if (this.workers) this.readTreeOnWorkers(w, this.workers);
+        else this.readTree(w);
       } else {
         this.storeRun++;
         for (let k = from; k < to; k++) w.got[k - from] = this.fromStore(k);
@@ -212,6 +225,53 @@ export class ExportReads {
       read.catch(() => undefined); // reported when taken
       w.got[i - w.from] = read;
     }
+  }
+
+  /**
+   * Without the native module, a large export: w's files read and verified on the workers, a batch at a time,
+   * each taken when it is the blob (a symlink, or any other outcome, is the store's read).
+   */
+  private readTreeOnWorkers(w: Window, workers: VerifiedReads): void {
+    const n = w.to - w.from;
+    let settled = 0;
+    const settle = () => {
+      // the window's share found in the work tree decides where the windows after it read
+      if (++settled === n) this.useTree = w.treeHits >= MIN_TREE_SHARE * n;
+    };
+    let batch: number[] = [];
+    let bytes = 0;
+    const send = () => {
+      const taken = batch;
+      batch = [];
+      bytes = 0;
+      const found = workers.read(
+        taken.map((i) => ({ abs: join(this.ws.repo.root, (this.entries[i] as SideEntry).path), size: this.sizes[i] as number, sha256: hexOfBlobId((this.entries[i] as SideEntry).blob) })),
+      );
+      taken.forEach((i, k) => {
+        const read = found
+          .then((f) => {
+            const got = f[k];
+            if (!got) return this.fromStore(i);
+            w.treeHits++;
+            this.own.add(got);
+            return got;
+          })
+          .finally(settle);
+        read.catch(() => undefined); // reported when taken
+        w.got[i - w.from] = read;
+      });
+    };
+    for (let i = w.from; i < w.to; i++) {
+      if ((this.entries[i] as SideEntry).mode === "120000") {
+        w.got[i - w.from] = this.fromStore(i);
+        settle();
+        continue;
+      }
+      batch.push(i);
+      bytes += this.sizes[i] as number;
+      if (batch.length >= WORKER_BATCH_FILES || bytes >= WORKER_BATCH_BYTES) send();
+    }
+    if (batch.length > 0) send();
   }
 
   private retire(w: Window): void {

@@ -5,6 +5,7 @@ import { sha256Hex } from "../../../src/core/hash";
 import { canonicalJson } from "../../../src/core/canonical-json";
 import { createSnapshot } from "../../../src/ops/snapshot/create";
 import { exportSnapshot } from "../../../src/ops/snapshot/export";
+import { WORKER_READS_MIN } from "../../../src/ops/snapshot/export-reads";
 import { readFile } from "../../../src/ops/snapshot/file";
 import { importBundle } from "../../../src/ops/snapshot/import";
 import { closeWorkspace, openWorkspace, type Workspace } from "../../../src/ops/workspace";
@@ -12,6 +13,7 @@ import { manifestJson, snapshotIdOf } from "../../../src/repo/manifest";
 import { concat } from "../../../src/core/bytes";
 import { TarReader, tarHeader, tarPadding, tarTrailer } from "../../../src/repo/tar";
 import { runGit, tmpDir, tmpRepo, type TmpRepo } from "../../helpers/tmp-repo";
+import { cli } from "../../helpers/binary";
 
 /** Larger than the bundle writer's read window, so the file is read on its own. */
 const WINDOW_SPILL = 33 * 1024 * 1024;
@@ -262,6 +264,32 @@ describe("snapshot_export", () => {
     expect(after.sha256).toBe(before.sha256);
     expect(after.files).toBe(n);
     closeWorkspace(ws);
+  }, 60_000);
+
+  test("without the native module a large export reads the work tree on workers: the same bundle as the native export, changed files taken from the store", async () => {
+    await using repo = await tmpRepo();
+    const n = WORKER_READS_MIN + 300;
+    for (let i = 0; i < n; i++) repo.write(`d${i % 40}/f${i}.txt`, `file ${i}\n`.repeat(1 + (i % 50)));
+    repo.write("exec.sh", "#!/bin/sh\n", 0o755);
+    repo.symlink("link", "d0/f0.txt");
+    repo.commit();
+    const id = cli(["snapshot", "create", "--root", repo.root]).stdout.trim();
+    expect(id).toMatch(/^sha256:[0-9a-f]{64}$/);
+    // after the snapshot: same sizes with other bytes, a file gone, one replaced by a symlink to a file that is the blob
+    for (let i = 0; i < n; i += 7) repo.write(`d${i % 40}/f${i}.txt`, `FILE ${i}\n`.repeat(1 + (i % 50)));
+    rmSync(join(repo.root, "d1/f1.txt"));
+    rmSync(join(repo.root, "d2/f2.txt"));
+    repo.symlink("d2/f2.txt", "../d0/f0.txt");
+    const exportWith = (env: Record<string, string>, name: string) => {
+      const r = cli(["snapshot", "export", id, "-o", join(repo.root, name), "--root", repo.root, "--json"], { env });
+      expect(r.code).toBe(0);
+      return r.json();
+    };
+    const native = exportWith({}, "native.tar");
+    const workers = exportWith({ WORKSNAP_NATIVE: "0" }, "workers.tar");
+    expect(workers.sha256).toBe(native.sha256);
+    expect(workers.files).toBe(n + 2);
+    expect(Buffer.compare(readFileSync(join(repo.root, "workers.tar")), readFileSync(join(repo.root, "native.tar")))).toBe(0);
   }, 60_000);
 
   test("unknown ids and missing arguments", async () => {
