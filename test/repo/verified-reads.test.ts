@@ -29,8 +29,11 @@ describe("VerifiedReads (the work tree read on workers, without the native modul
         want("pipe.txt"),
         want("dir.txt"),
         want("missing.txt"),
+        { ...want("same.txt"), sha256: sha256(body).toUpperCase() }, // not the digest's form: never a match
+        { ...want("same.txt"), sha256: sha256(body).slice(1) }, // a digest one character short shifts nothing after it
+        want("same.txt"),
       ]);
-      expect(found.map((b) => (b === null ? null : Buffer.from(b).toString()))).toEqual([body, "", null, null, null, null, null, null]);
+      expect(found.map((b) => (b === null ? null : Buffer.from(b).toString()))).toEqual([body, "", null, null, null, null, null, null, null, null, body]);
       expect(found[0]!.byteLength).toBe(body.length);
     } finally {
       pool.close();
