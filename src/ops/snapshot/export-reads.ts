@@ -67,6 +67,8 @@ interface Window {
   /** per entry of the window (index - from): verified bytes, or the store's read */
   got: (Uint8Array | Promise<Uint8Array> | undefined)[];
   treeHits: number;
+  /** without the native module: the entries whose work-tree read has settled */
+  treeSettled: number;
 }
 
 export class ExportReads {
@@ -146,7 +148,7 @@ export class ExportReads {
         to++;
       }
       this.next = to;
-      const w: Window = { from, to, job: null, collected: 0, got: new Array(to - from), treeHits: 0 };
+      const w: Window = { from, to, job: null, collected: 0, got: new Array(to - from), treeHits: 0, treeSettled: 0 };
       if (this.useTree || this.storeRun >= STORE_RUN) {
         this.storeRun = 0;
         if (this.m) {
@@ -200,71 +202,42 @@ export class ExportReads {
 
   /** Without the native module: each file of w read from the work tree and taken when it is the blob, else the store's read. */
   private readTree(w: Window): void {
-    let settled = 0;
-    const n = w.to - w.from;
     for (let i = w.from; i < w.to; i++) {
       const e = this.entries[i] as SideEntry;
       const size = this.sizes[i] as number;
-      const read = (async () => {
+      const tree = (async () => {
+        if (e.mode === "120000") return null;
         const release = await this.treeReads.acquire();
         let bytes: Buffer | null;
         try {
-          bytes = e.mode === "120000" ? null : await readRegularSized(join(this.ws.repo.root, e.path), size);
+          bytes = await readRegularSized(join(this.ws.repo.root, e.path), size);
         } finally {
           release();
         }
-        if (bytes && blobIdOf(bytes) === e.blob) {
-          w.treeHits++;
-          return bytes as Uint8Array;
-        }
-        return this.fromStore(i);
-      })().finally(() => {
-        // the window's share found in the work tree decides where the windows after it read
-        if (++settled === n) this.useTree = w.treeHits >= MIN_TREE_SHARE * n;
-      });
-      read.catch(() => undefined); // reported when taken
-      w.got[i - w.from] = read;
+        return bytes && blobIdOf(bytes) === e.blob ? (bytes as Uint8Array) : null;
+      })();
+      this.treeOrStore(w, i, tree, false);
     }
   }
 
   /**
-   * Without the native module, a large export: w's files read and verified on the workers, a batch at a time,
-   * each taken when it is the blob (a symlink, or any other outcome, is the store's read).
+   * Without the native module, a large export: w's files read and verified on the workers, a batch at a time
+   * (a symlink is the store's read).
    */
   private readTreeOnWorkers(w: Window, workers: VerifiedReads): void {
-    const n = w.to - w.from;
-    let settled = 0;
-    const settle = () => {
-      // the window's share found in the work tree decides where the windows after it read
-      if (++settled === n) this.useTree = w.treeHits >= MIN_TREE_SHARE * n;
-    };
     let batch: number[] = [];
     let bytes = 0;
     const send = () => {
-      const taken = batch;
+      const found = workers.read(
+        batch.map((i) => ({ abs: join(this.ws.repo.root, (this.entries[i] as SideEntry).path), size: this.sizes[i] as number, sha256: hexOfBlobId((this.entries[i] as SideEntry).blob) })),
+      );
+      batch.forEach((i, k) => this.treeOrStore(w, i, found.then((f) => f[k] ?? null), true));
       batch = [];
       bytes = 0;
-      const found = workers.read(
-        taken.map((i) => ({ abs: join(this.ws.repo.root, (this.entries[i] as SideEntry).path), size: this.sizes[i] as number, sha256: hexOfBlobId((this.entries[i] as SideEntry).blob) })),
-      );
-      taken.forEach((i, k) => {
-        const read = found
-          .then((f) => {
-            const got = f[k];
-            if (!got) return this.fromStore(i);
-            w.treeHits++;
-            this.own.add(got);
-            return got;
-          })
-          .finally(settle);
-        read.catch(() => undefined); // reported when taken
-        w.got[i - w.from] = read;
-      });
     };
     for (let i = w.from; i < w.to; i++) {
       if ((this.entries[i] as SideEntry).mode === "120000") {
-        w.got[i - w.from] = this.fromStore(i);
-        settle();
+        this.treeOrStore(w, i, Promise.resolve(null), true);
         continue;
       }
       batch.push(i);
@@ -272,6 +245,27 @@ export class ExportReads {
       if (batch.length >= WORKER_BATCH_FILES || bytes >= WORKER_BATCH_BYTES) send();
     }
     if (batch.length > 0) send();
+  }
+
+  /**
+   * Entry i of w: `tree`'s bytes (the work tree's, already verified as the blob; null for none) or else the
+   * store's read; `own` when the tree's bytes are this export's alone. Once all of w's entries are in, the share
+   * found in the work tree decides where the windows after it read.
+   */
+  private treeOrStore(w: Window, i: number, tree: Promise<Uint8Array | null>, own: boolean): void {
+    const read = tree
+      .then((bytes) => {
+        if (!bytes) return this.fromStore(i);
+        w.treeHits++;
+        if (own) this.own.add(bytes);
+        return bytes;
+      })
+      .finally(() => {
+        const n = w.to - w.from;
+        if (++w.treeSettled === n) this.useTree = w.treeHits >= MIN_TREE_SHARE * n;
+      });
+    read.catch(() => undefined); // reported when taken
+    w.got[i - w.from] = read;
   }
 
   private retire(w: Window): void {
