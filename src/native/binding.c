@@ -828,11 +828,39 @@ static napi_value stat_numbers(napi_env env, const struct stat *st) {
   return arr;
 }
 
+static void release_carved(napi_env env, void *data, void *hint) {
+  (void)env;
+  (void)data;
+  populated_release(hint);
+}
+
+/* Bytes carved from a populated block (populated.h) as a Uint8Array holding one reference to the block: no copy; an empty array for none. NULL with an exception pending when it cannot be made (the reference dropped). */
+static napi_value carved_bytes(napi_env env, uint8_t *data, size_t len, populated_t *owner) {
+  napi_value b;
+  if (len > 0 && napi_create_external_buffer(env, len, data, release_carved, owner, &b) == napi_ok) return b;
+  populated_release(owner);
+  if (len > 0) return throw_(env, "napi_create_external_buffer");
+  void *none;
+  CHECK(napi_create_buffer(env, 0, &none, &b));
+  return b;
+}
+
 /*
  * malloc'd bytes (read_fd_to_end) handed to JavaScript as a Uint8Array that
  * owns them (freed when it is collected): no copy; an empty array for none.
  * NULL with an exception pending when it cannot be made (the bytes freed).
  */
+/* carved_bytes as a Uint8Array (not a Buffer), as typed_array makes them. */
+static napi_value carved_array(napi_env env, uint8_t *data, size_t len, populated_t *owner) {
+  napi_value ab, arr;
+  if (napi_create_external_arraybuffer(env, data, len, release_carved, owner, &ab) != napi_ok) {
+    populated_release(owner);
+    return throw_(env, "napi_create_external_arraybuffer");
+  }
+  CHECK(napi_create_typedarray(env, napi_uint8_array, len, ab, 0, &arr));
+  return arr;
+}
+
 static napi_value owned_bytes(napi_env env, uint8_t *data, size_t len) {
   napi_value b;
   if (len > 0 && napi_create_external_buffer(env, len, data, free_kept, NULL, &b) == napi_ok) return b;
@@ -1305,7 +1333,7 @@ static napi_value read_many_at(napi_env env, napi_callback_info info) {
   }
   for (size_t k = 0; k < n; k++) items[k].name = names + name_at[k];
   double threads = num(env, argv[3]);
-  int oom = read_many(items, n, int_arg(env, argv[2]), threads >= 1 && threads <= 64 ? (int)threads : 1);
+  int oom = read_many(items, n, int_arg(env, argv[2]), threads >= 1 && threads <= 64 ? (int)threads : 1, 1);
   free(name_at);
   napi_value out = NULL, numbers, errors, bytes;
   double *f;
@@ -1321,7 +1349,7 @@ static napi_value read_many_at(napi_env env, napi_callback_info info) {
       e[3 * k] = it->lstat_err;
       e[3 * k + 1] = it->read_err;
       e[3 * k + 2] = it->opened;
-      napi_value b = it->data ? owned_bytes(env, it->data, it->len) : null_value(env);
+      napi_value b = !it->data ? null_value(env) : it->owner ? carved_bytes(env, it->data, it->len, it->owner) : owned_bytes(env, it->data, it->len);
       it->data = NULL; /* the array owns it now (or it was freed) */
       if (!b || napi_set_element(env, bytes, (uint32_t)k, b) != napi_ok) break;
     }
@@ -1332,7 +1360,11 @@ static napi_value read_many_at(napi_env env, napi_callback_info info) {
       }
     }
   }
-  for (size_t k = 0; k < n; k++) free(items[k].data);
+  for (size_t k = 0; k < n; k++)
+    if (items[k].data) {
+      if (items[k].owner) populated_release(items[k].owner);
+      else free(items[k].data);
+    }
   free(items);
   free(names);
   if (oom) return fail(env, "worksnap native: out of memory reading a file");
@@ -1499,9 +1531,14 @@ static napi_value patch_apply_many_of(napi_env env, napi_callback_info info) {
   double threads = num(env, argv[4]);
   patch_text_t text = {p, starts, lines};
   patch_many_place(items, n, &text, threads >= 1 && threads <= 64 ? (int)threads : 1);
-  /* each placed file's arrays, made here (only this thread may), then written on the threads */
+  /* each placed file's arrays, made here (only this thread may), then written on the threads; the new bytes carved
+     from one populated block (populated.h), whose pages the threads then write without a fault each */
   napi_value results = NULL, digests = NULL;
   void *dig = NULL;
+  size_t total = 0;
+  for (uint32_t k = 0; k < n; k++)
+    if (items[k].placed == 1) total += (items[k].plan.new_size + 7) & ~(size_t)7;
+  carver_t carver = carver_new(total, total);
   int failed = napi_create_array_with_length(env, n, &results) != napi_ok || napi_create_buffer(env, 64 * (size_t)n, &dig, &digests) != napi_ok;
   for (uint32_t k = 0; k < n && !failed; k++) {
     patch_item_t *it = &items[k];
@@ -1513,7 +1550,10 @@ static napi_value patch_apply_many_of(napi_env env, napi_callback_info info) {
     if (it->placed == 0) r = null_value(env);
     else {
       int32_t *numbers;
-      napi_value out = typed_array(env, napi_uint8_array, 1, it->plan.new_size, (void **)&it->out);
+      populated_t *owner = NULL;
+      uint8_t *carved = it->plan.new_size > 0 ? carve(&carver, it->plan.new_size, &owner) : NULL;
+      napi_value out = carved ? carved_array(env, carved, it->plan.new_size, owner) : typed_array(env, napi_uint8_array, 1, it->plan.new_size, (void **)&it->out);
+      if (carved && out) it->out = carved;
       napi_value meta = out ? int32_array(env, it->plan.hunks + 4 * it->plan.nchanges, &numbers) : NULL;
       r = meta ? pair_of(env, out, meta) : NULL;
       if (r) {
@@ -1523,6 +1563,7 @@ static napi_value patch_apply_many_of(napi_env env, napi_callback_info info) {
     }
     if (!r || napi_set_element(env, results, k, r) != napi_ok) failed = 1;
   }
+  carver_done(&carver);
   if (failed) {
     for (uint32_t k = 0; k < n; k++) {
       items[k].out = NULL; /* nothing is written: the plans are only freed */

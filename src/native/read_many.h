@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "populated.h"
+
 typedef struct {
   /* in: the directory's descriptor and the entry's name (one component) */
   int dirfd;
@@ -18,9 +20,11 @@ typedef struct {
   /* whether the open and fstat happened (fstat holds the opened file's numbers) */
   int opened;
   struct stat fstat;
-  /* the bytes to the end when the opened file is regular (malloc'd, the caller frees; NULL for none) */
+  /* the bytes to the end when the opened file is regular (NULL for none): in `owner`'s block (populated.h: the
+     caller releases it), or malloc'd when owner is NULL (the caller frees them) */
   uint8_t *data;
   size_t len;
+  populated_t *owner;
 } read_item_t;
 
 /*
@@ -28,10 +32,11 @@ typedef struct {
  * regular file, the name opened with `flags` (O_CLOEXEC added), its fstat, and
  * when that is a regular file, its bytes read to the end (a file longer than
  * its fstat said read whole). Up to `threads` threads, the calling one
- * included, each taking the next item. Returns -1 when memory ran out for a
- * file (that item has read_err -ENOMEM), else 0.
+ * included, each taking the next item, each carving its files' bytes out of
+ * populated blocks (populated.h) when `populate` is not 0. Returns -1 when
+ * memory ran out for a file (that item has read_err -ENOMEM), else 0.
  */
-int read_many(read_item_t *items, size_t n, int flags, int threads);
+int read_many(read_item_t *items, size_t n, int flags, int threads, int populate);
 
 /*
  * Reads `fd` to its end into a malloc'd buffer (`size` bytes expected, one
