@@ -1282,10 +1282,12 @@ static int typed_of(napi_env env, napi_value v, napi_typedarray_type want, void 
  * readManyAt(fds, names, flags, threads): for each (fds[k], names[k]) the
  * name's lstat and, when it is a regular file, the file opened with `flags`,
  * its fstat and its bytes, read on up to `threads` threads (read_many.h):
- * [numbers, errors, bytes] with numbers a Float64Array of 14 per item (lstat,
- * then fstat, each as lstatAt gives them), errors an Int32Array of 3 per item
- * (lstat's errno, the read's as read_item_t has it, whether the file was
- * opened), bytes an array of a Uint8Array (regular file) or null per item.
+ * [numbers, errors, bytes, digests] with numbers a Float64Array of 14 per item
+ * (lstat, then fstat, each as lstatAt gives them), errors an Int32Array of 3
+ * per item (lstat's errno, the read's as read_item_t has it, whether the file
+ * was opened), bytes an array of a Uint8Array (regular file) or null per item,
+ * digests a Buffer of 32 bytes per item: the SHA-256 of its bytes (zeros where
+ * there are none).
  */
 static napi_value read_many_at(napi_env env, napi_callback_info info) {
   napi_value argv[4];
@@ -1335,11 +1337,12 @@ static napi_value read_many_at(napi_env env, napi_callback_info info) {
   double threads = num(env, argv[3]);
   int oom = read_many(items, n, int_arg(env, argv[2]), threads >= 1 && threads <= 64 ? (int)threads : 1, 1);
   free(name_at);
-  napi_value out = NULL, numbers, errors, bytes;
+  napi_value out = NULL, numbers, errors, bytes, digests;
   double *f;
   int32_t *e;
+  void *d;
   if (!oom && (numbers = typed_array(env, napi_float64_array, sizeof(double), 14 * n, (void **)&f)) && (errors = int32_array(env, 3 * n, &e)) &&
-      napi_create_array_with_length(env, n, &bytes) == napi_ok) {
+      napi_create_array_with_length(env, n, &bytes) == napi_ok && napi_create_buffer(env, 32 * n + 1, &d, &digests) == napi_ok) {
     size_t k = 0;
     for (; k < n; k++) {
       read_item_t *it = &items[k];
@@ -1349,14 +1352,16 @@ static napi_value read_many_at(napi_env env, napi_callback_info info) {
       e[3 * k] = it->lstat_err;
       e[3 * k + 1] = it->read_err;
       e[3 * k + 2] = it->opened;
+      if (it->data) memcpy((uint8_t *)d + 32 * k, it->digest, 32);
+      else memset((uint8_t *)d + 32 * k, 0, 32);
       napi_value b = !it->data ? null_value(env) : it->owner ? carved_bytes(env, it->data, it->len, it->owner) : owned_bytes(env, it->data, it->len);
       it->data = NULL; /* the array owns it now (or it was freed) */
       if (!b || napi_set_element(env, bytes, (uint32_t)k, b) != napi_ok) break;
     }
     if (k == n) {
-      napi_value three[3] = {numbers, errors, bytes};
-      if (napi_create_array_with_length(env, 3, &out) == napi_ok) {
-        for (int i = 0; i < 3; i++) napi_set_element(env, out, (uint32_t)i, three[i]);
+      napi_value four[4] = {numbers, errors, bytes, digests};
+      if (napi_create_array_with_length(env, 4, &out) == napi_ok) {
+        for (int i = 0; i < 4; i++) napi_set_element(env, out, (uint32_t)i, four[i]);
       }
     }
   }

@@ -2,6 +2,7 @@
 #include "read_many.h"
 
 #include "files.h"
+#include "sha256.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -112,8 +113,15 @@ static void *run(void *arg) {
   shared_t *s = arg;
   carver_t c = carver_new(CARVE_FIRST, CARVE_MOST);
   for (size_t k; (k = atomic_fetch_add(&s->next, 1)) < s->n;) {
-    read_one(&s->items[k], s->flags, s->populate ? &c : NULL);
-    if (s->items[k].read_err == -ENOMEM) atomic_store(&s->out_of_memory, 1);
+    read_item_t *it = &s->items[k];
+    read_one(it, s->flags, s->populate ? &c : NULL);
+    if (it->read_err == -ENOMEM) atomic_store(&s->out_of_memory, 1);
+    if (it->data) {
+      sha256_ctx h;
+      sha256_init(&h);
+      sha256_update(&h, it->data, it->len);
+      sha256_final(&h, it->digest);
+    }
   }
   carver_done(&c);
   return NULL;

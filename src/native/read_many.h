@@ -25,15 +25,17 @@ typedef struct {
   uint8_t *data;
   size_t len;
   populated_t *owner;
+  /* the SHA-256 of those bytes, hashed by the thread that read them while they are in its cache */
+  uint8_t digest[32];
 } read_item_t;
 
 /*
  * For each item: lstat of the name (a symlink is not followed); when that is a
  * regular file, the name opened with `flags` (O_CLOEXEC added), its fstat, and
  * when that is a regular file, its bytes read to the end (a file longer than
- * its fstat said read whole). Up to `threads` threads, the calling one
- * included, each taking the next item, each carving its files' bytes out of
- * populated blocks (populated.h) when `populate` is not 0. Returns -1 when
+ * its fstat said read whole), and hashed. Up to `threads` threads, the calling
+ * one included, each taking the next item, each carving its files' bytes out
+ * of populated blocks (populated.h) when `populate` is not 0. Returns -1 when
  * memory ran out for a file (that item has read_err -ENOMEM), else 0.
  */
 int read_many(read_item_t *items, size_t n, int flags, int threads, int populate);

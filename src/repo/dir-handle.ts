@@ -36,6 +36,7 @@
 import { closeSync, constants, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, renameSync, rmdirSync, symlinkSync, unlinkSync } from "node:fs";
 import { availableParallelism, constants as osConstants } from "node:os";
 import { join } from "node:path";
+import { rememberSha256 } from "../core/content-hash";
 import { repoChanged } from "../core/errors";
 import { readAll } from "./file-chunks";
 import { nativeModule } from "./native";
@@ -459,7 +460,9 @@ export class TreeHandles {
    * Many entries of held directories, each as `lstat` gives it and, when that
    * is a regular file, as `readFile` reads it: with the native module in one
    * call that reads them on a few threads (a 500-file patch's reads were
-   * mostly the calls from JavaScript, one lstat and one read per file), else
+   * mostly the calls from JavaScript, one lstat and one read per file), each
+   * file hashed by the thread that read it and its SHA-256 remembered
+   * (core/content-hash.ts: the write and the history hash what it read), else
    * one entry at a time. An lstat failure other than "absent" is the entry's
    * error, a read failure its `read`: the errors lstat and readFile throw.
    */
@@ -469,7 +472,7 @@ export class TreeHandles {
     }
     const fds = Int32Array.from(items, (it) => it.dir.fd);
     const threads = Math.min(READ_MANY_THREADS, availableParallelism());
-    const [n, e, bytes] = nativeModule()!.readManyAt(fds, items.map((it) => it.name), READ_OPEN, threads);
+    const [n, e, bytes, digests] = nativeModule()!.readManyAt(fds, items.map((it) => it.name), READ_OPEN, threads);
     return items.map(({ dir, name }, k) => {
       const lstatErr = e[3 * k]!;
       if (lstatErr === ENOENT || lstatErr === ENOTDIR) return { stat: null, read: null };
@@ -480,7 +483,10 @@ export class TreeHandles {
       const readErr = e[3 * k + 1]!;
       if (readErr !== 0) return { stat, read: sysError(Math.abs(readErr), readErr > 0 ? "open" : "read", dir.label(name)) };
       const opened = new NativeStat(n[at + 7]!, n[at + 8]!, n[at + 9]!, n[at + 10]!, n[at + 11]!, n[at + 12]!);
-      return { stat, read: { bytes: bytes[k] ?? new Uint8Array(0), stat: opened } };
+      const read = bytes[k] ?? new Uint8Array(0);
+      // hashed where it was read: the write's hashing and the history's find it known
+      if (bytes[k]) rememberSha256(read, digests.toString("hex", 32 * k, 32 * k + 32));
+      return { stat, read: { bytes: read, stat: opened } };
     });
   }
 

@@ -152,9 +152,10 @@ export interface NativeModule {
    * For each (fds[k], names[k]) the name's lstat and, when it is a regular file, the file opened with `flags`, its
    * fstat and its bytes, read on up to `threads` threads (src/native/read_many.c): numbers holds 14 per entry (the
    * lstat, then the fstat, as lstatAt gives them), errors 3 (lstat's errno; the open's errno, or -errno of fstat or a
-   * read; 1 when the file was opened), bytes a regular file's bytes or null.
+   * read; 1 when the file was opened), bytes a regular file's bytes or null, digests 32 bytes per entry: the SHA-256
+   * of its bytes, hashed on the thread that read them (zeros where there are none).
    */
-  readManyAt(fds: Int32Array, names: string[], flags: number, threads: number): [numbers: Float64Array, errors: Int32Array, bytes: (Uint8Array | null)[]];
+  readManyAt(fds: Int32Array, names: string[], flags: number, threads: number): [numbers: Float64Array, errors: Int32Array, bytes: (Uint8Array | null)[], digests: Buffer];
   /**
    * The unified diff of `a` to `b` rendered from `changes` ((oldStart, oldEnd, newStart, newEnd) quadruples, 0-based
    * lines, sorted) after the bytes of `head`, with `context` lines around each group of changes: the bytes of

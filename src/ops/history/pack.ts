@@ -42,10 +42,11 @@ export interface PackIndex {
  */
 export function writePackFile(path: string, items: ObjectWrite[], perm = 0o644, opts: { sync?: boolean } = {}): Promise<number> {
   const { pieces, size } = packPieces(items);
-  const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (opts.sync ? constants.O_SYNC : 0), 0o600);
+  const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (opts.sync ? constants.O_SYNC : 0), perm);
   const written = (async () => {
-    // open()'s mode passes through the umask
-    fchmodSync(fd, perm);
+    // open()'s mode passes through the umask: only when it clears bits of `perm` are they set again (a change of
+    // mode waits for the file system's journal, which the other writes of a recorded write keep busy: 4 ms seen)
+    if ((perm & process.umask()) !== 0) fchmodSync(fd, perm);
     await writeAllPieces(fd, pieces);
   })();
   return written.then(
