@@ -30,7 +30,16 @@ export async function nextTimestamps(store: HistoryStore, n: number, floor?: str
   const last = Math.max(parseMicros((await store.readClock()) ?? "") ?? 0, floor ? (parseMicros(floor) ?? 0) : 0);
   let t = Math.max(nowMicros(), last + 1);
   const out: string[] = [];
-  for (let i = 0; i < n; i++) out.push(formatMicros(t++));
+  // consecutive microseconds share their millisecond's ISO text: one Date per millisecond, not per timestamp
+  let ms = -1;
+  let prefix = "";
+  for (let i = 0; i < n; i++, t++) {
+    if (Math.floor(t / 1000) !== ms) {
+      ms = Math.floor(t / 1000);
+      prefix = formatMicros(t).slice(0, 23);
+    }
+    out.push(`${prefix}${String(t % 1000).padStart(3, "0")}Z`);
+  }
   if (n > 0) await store.writeClock(out[n - 1]!);
   return out;
 }

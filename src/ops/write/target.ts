@@ -251,16 +251,21 @@ function targetMode(st: FileStat): FileMode {
  * The nearest existing ancestor of `path` that is not a directory (a file in
  * the way of creating `path`), or null. `path` is canonical (no symlink on the
  * way), so its ancestors are looked at through held directories. `removed` are paths the same change
- * set deletes first, so they no longer block.
+ * set deletes first, so they no longer block. `directories`: the ancestors one validation found to be
+ * directories already (not looked at again; those found here are added).
  */
-export function blockingAncestor(access: WorktreeAccess, path: RepoPath, removed: Set<string>): RepoPath | null {
+export function blockingAncestor(access: WorktreeAccess, path: RepoPath, removed: Set<string>, directories?: Set<string>): RepoPath | null {
   const ancestors = ancestorsOf(path);
   for (let i = ancestors.length - 1; i >= 0; i--) {
     const a = ancestors[i] as RepoPath;
+    if (directories?.has(a)) return null;
     const dir = access.handles.dir(parentOf(a));
     const st = dir ? dir.lstat(baseName(a)) : null;
     if (!st) continue;
-    if (st.isDirectory()) return null;
+    if (st.isDirectory()) {
+      directories?.add(a);
+      return null;
+    }
     // A symlink where the canonical path had a directory, or nothing, was put there since (a file is just in the way).
     if (st.isSymbolicLink() && !removed.has(a)) throw symlinkOnPath(path, a);
     return removed.has(a) ? null : a; // a file: not a directory to create in

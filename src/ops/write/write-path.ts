@@ -431,6 +431,8 @@ function checkExpect(dest: Before, expect: BlobId | null | undefined): void {
 function checkShape(access: WorktreeAccess, steps: Step[]): void {
   const removed = new Set<string>();
   const created = new Set<string>();
+  // the ancestors already found to be directories (one lstat per directory, not per file in it)
+  const directories = new Set<string>();
   for (const s of steps) {
     if (s.after === null) removed.add(s.dest.target.path);
     if (s.source) removed.add(s.source.target.path);
@@ -446,7 +448,7 @@ function checkShape(access: WorktreeAccess, steps: Step[]): void {
     const path = s.dest.target.path;
     if (s.dest.target.kind === "dir") throw invalidArgument(`${s.dest.target.requested} is a directory, not a file`, { path: s.dest.target.requested });
     if (s.dest.target.kind === "other") throw invalidArgument(`${s.dest.target.requested} is not a regular file`, { path: s.dest.target.requested });
-    const blocker = blockingAncestor(access, path, removed);
+    const blocker = blockingAncestor(access, path, removed, directories);
     if (blocker) throw invalidArgument(`cannot write ${path}: ${blocker} is a file, not a directory`, { path, blocking: blocker });
     created.add(path);
   }
