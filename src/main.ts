@@ -134,6 +134,8 @@ export async function main(argv: string[], invokedAs: string): Promise<number> {
     }
     const load = COMMANDS[name];
     if (!load) throw new UsageError(`unknown command ${name}`);
+    const jit = await import("./cli/one-shot-jit");
+    jit.startJitPolicy(name);
     const cmd = await load();
     if (rest.length === 0 && cmd.needsArgs) {
       stderr(cmd.help);
@@ -143,7 +145,7 @@ export async function main(argv: string[], invokedAs: string): Promise<number> {
       stdout(cmd.help);
       return 0;
     }
-    (await import("./cli/one-shot-jit")).decideJitPolicy(name !== "serve");
+    jit.decideJitPolicy(name !== "serve");
     return await cmd.run(rest);
   } catch (err) {
     return reportError(err, wantsJson(rest), rootOf(rest));
