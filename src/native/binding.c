@@ -877,6 +877,9 @@ static napi_value owned_bytes(napi_env env, uint8_t *data, size_t len) {
  * [the fstat numbers as lstatAt gives them, the bytes or null when it is not
  * a regular file]; the errno when the open fails, -errno when fstat or a read does.
  */
+/* From this size a file readFileAt reads gets a populated block of its own. */
+#define POPULATED_READ_MIN (256u << 10)
+
 static napi_value read_file_at(napi_env env, napi_callback_info info) {
   FD_NAME_ARGS(3);
   if (bad) return number(env, bad);
@@ -889,14 +892,18 @@ static napi_value read_file_at(napi_env env, napi_callback_info info) {
   int err = fstat(f, &st) == 0 ? 0 : -errno;
   uint8_t *data = NULL;
   size_t len = 0;
-  if (!err && S_ISREG(st.st_mode)) err = read_fd_to_end(f, (size_t)st.st_size, &data, &len);
+  populated_t *owner = NULL;
+  /* a large file's pages made present in one call (populated.h), not faulted in one at a time */
+  if (!err && S_ISREG(st.st_mode))
+    err = (size_t)st.st_size >= POPULATED_READ_MIN ? read_fd_populated(f, (size_t)st.st_size, &data, &len, &owner) : read_fd_to_end(f, (size_t)st.st_size, &data, &len);
   close(f);
   if (err) return err == -ENOMEM ? fail(env, "worksnap native: out of memory reading a file") : number(env, err);
   if ((numbers = stat_numbers(env, &st)) == NULL) {
-    free(data);
+    if (owner) populated_release(owner);
+    else free(data);
     return NULL;
   }
-  bytes = data ? owned_bytes(env, data, len) : null_value(env);
+  bytes = !data ? null_value(env) : owner ? carved_bytes(env, data, len, owner) : owned_bytes(env, data, len);
   return bytes ? pair_of(env, numbers, bytes) : NULL;
 }
 

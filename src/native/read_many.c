@@ -56,35 +56,42 @@ int read_fd_to_end(int fd, size_t size, uint8_t **data, size_t *len) {
 #define CARVE_MOST (2u << 20)
 
 /*
- * read_fd_to_end into bytes carved from `c` (the expected size and one more, as read_sized reads); a file longer
- * than its fstat said is read whole by read_fd_to_end instead. 1 when carving failed (nothing read).
+ * read_fd_to_end into bytes carved from `c` (the expected size and one more, as read_sized reads), *owner their
+ * block; a file longer than its fstat said is read whole by read_fd_to_end instead (*owner NULL). 1 when carving
+ * failed (nothing read), else read_fd_to_end's answer.
  */
-static int read_carved(int fd, size_t size, carver_t *c, read_item_t *it) {
-  populated_t *owner = NULL;
-  uint8_t *buf = carve(c, size + 1, &owner);
+static int read_carved(int fd, size_t size, carver_t *c, uint8_t **data, size_t *len, populated_t **owner) {
+  uint8_t *buf = carve(c, size + 1, owner);
   if (!buf) return 1;
   size_t n = 0;
   while (n < size + 1) {
     ssize_t got = pread_again(fd, buf + n, size + 1 - n, (off_t)n);
     if (got < 0) {
-      populated_release(owner);
-      it->read_err = (int)got;
-      return 0;
+      populated_release(*owner);
+      *owner = NULL;
+      return (int)got;
     }
     if (got == 0) break;
     n += (size_t)got;
   }
   if (n == size + 1) {
     /* it grew since the fstat: read whole into a buffer of its own */
-    populated_release(owner);
-    it->read_err = read_fd_to_end(fd, size, &it->data, &it->len);
-    return 0;
+    populated_release(*owner);
+    *owner = NULL;
+    return read_fd_to_end(fd, size, data, len);
   }
   carve_shrink(c, buf, size + 1, n);
-  it->data = buf;
-  it->len = n;
-  it->owner = owner;
+  *data = buf;
+  *len = n;
   return 0;
+}
+
+int read_fd_populated(int fd, size_t size, uint8_t **data, size_t *len, populated_t **owner) {
+  carver_t c = carver_new(size + 1, size + 1);
+  *owner = NULL;
+  int r = read_carved(fd, size, &c, data, len, owner);
+  carver_done(&c);
+  return r == 1 ? read_fd_to_end(fd, size, data, len) : r;
 }
 
 static void read_one(read_item_t *it, int flags, carver_t *c) {
@@ -103,8 +110,10 @@ static void read_one(read_item_t *it, int flags, carver_t *c) {
   if (fstat(fd, &it->fstat) != 0) it->read_err = -errno;
   else {
     it->opened = 1;
-    if (S_ISREG(it->fstat.st_mode) && (!c || read_carved(fd, (size_t)it->fstat.st_size, c, it)))
-      it->read_err = read_fd_to_end(fd, (size_t)it->fstat.st_size, &it->data, &it->len);
+    if (S_ISREG(it->fstat.st_mode)) {
+      int r = c ? read_carved(fd, (size_t)it->fstat.st_size, c, &it->data, &it->len, &it->owner) : 1;
+      it->read_err = r == 1 ? read_fd_to_end(fd, (size_t)it->fstat.st_size, &it->data, &it->len) : r;
+    }
   }
   close(fd);
 }

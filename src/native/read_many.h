@@ -48,4 +48,10 @@ int read_many(read_item_t *items, size_t n, int flags, int threads, int populate
  */
 int read_fd_to_end(int fd, size_t size, uint8_t **data, size_t *len);
 
+/*
+ * read_fd_to_end into a populated block of its own (populated.h), *owner (the caller releases it); *owner NULL
+ * when the bytes are malloc'd instead (no block could be mapped, or the file grew since its fstat).
+ */
+int read_fd_populated(int fd, size_t size, uint8_t **data, size_t *len, populated_t **owner);
+
 #endif

@@ -5,7 +5,7 @@
  * spares that the next write is staged in.
  */
 import { describe, expect, test } from "bun:test";
-import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cli, historyEntries } from "../helpers/binary";
 import { tmpDir, tmpRepo, type TmpRepo } from "../helpers/tmp-repo";
@@ -66,6 +66,36 @@ describe("worksnap apply", () => {
     expect(json.lease_id).toMatch(/^lease_/);
     expect(json.fingerprint.status_hash).toMatch(/^[0-9a-f]{64}$/);
     for (const [p, bytes] of Object.entries(expected)) expect(readFileSync(join(repo.root, p)).equals(bytes)).toBe(true);
+  });
+
+  test("a patch read from a named FIFO, through a symlink, or of more than 256 KiB (read into memory of its own) applies as from a plain file", async () => {
+    await using repo = await tmpRepo();
+    await using scratch = tmpDir();
+    const { patch: changes, expected } = fixture(repo, 12);
+    // and a new file of 10,000 lines: a patch of about 330 KB
+    const lines = Array.from({ length: 10_000 }, (_, i) => `line ${i} of a large new file\n`);
+    const patch = `${changes}diff --git a/big.txt b/big.txt\nnew file mode 100644\n--- /dev/null\n+++ b/big.txt\n@@ -0,0 +1,10000 @@\n${lines.map((l) => `+${l}`).join("")}`;
+    expected["big.txt"] = Buffer.from(lines.join(""));
+    expect(patch.length).toBeGreaterThan(256 << 10);
+    const file = join(scratch.path, "change.diff");
+    writeFileSync(file, patch);
+    symlinkSync(file, join(scratch.path, "link.diff"));
+    Bun.spawnSync(["mkfifo", join(scratch.path, "fifo.diff")]);
+    const check = () => {
+      for (const [p, bytes] of Object.entries(expected)) expect(readFileSync(join(repo.root, p)).equals(bytes)).toBe(true);
+      repo.git("reset", "-q", "--hard");
+      repo.git("clean", "-fdq", "-e", ".mcp");
+    };
+    for (const name of ["change.diff", "link.diff"]) {
+      const r = cli(["apply", join(scratch.path, name), "--root", repo.root]);
+      expect([r.code, r.stderr]).toEqual([0, ""]);
+      check();
+    }
+    // the writer opens the FIFO and writes once the apply is reading it
+    const writer = Bun.spawn(["sh", "-c", `cat "${file}" > "${join(scratch.path, "fifo.diff")}"`]);
+    const r = cli(["apply", join(scratch.path, "fifo.diff"), "--root", repo.root]);
+    expect([r.code, r.stderr, await writer.exited]).toEqual([0, "", 0]);
+    check();
   });
 
   test("a patch of a file that is not UTF-8 applies byte for byte, from a file or standard input, as git applies it (regression: the patch was decoded as UTF-8, its Latin-1 lines no longer matched)", async () => {

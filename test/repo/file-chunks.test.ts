@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import { closeSync, openSync, readFileSync, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileChunks, fileStream, writeAllPieces } from "../../src/repo/file-chunks";
+import { fileChunks, fileStream, readRegularWhole, writeAllPieces } from "../../src/repo/file-chunks";
+import { nativeModule } from "../../src/repo/native";
 import { tmpDir } from "../helpers/tmp-repo";
 
 describe("bounded file reads", () => {
@@ -55,5 +56,33 @@ describe("writeAllPieces", () => {
       }
       expect(readFileSync(path).equals(Buffer.concat(list))).toBe(true);
     }
+  });
+});
+
+describe.skipIf(!nativeModule())("readRegularWhole", () => {
+  test("a regular file's bytes whole, small or large, through a symlink too; null for a FIFO (never opened: its writer stays blocked), a directory or a missing path", async () => {
+    await using d = tmpDir();
+    const big = Buffer.alloc(3 << 20);
+    for (let i = 0; i < big.length; i++) big[i] = (i * 13 + (i >> 11)) & 0xff;
+    writeFileSync(join(d.path, "big"), big);
+    writeFileSync(join(d.path, "small"), "abc");
+    writeFileSync(join(d.path, "empty"), "");
+    symlinkSync(join(d.path, "big"), join(d.path, "link"));
+    mkdirSync(join(d.path, "dir"));
+    Bun.spawnSync(["mkfifo", join(d.path, "fifo")]);
+    expect(Buffer.from(readRegularWhole(join(d.path, "big"))!).equals(big)).toBe(true);
+    expect(Buffer.from(readRegularWhole(join(d.path, "link"))!).equals(big)).toBe(true);
+    expect(Buffer.from(readRegularWhole(join(d.path, "small"))!).toString()).toBe("abc");
+    expect(readRegularWhole(join(d.path, "empty"))!.length).toBe(0);
+    expect(readRegularWhole(join(d.path, "dir"))).toBeNull();
+    expect(readRegularWhole(join(d.path, "missing"))).toBeNull();
+    // a writer waiting for a reader: the FIFO is not opened, so it is still waiting afterwards
+    const writer = Bun.spawn(["sh", "-c", `echo x > "${join(d.path, "fifo")}"`]);
+    await Bun.sleep(100);
+    expect(readRegularWhole(join(d.path, "fifo"))).toBeNull();
+    await Bun.sleep(100);
+    expect(writer.exitCode).toBeNull();
+    expect(readFileSync(join(d.path, "fifo"), "utf8")).toBe("x\n");
+    expect(await writer.exited).toBe(0);
   });
 });

@@ -1,7 +1,9 @@
 import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { invalidArgument, notFound } from "../../core/errors";
 import { applyPatchOp, type ApplyPatchResult } from "../../ops/mutate/apply-patch";
 import { closeWorkspace, openWorkspace } from "../../ops/workspace";
+import { readRegularWhole } from "../../repo/file-chunks";
 import { UsageError, parseArgv } from "../args";
 import { handOffInBackground } from "../hand-off";
 import { EXIT, printJson, stdout } from "../output";
@@ -29,6 +31,8 @@ written (exit 1).
 function readPatch(pos: string[]): Uint8Array {
   if (pos.length > 1) throw new UsageError(`apply takes one PATCH, not ${pos.length}`);
   const source = pos[0] ?? "-";
+  const whole = source === "-" ? null : readRegularWhole(resolve(source));
+  if (whole) return whole;
   try {
     return readFileSync(source === "-" ? 0 : source);
   } catch (err) {
