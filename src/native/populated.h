@@ -2,8 +2,8 @@
  * Memory for many arrays at once, its pages made present in one call.
  *
  * A page touched for the first time costs a fault; on a virtual machine whose
- * faults trap to the host that is 10-14 µs a page (bench/README.md: 16 MB
- * touched a page at a time took 55 ms, the same 16 MB mapped with
+ * faults trap to the host that is 11-14 µs a page (bench/README.md: 16 MB
+ * touched a page at a time took 44-56 ms, the same 16 MB mapped with
  * MAP_POPULATE 2.5-4.5 ms). A 500-file patch's reads and its new bytes were
  * 4,200 such faults. So the arrays of a call that hands many of them to
  * JavaScript are carved out of blocks mapped with MAP_POPULATE, each block
