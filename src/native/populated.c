@@ -69,8 +69,10 @@ uint8_t *carve(carver_t *c, size_t size, populated_t **owner) {
   return at;
 }
 
-void carve_shrink(carver_t *c, uint8_t *at, size_t size, size_t used) {
-  if (c->block && at + ((size + 7) & ~(size_t)7) == c->block->base + c->used) c->used -= ((size + 7) & ~(size_t)7) - ((used + 7) & ~(size_t)7);
+void carve_shrink(carver_t *c, populated_t *owner, uint8_t *at, size_t size, size_t used) {
+  size_t was = (size + 7) & ~(size_t)7, now = (used + 7) & ~(size_t)7;
+  /* only the last carve of the carver's own block (a large array's block of its own is left as it is) */
+  if (owner == c->block && c->block && now <= was && at + was == c->block->base + c->used) c->used -= was - now;
 }
 
 void carver_done(carver_t *c) {

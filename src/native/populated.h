@@ -39,8 +39,8 @@ static inline carver_t carver_new(size_t first, size_t most) {
  */
 uint8_t *carve(carver_t *c, size_t size, populated_t **owner);
 
-/* Gives back the room past the last `size` bytes carved, of `used` (a read shorter than expected). */
-void carve_shrink(carver_t *c, uint8_t *at, size_t size, size_t used);
+/* Gives back the room past `used` of the last `size` bytes carved at `at` from `owner` (a read shorter than expected). */
+void carve_shrink(carver_t *c, populated_t *owner, uint8_t *at, size_t size, size_t used);
 
 /* The carver's own reference dropped: its block goes when its last array does. */
 void carver_done(carver_t *c);

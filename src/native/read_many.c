@@ -80,7 +80,7 @@ static int read_carved(int fd, size_t size, carver_t *c, uint8_t **data, size_t 
     *owner = NULL;
     return read_fd_to_end(fd, size, data, len);
   }
-  carve_shrink(c, buf, size + 1, n);
+  carve_shrink(c, *owner, buf, size + 1, n);
   *data = buf;
   *len = n;
   return 0;
