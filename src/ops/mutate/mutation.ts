@@ -14,7 +14,7 @@ import type { LineChange } from "../../core/line-change";
 import { type AppliedChange, type ChangeStatus, type KnownState, type WriteChange, type WriteOutcome, applyChangesLocked } from "../write/write-path";
 import { StaleReadsError } from "../write/pin-check";
 import { type StaleFile, describeStaleReads, staleReadRefusal } from "./stale-reads";
-import { keepShown } from "../snapshot/file";
+import { keepShownAfter } from "../snapshot/file";
 import { withWorktreeLock } from "../write/worktree-lock";
 import { type WorktreeTarget, WorktreeAccess, readTargetState, resolveAndReadTargets, resolveWorktreeTarget, statStamp } from "../write/target";
 import type { Workspace } from "../workspace";
@@ -262,8 +262,8 @@ export async function runMutation<T extends object>(
       if (outcome.editIds.length > 0) args.onRecorded?.({ conversation_id: conv.id, edit_ids: outcome.editIds });
       const stale = outcome.staleReads.length > 0 ? await describeStaleReads(ws, outcome.staleReads) : [];
       if (args.onWritten) {
-        // what the caller will pin is kept, so a refusal after someone else's change can show it
-        for (const c of outcome.changes) if (c.blob && c.after && c.after.mode !== "120000") await keepShown(ws, c.blob, c.after.bytes);
+        // what the caller will pin is kept, so a refusal after someone else's change can show it (after the answer)
+        keepShownAfter(ws, outcome.changes.flatMap((c) => (c.blob && c.after && c.after.mode !== "120000" ? [{ blob: c.blob, bytes: c.after.bytes }] : [])));
         args.onWritten(writtenFiles(outcome, stale));
       }
       let branch: MutationBranch = { cache_hint: "until_dirty" };

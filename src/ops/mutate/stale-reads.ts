@@ -7,7 +7,7 @@ import type { StaleRead } from "../write/pin-check";
 import type { AppliedChange } from "../write/write-path";
 import type { Workspace } from "../workspace";
 import { appliedDiff } from "./applied-diff";
-import { keepShown } from "../snapshot/file";
+import { keepShown, shownKept } from "../snapshot/file";
 
 /**
  * A file that changed since the caller saw it (its pin), as an answer shows
@@ -37,6 +37,8 @@ export const STALE_DIFF_CHARS = 4_000;
 const PINNED_DIFF_MAX = 1 << 20;
 
 export async function describeStaleReads(ws: Workspace, reads: StaleRead[]): Promise<StaleFile[]> {
+  // what earlier writes left to keep after their answers is kept first: the pinned content may be among it
+  await shownKept(ws);
   const sorted = [...reads].sort((a, b) => compareUtf8(a.path, b.path)).slice(0, STALE_FILES_CAP);
   let budget = STALE_DIFF_CHARS;
   const out: StaleFile[] = [];

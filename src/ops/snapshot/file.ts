@@ -55,6 +55,52 @@ export async function keepShown(ws: Workspace, blob: BlobId, bytes: Uint8Array):
   }
 }
 
+/** How long after a write's answer what it wrote is kept, unless something needs it sooner (shownKept). */
+export const KEEP_AFTER_MS = 100;
+
+interface Keeping {
+  queued: { blob: BlobId; bytes: Uint8Array }[];
+  running: Promise<void>;
+  timer: ReturnType<typeof setTimeout> | null;
+}
+
+const keeping = new WeakMap<Workspace, Keeping>();
+
+/**
+ * keepShown for what a write wrote, once its answer has gone: a 500-file write kept its files one after the other
+ * before answering (a lookup in the store and a blob written each, 15 ms of a server's first write in a profile).
+ * They are kept KEEP_AFTER_MS later, in the time a model takes to read the answer, or at once when a stale-read
+ * refusal needs them first (shownKept): nothing is shown differently. Best effort as keepShown is: a process
+ * that exits before then keeps nothing, and a later refusal says it has no diff.
+ */
+export function keepShownAfter(ws: Workspace, items: { blob: BlobId; bytes: Uint8Array }[]): void {
+  if (items.length === 0) return;
+  let k = keeping.get(ws);
+  if (!k) keeping.set(ws, (k = { queued: [], running: Promise.resolve(), timer: null }));
+  k.queued.push(...items);
+  if (k.timer === null) {
+    k.timer = setTimeout(() => void shownKept(ws), KEEP_AFTER_MS);
+    k.timer.unref?.();
+  }
+}
+
+/** Keeps now whatever keepShownAfter queued; resolves once everything queued so far is kept (or given up). */
+export function shownKept(ws: Workspace): Promise<void> {
+  const k = keeping.get(ws);
+  if (!k) return Promise.resolve();
+  if (k.timer !== null) {
+    clearTimeout(k.timer);
+    k.timer = null;
+  }
+  const items = k.queued.splice(0);
+  if (items.length > 0) {
+    k.running = k.running.then(async () => {
+      for (const it of items) await keepShown(ws, it.blob, it.bytes);
+    });
+  }
+  return k.running;
+}
+
 export type FileResult = BranchFields & {
   path: string;
   /**

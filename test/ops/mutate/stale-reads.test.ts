@@ -6,8 +6,10 @@ import { applyPatchOp } from "../../../src/ops/mutate/apply-patch";
 import { deleteOp } from "../../../src/ops/mutate/delete";
 import type { WrittenFile } from "../../../src/ops/mutate/mutation";
 import { moveOp } from "../../../src/ops/mutate/move";
+import { describeStaleReads } from "../../../src/ops/mutate/stale-reads";
+import type { RepoPath } from "../../../src/core/repo-path";
 import { writeFileOp } from "../../../src/ops/mutate/write-file";
-import { readFile } from "../../../src/ops/snapshot/file";
+import { KEEP_AFTER_MS, readFile } from "../../../src/ops/snapshot/file";
 import { failure } from "../../helpers/errors";
 import { tmpRepo } from "../../helpers/tmp-repo";
 import { read, wsOf } from "../../helpers/workspace";
@@ -38,6 +40,33 @@ describe("writes checked against the caller's pins (the session auto-lease, op l
     ]);
     expect(err.message).toContain("a.txt");
     expect(read(repo.root, "a.txt")).toBe("one\nTWO\nthree\n");
+  });
+
+  test("what a write wrote is kept after its answer, soon or at once when a refusal needs it first", async () => {
+    await using repo = await tmpRepo();
+    const names = Array.from({ length: 200 }, (_, i) => `f${String(i).padStart(3, "0")}.txt`);
+    for (const n of names) repo.write(n, "old\n");
+    repo.commit();
+    using ws = wsOf(repo);
+    const content = (n: string) => Array.from({ length: 40 }, (_, i) => `${n} line ${i}\n`).join("");
+    const patchOf = (list: string[]) => list.map((n) => `--- a/${n}\n+++ b/${n}\n@@ -1 +1,40 @@\n-old\n${content(n).replace(/^/gm, "+").slice(0, -1)}\n`).join("");
+    let written: WrittenFile[] = [];
+    const out = await applyPatchOp(ws, { mode: "worktree", patch: patchOf(names.slice(0, 100)), onWritten: (f) => (written = f) });
+    expect((out as { applied: boolean }).applied).toBe(true);
+    expect(written.length).toBe(100);
+    // not yet when the answer is made; kept a moment later with nothing asking for it
+    expect(await ws.blobs.has(blobIdOf(content(names[99]!)))).toBe(false);
+    await Bun.sleep(KEEP_AFTER_MS + 400);
+    expect(await ws.blobs.has(blobIdOf(content(names[99]!)))).toBe(true);
+
+    await applyPatchOp(ws, { mode: "worktree", patch: patchOf(names.slice(100)), onWritten: (f) => (written = f) });
+    // someone else changes a line of the last file, and a refusal over the pin the write left is described at once,
+    // before the keeping's moment: it keeps what it needs first, and diffs from it
+    const last = names[names.length - 1]!;
+    const changed = content(last).replace("line 7\n", "line seven\n");
+    const [file] = await describeStaleReads(ws, [{ path: last as RepoPath, pinned: blobIdOf(content(last)), current: blobIdOf(changed), state: { bytes: Buffer.from(changed), mode: "100644" } }]);
+    expect(file!.diff_complete).toBe(true);
+    expect(file!.diff).toContain("-f199.txt line 7\n+f199.txt line seven\n");
   });
 
   test("a pin equal to the disk, a path never pinned, and an explicit lease_id all pass", async () => {
