@@ -834,22 +834,26 @@ static void release_carved(napi_env env, void *data, void *hint) {
   populated_release(hint);
 }
 
-/* Bytes carved from a populated block (populated.h) as a Uint8Array holding one reference to the block: no copy; an empty array for none. NULL with an exception pending when it cannot be made (the reference dropped). */
-static napi_value carved_bytes(napi_env env, uint8_t *data, size_t len, populated_t *owner) {
+/*
+ * Bytes handed to JavaScript as a Uint8Array without a copy, `release(env, data, hint)` called when it is collected;
+ * an empty array for none. NULL with an exception pending when it cannot be made (`release` called at once).
+ */
+static napi_value external_bytes(napi_env env, uint8_t *data, size_t len, napi_finalize release, void *hint) {
   napi_value b;
-  if (len > 0 && napi_create_external_buffer(env, len, data, release_carved, owner, &b) == napi_ok) return b;
-  populated_release(owner);
+  if (len > 0 && napi_create_external_buffer(env, len, data, release, hint, &b) == napi_ok) return b;
+  release(env, data, hint);
   if (len > 0) return throw_(env, "napi_create_external_buffer");
   void *none;
   CHECK(napi_create_buffer(env, 0, &none, &b));
   return b;
 }
 
-/*
- * malloc'd bytes (read_fd_to_end) handed to JavaScript as a Uint8Array that
- * owns them (freed when it is collected): no copy; an empty array for none.
- * NULL with an exception pending when it cannot be made (the bytes freed).
- */
+/* Bytes carved from a populated block (populated.h), the array holding one reference to the block. */
+static napi_value carved_bytes(napi_env env, uint8_t *data, size_t len, populated_t *owner) { return external_bytes(env, data, len, release_carved, owner); }
+
+/* malloc'd bytes (read_fd_to_end), the array owning them (freed when it is collected). */
+static napi_value owned_bytes(napi_env env, uint8_t *data, size_t len) { return external_bytes(env, data, len, free_kept, NULL); }
+
 /* carved_bytes as a Uint8Array (not a Buffer), as typed_array makes them. */
 static napi_value carved_array(napi_env env, uint8_t *data, size_t len, populated_t *owner) {
   napi_value ab, arr;
@@ -859,16 +863,6 @@ static napi_value carved_array(napi_env env, uint8_t *data, size_t len, populate
   }
   CHECK(napi_create_typedarray(env, napi_uint8_array, len, ab, 0, &arr));
   return arr;
-}
-
-static napi_value owned_bytes(napi_env env, uint8_t *data, size_t len) {
-  napi_value b;
-  if (len > 0 && napi_create_external_buffer(env, len, data, free_kept, NULL, &b) == napi_ok) return b;
-  free(data);
-  if (len > 0) return throw_(env, "napi_create_external_buffer");
-  void *none;
-  CHECK(napi_create_buffer(env, 0, &none, &b));
-  return b;
 }
 
 /*
