@@ -2,7 +2,7 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { isLoopbackAddress, isLoopbackHost, isLoopbackOrigin, sameToken } from "../core/local-guard";
 import { Semaphore } from "../core/semaphore";
-import { parseWithLongStrings } from "../repo/json-long-strings";
+import { type JoinedMessage, joinMessage, parseWithLongStrings } from "../repo/json-long-strings";
 import { VERSION } from "../version";
 import { idleCollector } from "./idle-collect";
 import { JSONRPC, type WireMessage, errorReply, parseErrorReply, screenMessage } from "./jsonrpc-screen";
@@ -190,11 +190,11 @@ async function readScreened(req: Request): Promise<JSONRPCMessage | Response> {
   if (Number.isFinite(declared) && declared > MAX_MESSAGE_BYTES) return tooLarge(declared);
   let value: unknown;
   try {
-    const bytes = await readLimited(req, MAX_MESSAGE_BYTES);
-    if (bytes === null) return tooLarge(null);
+    const joined = await readLimited(req, MAX_MESSAGE_BYTES);
+    if (joined === null) return tooLarge(null);
     // a long patch's or file's string decoded natively (json-long-strings.ts), or the whole text parsed
-    const quick = parseWithLongStrings(bytes);
-    value = quick ? quick.value : JSON.parse(new TextDecoder().decode(bytes));
+    const quick = parseWithLongStrings(joined.bytes, joined.block);
+    value = quick ? quick.value : JSON.parse(new TextDecoder().decode(joined.bytes));
   } catch (err) {
     return json(400, parseErrorReply((err as Error).message));
   }
@@ -205,8 +205,8 @@ async function readScreened(req: Request): Promise<JSONRPCMessage | Response> {
 }
 
 /** The body's bytes, or null once it passes `limit` (nothing more is read). */
-async function readLimited(req: Request, limit: number): Promise<Uint8Array | null> {
-  if (!req.body) return new Uint8Array(0);
+async function readLimited(req: Request, limit: number): Promise<JoinedMessage | null> {
+  if (!req.body) return joinMessage([]);
   const chunks: Uint8Array[] = [];
   let size = 0;
   const reader = req.body.getReader();
@@ -220,7 +220,7 @@ async function readLimited(req: Request, limit: number): Promise<Uint8Array | nu
     }
     chunks.push(value);
   }
-  return Buffer.concat(chunks);
+  return joinMessage(chunks);
 }
 
 function tooLarge(bytes: number | null): Response {

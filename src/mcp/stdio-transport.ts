@@ -2,7 +2,7 @@ import type { Readable, Writable } from "node:stream";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { tooLarge } from "../core/errors";
-import { parseWithLongStrings } from "../repo/json-long-strings";
+import { type JoinedMessage, joinMessage, parseWithLongStrings } from "../repo/json-long-strings";
 import { JSONRPC, type WireMessage, errorReply, parseErrorReply, screenMessage } from "./jsonrpc-screen";
 import { type TextMode, errorResult } from "./result";
 
@@ -137,10 +137,10 @@ export class LargeMessageStdioTransport implements Transport {
       return;
     }
     if (this.buffered === 0 && this.chunks.length === 0) return;
-    const bytes = this.chunks.length === 1 ? (this.chunks[0] as Buffer) : Buffer.concat(this.chunks);
+    const joined = joinMessage(this.chunks);
     this.chunks = [];
     this.buffered = 0;
-    const value = parseLine(bytes);
+    const value = parseLine(joined);
     if (value === BLANK) return;
     if (value instanceof NotJson) {
       this.onerror?.(new Error(`answered a line that is not JSON with -32700 (${value.message})`));
@@ -216,10 +216,10 @@ class NotJson {
 
 /**
  * A line's JSON value, BLANK, or why it is not JSON. A long patch's or file's string is decoded natively
- * (json-long-strings.ts: decoded in place, so `bytes` is spent once this returns).
+ * (json-long-strings.ts: decoded in place, so the bytes are spent once this returns).
  */
-function parseLine(bytes: Buffer): unknown {
-  const quick = parseWithLongStrings(bytes);
+function parseLine({ bytes, block }: JoinedMessage): unknown {
+  const quick = parseWithLongStrings(bytes, block);
   if (quick) return quick.value;
   let line = bytes.toString("utf8");
   if (line.endsWith("\r")) line = line.slice(0, -1);

@@ -211,3 +211,28 @@ size_t json_decode_span(uint8_t *text, const json_span_t *s) {
   }
   return o - (text + s->start);
 }
+
+size_t utf8_to_utf16(const uint8_t *s, size_t len, uint16_t *out) {
+  size_t i = 0, o = 0;
+  while (i < len) {
+    uint32_t c = s[i];
+    if (c < 0x80) {
+      out[o++] = (uint16_t)c;
+      i++;
+      continue;
+    }
+    size_t n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+    if (i + n > len) break; /* cannot happen for checked text: stop rather than read past it */
+    c = n == 2 ? c & 0x1F : n == 3 ? c & 0x0F : c & 0x07;
+    for (size_t k = 1; k < n; k++) c = (c << 6) | (s[i + k] & 0x3F);
+    i += n;
+    if (c >= 0x10000) {
+      c -= 0x10000;
+      out[o++] = (uint16_t)(0xD800 + (c >> 10));
+      out[o++] = (uint16_t)(0xDC00 + (c & 0x3FF));
+    } else {
+      out[o++] = (uint16_t)c;
+    }
+  }
+  return o;
+}

@@ -36,4 +36,10 @@ int json_long_strings(const uint8_t *text, size_t len, size_t min_raw, json_span
  */
 size_t json_decode_span(uint8_t *text, const json_span_t *s);
 
+/*
+ * Valid UTF-8 (a decoded span: json_long_strings checked it) as UTF-16 code units into `out` (room for `len`
+ * units: never more units than bytes): how many.
+ */
+size_t utf8_to_utf16(const uint8_t *s, size_t len, uint16_t *out);
+
 #endif

@@ -6,7 +6,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#define POPULATED_MAGIC 0x706f70756c617465ull /* "populate" */
+
 struct populated {
+  uint64_t magic;
   atomic_size_t refs;
   uint8_t *base;
   size_t size;
@@ -31,6 +34,7 @@ static populated_t *populated_new(size_t size) {
     free(b);
     return NULL;
   }
+  b->magic = POPULATED_MAGIC;
   atomic_init(&b->refs, 1);
   b->base = p;
   b->size = size;
@@ -40,7 +44,15 @@ static populated_t *populated_new(size_t size) {
 void populated_release(populated_t *b) {
   if (!b || atomic_fetch_sub(&b->refs, 1) != 1) return;
   munmap(b->base, b->size);
+  b->magic = 0;
   free(b);
+}
+
+void populated_retain(populated_t *b) { atomic_fetch_add(&b->refs, 1); }
+
+int populated_holds(const populated_t *b, const void *at, size_t len) {
+  const uint8_t *p = at;
+  return b->magic == POPULATED_MAGIC && p >= b->base && len <= b->size && (size_t)(p - b->base) <= b->size - len;
 }
 
 uint8_t *carve(carver_t *c, size_t size, populated_t **owner) {

@@ -21,6 +21,12 @@ typedef struct populated populated_t;
 /* A block's reference, dropped: the last one unmaps it. */
 void populated_release(populated_t *b);
 
+/* One more reference to a block (a second JavaScript value over the same carved bytes). */
+void populated_retain(populated_t *b);
+
+/* Whether `b` is a live block (not some other pointer) and `len` bytes at `at` lie in it. */
+int populated_holds(const populated_t *b, const void *at, size_t len);
+
 /* Carves arrays from blocks on one thread, each block larger than the last, from `first` to `most` bytes. */
 typedef struct {
   populated_t *block;

@@ -65,6 +65,9 @@ export interface NativeLayout {
   LR_MAY_BE_RESERVED: number;
 }
 
+/** The memory a joinBytes array lies in (opaque; holds it while referenced). */
+export type JoinedBlock = { readonly __joinedBlock: unique symbol };
+
 export interface NativeModule {
   version: number;
   layout: NativeLayout;
@@ -170,8 +173,14 @@ export interface NativeModule {
    * it is (src/native/json_strings.h). The text is only read.
    */
   jsonLongStrings(text: Uint8Array, minBytes: number): Float64Array | null;
-  /** The strings jsonLongStrings found, decoded in place in the text (overwriting them there). */
-  jsonDecodeStrings(text: Uint8Array, spans: Float64Array): string[];
+  /**
+   * The strings jsonLongStrings found, decoded in place in the text (overwriting them there), each followed by its
+   * UTF-8 bytes (a view of the text): [string, bytes, ...]. `block`: what joinBytes gave with the text, or null
+   * (an ASCII string in a joined text is made over its bytes there instead of copied).
+   */
+  jsonDecodeStrings(text: Uint8Array, spans: Float64Array, block: JoinedBlock | null): (string | Uint8Array)[];
+  /** The arrays' bytes joined in one array whose pages were made present in one call, and its block; null when none could be mapped. */
+  joinBytes(parts: Uint8Array[]): [Buffer, JoinedBlock] | null;
   /** Where each line of `bytes` starts, then its length (patch/lines.ts FileLines); null from 4 GiB on. */
   lineStarts(bytes: Uint8Array): Uint32Array | null;
   /**

@@ -9,8 +9,10 @@
  * rest has parsed).
  */
 import { describe, expect, test } from "bun:test";
-import { LONG_STRING_BYTES, parseWithLongStrings } from "../../src/repo/json-long-strings";
+import { forgetUtf8, knownUtf8 } from "../../src/repo/decoded-bytes";
+import { joinMessage, LONG_STRING_BYTES, parseWithLongStrings } from "../../src/repo/json-long-strings";
 import { nativeModule } from "../../src/repo/native";
+import { collect, collectAndChurn, rssMb } from "../helpers/memory";
 
 const native = nativeModule() !== null;
 const LONG = LONG_STRING_BYTES;
@@ -24,20 +26,55 @@ function plain(bytes: Uint8Array): { value?: unknown; error?: string } {
   }
 }
 
-/** The quick parse agrees with the plain one, or declines; returns whether it took the text. */
+/** The strings of a parsed value, anywhere in it. */
+function stringsOf(value: unknown, out: string[] = []): string[] {
+  if (typeof value === "string") out.push(value);
+  else if (value !== null && typeof value === "object") for (const v of Object.values(value)) stringsOf(v, out);
+  return out;
+}
+
+/** A text cut in three, as a message arrives in chunks. */
+function chunksOf(bytes: Uint8Array): Uint8Array[] {
+  const a = Math.floor(bytes.length / 3);
+  const b = Math.floor((bytes.length * 2) / 3) + 1;
+  return [Buffer.from(bytes.subarray(0, a)), Buffer.from(bytes.subarray(a, b)), Buffer.from(bytes.subarray(b))];
+}
+
+/**
+ * The quick parse agrees with the plain one, or declines; returns whether it took the text. Both ways a transport
+ * hands a text over are checked: as it is, and joined from chunks (whose ASCII strings are made over the joined
+ * memory, the others in UTF-16 memory of their own); every string whose UTF-8 bytes are remembered is those bytes.
+ */
 function agrees(bytes: Uint8Array): boolean {
   const slow = plain(bytes);
+  forgetUtf8();
   const copy = Buffer.from(bytes);
   const quick = parseWithLongStrings(copy);
+  const joined = joinMessage(chunksOf(bytes));
+  expect(joined.bytes.equals(bytes)).toBe(true);
+  const quickJoined = parseWithLongStrings(joined.bytes, joined.block);
   if (quick === null) {
     // declined: the text is left as it was, for the caller's own parse
     expect(copy.equals(bytes)).toBe(true);
+    expect(quickJoined).toBeNull();
+    expect(joined.bytes.equals(bytes)).toBe(true);
     return false;
   }
   expect(slow.error).toBeUndefined();
-  expect(quick.value).toEqual(slow.value);
-  // toEqual does not tell a lone surrogate from U+FFFD, nor an own __proto__ from a prototype: compare exactly
-  expect(JSON.stringify(quick.value)).toBe(JSON.stringify(slow.value));
+  let remembered = 0;
+  for (const q of [quick, quickJoined]) {
+    expect(q).not.toBeNull();
+    expect(q!.value).toEqual(slow.value);
+    // toEqual does not tell a lone surrogate from U+FFFD, nor an own __proto__ from a prototype: compare exactly
+    expect(JSON.stringify(q!.value)).toBe(JSON.stringify(slow.value));
+    for (const s of stringsOf(q!.value)) {
+      const known = knownUtf8(s);
+      if (known === undefined) continue;
+      remembered++;
+      expect(Buffer.from(known).equals(Buffer.from(s, "utf8"))).toBe(true);
+    }
+  }
+  expect(remembered).toBeGreaterThan(0);
   return true;
 }
 
@@ -169,5 +206,48 @@ describe.skipIf(!native)("parseWithLongStrings", () => {
       const taken = agrees(enc(JSON.stringify(value)));
       if (round % 2 === 0) expect(taken).toBe(true);
     }
+  });
+});
+
+describe.skipIf(!native)("long strings made over a joined message's memory", () => {
+  /** A request whose patch is `lines` lines, ASCII or with characters of every UTF-8 length. */
+  const patchOf = (k: number, ascii: boolean) =>
+    Array.from({ length: 4000 }, (_, i) => `+line ${k}.${i} "quoted"\t${ascii ? "plain" : "é€😀"}`).join("\n") + "\n";
+
+  test("a string kept after its text, its block and the other strings are collected is still the string sent", async () => {
+    const kept: { k: number; s: string; slice: string }[] = [];
+    for (let k = 0; k < 24; k++) {
+      const joined = joinMessage(chunksOf(request(patchOf(k, k % 2 === 0))));
+      expect(joined.block).not.toBeNull();
+      const s = (parseWithLongStrings(joined.bytes, joined.block)?.value as { params: { arguments: { patch: string } } }).params.arguments.patch;
+      if (k % 3 !== 1) kept.push({ k, s, slice: s.slice(1000, 1100) });
+    }
+    forgetUtf8();
+    await collectAndChurn();
+    for (const { k, s, slice } of kept) {
+      const want = patchOf(k, k % 2 === 0);
+      expect(s === want).toBe(true);
+      expect(slice).toBe(want.slice(1000, 1100));
+      expect(Buffer.from(s, "utf8").equals(Buffer.from(want, "utf8"))).toBe(true);
+    }
+  });
+
+  test("message after message, the memory of strings dropped is given back", async () => {
+    const text = request(patchOf(7, true) + patchOf(8, false)); // about 0.25 MB of patch, both kinds of string
+    const want = patchOf(7, true) + patchOf(8, false);
+    const before = await rssMb();
+    // 600 messages: 150 MB of joined texts and 300 MB of UTF-16 strings, were they kept
+    for (let round = 0; round < 600; round++) {
+      const joined = joinMessage(chunksOf(text));
+      const s = (parseWithLongStrings(joined.bytes, joined.block)?.value as { params: { arguments: { patch: string } } }).params.arguments.patch;
+      expect(s.length).toBe(want.length);
+      if (round % 50 === 49) {
+        forgetUtf8();
+        await collect();
+      }
+    }
+    forgetUtf8();
+    // about 0 when every block goes with its string; 270 when the strings' blocks are never given back
+    expect((await rssMb()) - before).toBeLessThan(100);
   });
 });

@@ -12,6 +12,7 @@ import { parsePatch } from "../../src/ops/patch/parse";
 import { unifiedDiff } from "../../src/ops/diff/unified";
 import { TreeHandles } from "../../src/repo/dir-handle";
 import { nativeModule } from "../../src/repo/native";
+import { collect, collectAndChurn, rssMb } from "../helpers/memory";
 import { tmpDir } from "../helpers/tmp-repo";
 
 const native = nativeModule();
@@ -21,27 +22,6 @@ function fileBytes(k: number, size: number): Buffer {
   const b = Buffer.alloc(size);
   for (let i = 0; i < size; i++) b[i] = (k * 31 + i * 7 + (i >> 12)) & 0xff;
   return b;
-}
-
-/** Full collections and turns of the event loop, on which the native module's finalizers run. */
-async function collect(): Promise<void> {
-  for (let k = 0; k < 3; k++) {
-    Bun.gc(true);
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-}
-
-/** Collections, then other memory allocated and written, so that anything freed too early is reused. */
-async function collectAndChurn(): Promise<void> {
-  await collect();
-  const churn: Buffer[] = [];
-  for (let k = 0; k < 16; k++) churn.push(Buffer.alloc(4 << 20, 0xa5));
-  expect(churn.every((b) => b[b.length - 1] === 0xa5)).toBe(true);
-}
-
-async function rssMb(): Promise<number> {
-  await collect();
-  return process.memoryUsage().rss / 2 ** 20;
 }
 
 describe.skipIf(!native)("arrays carved from populated blocks", () => {
