@@ -78,7 +78,7 @@ export function recordingRecorder(root: string, opts: { failCommit?: boolean; du
     async commit(_prepared, changes) {
       calls.push({ phase: "commit", changes: structuredClone(changes), onDisk: snapshotDisk(changes) });
       if (opts.failCommit) throw new Error("history store is full");
-      return { editIds: changes.map((_, i) => `edit_${i}`) };
+      return { editIds: changes.map((_, i) => `edit_${i}`), toolCallIndex: (calls.filter((c) => c.phase === "commit").length - 1) };
     },
     async abort() {
       calls.push({ phase: "abort" });

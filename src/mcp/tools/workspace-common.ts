@@ -2,9 +2,7 @@ import * as v from "valibot";
 import type { Workspace } from "../../ops/workspace";
 import type { ToolContext } from "../define-tool";
 import type { Props } from "../output-schema";
-import { openedConversation } from "../../ops/history/agent";
 import { modeOf } from "./common";
-import { historyStore } from "./history-common";
 import { WorksnapError } from "../../core/errors";
 import type { BlobId } from "../../core/hash";
 import type { WrittenFile } from "../../ops/mutate/mutation";
@@ -69,7 +67,7 @@ interface MutationCall {
   mcp_conversation_id?: string;
   signal?: AbortSignal;
   onProgress?: (done: number, total: number, message?: string) => void;
-  onRecorded?: (recorded: { conversation_id: string; edit_ids: string[] }) => void;
+  onRecorded?: (recorded: { conversation_id: string; edit_ids: string[]; first_call: boolean }) => void;
   pins?: ReadonlyMap<string, BlobId | null>;
   staleWrites?: "warn" | "refuse";
   onWritten?: (files: WrittenFile[]) => void;
@@ -93,7 +91,7 @@ export async function runMutationTool<
   A extends { mode?: Mode; snapshot_id?: string; mcp_conversation_id?: string },
   R extends object & { mcp_conversation_id?: string } = { mcp_conversation_id?: string },
 >(args: A, ctx: ToolContext, op: (ws: Workspace, call: A & { mode: Mode } & MutationCall) => Promise<R>): Promise<R> {
-  let recorded: string[] = [];
+  let recorded = null as { edit_ids: string[]; first_call: boolean } | null;
   const pins = ctx.session.pins(ctx.ws.repo.root);
   let out: R;
   try {
@@ -102,7 +100,7 @@ export async function runMutationTool<
       mode: modeOf(args),
       signal: ctx.signal,
       onProgress: ctx.progress,
-      onRecorded: (r) => void (recorded = r.edit_ids),
+      onRecorded: (r) => void (recorded = r),
       pins: pins.view(),
       staleWrites: ctx.session.staleWrites,
       onWritten: (files) => pins.merge(files.filter((f) => f.unseen !== true).map((f) => [f.path, f.blob] as const)),
@@ -112,9 +110,10 @@ export async function runMutationTool<
     throw err;
   }
   const conv = out.mcp_conversation_id;
-  if (conv !== undefined && recorded.length > 0) {
+  if (conv !== undefined && recorded !== null) {
     if (args.mcp_conversation_id === undefined) ctx.session.conversationStarted(conv);
-    else ctx.session.conversationWritten(conv, ctx.session.undecided(conv) && (await openedConversation(historyStore(ctx.ws), conv, recorded)));
+    // whether the write opened the conversation is what its record says (its tool call's index), not read back
+    else ctx.session.conversationWritten(conv, recorded.first_call);
   }
   return { ...out };
 }

@@ -227,12 +227,3 @@ function forAgent(err: WorksnapError, mine: Set<string>): WorksnapError {
   return err;
 }
 
-/**
- * Whether the recorded edits `editIds` opened conversation `conv`: they are
- * its first tool call, so it had no entries before them.
- */
-export async function openedConversation(store: HistoryStore, conv: string, editIds: string[]): Promise<boolean> {
-  const ids = new Set(editIds);
-  const ours = (await store.readLog(conv)).filter((e) => ids.has(e.edit_id));
-  return ours.length > 0 && ours.every((e) => e.tool_call_index === 0);
-}

@@ -231,7 +231,7 @@ export class HistoryRecorder implements EditRecorder {
     token.entries = entries;
   }
 
-  async commit(prepared: PreparedEdit, changes: EditChange[]): Promise<{ editIds: string[] }> {
+  async commit(prepared: PreparedEdit, changes: EditChange[]): Promise<{ editIds: string[]; toolCallIndex: number }> {
     const token = prepared.token as Token;
     const conv = token.conversationId;
     for (const d of token.drafts) {
@@ -257,7 +257,7 @@ export class HistoryRecorder implements EditRecorder {
     }
     const ids = new Array<string>(changes.length);
     for (const d of token.drafts) ids[d.index] = d.editId;
-    return { editIds: ids };
+    return { editIds: ids, toolCallIndex: token.toolCallIndex };
   }
 
   async abort(prepared: PreparedEdit): Promise<void> {

@@ -52,7 +52,8 @@ export interface MutationArgs {
   signal?: AbortSignal;
   onProgress?: (done: number, total: number, message: string) => void;
   /** Told what the edit history recorded for a work-tree write (not called when nothing was written). */
-  onRecorded?: (recorded: { conversation_id: string; edit_ids: string[] }) => void;
+  /** The change set's record: its edits, and whether it was its conversation's first tool call. */
+  onRecorded?: (recorded: { conversation_id: string; edit_ids: string[]; first_call: boolean }) => void;
   /** What the caller last saw of each file, by resolved path (null: no file); checked when no lease_id is given. */
   pins?: ReadonlyMap<string, BlobId | null>;
   /** A patch over a pinned file that changed: "warn" (applied when its context matches, named in stale_reads; the default) or "refuse". */
@@ -259,7 +260,7 @@ export async function runMutation<T extends object>(
         if (!(err instanceof StaleReadsError)) throw err;
         throw staleReadRefusal(await describeStaleReads(ws, err.reads), err.reads.length, WHAT[toolName] ?? "The change");
       }
-      if (outcome.editIds.length > 0) args.onRecorded?.({ conversation_id: conv.id, edit_ids: outcome.editIds });
+      if (outcome.editIds.length > 0) args.onRecorded?.({ conversation_id: conv.id, edit_ids: outcome.editIds, first_call: outcome.toolCallIndex === 0 });
       const stale = outcome.staleReads.length > 0 ? await describeStaleReads(ws, outcome.staleReads) : [];
       if (args.onWritten) {
         // what the caller will pin is kept, so a refusal after someone else's change can show it (after the answer)

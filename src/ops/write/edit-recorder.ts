@@ -66,7 +66,8 @@ export interface EditRecorder {
   prepare(ctx: EditContext, changes: EditChange[], ahead?: AheadCheckpoints | null): Promise<PreparedEdit>;
   /** Makes durable what completing the record after a crash needs; called before the first file is published. */
   seal(prepared: PreparedEdit): Promise<void>;
-  commit(prepared: PreparedEdit, changes: EditChange[]): Promise<{ editIds: string[] }>;
+  /** Records the change set: its edits' ids, and the tool call's index in its conversation (0: the conversation's first). */
+  commit(prepared: PreparedEdit, changes: EditChange[]): Promise<{ editIds: string[]; toolCallIndex: number }>;
   /** Called when the writes failed after prepare (or seal); must leave the history as it was. */
   abort(prepared: PreparedEdit): Promise<void>;
 }

@@ -149,6 +149,8 @@ export interface KnownState {
 export interface WriteOutcome {
   changes: AppliedChange[];
   editIds: string[];
+  /** The recorded tool call's index in its conversation (0: its first); null when nothing was recorded. */
+  toolCallIndex: number | null;
   /** Pinned files that had changed when the set was written (PinCheck "report"). */
   staleReads: StaleRead[];
 }
@@ -169,7 +171,7 @@ export async function writeChangesLocked(ws: Workspace, changes: WriteChange[]):
 /** The write path for a caller holding the work-tree lock (it validates leases under the same lock). */
 export async function applyChangesLocked(ws: Workspace, changes: WriteChange[], opts: WriteOptions): Promise<WriteOutcome> {
   assertLockIntact(ws);
-  if (changes.length === 0) return { changes: [], editIds: [], staleReads: [] };
+  if (changes.length === 0) return { changes: [], editIds: [], toolCallIndex: null, staleReads: [] };
   const access = opts.access ?? new WorktreeAccess(ws.repo);
   try {
     hashAhead(statesToHash(changes, opts));
@@ -230,15 +232,16 @@ async function writeAndRecord(ws: Workspace, access: WorktreeAccess, plan: Plan,
   }
   opts.onPublished?.();
   let editIds: string[] = [];
+  let toolCallIndex: number | null = null;
   if (recorder && prepared) {
     try {
-      editIds = (await recorder.commit(prepared, plan.steps.flatMap((s) => s.edits))).editIds;
+      ({ editIds, toolCallIndex } = await recorder.commit(prepared, plan.steps.flatMap((s) => s.edits)));
     } catch (err) {
       // Every write is recorded or undone: a history that failed to record takes the files back.
       throw await undo(recorder, prepared, sealed, rollback(access, plan.steps), err);
     }
   }
-  return { changes: plan.steps.map((s) => s.applied), editIds, staleReads: plan.staleReads };
+  return { changes: plan.steps.map((s) => s.applied), editIds, toolCallIndex, staleReads: plan.staleReads };
 }
 
 /**
