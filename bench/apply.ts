@@ -165,7 +165,8 @@ async function handOffDone(s: Scenario): Promise<void> {
   while (temps(s).some((n) => !n.startsWith(POOL_PREFIX)) && Date.now() < until) await Bun.sleep(5);
 }
 
-type Result = Record<Contender, number[]>;
+/** Each contender's times; serverSend: the client's send within each "server's first write" (BenchServer.call). */
+type Result = Record<Contender, number[]> & { serverSend: number[] };
 
 /** Waits (untimed, at most 10 s) until process `pid` is gone, so that it takes no CPU from the next column. */
 async function exited(pid: number): Promise<void> {
@@ -181,7 +182,7 @@ async function exited(pid: number): Promise<void> {
 }
 
 /** A new compiled server's first workspace_apply_patch call, on a freshly reset repository, after it has waited for its host. */
-async function firstCallOfNewServer(s: Scenario, args: Record<string, unknown>): Promise<{ ms: number; answer: ToolAnswer }> {
+async function firstCallOfNewServer(s: Scenario, args: Record<string, unknown>): Promise<{ ms: number; sendMs: number; answer: ToolAnswer }> {
   reset(s);
   const server = await startServer(BINARY, ["serve", "--root", s.repo], { stderr: "ignore" });
   try {
@@ -218,7 +219,8 @@ async function measure(s: Scenario, runs: number, gitRuns: number): Promise<Resu
   const expected = git(s.repo, "write-tree").trim();
   let ws = openWorkspace(s.repo, { longLived: true });
   let wsOpen = true;
-  const out: Result = { git: [], gitFlushed: [], gitKept: [], gitPaused: [], op: [], serverFirst: [], serverProcess: [], serverMessage: [], opOneShot: [], cli: [], cliFirst: [], opNoHistory: [], opFsync: [], snapshot: [] };
+  const out: Result = { git: [], gitFlushed: [], gitKept: [], gitPaused: [], op: [], serverFirst: [], serverProcess: [], serverMessage: [], opOneShot: [], cli: [], cliFirst: [], opNoHistory: [], opFsync: [], snapshot: [], serverSend: [] };
+  let lastSendMs = 0;
   // the patched paths, for the anchor that keeps their old bytes (outside the repository: a reset cleans it)
   const listFile = join(dirname(s.repo), "patched-files.txt");
   const keptTar = join(dirname(s.repo), "old-files.tar");
@@ -267,7 +269,8 @@ async function measure(s: Scenario, runs: number, gitRuns: number): Promise<Resu
         }
       },
       serverProcess: async () => {
-        const { ms, answer } = await firstCallOfNewServer(s, { patch });
+        const { ms, sendMs, answer } = await firstCallOfNewServer(s, { patch });
+        lastSendMs = sendMs;
         const r = resultOf("workspace_apply_patch", answer);
         if (!r.applied) throw new Error(`${s.name}: the compiled server rejected the patch: ${JSON.stringify(r.rejects).slice(0, 1000)}`);
         return ms;
@@ -331,7 +334,10 @@ async function measure(s: Scenario, runs: number, gitRuns: number): Promise<Resu
           await runOp(s, ws, patch);
         }
         const ms = await one[c]();
-        if (round > 0) out[c].push(ms); // round 0 warms every contender up
+        if (round > 0) {
+          out[c].push(ms); // round 0 warms every contender up
+          if (c === "serverProcess") out.serverSend.push(lastSendMs);
+        }
       }
       if (!wsOpen) ws = openWorkspace(s.repo, { longLived: true });
       wsOpen = true;
@@ -367,11 +373,11 @@ async function main(): Promise<number> {
     results.push(await measure(s, runs, gitRuns));
   }
   const loadAfter = loadLine();
-  const headers = ["input", "git apply", "git apply, flushed", "ratio", "git apply, old files kept", "ratio", "op, worktree", "ratio", "op, first call", "ratio", "server's first write", "ratio", "git apply after the same pause", "server's first write / it", "server, the request alone", "ratio", "op, one-shot", "ratio", "CLI", "ratio", "CLI, first write", "ratio", "op, worktree, fsync per file", "ratio", "op, worktree, history off", "ratio", "op, snapshot", "ratio"];
+  const headers = ["input", "git apply", "git apply, flushed", "ratio", "git apply, old files kept", "ratio", "op, worktree", "ratio", "op, first call", "ratio", "server's first write", "ratio", "git apply after the same pause", "server's first write / it", "the client's send in it", "server's first write less the client's send / git apply after the pause", "server, the request alone", "ratio", "op, one-shot", "ratio", "CLI", "ratio", "CLI, first write", "ratio", "op, worktree, fsync per file", "ratio", "op, worktree, history off", "ratio", "op, snapshot", "ratio"];
   const rows = results.map((r, i) => {
     const g = median(r.git);
     const cell = (xs: number[]) => [fmtMs(median(xs)), fmtRatio(median(xs) / g)];
-    return [scenarios[i]!.label, fmtMs(g), ...cell(r.gitFlushed), ...cell(r.gitKept), ...cell(r.op), ...cell(r.serverFirst), ...cell(r.serverProcess), fmtMs(median(r.gitPaused)), fmtRatio(median(r.serverProcess) / median(r.gitPaused)), ...cell(r.serverMessage), ...cell(r.opOneShot), ...cell(r.cli), ...cell(r.cliFirst), ...cell(r.opFsync), ...cell(r.opNoHistory), ...cell(r.snapshot)];
+    return [scenarios[i]!.label, fmtMs(g), ...cell(r.gitFlushed), ...cell(r.gitKept), ...cell(r.op), ...cell(r.serverFirst), ...cell(r.serverProcess), fmtMs(median(r.gitPaused)), fmtRatio(median(r.serverProcess) / median(r.gitPaused)), fmtMs(median(r.serverSend)), fmtRatio(median(r.serverProcess.map((ms, k) => ms - (r.serverSend[k] ?? 0))) / median(r.gitPaused)), ...cell(r.serverMessage), ...cell(r.opOneShot), ...cell(r.cli), ...cell(r.cliFirst), ...cell(r.opFsync), ...cell(r.opNoHistory), ...cell(r.snapshot)];
   });
   console.log(table(headers, rows));
   console.log(`${loadBefore}; after: ${loadAfter}`);
@@ -401,7 +407,10 @@ async function main(): Promise<number> {
       "request to answer (the patch sent as JSON-RPC, code not yet compiled by the JIT), 1.5 s after the client",
       "connected (untimed); \"git apply after the same pause\" is git apply run 1.5 s after the reset, as that call is,",
       "and the next column the server's first write over it (on a machine that takes back memory left idle, the pause",
-      "alone makes any write slower); \"server, the request alone\" is a new server's first call with the same patch and an unknown",
+      "alone makes any write slower). \"the client's send in it\" is the part of that time the MCP SDK's client spends in its",
+      "transport's send before the request can reach the server (JSON.stringify of the 1.4 MB message, the write of its",
+      "first bytes): the host's cost, which any server's answer includes; the column after it is the first write without",
+      "it, over git apply after the same pause. \"server, the request alone\" is a new server's first call with the same patch and an unknown",
       "mode, refused at once: what the request's transport and parsing cost, which that time includes. \"op, one-shot\" is the call",
       "in a workspace as a one-shot CLI command opens it, in process: spares from the pool the previous process left,",
       "the replaced files handed off and removed after it (untimed). \"CLI\" is `dist/worksnap apply patch.diff` as a",

@@ -14,8 +14,12 @@ export interface ToolAnswer {
 export interface BenchServer {
   client: Client;
   pid: number;
-  /** One tool call, timed from the request to its answer (whatever the answer: errors are the caller's to judge). */
-  call(name: string, args: Record<string, unknown>): Promise<{ ms: number; answer: ToolAnswer }>;
+  /**
+   * One tool call, timed from the request to its answer (whatever the answer: errors are the caller's to judge);
+   * `sendMs`: of that, the client's own work in its transport's send, before the request could reach the server
+   * (the SDK's JSON.stringify of the message and the write of its first bytes: the host's cost, any server's).
+   */
+  call(name: string, args: Record<string, unknown>): Promise<{ ms: number; sendMs: number; answer: ToolAnswer }>;
   close(): Promise<void>;
 }
 
@@ -26,13 +30,25 @@ export async function startServer(command: string, args: string[], opts: { stder
   const client = new Client({ name: "worksnap-bench", version: "0" });
   await client.connect(transport);
   const pid = (transport as unknown as { _process: { pid: number } })._process.pid;
+  // the synchronous part of each send: serialising the message and handing its first bytes to the pipe
+  let sendMs = 0;
+  const send = transport.send.bind(transport);
+  transport.send = (message) => {
+    const t0 = performance.now();
+    try {
+      return send(message);
+    } finally {
+      sendMs += performance.now() - t0;
+    }
+  };
   return {
     client,
     pid,
     async call(name, args) {
+      sendMs = 0;
       const t0 = performance.now();
       const answer = (await client.callTool({ name, arguments: args }, undefined, { timeout: 600_000 })) as ToolAnswer;
-      return { ms: performance.now() - t0, answer };
+      return { ms: performance.now() - t0, sendMs, answer };
     },
     close: () => client.close(),
   };
