@@ -54,7 +54,10 @@ function expire(): void {
   }
 }
 
-/** `text`'s UTF-8 bytes when a decoder remembered them (shared: not to be written), else undefined. */
+/**
+ * `text`'s UTF-8 bytes when a decoder remembered them, else undefined. Never to be written: they are shared, and
+ * for an ASCII string made over a joined message they are the very memory the string is made of.
+ */
 export function knownUtf8(text: string, now = performance.now()): Uint8Array | undefined {
   for (let i = kept.length - 1; i >= 0; i--) {
     const k = kept[i] as Kept;
