@@ -1,15 +1,17 @@
 /**
  * The UTF-8 bytes a request's long string was decoded from, kept beside the
  * string for a moment so that whoever turns the string back into bytes (a
- * patch's parser) takes them instead of encoding it again: a 1.4 MB patch
- * encoded cost its parse about 5 ms of new memory on a machine whose page
- * faults are slow, and the decoder already holds the bytes (for an ASCII
- * string, the very memory the string is made of: json-long-strings.ts).
+ * patch's parser, a written file's content) takes them instead of encoding it
+ * again: a 1.4 MB patch encoded cost its parse about 5 ms of new memory on a
+ * machine whose page faults are slow, and the decoder already holds the bytes
+ * (for an ASCII string, the very memory the string is made of:
+ * json-long-strings.ts).
  *
  * A string is looked up by value, so an answer is always the UTF-8 encoding
- * of the string asked about, whoever made it. What is kept is bounded: the
- * last KEPT_ENTRIES strings and KEPT_BYTES of bytes, each for KEPT_MS at
- * most; a string not found is encoded as before.
+ * of the string asked about, whoever made it. Bytes are taken once: the
+ * entry goes with them (the taker holds them now). What is kept otherwise is
+ * bounded: the last KEPT_ENTRIES strings and KEPT_BYTES of bytes, each for
+ * KEPT_MS at most; a string not found is encoded as before.
  */
 
 export const KEPT_ENTRIES = 8;
@@ -55,13 +57,17 @@ function expire(): void {
 }
 
 /**
- * `text`'s UTF-8 bytes when a decoder remembered them, else undefined. Never to be written: they are shared, and
- * for an ASCII string made over a joined message they are the very memory the string is made of.
+ * `text`'s UTF-8 bytes when a decoder remembered them, else undefined; taken, so a second call does not find
+ * them. Never to be written: for an ASCII string made over a joined message they are the very memory the string
+ * is made of.
  */
-export function knownUtf8(text: string, now = performance.now()): Uint8Array | undefined {
+export function takeUtf8(text: string, now = performance.now()): Uint8Array | undefined {
   for (let i = kept.length - 1; i >= 0; i--) {
     const k = kept[i] as Kept;
-    if (now - k.at < KEPT_MS && k.text.length === text.length && k.text === text) return k.bytes;
+    if (now - k.at < KEPT_MS && k.text.length === text.length && k.text === text) {
+      kept.splice(i, 1);
+      return k.bytes;
+    }
   }
   return undefined;
 }

@@ -209,6 +209,15 @@ describe("huge inputs through the binary", () => {
     expect(JSON.stringify(content).length).toBeGreaterThan(256 * 1024);
     await s.call("workspace_write_file", { mode: "worktree", path: "long.txt", content });
     expect(readFileSync(join(repo.root, "long.txt")).equals(Buffer.from(content, "utf8"))).toBe(true);
+    // ASCII content is a string made over the request's own memory, and those bytes are the file's; twice, and a patch of it
+    const ascii = Array.from({ length: 20_000 }, (_, i) => `line ${i}\t"q" \\ /x/\n`).join("");
+    await s.call("workspace_write_file", { mode: "worktree", path: "ascii.txt", content: ascii });
+    await s.call("workspace_write_file", { mode: "worktree", path: "ascii2.txt", content: ascii });
+    expect(readFileSync(join(repo.root, "ascii.txt"), "utf8")).toBe(ascii);
+    expect(readFileSync(join(repo.root, "ascii2.txt"), "utf8")).toBe(ascii);
+    const asciiPatch = `--- a/ascii.txt\n+++ b/ascii.txt\n@@ -1,3000 +1,3000 @@\n${Array.from({ length: 3000 }, (_, i) => `-line ${i}\t"q" \\ /x/\n`).join("")}${Array.from({ length: 3000 }, (_, i) => `+LINE ${i}\n`).join("")}`;
+    expect((await s.call("workspace_apply_patch", { mode: "worktree", patch: asciiPatch })).applied).toBe(true);
+    expect(readFileSync(join(repo.root, "ascii.txt"), "utf8")).toBe(Array.from({ length: 3000 }, (_, i) => `LINE ${i}\n`).join("") + ascii.split("\n").slice(3000).join("\n"));
     // a lone surrogate has no UTF-8: the content is written as the JSON.parse'd string encodes (U+FFFD)
     const lone = `${content}\ud800 end\n`;
     await s.call("workspace_write_file", { mode: "worktree", path: "lone.txt", content: lone });

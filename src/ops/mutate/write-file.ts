@@ -2,6 +2,7 @@ import { decodeBase64Argument } from "../../core/binary";
 import { invalidArgument, tooLarge } from "../../core/errors";
 import { blobIdOf, parseBlobRef, type BlobId } from "../../core/hash";
 import { parseRepoPath } from "../../core/repo-path";
+import { takeUtf8 } from "../../repo/decoded-bytes";
 import { type MutationArgs, type MutationResult, runMutation } from "./mutation";
 import type { Workspace } from "../workspace";
 
@@ -70,7 +71,8 @@ export function decodeWriteContent(content: string): Uint8Array {
     const n = Buffer.byteLength(content, "utf8");
     if (n > WRITE_MAX_BYTES) throw contentTooLarge(n);
   }
-  return new TextEncoder().encode(content);
+  // a request's long content: the bytes it was decoded from, when the decoder still has them
+  return takeUtf8(content) ?? new TextEncoder().encode(content);
 }
 
 function contentTooLarge(size: number) {

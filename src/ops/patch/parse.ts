@@ -13,7 +13,7 @@
 import { type FileMode, isFileMode, modeOfPermissions } from "../../core/file-mode";
 import { compareUtf8 } from "../../core/byte-order";
 import type { RepoPath } from "../../core/repo-path";
-import { knownUtf8 } from "../../repo/decoded-bytes";
+import { takeUtf8 } from "../../repo/decoded-bytes";
 import { type NativeModule, nativeModule } from "../../repo/native";
 import { bytesToByteString, byteStringToText, textToByteString } from "./byte-string";
 import { checkName, DEV_NULL, gitHeaderNames, headerName, plainName, stripPrefix } from "./parse-names";
@@ -381,7 +381,7 @@ class PatchBytes implements PatchLines {
  */
 function parseBytes(text: string | Uint8Array, native: NativeModule): ParsedPatch | undefined {
   // a request's patch: the bytes its string was decoded from, when the decoder still has them
-  const bytes = typeof text === "string" ? (knownUtf8(text) ?? encoder.encode(text)) : text;
+  const bytes = typeof text === "string" ? (takeUtf8(text) ?? encoder.encode(text)) : text;
   const starts = native.lineStarts(bytes);
   if (!starts) return undefined;
   const source: PatchSource = { bytes, starts };
