@@ -18,6 +18,11 @@ function plainStatusHash(root: string): string {
   return sha256Hex(r.stdout);
 }
 
+/** The same status as text, for a failure's message. */
+function plainStatusText(root: string): string {
+  return Bun.spawnSync(["git", "status", "--porcelain=v1", "-uall"], { cwd: root }).stdout.toString();
+}
+
 function seed(repo: TmpRepo): void {
   for (const d of ["app", "app/core", "lib", "docs/guide"]) for (let i = 0; i < 5; i++) repo.write(`${d}/m${i}.ts`, `export const v${i} = ${i};\n`);
   repo.commit("seed");
@@ -60,7 +65,13 @@ describe.if(linux)("servers whose statuses a watch tells", () => {
       const read = await s.call("snapshot_file", { path: "app/core/m0.ts" });
       expect({ i, status: read.fingerprint.status_hash }).toEqual({ i, status: want });
       const found = await s.call("snapshot_grep", { pattern: marker, fixed_strings: true });
-      expect({ i, matches: found.matches.length > 0, status: found.fingerprint.status_hash }).toEqual({ i, matches: true, status: want });
+      // on a mismatch, what a later look shows: the tree's status by hand, and the same grep asked again
+      const seen = { i, step, matches: found.matches.length > 0, status: found.fingerprint.status_hash };
+      if (!seen.matches || seen.status !== want) {
+        const again = await s.call("snapshot_grep", { pattern: marker, fixed_strings: true });
+        Object.assign(seen, { read: read.fingerprint.status_hash === want, again: [again.matches.length > 0, again.fingerprint.status_hash === want], git: plainStatusText(repo.root) });
+      }
+      expect(seen).toEqual({ i, step, matches: true, status: want });
     }
     expect(privateCopies(repo.root).length).toBe(2);
   }, 120_000);
