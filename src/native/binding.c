@@ -1705,12 +1705,6 @@ static napi_value json_decode_strings_of(napi_env env, napi_callback_info info) 
   return list;
 }
 
-static void release_block(napi_env env, void *data, void *hint) {
-  (void)env;
-  (void)hint;
-  populated_release(data);
-}
-
 /*
  * joinBytes(parts): [the parts' bytes one after another in a Buffer carved from a populated block (populated.h),
  * that block (an external holding a reference, for jsonDecodeStrings)]: a message that came in many chunks made
@@ -1751,7 +1745,8 @@ static napi_value join_bytes_of(napi_env env, napi_callback_info info) {
   }
   napi_value handle, pair, bytes;
   populated_retain(owner);
-  if (napi_create_external(env, owner, release_block, NULL, &handle) != napi_ok) {
+  /* the same release as a carved array's: the block is the hint */
+  if (napi_create_external(env, owner, release_carved, owner, &handle) != napi_ok) {
     populated_release(owner);
     populated_release(owner);
     return throw_(env, "napi_create_external");
