@@ -37,7 +37,7 @@
  * (docs/decisions.md): a tracked file written through a second name outside
  * the tree, made after the watch started; writes through a shared mapping.
  */
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { git, gitScan, type GitResult } from "./git";
 import { headIdentity } from "./head-identity";
@@ -284,8 +284,10 @@ class StatusWatch {
     this.copy = null;
     this.token = null;
     const made = async () => {
-      copyFileSync(shared, copy);
+      // the copy keeps the shared copy's mtime (in whole seconds), before git rewrites it and after: see copyIndex
+      const second = copyIndex(shared, copy);
       await git(["update-index", "--index-version", "4"], { cwd: this.repo.root, env: { GIT_INDEX_FILE: copy, GIT_OPTIONAL_LOCKS: "1" } });
+      utimesSync(copy, second, second);
     };
     made().then(
       () => {
@@ -323,6 +325,28 @@ class StatusWatch {
     this.watch.close();
     if (this.copy !== null) rmSync(this.copy, { force: true });
     this.copy = null;
+  }
+}
+
+/**
+ * Copies the index at `from` to `to` (one open descriptor: the bytes and the mtime of the same version, whoever
+ * renames a new one over it meanwhile) with its mtime in whole seconds; returns that second.
+ *
+ * The copy must not look newer than the index it was made of. git tells a racy entry or directory (changed in the
+ * second its stat data was taken, perhaps after it was taken: git compares whole seconds) by its mtime against
+ * the index file's own: a directory whose untracked names the shared copy recorded in second S, then changed in
+ * that same second, is read again only while the index is no later than S. A copy made (or rewritten by
+ * `update-index`) in a later second would vouch for the directory as it was: a new directory in it never seen.
+ */
+function copyIndex(from: string, to: string): number {
+  const fd = openSync(from, "r");
+  try {
+    const second = Math.floor(fstatSync(fd).mtimeMs / 1000);
+    writeFileSync(to, readFileSync(fd));
+    utimesSync(to, second, second);
+    return second;
+  } finally {
+    closeSync(fd);
   }
 }
 

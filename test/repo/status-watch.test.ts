@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { appendFileSync, chmodSync, existsSync, linkSync, mkdirSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { appendFileSync, chmodSync, existsSync, linkSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { closeWorkspace, openWorkspace, type Workspace } from "../../src/ops/workspace";
 import { readGitState, STATUS_ARGS } from "../../src/repo/fingerprint";
@@ -139,6 +139,48 @@ describe.if(native)("statuses told by the work tree's watch", () => {
     // the watch did the telling: most statuses were told only the paths it saw, and some found nothing changed
     expect(counts?.told ?? 0).toBeGreaterThan(20);
     expect(counts?.same ?? 0).toBeGreaterThan(0);
+  }, 120_000);
+
+  test("regression: a directory made in the second its parent was recorded is seen by the first status on a new private copy", async () => {
+    // The user's index moves (a commit); a status on the new shared copy records the root in second S; a directory is
+    // made in S; a second later the watch copies that shared copy. A private copy whose mtime was its own (later than
+    // S) vouched for the root as recorded: the directory never appeared, in this status or any told one after it.
+    await using repo = await tmpRepo();
+    seed(repo);
+    using ws = await watchedWorkspace(repo.root);
+    const root = repo.root;
+    const sharedCopy = () => {
+      const dir = join(ws.repo.stateDir, "git");
+      return readdirSync(dir)
+        .filter((n) => n.startsWith("status-index-"))
+        .map((n) => join(dir, n))[0] as string;
+    };
+    let staged = 0;
+    for (let attempt = 0; attempt < 8 && staged < 3; attempt++) {
+      repo.write(`tracked${attempt}.txt`, "t\n");
+      repo.commit(`tracked ${attempt}`);
+      expect(await served(ws)).toBe(plainStatus(root)); // on the user's index; the new shared copy made after it
+      while (Date.now() % 1000 > 40) await Bun.sleep(2);
+      const second = Math.floor(Date.now() / 1000);
+      writeFileSync(join(root, "moved-the-root"), "");
+      rmSync(join(root, "moved-the-root"));
+      expect(await served(ws)).toBe(plainStatus(root)); // on the shared copy: git's untracked cache built, the root recorded
+      mkdirSync(join(root, `new${attempt}`, "deep"), { recursive: true });
+      writeFileSync(join(root, `new${attempt}`, "deep", "n.ts"), "n\n");
+      const sameSecond = [statSync(root).mtimeMs, statSync(sharedCopy()).mtimeMs].every((ms) => Math.floor(ms / 1000) === second);
+      while (Math.floor(Date.now() / 1000) === second) await Bun.sleep(20);
+      const full = statusWatchCounts(ws.repo)?.full ?? 0;
+      // the shared copy's next status makes the private copy; the statuses after it run on that copy
+      for (let i = 0; i < 40 && (statusWatchCounts(ws.repo)?.full ?? 0) === full; i++) {
+        expect({ attempt, status: await served(ws) }).toEqual({ attempt, status: plainStatus(root) });
+        await Bun.sleep(10);
+      }
+      expect(statusWatchCounts(ws.repo)?.full ?? 0).toBeGreaterThan(full);
+      for (let i = 0; i < 3; i++) expect({ attempt, i, status: await served(ws) }).toEqual({ attempt, i, status: plainStatus(root) });
+      if (sameSecond) staged++;
+    }
+    // the scenario took place (the root and the shared copy in the second the directory was made) at least once
+    expect(staged).toBeGreaterThan(0);
   }, 120_000);
 
   test("nothing changed since the last status: its answer again without git, until the tree, HEAD, the index or a rule moves", async () => {
