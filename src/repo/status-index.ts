@@ -41,6 +41,7 @@ import { indexIdentity } from "./index-identity";
 import type { RepoRoot } from "./root";
 import { ensureStateDir, tempPath } from "./state-dir";
 import { startStatusWatch, watchedRun } from "./status-watch";
+import { confirmUntrackedDirs } from "./untracked-dirs";
 
 const PREFIX = "status-index-";
 
@@ -63,7 +64,14 @@ export async function gitStatus(repo: RepoRoot): Promise<StatusResult> {
   else {
     try {
       result = await git([...run.config, ...STATUS_ARGS], { cwd: repo.root, env: run.env });
-      run.settle?.(true, result);
+      const confirmed = run.confirm ? await confirmUntrackedDirs(repo.root, result.stdout, { statusArgs: STATUS_ARGS, env: run.env }) : null;
+      if (confirmed !== null) {
+        // the cache named a directory git no longer lists: the copies that held it are not used again
+        result = { ...result, stdout: confirmed };
+        if (run.shared !== undefined) rmSync(run.shared, { force: true });
+      }
+      run.settle?.(confirmed === null, result);
+      if (confirmed !== null && run.settle === undefined) rmSync(run.env.GIT_INDEX_FILE as string, { force: true });
     } catch (err) {
       if (run.settle) run.settle(false);
       // no descriptor free: the plain status could not start either, and the copy is sound (the caller answers BUSY)
@@ -117,6 +125,12 @@ interface StatusRun {
   settle?(ok: boolean, result?: GitResult): void;
   /** An earlier status's answer that stands: git does not run. */
   same?: { result: GitResult; startedAt: number };
+  /**
+   * The status trusts directories' stat data (untracked-dirs.ts): its `?? dir/` lines are confirmed, and `shared`
+   * (the shared copy) is removed when one was wrong.
+   */
+  confirm?: boolean;
+  shared?: string;
 }
 
 const PLAIN: StatusRun = { config: [], after: async () => undefined };
@@ -158,12 +172,16 @@ async function statusRun(repo: RepoRoot): Promise<StatusRun> {
       env: { ...watched.env, GIT_OPTIONAL_LOCKS: "1" },
       after: PLAIN.after,
       settle: watched.settle,
+      confirm: watched.full,
+      shared: copy,
     };
   }
   return {
     config: COPY_CONFIG,
     env: { GIT_INDEX_FILE: copy, GIT_OPTIONAL_LOCKS: "1" },
     after: PLAIN.after,
+    confirm: true,
+    shared: copy,
   };
 }
 

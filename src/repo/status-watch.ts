@@ -80,12 +80,13 @@ export function watchBudget(): number {
 }
 
 /**
- * How a status runs with the watch: git's config and environment, and what to call when it ends (with git's
- * answer when it ran to its end); or, when nothing git's answer depends on changed since the last status the
+ * How a status runs with the watch: git's config and environment, whether git is told everything (then it
+ * trusts directories' stat data, and the caller confirms its untracked directories: untracked-dirs.ts), and what
+ * to call when it ends (with git's answer when it ran to its end and its cache held nothing wrong); or, when nothing git's answer depends on changed since the last status the
  * watch told, that status's answer and when it started (`same`).
  */
 export type WatchedRun =
-  | { kind: "run"; config: string[]; env: Record<string, string>; settle(ok: boolean, result?: GitResult): void }
+  | { kind: "run"; config: string[]; env: Record<string, string>; full: boolean; settle(ok: boolean, result?: GitResult): void }
   | { kind: "same"; result: GitResult; startedAt: number };
 
 /**
@@ -188,6 +189,7 @@ class StatusWatch {
       kind: "run",
       config: ["-c", `core.fsmonitor=. ${shellQuote(hookPath(this.repo))}`, "-c", "core.fsmonitorHookVersion=2"],
       env: { GIT_INDEX_FILE: copy, WORKSNAP_FSM_SINCE: since ?? "", WORKSNAP_FSM_TOKEN: token, WORKSNAP_FSM_ANSWER: answer },
+      full,
       settle: (ok, result) => {
         this.running = false;
         rmSync(answer, { force: true });
@@ -198,7 +200,8 @@ class StatusWatch {
             this.last = { token, result, head, rules, startedAt };
           }
         } else {
-          // git may have written the copy or not: nothing of it is vouched for again
+          // git may have written the copy or not, or its cache named a directory git no longer lists
+          // (untracked-dirs.ts): nothing of it is vouched for again
           this.token = null;
           if (this.copy !== null) rmSync(this.copy, { force: true });
           this.copy = null;
