@@ -64,7 +64,7 @@ export async function gitStatus(repo: RepoRoot): Promise<StatusResult> {
   else {
     try {
       result = await git([...run.config, ...STATUS_ARGS], { cwd: repo.root, env: run.env });
-      const confirmed = run.confirm ? await confirmUntrackedDirs(repo.root, result.stdout, { statusArgs: STATUS_ARGS, env: run.env }) : null;
+      const confirmed = run.confirm ? await confirmUntrackedDirs(repo.root, result.stdout) : null;
       if (confirmed !== null) {
         // the cache named a directory git no longer lists: the copies that held it are not used again
         result = { ...result, stdout: confirmed };

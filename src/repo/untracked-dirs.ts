@@ -11,26 +11,29 @@
  * claim too much, and only in `?? dir/` lines.
  *
  * So a status that trusted directories' stat data (a status on a copy without the watch, or told everything by
- * it) has its `?? dir/` lines confirmed by one status without the cache limited to those directories, on the
- * same index; a line git no longer gives is dropped, and the caller drops the copy whose cache held it. A status
- * told only what the work tree's watch saw needs no confirming: the watch names the emptied directory's
- * entries, and git then reads every directory above them again.
+ * it) has its `?? dir/` lines confirmed by git without the cache: `ls-files --others --exclude-standard
+ * --directory --no-empty-directory` limited to those directories, which names `dir/` exactly when the plain
+ * status would. It runs on an index that does not exist (an empty one): `dir` holds no tracked entry (the status
+ * named it untracked on this very index), so an empty index lists the same there, and git reads nothing but
+ * those directories and the ignore rules above them (10 ms on the release trees, against 150-170 ms for any git
+ * that reads their 90k-entry index). A line git no longer gives is dropped, and the caller drops the copy whose
+ * cache held it. A status told only what the work tree's watch saw needs no confirming: the watch names the
+ * emptied directory's entries, and git then reads every directory above them again.
  */
+import { randomUUID } from "node:crypto";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { git, splitNul } from "./git";
 
 /** Pathspecs handed to one git at most (a command line stays far below the kernel's limit). */
 const PATHSPECS_PER_RUN = 2000;
 
 /**
- * `stdout` (`git status --porcelain=v1 -z`) with the `?? dir/` lines git no longer gives without the untracked
- * cache removed, or null when every one stands (or there is none): asked with the status's own arguments
- * (`statusArgs`, `git status --porcelain=v1 -z ...`) on the index it read (`env`).
+ * `stdout` (`git status --porcelain=v1 -z`, paths from the work tree's top) with the `?? dir/` lines git no longer
+ * gives without the untracked cache removed, or null when every one stands (or there is none). `cwd`: any
+ * directory of the work tree.
  */
-export async function confirmUntrackedDirs(
-  root: string,
-  stdout: Uint8Array,
-  run: { statusArgs: readonly string[]; env: Record<string, string> },
-): Promise<Uint8Array | null> {
+export async function confirmUntrackedDirs(cwd: string, stdout: Uint8Array): Promise<Uint8Array | null> {
   const records = splitNul(stdout);
   const dirs: Uint8Array[] = [];
   for (let i = 0; i < records.length; i++) {
@@ -40,12 +43,12 @@ export async function confirmUntrackedDirs(
   }
   if (dirs.length === 0) return null;
   const standing = new Set<string>();
+  // an index no one can have made: a directory of a random name that does not exist (git takes it as empty)
+  const env = { GIT_INDEX_FILE: join(tmpdir(), `worksnap-no-index-${randomUUID()}`, "index") };
   for (let at = 0; at < dirs.length; at += PATHSPECS_PER_RUN) {
     const specs = dirs.slice(at, at + PATHSPECS_PER_RUN).map(pathspecOf);
-    // never written (optional locks off): without the cache, git would write the index without it
-    const env = { ...run.env, GIT_OPTIONAL_LOCKS: "0" };
-    const r = await git(["-c", "core.untrackedCache=false", "-c", "core.fsmonitor=false", ...run.statusArgs, "--", ...specs], { cwd: root, env });
-    for (const rec of splitNul(r.stdout)) if (isUntrackedDir(rec)) standing.add(Buffer.from(rec.subarray(3)).toString("latin1"));
+    const r = await git(["ls-files", "-z", "--others", "--exclude-standard", "--directory", "--no-empty-directory", "--full-name", "--", ...specs], { cwd, env });
+    for (const name of splitNul(r.stdout)) standing.add(Buffer.from(name).toString("latin1"));
   }
   if (dirs.every((d) => standing.has(Buffer.from(d).toString("latin1")))) return null;
   const kept: Uint8Array[] = [];
@@ -68,16 +71,17 @@ function isUntrackedDir(rec: Uint8Array): boolean {
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 /**
- * The pathspec naming exactly the directory `dir/` (its bytes as git printed them: -z output is not quoted). A
+ * The pathspec naming exactly the directory `dir/` from the work tree's top (its bytes as git printed them: -z
+ * output is not quoted). A
  * name that is not UTF-8 cannot be a command-line argument as it is: a glob with every byte above 0x7f as `?`
  * (one byte), which may name other directories too; only this one's line is looked for in the answer.
  */
 function pathspecOf(dir: Uint8Array): string {
   try {
-    return `:(literal)${utf8.decode(dir)}`;
+    return `:(top,literal)${utf8.decode(dir)}`;
   } catch {
     let glob = "";
     for (const b of dir.subarray(0, -1)) glob += b >= 0x80 ? "?" : /[*?[\]\\]/.test(String.fromCharCode(b)) ? `\\${String.fromCharCode(b)}` : String.fromCharCode(b);
-    return `:(glob)${glob}/**`;
+    return `:(top,glob)${glob}/**`;
   }
 }

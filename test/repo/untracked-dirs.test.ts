@@ -21,8 +21,8 @@ function plainStatus(root: string): string {
 }
 
 /**
- * What git's untracked cache in worksnap's shared copy says now, asked directly (the copy not written); with
- * `built`, only whether the copy holds the cache ("" when it does not).
+ * What git's untracked cache in the shared copy of the worksnap root `root` says now, asked directly (the copy not
+ * written); with `built`, only whether the copy holds the cache ("" when it does not).
  */
 function cachedStatus(root: string, built = false): string {
   const dir = join(root, ".mcp", "git");
@@ -83,24 +83,25 @@ async function nextSecond(): Promise<void> {
 }
 
 describe("untracked directories a cached status names", () => {
-  test("regression: a directory emptied after git's cache listed it is named no more (the copy's status is git's)", async () => {
+  test.each([["the work tree's top", ""], ["a directory below it", "src"]])("regression: a directory emptied after git's cache listed it is named no more (the copy's status is git's; root at %s)", async (_, below) => {
     await using repo = await tmpRepo();
+    const root = join(repo.root, below);
     seed(repo);
     makeCases(repo.root);
     await nextSecond();
     // the first status makes the shared copy, the second builds git's cache in it (a second after the directories
     // changed: none of them is racy)
-    expect(await ours(repo.root)).toBe(plainStatus(repo.root));
-    for (let i = 0; i < 200 && !cachedStatus(repo.root, true); i++) {
+    expect(await ours(root)).toBe(plainStatus(repo.root));
+    for (let i = 0; i < 200 && !cachedStatus(root, true); i++) {
       await Bun.sleep(10);
-      expect(await ours(repo.root)).toBe(plainStatus(repo.root));
+      expect(await ours(root)).toBe(plainStatus(repo.root));
     }
     await nextSecond();
-    expect(await ours(repo.root)).toBe(plainStatus(repo.root));
+    expect(await ours(root)).toBe(plainStatus(repo.root));
     for (const c of CASES) c.empty(repo.root);
     const want = plainStatus(repo.root);
     // the cache still names emptied directories git no longer lists: the scenario is staged
-    const cached = cachedStatus(repo.root);
+    const cached = cachedStatus(root);
     const stale = CASES.filter((c) => c.dir !== undefined && cached.includes(`?? ${c.dir}/\0`) && !want.includes(`?? ${c.dir}/\0`));
     expect(stale.length).toBeGreaterThanOrEqual(3);
     expect(want).not.toContain("gone-sub");
@@ -108,11 +109,11 @@ describe("untracked directories a cached status names", () => {
     expect(want).toContain("?? kept-deep/\0");
     expect(want).toContain(`?? ${NON_UTF8}-kept/\0`);
     expect(want).toContain("?? ke[p]t*?/\0");
-    expect(await ours(repo.root)).toBe(want);
+    expect(await ours(root)).toBe(want);
     // the copy that held them was dropped and made again: the statuses after it are git's too, without confirming
-    expect(await ours(repo.root)).toBe(want);
-    expect(await ours(repo.root)).toBe(want);
-    expect(cachedStatus(repo.root)).toBe(want);
+    expect(await ours(root)).toBe(want);
+    expect(await ours(root)).toBe(want);
+    expect(cachedStatus(root)).toBe(want);
   }, 60_000);
 
   test("renamed and copied entries keep their source records; a status without untracked directories is left as it is", async () => {
@@ -122,15 +123,14 @@ describe("untracked directories a cached status names", () => {
     runGit(repo.root, ["mv", "src/main.ts", "src/moved.ts"]);
     const status = Buffer.from(plainStatus(repo.root), "latin1");
     expect(status.toString("latin1")).toContain("R  src/moved.ts\0src/main.ts\0");
-    const env = { GIT_INDEX_FILE: join(repo.root, ".git", "index") };
     // every `?? d/` line stands: nothing to drop
-    expect(await confirmUntrackedDirs(repo.root, status, { statusArgs: STATUS_ARGS, env })).toBeNull();
+    expect(await confirmUntrackedDirs(repo.root, status)).toBeNull();
     // a line naming a directory that holds nothing is dropped, and only it
     mkdirSync(join(repo.root, "hollow"));
     const claimed = Buffer.concat([status, Buffer.from("?? hollow/\0", "latin1")]);
-    const confirmed = await confirmUntrackedDirs(repo.root, claimed, { statusArgs: STATUS_ARGS, env });
+    const confirmed = await confirmUntrackedDirs(repo.root, claimed);
     expect(Buffer.from(confirmed as Uint8Array).toString("latin1")).toBe(status.toString("latin1"));
-    expect(await confirmUntrackedDirs(repo.root, Buffer.from(" M tracked/f.txt\0"), { statusArgs: STATUS_ARGS, env })).toBeNull();
+    expect(await confirmUntrackedDirs(repo.root, Buffer.from(" M tracked/f.txt\0"))).toBeNull();
   });
 
   const native = nativeModule() !== null && process.platform === "linux";
