@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { appendFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { sha256Hex } from "../../src/core/hash";
-import { STATUS_ARGS } from "../../src/repo/fingerprint";
+import { plainStatusBytes } from "../helpers/git-status";
 import { mcpSession } from "../helpers/binary";
 import { processRunning } from "../helpers/process";
 import { rng } from "../ops/patch/fixtures";
@@ -10,12 +10,7 @@ import { runGit, tmpRepo, type TmpRepo } from "../helpers/tmp-repo";
 
 /** git's own status of the tree, as a user runs it (no copy, no cache, no monitor): what every fingerprint must hash. */
 function plainStatusHash(root: string): string {
-  const r = Bun.spawnSync(["git", "-c", "core.untrackedCache=false", "-c", "core.fsmonitor=false", ...STATUS_ARGS], {
-    cwd: root,
-    env: { ...process.env, GIT_OPTIONAL_LOCKS: "0", LC_ALL: "C" },
-  });
-  if (r.exitCode !== 0) throw new Error(r.stderr.toString());
-  return sha256Hex(r.stdout);
+  return sha256Hex(plainStatusBytes(root));
 }
 
 /** The same status as text, for a failure's message. */

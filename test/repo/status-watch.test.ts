@@ -2,22 +2,13 @@ import { describe, expect, test } from "bun:test";
 import { appendFileSync, chmodSync, existsSync, linkSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { closeWorkspace, openWorkspace, type Workspace } from "../../src/ops/workspace";
-import { readGitState, STATUS_ARGS } from "../../src/repo/fingerprint";
+import { readGitState } from "../../src/repo/fingerprint";
 import { nativeModule } from "../../src/repo/native";
 import { gitStatus } from "../../src/repo/status-index";
 import { statusWatchCounts } from "../../src/repo/status-watch";
 import { rng } from "../ops/patch/fixtures";
+import { plainStatus } from "../helpers/git-status";
 import { runGit, tmpDir, tmpRepo, type TmpRepo } from "../helpers/tmp-repo";
-
-/** The status as git gives it on the user's index, never written, no cache, no monitor: the reference. */
-function plainStatus(root: string): string {
-  const r = Bun.spawnSync(["git", "-c", "core.untrackedCache=false", "-c", "core.fsmonitor=false", ...STATUS_ARGS], {
-    cwd: root,
-    env: { ...process.env, GIT_OPTIONAL_LOCKS: "0", LC_ALL: "C" },
-  });
-  if (r.exitCode !== 0) throw new Error(r.stderr.toString());
-  return r.stdout.toString("latin1");
-}
 
 async function served(ws: Workspace): Promise<string> {
   return Buffer.from((await gitStatus(ws.repo)).stdout).toString("latin1");

@@ -8,17 +8,8 @@ import { openRoot } from "../../src/repo/root";
 import { gitStatus } from "../../src/repo/status-index";
 import { statusWatchCounts } from "../../src/repo/status-watch";
 import { confirmUntrackedDirs } from "../../src/repo/untracked-dirs";
+import { plainStatus } from "../helpers/git-status";
 import { runGit, tmpRepo, type TmpRepo } from "../helpers/tmp-repo";
-
-/** The reference: git's status on the user's index, no cache, no monitor, never written. */
-function plainStatus(root: string): string {
-  const r = Bun.spawnSync(["git", "-c", "core.untrackedCache=false", "-c", "core.fsmonitor=false", ...STATUS_ARGS], {
-    cwd: root,
-    env: { ...process.env, GIT_OPTIONAL_LOCKS: "0", LC_ALL: "C" },
-  });
-  if (r.exitCode !== 0) throw new Error(r.stderr.toString());
-  return r.stdout.toString("latin1");
-}
 
 /**
  * What git's untracked cache in the shared copy of the worksnap root `root` says now, asked directly (the copy not
