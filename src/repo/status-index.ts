@@ -54,7 +54,8 @@ export const COPY_CONFIG = ["-c", "core.untrackedCache=true", "-c", "core.fsync=
 /**
  * `git status` with STATUS_ARGS, on the copy when there is one for the user's current index. A status that
  * fails on the copy (git dies when it cannot write it: a full disk; or the copy was cut short) runs again on
- * the user's index, which needs no room, and the copy is dropped.
+ * the user's index, which needs no room, and the copy is dropped. A status on a copy that trusted directories'
+ * stat data has its untracked directories confirmed without the cache (untracked-dirs.ts).
  */
 export async function gitStatus(repo: RepoRoot): Promise<StatusResult> {
   const run = await statusRun(repo);
@@ -66,12 +67,12 @@ export async function gitStatus(repo: RepoRoot): Promise<StatusResult> {
       result = await git([...run.config, ...STATUS_ARGS], { cwd: repo.root, env: run.env });
       const confirmed = run.confirm ? await confirmUntrackedDirs(repo.root, result.stdout) : null;
       if (confirmed !== null) {
-        // the cache named a directory git no longer lists: the copies that held it are not used again
+        // the cache named a directory git no longer lists: the copies that held it (the shared one here, the
+        // watch's private one when its settle is told so) are not used again
         result = { ...result, stdout: confirmed };
         if (run.shared !== undefined) rmSync(run.shared, { force: true });
       }
       run.settle?.(confirmed === null, result);
-      if (confirmed !== null && run.settle === undefined) rmSync(run.env.GIT_INDEX_FILE as string, { force: true });
     } catch (err) {
       if (run.settle) run.settle(false);
       // no descriptor free: the plain status could not start either, and the copy is sound (the caller answers BUSY)

@@ -82,8 +82,9 @@ export function watchBudget(): number {
 /**
  * How a status runs with the watch: git's config and environment, whether git is told everything (then it
  * trusts directories' stat data, and the caller confirms its untracked directories: untracked-dirs.ts), and what
- * to call when it ends (with git's answer when it ran to its end and its cache held nothing wrong); or, when nothing git's answer depends on changed since the last status the
- * watch told, that status's answer and when it started (`same`).
+ * to call when it ends (with git's answer when it ran to its end and its cache held nothing wrong); or, when
+ * nothing git's answer depends on changed since the last status the watch told, that status's answer and when it
+ * started (`same`).
  */
 export type WatchedRun =
   | { kind: "run"; config: string[]; env: Record<string, string>; full: boolean; settle(ok: boolean, result?: GitResult): void }
