@@ -34,13 +34,9 @@ const PATHSPECS_PER_RUN = 2000;
  * directory of the work tree.
  */
 export async function confirmUntrackedDirs(cwd: string, stdout: Uint8Array): Promise<Uint8Array | null> {
+  // (a rename's source record is a file's path, never `?? <path>/`: every record is looked at alike)
   const records = splitNul(stdout);
-  const dirs: Uint8Array[] = [];
-  for (let i = 0; i < records.length; i++) {
-    const rec = records[i] as Uint8Array;
-    if (rec[0] === 0x52 || rec[0] === 0x43) i++; // R or C: the source path follows as its own record
-    else if (isUntrackedDir(rec)) dirs.push(rec.subarray(3));
-  }
+  const dirs = records.filter(isUntrackedDir).map((rec) => rec.subarray(3));
   if (dirs.length === 0) return null;
   const standing = new Set<string>();
   // an index no one can have made: a directory of a random name that does not exist (git takes it as empty)
@@ -48,17 +44,16 @@ export async function confirmUntrackedDirs(cwd: string, stdout: Uint8Array): Pro
   for (let at = 0; at < dirs.length; at += PATHSPECS_PER_RUN) {
     const specs = dirs.slice(at, at + PATHSPECS_PER_RUN).map(pathspecOf);
     const r = await git(["ls-files", "-z", "--others", "--exclude-standard", "--directory", "--no-empty-directory", "--full-name", "--", ...specs], { cwd, env });
-    for (const name of splitNul(r.stdout)) standing.add(Buffer.from(name).toString("latin1"));
+    for (const name of splitNul(r.stdout)) standing.add(key(name));
   }
-  if (dirs.every((d) => standing.has(Buffer.from(d).toString("latin1")))) return null;
-  const kept: Uint8Array[] = [];
-  for (let i = 0; i < records.length; i++) {
-    const rec = records[i] as Uint8Array;
-    if (isUntrackedDir(rec) && !standing.has(Buffer.from(rec.subarray(3)).toString("latin1"))) continue;
-    kept.push(rec, NUL);
-    if (rec[0] === 0x52 || rec[0] === 0x43) kept.push(records[++i] as Uint8Array, NUL);
-  }
-  return Buffer.concat(kept);
+  const stands = (rec: Uint8Array) => !isUntrackedDir(rec) || standing.has(key(rec.subarray(3)));
+  if (records.every(stands)) return null;
+  return Buffer.concat(records.filter(stands).flatMap((rec) => [rec, NUL]));
+}
+
+/** A path's bytes as a set key. */
+function key(path: Uint8Array): string {
+  return Buffer.from(path.buffer, path.byteOffset, path.byteLength).toString("latin1");
 }
 
 const NUL = new Uint8Array([0]);
@@ -72,9 +67,9 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 /**
  * The pathspec naming exactly the directory `dir/` from the work tree's top (its bytes as git printed them: -z
- * output is not quoted). A
- * name that is not UTF-8 cannot be a command-line argument as it is: a glob with every byte above 0x7f as `?`
- * (one byte), which may name other directories too; only this one's line is looked for in the answer.
+ * output is not quoted). A name that is not UTF-8 cannot be a command-line argument as it is: a glob with every
+ * byte above 0x7f as `?` (one byte), which may name other directories too; only this one's line is looked for in
+ * the answer.
  */
 function pathspecOf(dir: Uint8Array): string {
   try {
