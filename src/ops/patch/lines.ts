@@ -1,17 +1,27 @@
 /**
- * A file as lines, without copying it: the byte string plus the offset where
- * each line starts. A line includes its "\n" terminator, so the last line of a
+ * A file as lines, without copying it: its bytes plus the offset where each
+ * line starts. A line includes its "\n" terminator, so the last line of a
  * file without a final newline is different from the same text with one, and
  * "\ No newline at end of file" needs no special case when matching.
+ *
+ * Lines are compared against hunk lines (byte strings) byte by byte in place;
+ * a line becomes a string only when asked for (a search beyond the stated
+ * line's window, a reject's excerpt, a diff's line), so a file a patch edits
+ * in a few places is never decoded whole (a 500-file patch's 8.5 MB of files
+ * decoded as byte strings took a one-shot process 55 ms, most of its apply
+ * without the native module).
  */
-import { nativeModule } from "../../repo/native";
-import { bytesToByteString, byteStringToText } from "./byte-string";
+import { nativeModule, type NativeModule } from "../../repo/native";
+import { byteStringToText } from "./byte-string";
 import type { LineExcerpt } from "./types";
 
+const NL = 10;
+
 export class FileLines {
-  /** starts[i] is where line i begins; starts[count] is the end of the text. */
+  /** starts[i] is where line i begins; starts[count] is the end of the bytes. */
   readonly starts: Uint32Array;
   readonly count: number;
+  private readonly buf: Buffer;
   private index: Map<string, number[]> | undefined;
 
   /**
@@ -19,23 +29,25 @@ export class FileLines {
    * found 32 bytes at a time (a 500-file patch's files took a one-shot
    * process 12 ms of cold JavaScript to index); the same numbers.
    */
-  static ofBytes(bytes: Uint8Array): FileLines {
-    return new FileLines(bytesToByteString(bytes), nativeModule()?.lineStarts(bytes) ?? undefined);
+  static ofBytes(bytes: Uint8Array, native: NativeModule | null = nativeModule()): FileLines {
+    return new FileLines(bytes, native?.lineStarts(bytes) ?? undefined);
   }
 
   /** `starts`: the line starts, as lineStarts computes them, when the caller has them. */
   constructor(
-    readonly text: string,
+    readonly bytes: Uint8Array,
     given?: Uint32Array,
   ) {
+    this.buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     if (given) {
       this.count = given.length - 1;
       this.starts = given;
       return;
     }
-    let starts = new Uint32Array(Math.max(16, (text.length >>> 5) + 2));
+    const buf = this.buf;
+    let starts = new Uint32Array(Math.max(16, (buf.length >>> 4) + 2));
     let n = 1;
-    for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) {
+    for (let i = buf.indexOf(NL); i >= 0; i = buf.indexOf(NL, i + 1)) {
       if (n + 1 >= starts.length) {
         const grown = new Uint32Array(starts.length * 2);
         grown.set(starts);
@@ -43,34 +55,42 @@ export class FileLines {
       }
       starts[n++] = i + 1;
     }
-    const unterminated = text.length > 0 && text.charCodeAt(text.length - 1) !== 10;
+    const unterminated = buf.length > 0 && buf[buf.length - 1] !== NL;
     this.count = n - 1 + (unterminated ? 1 : 0);
-    starts[this.count] = text.length;
+    starts[this.count] = buf.length;
     this.starts = starts;
   }
 
-  /** Whether line i is exactly `line` (terminator included). */
+  /** Whether line i is exactly `line` (a byte string, terminator included). */
   equals(i: number, line: string): boolean {
     const start = this.starts[i]!;
-    return this.starts[i + 1]! - start === line.length && this.text.startsWith(line, start);
+    return this.starts[i + 1]! - start === line.length && this.sameChars(start, line);
   }
 
-  /** Whether line i is `text` followed by "\n" (eol) or by the end of the file (no eol). */
+  /** Whether line i is `text` (a byte string) followed by "\n" (eol) or by the end of the file (no eol). */
   equalsText(i: number, text: string, eol: boolean): boolean {
     const start = this.starts[i]!;
     const end = this.starts[i + 1]!;
     if (end - start !== text.length + (eol ? 1 : 0)) return false;
-    if (eol ? this.text.charCodeAt(end - 1) !== 10 : end !== this.text.length) return false;
-    return this.text.startsWith(text, start);
+    if (eol ? this.buf[end - 1] !== NL : end !== this.buf.length) return false;
+    return this.sameChars(start, text);
   }
 
+  /** Whether the bytes from `at` are the chars of the byte string `s`. */
+  private sameChars(at: number, s: string): boolean {
+    const buf = this.buf;
+    for (let k = 0; k < s.length; k++) if (buf[at + k] !== s.charCodeAt(k)) return false;
+    return true;
+  }
+
+  /** Line i as a byte string, terminator included. */
   line(i: number): string {
-    return this.text.slice(this.starts[i]!, this.starts[i + 1]!);
+    return this.buf.toString("latin1", this.starts[i]!, this.starts[i + 1]!);
   }
 
   /** True when the file is not empty and its last line has no "\n". */
   get lastLineUnterminated(): boolean {
-    return this.count > 0 && this.text.charCodeAt(this.text.length - 1) !== 10;
+    return this.count > 0 && this.buf[this.buf.length - 1] !== NL;
   }
 
   /** Positions of every line, by content. Built once, on the first search that needs it. */
