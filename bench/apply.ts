@@ -2,7 +2,10 @@
 // same patch and the same files, in the same run.
 //
 //   node_modules/.bin/bun bench/apply.ts [--runs N] [--small] [--dir DIR] [--only files|big] [--git-runs-big N]
-//                                        [--drop-history] [--dirty-tree] [--write]
+//                                        [--drop-history] [--dirty-tree] [--without-native] [--write]
+//
+// --without-native runs everything with WORKSNAP_NATIVE=0, this process's op and every worksnap process: the
+// TypeScript paths the darwin executables take (git apply stays the anchor).
 //
 // Inputs (deterministic, seeded, TypeScript-like text from gen-repo.ts), each a committed git repository:
 //   1. 5,000 hunks over 500 files (10 hunks per 16 KB file), as `git diff` writes them;
@@ -57,6 +60,7 @@ import { finishHandOff, POOL_PREFIX } from "../src/repo/tmp-reserve";
 import { Rng, renderFile } from "./gen-repo.ts";
 import { hunksFor } from "./hunks.ts";
 import { configureDurability, syncFileSystem } from "../src/repo/durable";
+import { nativeModule } from "../src/repo/native";
 import { resultOf, startServer, type ToolAnswer } from "./mcp-server.ts";
 import { argValue, fmtMs, fmtRatio, loadLine, machineLine, markdownTable, median, table, timeCommand, runMain } from "./lib.ts";
 
@@ -184,7 +188,9 @@ async function exited(pid: number): Promise<void> {
 /** A new compiled server's first workspace_apply_patch call, on a freshly reset repository, after it has waited for its host. */
 async function firstCallOfNewServer(s: Scenario, args: Record<string, unknown>): Promise<{ ms: number; sendMs: number; answer: ToolAnswer }> {
   reset(s);
-  const server = await startServer(BINARY, ["serve", "--root", s.repo], { stderr: "ignore" });
+  // the SDK gives its server a minimal environment: the setting is passed on by name
+  const env = process.env.WORKSNAP_NATIVE === "0" ? { WORKSNAP_NATIVE: "0" } : undefined;
+  const server = await startServer(BINARY, ["serve", "--root", s.repo], { stderr: "ignore", env });
   try {
     await Bun.sleep(SERVER_IDLE_MS);
     return await server.call("workspace_apply_patch", args);
@@ -359,6 +365,10 @@ async function main(): Promise<number> {
   const only = argValue(args, "--only");
   dropHistory = args.includes("--drop-history");
   dirtyTree = args.includes("--dirty-tree");
+  // before anything asks for the module: the in-process op and the processes started inherit it
+  const withoutNative = args.includes("--without-native");
+  if (withoutNative) process.env.WORKSNAP_NATIVE = "0";
+  if (nativeModule() !== null && withoutNative) throw new Error("the native module loaded before --without-native took effect");
   const scale = small ? 10 : 1;
   const all = [
     { s: ensureScenario(base, `files-${500 / scale}`, 500 / scale, 10, 16 * 1024), label: `${5000 / scale} hunks / ${500 / scale} files` },
@@ -379,10 +389,11 @@ async function main(): Promise<number> {
     const cell = (xs: number[]) => [fmtMs(median(xs)), fmtRatio(median(xs) / g)];
     return [scenarios[i]!.label, fmtMs(g), ...cell(r.gitFlushed), ...cell(r.gitKept), ...cell(r.op), ...cell(r.serverFirst), ...cell(r.serverProcess), fmtMs(median(r.gitPaused)), fmtRatio(median(r.serverProcess) / median(r.gitPaused)), fmtMs(median(r.serverSend)), fmtRatio(median(r.serverProcess.map((ms, k) => ms - (r.serverSend[k] ?? 0))) / median(r.gitPaused)), ...cell(r.serverMessage), ...cell(r.opOneShot), ...cell(r.cli), ...cell(r.cliFirst), ...cell(r.opFsync), ...cell(r.opNoHistory), ...cell(r.snapshot)];
   });
+  if (withoutNative) console.log("WORKSNAP_NATIVE=0: the TypeScript paths (the darwin executables'), in this process and every worksnap process");
   console.log(table(headers, rows));
   console.log(`${loadBefore}; after: ${loadAfter}`);
   if (args.includes("--write")) {
-    const cmd = `node_modules/.bin/bun bench/apply.ts --runs ${runs}${small ? " --small" : ""}${only ? ` --only ${only}` : ""}${dropHistory ? " --drop-history" : ""}${dirtyTree ? " --dirty-tree" : ""} --write`;
+    const cmd = `node_modules/.bin/bun bench/apply.ts --runs ${runs}${small ? " --small" : ""}${only ? ` --only ${only}` : ""}${dropHistory ? " --drop-history" : ""}${dirtyTree ? " --dirty-tree" : ""}${withoutNative ? " --without-native" : ""} --write`;
     const md = [
       "# workspace_apply_patch benchmark figures",
       "",
