@@ -1,11 +1,12 @@
 import { availableParallelism } from "node:os";
-import { internal } from "../core/errors";
+import { internal, isDescriptorShortage } from "../core/errors";
 import { settleAll } from "../core/settle";
 import { FileHasher, STREAM_THRESHOLD, type HashItem, type HashOptions, type HashOutcome } from "./hash-files";
 import { nativeModule, type NativeJob } from "./native";
 import { hashNatively, nativeHashable, type OutcomeListener } from "./native-hash";
 import { FollowerSettler, splitFollowers, type FollowerSplit } from "./blob-followers";
 import { workerEntry } from "./worker-entry";
+import { startWorker } from "./worker-start";
 
 /** Below this many files a worker's start-up costs more than it saves. */
 export const PARALLEL_MIN = 2000;
@@ -169,7 +170,14 @@ async function hashBatches(hasher: FileHasher, queue: BatchQueue, put: (o: HashO
 function runWorker(opts: HashOptions, queue: BatchQueue, put: (o: HashOutcome) => void, report: () => void, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
-    const worker = new Worker(workerEntry("repo/hash-worker.ts"));
+    let worker: Worker;
+    try {
+      worker = startWorker(workerEntry("repo/hash-worker.ts"));
+    } catch (err) {
+      // no descriptors to spare for its thread: its share is left to the others and the JavaScript thread
+      if (isDescriptorShortage(err)) return resolve();
+      return reject(err);
+    }
     let inFlight = 0;
     const send = () => {
       const batch = queue.take(WORKER_BATCH);

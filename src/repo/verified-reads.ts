@@ -14,6 +14,7 @@
  */
 import { availableParallelism } from "node:os";
 import { workerEntry } from "./worker-entry";
+import { startWorker } from "./worker-start";
 import type { VerifiedReadBatch, VerifiedReadItem } from "./verified-read-worker";
 
 export type { VerifiedReadItem } from "./verified-read-worker";
@@ -84,7 +85,7 @@ export class VerifiedReads {
   private start(): Slot | null {
     let worker: Worker;
     try {
-      worker = new Worker(workerEntry("repo/verified-read-worker.ts"));
+      worker = startWorker(workerEntry("repo/verified-read-worker.ts"));
     } catch {
       return null;
     }

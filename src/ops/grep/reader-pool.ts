@@ -30,6 +30,7 @@ import { NOT_REGULAR_FILE } from "../../repo/file-chunks";
 import { RACY_MARGIN_MS, sharedHashMemory, type HashMemory } from "./hash-memory";
 import { regexScan, type AsciiFold, type RegionScan } from "./regex-scan";
 import { readToEnd } from "./read-to-end";
+import { startWorker } from "../../repo/worker-start";
 
 export type ReadOutcome =
   | { kind: "binary" }
@@ -342,7 +343,7 @@ function newReader(sniff: number): Worker {
       { type: "application/javascript" },
     ),
   );
-  const worker = new Worker(readerUrl);
+  const worker = startWorker(readerUrl);
   worker.unref();
   return worker;
 }
@@ -383,7 +384,17 @@ export class ReaderPool implements FileReader {
 
   private start(slot: Slot, batch: Request[]): void {
     if (!slot.worker) {
-      const worker = newReader(this.sniff);
+      let worker: Worker;
+      try {
+        worker = newReader(this.sniff);
+      } catch (err) {
+        // no thread to read them (no descriptors to spare for one, EMFILE): each read fails with that, after this
+        // dispatch (a failed read may ask for another)
+        queueMicrotask(() => {
+          for (const r of batch) r.done(err, null);
+        });
+        return;
+      }
       slot.worker = worker;
       slot.filter = null;
       worker.onmessage = (e: MessageEvent<Reply>) => this.finish(slot, worker, e.data);

@@ -16,6 +16,7 @@ import { join } from "node:path";
 import { BINARY_SNIFF_BYTES } from "../../core/binary";
 import { joinPaths, lookLater, type NativeModule } from "../native";
 import { workerEntry } from "../worker-entry";
+import { startWorker } from "../worker-start";
 import { encodeSegment, trigramsOf, type SegmentBlob } from "./segment";
 
 /** What became of a file (the native TRI_* codes). */
@@ -110,7 +111,7 @@ const builders = new Map<AbortSignal | undefined, Builder>();
 function builderFor(signal: AbortSignal | undefined): Builder {
   const known = builders.get(signal);
   if (known) return known;
-  const worker = new Worker(workerEntry("repo/trigram-index/build-worker.ts"));
+  const worker = startWorker(workerEntry("repo/trigram-index/build-worker.ts"));
   worker.unref();
   const b: Builder = { worker, waiting: [] };
   const end = (err?: unknown) => {
