@@ -26,15 +26,14 @@ export function startWorker(url: string | URL): Worker {
   return new Worker(url);
 }
 
-/** Whether `n` more descriptors can be opened right now. */
+/** Whether `n` more descriptors can be opened right now (yes when the probe itself cannot tell: /dev/null refused). */
 function descriptorsToSpare(n: number): boolean {
   const held: number[] = [];
   try {
     for (let k = 0; k < n; k++) held.push(openSync("/dev/null", "r"));
     return true;
   } catch (err) {
-    if (isDescriptorShortage(err)) return false;
-    throw err;
+    return !isDescriptorShortage(err);
   } finally {
     for (const fd of held) closeSync(fd);
   }

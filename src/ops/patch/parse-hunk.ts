@@ -23,13 +23,6 @@ export interface PatchLines {
   at(j: number): string | undefined;
 }
 
-/** Lines [from, to). */
-function sliceLines(lines: PatchLines, from: number, to: number): string[] {
-  const out: string[] = [];
-  for (let j = from; j < to; j++) out.push(lines.at(j)!);
-  return out;
-}
-
 export interface ParsedHunkBody {
   oldStart: number;
   newStart: number;
@@ -144,17 +137,19 @@ function garbageInside(lines: PatchLines, end: number): number {
 
 /** The lines of a body already known to be well formed (a hunk the native reader read). */
 export function hunkLinesOf(lines: PatchLines, from: number, to: number): HunkLine[] {
-  const read = toHunkLines(sliceLines(lines, from, to));
+  const read = toHunkLines(lines, from, to);
   if (typeof read === "string") throw new Error(`hunk body at patch line ${from}: ${read}`);
   return read;
 }
 
-function toHunkLines(body: string[]): HunkLine[] | string {
+/** The body, lines [from, to) of the patch, as hunk lines; a string saying why when it is malformed. */
+function toHunkLines(lines: PatchLines, from: number, to: number): HunkLine[] | string {
   const out: HunkLine[] = [];
   // Whether the old / new side already had a line without newline: nothing may follow it on that side.
   let oldClosed = false;
   let newClosed = false;
-  for (const line of body) {
+  for (let j = from; j < to; j++) {
+    const line = lines.at(j)!;
     const c = line === "" ? " " : line[0];
     if (c === "\\") {
       const prev = out[out.length - 1];
@@ -202,8 +197,7 @@ export function parseHunkAt(lines: PatchLines, i: number): HunkParse {
       };
     }
   }
-  const body = sliceLines(lines, i + 1, end);
-  const hunkLines = toHunkLines(body);
+  const hunkLines = toHunkLines(lines, i + 1, end);
   if (typeof hunkLines === "string") return { ok: false, message: `hunk at patch line ${i + 1}: ${hunkLines}`, next: end };
   if (hunkLines.length === 0) return { ok: false, message: `hunk at patch line ${i + 1} has no lines`, next: end };
   let oldLines = 0;
