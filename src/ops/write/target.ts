@@ -276,11 +276,15 @@ export function blockingAncestor(access: WorktreeAccess, path: RepoPath, removed
 /**
  * Permission bits for a file written with git mode `mode`: an existing
  * file keeps its exact bits unless its executable state changes (then x
- * follows r, as git does); a new file gets 0644 or 0755.
+ * follows r, as git does); a new file gets what a checkout by git gives it,
+ * 0666 or 0777 less the process's umask (0644 or 0755 under the usual 022,
+ * 0600 or 0700 under 077, 0664 or 0775 under 002), as the directories made
+ * for it get 0777 less the umask; the owner's read and write are kept, and
+ * an executable's owner x, which is what git reads as executable.
  */
 export function permFor(mode: FileMode, existingPerm: number | null): number {
   const exec = mode === "100755";
-  if (existingPerm === null) return exec ? 0o755 : 0o644;
+  if (existingPerm === null) return ((exec ? 0o777 : 0o666) & ~process.umask()) | (exec ? 0o700 : 0o600);
   const wasExec = (existingPerm & 0o111) !== 0;
   if (wasExec === exec) return existingPerm;
   return exec ? existingPerm | ((existingPerm & 0o444) >> 2) : existingPerm & ~0o111;
