@@ -396,7 +396,7 @@ export async function finishHandOff(root: string, h: HandOff): Promise<void> {
   }
 }
 
-/** One empty spare, permission bits SPARE_PERM exactly, through the held directory. */
+/** One empty spare, permission bits SPARE_PERM (less the umask when made by path: a spare's bits are set as it is filled), through the held directory. */
 async function makeSpare(dir: DirHandle, name: string): Promise<void> {
   const path = dir.asyncPath(name);
   if (path !== null) return writeNewFile(path, EMPTY, SPARE_PERM);
