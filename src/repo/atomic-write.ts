@@ -4,6 +4,7 @@ import { basename, dirname, join } from "node:path";
 import { randomId128 } from "../core/hash";
 import { fsyncAll } from "./durable";
 import { tempPath } from "./state-dir";
+import { processUmask } from "./umask";
 
 /**
  * The one atomic write: temp file, write, fsync, rename over the target, fsync
@@ -174,7 +175,7 @@ export function fsyncDir(dir: string): void {
 export async function writeNewFile(path: string, bytes: Uint8Array, perm: number): Promise<void> {
   await writeFile(path, bytes, { flag: "wx", mode: perm });
   // open()'s mode passes through the umask: when the umask would clear bits of `perm`, they are set afterwards.
-  if ((perm & process.umask()) === 0) return;
+  if ((perm & processUmask()) === 0) return;
   try {
     await chmod(path, perm);
   } catch (err) {

@@ -20,6 +20,7 @@ import { closeSync, constants, fchmodSync, openSync, readSync, rmSync } from "no
 import { writeAllPieces } from "../../repo/file-chunks";
 import { internal } from "../../core/errors";
 import { shownStatePath } from "../../repo/state-dir";
+import { processUmask } from "../../repo/umask";
 import type { ObjectWrite } from "./batch-store";
 
 const MAGIC = "WSPACK1 ";
@@ -46,7 +47,7 @@ export function writePackFile(path: string, items: ObjectWrite[], perm = 0o644, 
   const written = (async () => {
     // open()'s mode passes through the umask: only when it clears bits of `perm` are they set again (a change of
     // mode waits for the file system's journal, which the other writes of a recorded write keep busy: 4 ms seen)
-    if ((perm & process.umask()) !== 0) fchmodSync(fd, perm);
+    if ((perm & processUmask()) !== 0) fchmodSync(fd, perm);
     await writeAllPieces(fd, pieces);
   })();
   return written.then(

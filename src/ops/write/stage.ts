@@ -13,6 +13,7 @@ import { CREATE_OPEN, type DirHandle, type TreeHandles } from "../../repo/dir-ha
 import { DurableBatch } from "../../repo/durable";
 import { ensureStateDir } from "../../repo/state-dir";
 import { SPARE_PERM, type TmpReserve } from "../../repo/tmp-reserve";
+import { processUmask } from "../../repo/umask";
 import type { PathState } from "./edit-recorder";
 import type { WorktreeAccess } from "./target";
 import type { Workspace } from "../workspace";
@@ -161,7 +162,7 @@ const SPARE_OPEN = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | 
 async function fillSpare(path: string, bytes: Uint8Array, perm: number): Promise<void> {
   await writeFile(path, bytes, { flag: SPARE_OPEN, mode: SPARE_PERM });
   // (a spare made again passed its mode through the umask)
-  if (perm !== SPARE_PERM || (SPARE_PERM & process.umask()) !== 0) await chmod(path, perm);
+  if (perm !== SPARE_PERM || (SPARE_PERM & processUmask()) !== 0) await chmod(path, perm);
 }
 
 /**

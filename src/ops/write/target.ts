@@ -5,6 +5,7 @@ import { invalidArgument, isDescriptorShortage, isMissingPath, permissionDenied,
 import { PATH_MAX, ROOT, ancestorsOf, baseName, isReservedPath, parentOf, type RepoPath } from "../../core/repo-path";
 import { type DirHandle, type FileStat, type ReadEntry, TreeHandles, symlinkOnPath } from "../../repo/dir-handle";
 import type { RepoRoot } from "../../repo/root";
+import { processUmask } from "../../repo/umask";
 import type { PathState } from "./edit-recorder";
 import { resolveInRoot } from "../live/path-guard";
 
@@ -284,7 +285,7 @@ export function blockingAncestor(access: WorktreeAccess, path: RepoPath, removed
  */
 export function permFor(mode: FileMode, existingPerm: number | null): number {
   const exec = mode === "100755";
-  if (existingPerm === null) return ((exec ? 0o777 : 0o666) & ~process.umask()) | (exec ? 0o700 : 0o600);
+  if (existingPerm === null) return ((exec ? 0o777 : 0o666) & ~processUmask()) | (exec ? 0o700 : 0o600);
   const wasExec = (existingPerm & 0o111) !== 0;
   if (wasExec === exec) return existingPerm;
   return exec ? existingPerm | ((existingPerm & 0o444) >> 2) : existingPerm & ~0o111;
