@@ -34,10 +34,7 @@ export class FileLines {
   }
 
   /** `starts`: the line starts, as lineStarts computes them, when the caller has them. */
-  constructor(
-    readonly bytes: Uint8Array,
-    given?: Uint32Array,
-  ) {
+  constructor(bytes: Uint8Array, given?: Uint32Array) {
     this.buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     if (given) {
       this.count = given.length - 1;

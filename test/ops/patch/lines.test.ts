@@ -4,6 +4,14 @@ import { FileLines } from "../../../src/ops/patch/lines";
 import { nativeModule } from "../../../src/repo/native";
 import { rng } from "./fixtures";
 
+/** Up to `maxBytes` random bytes, each a newline with a chance drawn per file below `newlineShare`. */
+function randomFile(r: ReturnType<typeof rng>, maxBytes: number, newlineShare: number): Uint8Array {
+  const bytes = new Uint8Array(r.int(maxBytes));
+  const newlines = r.next();
+  for (let i = 0; i < bytes.length; i++) bytes[i] = r.next() < newlines * newlineShare ? 10 : r.int(256);
+  return bytes;
+}
+
 /** The TypeScript index's lines, and how the native module's twin sees them. */
 function both(bytes: Uint8Array): [FileLines, FileLines] {
   return [FileLines.ofBytes(bytes, null), FileLines.ofBytes(bytes)];
@@ -31,9 +39,7 @@ describe.skipIf(nativeModule() === null)("FileLines.ofBytes with the native modu
   test("the TypeScript index's numbers on 2,000 random files from 0 to 3,000 bytes", () => {
     const r = rng(20261129);
     for (let n = 0; n < 2000; n++) {
-      const bytes = new Uint8Array(r.int(3000));
-      const newlines = r.next();
-      for (let i = 0; i < bytes.length; i++) bytes[i] = r.next() < newlines * 0.5 ? 10 : r.int(256);
+      const bytes = randomFile(r, 3000, 0.5);
       const [ts, native] = both(bytes);
       same(ts, native);
     }
@@ -50,9 +56,7 @@ describe("FileLines on the file's bytes, without the native module", () => {
   test("every line read back, compared in place and told apart from a near miss, on random files with CR, NUL and high bytes", () => {
     const r = rng(20261130);
     for (let n = 0; n < 400; n++) {
-      const bytes = new Uint8Array(r.int(600));
-      const newlines = r.next();
-      for (let i = 0; i < bytes.length; i++) bytes[i] = r.next() < newlines * 0.3 ? 10 : r.int(256);
+      const bytes = randomFile(r, 600, 0.3);
       const file = FileLines.ofBytes(bytes, null);
       const want = referenceLines(bytes);
       expect(file.count).toBe(want.length);
