@@ -38,11 +38,13 @@ describe("permissions of the files a write makes", () => {
     ["002", "664", "775", "775"],
     ["277", "600", "700", "500"],
   ] as const) {
-    test(`under umask ${umask}: new files ${plain} and ${tool}, their directory ${dir}; an existing file keeps its bits`, async () => {
+    // A umask that takes the owner's write (277) leaves the directories made under it closed to their maker: only
+    // root can fill them (git itself cannot commit under it), so that case runs as root only.
+    test.skipIf(umask === "277" && process.getuid?.() !== 0)(`under umask ${umask}: new files ${plain} and ${tool}, their directory ${dir}; an existing file keeps its bits`, async () => {
       await using repo = await tmpRepo();
       repo.write("old.sh", "echo old\n", 0o640);
       repo.commit();
-      const patchFile = join(repo.root, "..", `perm-${umask}.diff`);
+      const patchFile = repo.beside(".diff");
       writeFileSync(patchFile, PATCH);
       const r = Bun.spawnSync(["bash", "-c", `umask ${umask} && exec "$0" "$@"`, requireBinary(), "apply", patchFile], { cwd: repo.root, stdout: "pipe", stderr: "pipe" });
       expect(r.stderr.toString()).toBe("");
