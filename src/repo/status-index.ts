@@ -37,6 +37,7 @@ import { isDescriptorShortage } from "../core/errors";
 import { sha256Hex } from "../core/hash";
 import { writeCacheFile } from "./cache-file";
 import { git, gitText, type GitResult } from "./git";
+import { skipWorktreeMayBePresent } from "./index-flags";
 import { indexIdentity } from "./index-identity";
 import type { RepoRoot } from "./root";
 import { ensureStateDir, tempPath } from "./state-dir";
@@ -66,13 +67,13 @@ export async function gitStatus(repo: RepoRoot): Promise<StatusResult> {
     try {
       result = await git([...run.config, ...STATUS_ARGS], { cwd: repo.root, env: run.env });
       const confirmed = run.confirm ? await confirmUntrackedDirs(repo.root, result.stdout) : null;
-      if (confirmed !== null) {
-        // the cache named a directory git no longer lists: the copies that held it (the shared one here, the
-        // watch's private one when its settle is told so) are not used again
-        result = { ...result, stdout: confirmed };
-        if (run.shared !== undefined) rmSync(run.shared, { force: true });
-      }
-      run.settle?.(confirmed === null, result);
+      if (confirmed !== null) result = { ...result, stdout: confirmed };
+      // a skipped entry that came into the tree while git ran may have lost its flag in the copy git wrote
+      const flagsKept = run.identity === undefined || !skipWorktreeMayBePresent(repo, run.identity);
+      // the cache named a directory git no longer lists, or the copy may differ from the user's index: the copies
+      // (the shared one here, the watch's private one when its settle is told so) are not used again
+      if ((confirmed !== null || !flagsKept) && run.shared !== undefined) rmSync(run.shared, { force: true });
+      run.settle?.(confirmed === null && flagsKept, result);
     } catch (err) {
       if (run.settle) run.settle(false);
       // no descriptor free: the plain status could not start either, and the copy is sound (the caller answers BUSY)
@@ -132,6 +133,8 @@ interface StatusRun {
    */
   confirm?: boolean;
   shared?: string;
+  /** The identity of the user's index the copy was made from. */
+  identity?: string;
 }
 
 const PLAIN: StatusRun = { config: [], after: async () => undefined };
@@ -161,6 +164,8 @@ async function statusRun(repo: RepoRoot): Promise<StatusRun> {
   unprimed.delete(copy);
   if (!existsSync(copy)) return { config: [], after: async () => ((await ok) ? makeCopy(repo, dir, userIndex, identity, copy) : undefined) };
   if (!(await ok)) return PLAIN;
+  // git would clear the flag of a skipped entry it finds in the tree, in the copy it writes (index-flags.ts)
+  if (skipWorktreeMayBePresent(repo, identity)) return PLAIN;
   if (!soundOnce(copy)) {
     rmSync(copy, { force: true });
     return { config: [], after: async () => makeCopy(repo, dir, userIndex, identity, copy) };
@@ -175,6 +180,7 @@ async function statusRun(repo: RepoRoot): Promise<StatusRun> {
       settle: watched.settle,
       confirm: watched.full,
       shared: copy,
+      identity,
     };
   }
   return {
@@ -183,6 +189,7 @@ async function statusRun(repo: RepoRoot): Promise<StatusRun> {
     after: PLAIN.after,
     confirm: true,
     shared: copy,
+    identity,
   };
 }
 

@@ -1,8 +1,10 @@
 import type { FileMode } from "../core/file-mode";
 import { compareUtf8, searchUtf8 } from "../core/byte-order";
+import { sha256Hex } from "../core/hash";
 import { isReservedPath, isWithin, type RepoPath } from "../core/repo-path";
 import { isAscii } from "node:buffer";
 import { join } from "node:path";
+import { presentSkipWorktree } from "./index-flags";
 import { indexIdentity } from "./index-identity";
 import { decodePath, git, type GitResult, splitNul } from "./git";
 import type { HashItem } from "./hash-files";
@@ -42,6 +44,12 @@ export interface ScanSkips {
 export interface TreeScan {
   entries: TreeEntry[];
   skipped: ScanSkips;
+  /**
+   * Where skip-worktree entries are absent from the work tree (a sparse checkout): the top-most absent path
+   * above each (a directory, or the file itself), sorted by bytes. They are not candidates; something that
+   * remembers the scan must find them still absent (warm-cache.ts).
+   */
+  absentSkipWorktree: string[];
 }
 
 interface StatusInfo {
@@ -417,8 +425,24 @@ function plainFile(rec: IndexRecord): rec is IndexRecord & { path: string } {
   return rec.tag === "H" && rec.stage === "0" && (rec.mode === "100644" || rec.mode === "100755") && rec.path !== null && !rec.reserved;
 }
 
+/**
+ * A digest of the listing's entries git status does not look at, as `ls-files -v` tags them (lower case:
+ * assume-unchanged; S: skip-worktree; M: unmerged): "" when there is none, the usual index. What a warm capture
+ * must find unchanged besides the fingerprint (warm-cache.ts).
+ */
+export function flaggedEntriesDigest(listing: Uint8Array): string {
+  let text = "";
+  for (const rec of indexRecords(listing)) {
+    if (rec.tag === "H") continue;
+    text += `${rec.tag} ${rec.stage} ${rec.path ?? `(not UTF-8) ${rec.oid}`}\0`;
+  }
+  return text === "" ? "" : sha256Hex(text);
+}
+
 /** What a git tree scan is made of: the status, the raw index listing and the untracked files. */
 export interface GitTreeInputs {
+  /** The work tree's top (RepoRoot.root): where skip-worktree entries are looked for. */
+  root: string;
   info: StatusInfo;
   /** The raw status the info came from. */
   status: Uint8Array;
@@ -448,7 +472,7 @@ export async function readGitTreeInputs(
     return (await started).stdout;
   };
   const untracked = await untrackedCandidates(repo, info, scope, skipped, guess ?? null);
-  return { info, status, listing, untracked, skipped };
+  return { root: repo.root, info, status, listing, untracked, skipped };
 }
 
 /**
@@ -467,10 +491,14 @@ export async function scanGitTree(
 
 export async function gitTreeEntries(inputs: GitTreeInputs): Promise<TreeScan> {
   const listing = await inputs.listing();
-  const { tracked, skipped } = trackedEntries(listing, inputs);
+  const { tracked: plain, hidden, skipped } = trackedEntries(listing, inputs);
+  // skip-worktree entries are looked for at every scan: git status never does, so nothing else tells
+  const sparse = hidden.length === 0 ? null : presentSkipWorktree(inputs.root, hidden);
+  const tracked = sparse && sparse.present.length > 0 ? mergeSorted(plain, sparse.present) : plain;
   const untracked = inputs.untracked;
-  return { entries: untracked.length === 0 ? tracked : mergeSorted(tracked, untracked), skipped };
+  return { entries: untracked.length === 0 ? tracked : mergeSorted(tracked, untracked), skipped, absentSkipWorktree: sparse?.absent ?? [] };
 }
+
 
 /**
  * The tracked part of a scan depends on nothing but the listing and the
@@ -479,20 +507,22 @@ export async function gitTreeEntries(inputs: GitTreeInputs): Promise<TreeScan> {
  * are listed afresh every time: a file added inside an untracked directory
  * does not change the status.)
  */
-let lastTracked: { listing: Uint8Array; status: Uint8Array; tracked: TreeEntry[]; skipped: ScanSkips } | null = null;
+let lastTracked: { listing: Uint8Array; status: Uint8Array; tracked: TreeEntry[]; hidden: TreeEntry[]; skipped: ScanSkips } | null = null;
 
-function trackedEntries(listing: Uint8Array, inputs: GitTreeInputs): { tracked: TreeEntry[]; skipped: ScanSkips } {
+/** The tracked candidates git vouches for or names (`tracked`), and the skip-worktree entries, which it does neither for (`hidden`). */
+function trackedEntries(listing: Uint8Array, inputs: GitTreeInputs): { tracked: TreeEntry[]; hidden: TreeEntry[]; skipped: ScanSkips } {
   const hit = lastTracked;
   if (keepListings && hit && hit.listing === listing && Buffer.from(hit.status).equals(inputs.status)) {
     const skipped = { ...inputs.skipped };
     skipped.non_utf8 += hit.skipped.non_utf8;
     skipped.submodules += hit.skipped.submodules;
-    return { tracked: hit.tracked, skipped };
+    return { tracked: hit.tracked, hidden: hit.hidden, skipped };
   }
   const st = inputs.info;
   const skipped: ScanSkips = { ...inputs.skipped };
   const own: ScanSkips = { non_utf8: 0, submodules: 0 };
   const tracked: TreeEntry[] = [];
+  const hidden: TreeEntry[] = [];
   let lastPath = "";
   let lastWide = false;
   let sorted = true;
@@ -516,13 +546,17 @@ function trackedEntries(listing: Uint8Array, inputs: GitTreeInputs): { tracked: 
     lastPath = path;
     lastWide = rec.wide;
     // the index's other modes are 100644, 100755 and 120000
-    tracked.push(clean ? { path, mode: mode as FileMode, gitOid: rec.oid, wide: rec.wide } : { path, mode: mode as FileMode, wide: rec.wide });
+    if (rec.tag === "S" || rec.tag === "s") hidden.push({ path, mode: mode as FileMode, wide: rec.wide });
+    else tracked.push(clean ? { path, mode: mode as FileMode, gitOid: rec.oid, wide: rec.wide } : { path, mode: mode as FileMode, wide: rec.wide });
   }
-  if (!sorted) tracked.sort((a, b) => compareUtf8(a.path, b.path));
-  if (keepListings) lastTracked = { listing, status: inputs.status.slice(), tracked, skipped: own };
+  if (!sorted) {
+    tracked.sort((a, b) => compareUtf8(a.path, b.path));
+    hidden.sort((a, b) => compareUtf8(a.path, b.path));
+  }
+  if (keepListings) lastTracked = { listing, status: inputs.status.slice(), tracked, hidden, skipped: own };
   skipped.non_utf8 += own.non_utf8;
   skipped.submodules += own.submodules;
-  return { tracked, skipped };
+  return { tracked, hidden, skipped };
 }
 
 async function untrackedCandidates(repo: RepoRoot, st: StatusInfo, scope: RepoPath[], skipped: ScanSkips, guess: UntrackedGuess | null): Promise<TreeEntry[]> {

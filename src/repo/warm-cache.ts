@@ -1,5 +1,6 @@
 import { existsSync, lstatSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { isMissingPath } from "../core/errors";
 import { writeCacheFile } from "./cache-file";
 import type { SnapshotId } from "./manifest";
 import { StatCache } from "./stat-cache";
@@ -8,21 +9,35 @@ import { StatCache } from "./stat-cache";
  * Remembers which snapshot a tree state produced, so capturing an unchanged
  * tree again costs only the git reads the fingerprint makes anyway.
  *
- * The key covers everything that decides a manifest in a git work tree: the
- * fingerprint, the scope, the raw index listing (blob ids and modes of every
- * tracked file) and the list of untracked files. The files git cannot vouch
- * for (untracked or modified) are listed with their hashes and must still
- * pass the stat cache's racy-safe check; any doubt is a miss, and a miss
- * only means the full capture runs.
+ * The key covers what the fingerprint tells of a manifest in a git work
+ * tree: the fingerprint, the scope, the raw index listing (blob ids and modes
+ * of every tracked file), the list of untracked files. The fingerprint does
+ * not tell which index entries git status does not look at (assume-unchanged,
+ * skip-worktree: setting one changes neither the index's tree nor the
+ * status), so a record also names the index file it was captured from and
+ * a digest of those entries (flaggedEntriesDigest); under another index file
+ * the digest must be the same (create.ts). The files git cannot vouch for
+ * (untracked, modified, flagged) are listed with their hashes and must still
+ * pass the stat cache's racy-safe check, and the skip-worktree paths absent
+ * from the tree must still be absent; any doubt is a miss, and a miss only
+ * means the full capture runs.
  */
 export interface WarmRecord {
   snapshot_id: SnapshotId;
   /** [path, sha256 hex] of every entry that was read from disk rather than known from git. */
   loose: [string, string][];
   skipped: { non_utf8: number; submodules: number; vanished: number };
+  /** TreeScan.absentSkipWorktree of the capture: paths that must still be missing (absent in older records: none). */
+  absent?: string[];
+  /** The identity of the index file the capture read (index-identity.ts; null: there was none). */
+  index?: string | null;
+  /** flaggedEntriesDigest of the capture's index listing. A record without it is never used. */
+  flagged?: string;
 }
 
 const KEEP = 16;
+/** More absent skip-worktree paths than this (a sparse checkout by file, not by directory) are not remembered. */
+export const MAX_ABSENT = 4096;
 
 export class WarmCache {
   private readonly file: string;
@@ -50,6 +65,14 @@ export class WarmCache {
         if (stats.lookup(path, lstatSync(join(root, path))) !== sha) return null;
       } catch {
         return null;
+      }
+    }
+    for (const path of rec.absent ?? []) {
+      try {
+        lstatSync(join(root, path));
+        return null; // something is there now
+      } catch (err) {
+        if (!isMissingPath(err)) return null;
       }
     }
     return rec;

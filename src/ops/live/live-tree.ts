@@ -16,6 +16,8 @@ export interface LiveTree {
   unreadable: string[];
   /** When git compared the work tree with the index for this state (see captureEntries); git only. */
   gitComparedAt?: number;
+  /** TreeScan.absentSkipWorktree (git only; empty elsewhere). */
+  absentSkipWorktree: string[];
 }
 
 /** The live fingerprint alone (lease validation before a write). */
@@ -70,9 +72,9 @@ export async function readLiveInputs(
 
 export async function liveTreeOf(inputs: LiveInputs): Promise<LiveTree> {
   const { fingerprint, skipped, unreadable } = inputs;
-  if (!inputs.git) return { fingerprint, entries: inputs.plain, skipped, unreadable };
+  if (!inputs.git) return { fingerprint, entries: inputs.plain, skipped, unreadable, absentSkipWorktree: [] };
   const scan = await gitTreeEntries(inputs.git);
-  return { fingerprint, entries: scan.entries, skipped: scan.skipped, unreadable, gitComparedAt: inputs.gitComparedAt };
+  return { fingerprint, entries: scan.entries, skipped: scan.skipped, unreadable, gitComparedAt: inputs.gitComparedAt, absentSkipWorktree: scan.absentSkipWorktree };
 }
 
 /** The live fingerprint and the candidate files under `scope` (`listing`: the index listing for it, started already). */

@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import { searchUtf8 } from "../../core/byte-order";
 import { invalidArgument, notFound } from "../../core/errors";
 import { ROOT, isWithin, parseRepoPath, refuseReserved, type RepoPath } from "../../core/repo-path";
@@ -5,12 +6,13 @@ import { captureEntries, type CaptureResult } from "../../repo/capture";
 import type { StagedFile } from "../../repo/atomic-write";
 import type { Fingerprint, GitState } from "../../repo/fingerprint";
 import type { SnapshotId } from "../../repo/manifest";
-import type { ScanSkips, TreeEntry } from "../../repo/tree-scan";
+import type { GitTreeInputs, ScanSkips, TreeEntry } from "../../repo/tree-scan";
 import { fingerprintJson } from "../../repo/fingerprint";
 import type { GitResult } from "../../repo/git";
 import { Prehash } from "../../repo/prehash";
-import { startIndexListing } from "../../repo/tree-scan";
-import { WarmCache, warmKey } from "../../repo/warm-cache";
+import { flaggedEntriesDigest, startIndexListing } from "../../repo/tree-scan";
+import { indexIdentity } from "../../repo/index-identity";
+import { MAX_ABSENT, WarmCache, warmKey } from "../../repo/warm-cache";
 import { liveTreeOf, readLiveInputs } from "../live/live-tree";
 import { manifestStats, type ManifestStats, type SnapshotMeta } from "../../repo/snapshot-store";
 import { refuseNamedUnreadable, unreadableFields, type UnreadableFields } from "./unreadable";
@@ -74,6 +76,11 @@ async function create(
   prehash: Prehash | undefined,
   early: Promise<GitResult> | undefined,
 ): Promise<CreateSnapshotResult> {
+  // The fingerprint does not tell which index entries git status does not look at (warm-cache.ts): a remembered
+  // capture names the index file it read, taken before anything is read here, and a capture during which the
+  // index was replaced is not remembered.
+  const indexFile = named && ws.repo.gitDir ? join(ws.repo.gitDir, "index") : null;
+  const indexBefore = indexFile ? indexIdentity(indexFile) : null;
   const inputs = await readLiveInputs(ws, scope, { lazyListing: true, listing: early, state: args.gitState });
   const fingerprint = inputs.fingerprint;
   let wanted: RepoPath[];
@@ -90,7 +97,7 @@ async function create(
   const listing = inputs.git && fingerprint.index_oid === "" ? await inputs.git.listing() : new Uint8Array();
   const key = warm && inputs.git ? warmKey(fingerprintJson(fingerprint), scope, listing, inputs.git.untracked.map((u) => u.path)) : "";
   const hit = warm?.lookup(key, ws.repo.root);
-  if (hit && ws.snapshots.has(hit.snapshot_id)) {
+  if (hit && ws.snapshots.has(hit.snapshot_id) && hit.flagged !== undefined && (hit.index === indexBefore || flaggedEntriesDigest(await (inputs.git as GitTreeInputs).listing()) === hit.flagged)) {
     const meta = ws.snapshots.loadMeta(hit.snapshot_id.slice(7));
     const out: CreateSnapshotResult = { snapshot_id: meta.snapshot_id, cache_hint: "immutable", fingerprint, created_at: meta.created_at, manifest_stats: meta.manifest_stats, skipped: hit.skipped };
     if (args.allowMissing) out.missing = missingOf(wanted, ws.snapshots.load(meta.snapshot_id).entries);
@@ -151,9 +158,11 @@ async function create(
   const snapshotId = meta.snapshot_id;
   const skipped = { ...live.skipped, vanished: captured.vanished.length };
   // a capture that skipped files is not remembered: the same state, readable again, must be captured whole
-  if (warm && captured.vanished.length === 0 && unreadable.length === 0) {
+  const absent = live.absentSkipWorktree;
+  if (warm && captured.vanished.length === 0 && unreadable.length === 0 && absent.length <= MAX_ABSENT && indexIdentity(indexFile as string) === indexBefore) {
     const loose = looseEntries(candidates, captured.entries);
-    warm.put(key, { snapshot_id: snapshotId, loose, skipped });
+    const flagged = flaggedEntriesDigest(await (inputs.git as GitTreeInputs).listing());
+    warm.put(key, { snapshot_id: snapshotId, loose, skipped, ...(absent.length > 0 ? { absent } : {}), index: indexBefore, flagged });
   }
   const out: CreateSnapshotResult = {
     snapshot_id: snapshotId,
