@@ -6,6 +6,7 @@ import { git } from "./git";
 import { nativeModule, statRecordsOf } from "./native";
 import type { RepoRoot } from "./root";
 import { perPath } from "../core/per-path";
+import { commonDir } from "./common-dir";
 
 /**
  * Whether git may convert content between the work tree and its blobs for
@@ -106,7 +107,8 @@ async function repoWideConversion(repo: RepoRoot, gitDir: string, wholeIndex: Pr
     if (key === "core.autocrlf" && value.toLowerCase() !== "false") return true;
     if (key === "core.attributesfile") attributesFile = value;
   }
-  const sources = [join(gitDir, "info", "attributes"), globalAttributesFile(repo.root, attributesFile)];
+  // a linked work tree's git directory has no info/ of its own: git reads the common directory's
+  const sources = [join(commonDir(gitDir) ?? gitDir, "info", "attributes"), globalAttributesFile(repo.root, attributesFile)];
   // the directories above a root below the top of the work tree: their attributes apply to its files too
   const above = repo.gitPrefix.split("/").filter(Boolean);
   const top = join(repo.root, ...above.map(() => ".."));

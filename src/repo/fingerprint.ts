@@ -10,6 +10,7 @@ import { rememberState } from "./state-memory";
 import { indexIdentity } from "./index-identity";
 import { headIdentity } from "./head-identity";
 import { gitStatus } from "./status-index";
+import { userObjectDir } from "./common-dir";
 
 /** Spec 2.2: identifies the state of HEAD, the index and the work tree. */
 export interface Fingerprint {
@@ -125,7 +126,7 @@ async function computeIndexTree(repo: RepoRoot, gitDir: string): Promise<string>
     const env = {
       GIT_INDEX_FILE: indexCopy,
       GIT_OBJECT_DIRECTORY: scratchObjects,
-      GIT_ALTERNATE_OBJECT_DIRECTORIES: join(gitDir, "objects"),
+      GIT_ALTERNATE_OBJECT_DIRECTORIES: userObjectDir(gitDir),
     };
     // Exit 128 means the index cannot become a tree (unmerged entries): spec says "".
     const r = await git(["write-tree"], { cwd: repo.root, env, okCodes: [128] });

@@ -4,6 +4,7 @@ import { git, gitEnv, gitSync, spawnWhenDescriptorsFree } from "./git";
 import { CatFileBatch } from "./cat-file";
 import { missingFrom, packIndexesOf } from "./pack-index";
 import type { RepoRoot } from "./root";
+import { userObjectDir } from "./common-dir";
 
 /** Above this many missing objects, linking the user's packs beats re-packing. */
 const LINK_PACKS_MIN = 2000;
@@ -43,7 +44,7 @@ export class GitObjectStore {
     if (oids.length === 0 || !repo.gitDir) return;
     this.ensure();
     let wanted = oids;
-    if (oids.length >= LINK_PACKS_MIN && this.linkPacks(join(repo.gitDir, "objects", "pack"))) wanted = await this.missing(oids);
+    if (oids.length >= LINK_PACKS_MIN && this.linkPacks(join(userObjectDir(repo.gitDir), "pack"))) wanted = await this.missing(oids);
     if (wanted.length === 0) return;
     const packBase = join(this.gitDir, "objects", "pack", "pack");
     await git(["pack-objects", "-q", "--window=0", packBase], { cwd: repo.root, input: `${wanted.join("\n")}\n` });

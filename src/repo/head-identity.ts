@@ -9,7 +9,8 @@
  * loose ref that is itself symbolic.
  */
 import { existsSync, readFileSync } from "node:fs";
-import { isAbsolute, join } from "node:path";
+import { join } from "node:path";
+import { commonDir } from "./common-dir";
 import { indexIdentity } from "./index-identity";
 
 export function headIdentity(gitDir: string): string | null {
@@ -37,16 +38,4 @@ export function headIdentity(gitDir: string): string | null {
   }
   parts.push(indexIdentity(join(common, "packed-refs")) ?? "-");
   return parts.join("|");
-}
-
-/** The repository's common directory: the git directory itself, or the one its `commondir` file names. */
-function commonDir(gitDir: string): string | null {
-  let named: string;
-  try {
-    named = readFileSync(join(gitDir, "commondir"), "utf8").trim();
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "ENOENT" ? gitDir : null;
-  }
-  if (named === "") return null;
-  return isAbsolute(named) ? named : join(gitDir, named);
 }

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { decodePath, git, splitNul } from "./git";
 import type { RepoRoot } from "./root";
+import { userObjectDir } from "./common-dir";
 
 /**
  * The last work-tree states this process saw, by the status_hash that names
@@ -85,7 +86,7 @@ export async function indexTreeChanges(repo: RepoRoot, oldTree: string, newTree:
   if (!repo.gitDir || oldTree === "" || newTree === "") return null;
   const env = {
     GIT_OBJECT_DIRECTORY: join(repo.stateDir, "git", "scratch-objects"),
-    GIT_ALTERNATE_OBJECT_DIRECTORIES: join(repo.gitDir, "objects"),
+    GIT_ALTERNATE_OBJECT_DIRECTORIES: userObjectDir(repo.gitDir),
   };
   try {
     const r = await git(["diff-tree", "-r", "-z", "--no-renames", "--name-only", oldTree, newTree], { cwd: repo.root, env, okCodes: [128] });

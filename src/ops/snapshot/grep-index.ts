@@ -19,6 +19,7 @@ import { indexIdentity } from "../../repo/index-identity";
 import type { RepoRoot } from "../../repo/root";
 import { plainIndexOids, plainIndexPaths, type TreeEntry } from "../../repo/tree-scan";
 import { READ, type IndexFilter } from "../grep";
+import { commonDir } from "../../repo/common-dir";
 
 const answers = new Map<string, { key: string; possible: boolean }>();
 
@@ -41,9 +42,12 @@ export function untrackedAttributes(entries: readonly TreeEntry[]): boolean {
 
 function configurationKey(repo: RepoRoot, gitDir: string): string {
   const xdg = process.env.XDG_CONFIG_HOME || join(homedir(), ".config");
+  // a linked work tree reads its configuration and attributes in the common directory, and may have its own config
+  const common = commonDir(gitDir) ?? gitDir;
   const files = [
-    join(gitDir, "config"),
-    join(gitDir, "info", "attributes"),
+    join(common, "config"),
+    join(gitDir, "config.worktree"),
+    join(common, "info", "attributes"),
     join(homedir(), ".gitconfig"),
     join(xdg, "git", "config"),
     join(xdg, "git", "attributes"),
