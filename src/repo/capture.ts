@@ -16,6 +16,7 @@ import type { RepoRoot } from "./root";
 import { ConversionCheck } from "./content-conversion";
 import { RACY_MARGIN_MS, StatCache } from "./stat-cache";
 import type { TreeEntry } from "./tree-scan";
+import { executableBitTrusted } from "./exec-bit";
 
 export interface CapturedEntry {
   path: string;
@@ -70,7 +71,7 @@ export interface CaptureOptions {
  */
 export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candidates: TreeEntry[], opts: CaptureOptions = {}): Promise<CaptureResult> {
   const statCache = new StatCache(repo.stateDir);
-  const entries = new EntryFold(candidates, statCache, opts.onEntry);
+  const entries = new EntryFold(candidates, statCache, opts.onEntry, await executableBitTrusted(repo));
   const { slots, settled, vanished, unreadable } = entries;
   const toRead: HashItem[] = [];
   const readAhead: PrehashList | null = opts.prehash ? await opts.prehash.listed : null;
@@ -100,7 +101,7 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
     const cached = cachedEntry(repo, store, statCache, cand.path);
     if (cached === "vanished") vanished.push(cand.path);
     else if (cached === "unreadable") unreadable.push(cand.path);
-    else if (cached) slots[i] = cached;
+    else if (cached) slots[i] = entries.withGitMode(cand, cached);
     else {
       toRead.push({ index: i, path: cand.path });
       continue;
@@ -204,9 +205,23 @@ class EntryFold {
     private readonly candidates: TreeEntry[],
     private readonly statCache: StatCache,
     private readonly onEntry?: (entry: CapturedEntry) => void,
+    /** executableBitTrusted: false keeps a tracked file's mode from the index, and gives a new one 100644 */
+    private readonly execTrusted = true,
   ) {
     this.slots = new Array(candidates.length).fill(null);
     this.settled = new Uint8Array(candidates.length);
+  }
+
+  /** A regular file's mode as git takes it where it does not trust the executable bit (exec-bit.ts). */
+  gitMode(cand: TreeEntry, mode: FileMode): FileMode {
+    if (this.execTrusted || mode === "120000") return mode;
+    return cand.mode === "100644" || cand.mode === "100755" ? cand.mode : "100644";
+  }
+
+  /** `entry` with gitMode's mode. */
+  withGitMode(cand: TreeEntry, entry: CapturedEntry): CapturedEntry {
+    const mode = this.gitMode(cand, entry.mode);
+    return mode === entry.mode ? entry : { ...entry, mode };
   }
 
   fold(i: number, o: HashOutcome): void {
@@ -214,12 +229,12 @@ class EntryFold {
     this.settled[i] = 1;
     if (o.kind === "vouched") {
       // its first path is among these outcomes, clean, and enters the blob map
-      this.slots[i] = { path: cand.path, blob: o.blob, mode: o.mode, size: o.size };
+      this.slots[i] = { path: cand.path, blob: o.blob, mode: this.gitMode(cand, o.mode), size: o.size };
       return;
     }
     if (o.kind === "vanished") return void this.vanished.push(cand.path);
     if (o.kind === "denied" || o.kind === "special") return void this.unreadable.push(cand.path);
-    this.slots[i] = { path: cand.path, blob: blobIdFromHex(o.sha256), mode: o.mode, size: o.size };
+    this.slots[i] = { path: cand.path, blob: blobIdFromHex(o.sha256), mode: this.gitMode(cand, o.mode), size: o.size };
     if (cand.gitOid && o.gitOid === cand.gitOid) {
       if (!this.imports.has(cand.gitOid)) this.imports.set(cand.gitOid, { oid: cand.gitOid, sha256: o.sha256, size: o.size });
     } else this.statCache.record(cand.path, o, o.sha256, o.hashedAt);
@@ -260,6 +275,7 @@ perPath(EntryFold.prototype.fold);
 perPath(EntryFold.prototype.tell);
 perPath(EntryFold.prototype.took);
 perPath(EntryFold.prototype.tookAhead);
+perPath(EntryFold.prototype.gitMode);
 
 /** The ctime before which clean tracked files are taken as their index blobs; 0 trusts none. */
 async function cleanTrustCutoff(conversion: ConversionCheck, clean: HashItem[], gitComparedAt: number | undefined): Promise<number> {

@@ -1,4 +1,5 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
+import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
 
 /**
@@ -20,4 +21,24 @@ export function commonDir(gitDir: string): string | null {
 /** The repository's object directory, which a linked work tree's git directory does not hold. */
 export function userObjectDir(gitDir: string): string {
   return join(commonDir(gitDir) ?? gitDir, "objects");
+}
+
+/**
+ * The files git reads its configuration from for the repository of `gitDir`: the common directory's `config`,
+ * a linked work tree's own `config.worktree`, the user's (`~/.gitconfig`, `$XDG_CONFIG_HOME/git/config`) and
+ * the system's. Their stat data changes whenever one is written, made or removed (configStamp).
+ */
+export function gitConfigFiles(gitDir: string): string[] {
+  const xdg = process.env.XDG_CONFIG_HOME || join(homedir(), ".config");
+  return [join(commonDir(gitDir) ?? gitDir, "config"), join(gitDir, "config.worktree"), join(homedir(), ".gitconfig"), join(xdg, "git", "config"), "/etc/gitconfig"];
+}
+
+/** The stat data of each file ("-" where there is none), joined: what a cache of their content is keyed by. */
+export function configStamp(files: readonly string[]): string {
+  return files
+    .map((f) => {
+      const st = statSync(f, { throwIfNoEntry: false });
+      return st ? `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}` : "-";
+    })
+    .join("\0");
 }

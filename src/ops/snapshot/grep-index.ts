@@ -11,7 +11,6 @@
  * check costs two git processes, so a process keeps its answer for as long as
  * the index file and the configuration and attributes files are unchanged.
  */
-import { statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { contentConversionPossible } from "../../repo/content-conversion";
@@ -19,7 +18,7 @@ import { indexIdentity } from "../../repo/index-identity";
 import type { RepoRoot } from "../../repo/root";
 import { plainIndexOids, plainIndexPaths, type TreeEntry } from "../../repo/tree-scan";
 import { READ, type IndexFilter } from "../grep";
-import { commonDir } from "../../repo/common-dir";
+import { commonDir, configStamp, gitConfigFiles } from "../../repo/common-dir";
 
 const answers = new Map<string, { key: string; possible: boolean }>();
 
@@ -42,23 +41,10 @@ export function untrackedAttributes(entries: readonly TreeEntry[]): boolean {
 
 function configurationKey(repo: RepoRoot, gitDir: string): string {
   const xdg = process.env.XDG_CONFIG_HOME || join(homedir(), ".config");
-  // a linked work tree reads its configuration and attributes in the common directory, and may have its own config
-  const common = commonDir(gitDir) ?? gitDir;
-  const files = [
-    join(common, "config"),
-    join(gitDir, "config.worktree"),
-    join(common, "info", "attributes"),
-    join(homedir(), ".gitconfig"),
-    join(xdg, "git", "config"),
-    join(xdg, "git", "attributes"),
-    "/etc/gitconfig",
-    "/etc/gitattributes",
-  ];
-  const stamps = files.map((f) => {
-    const st = statSync(f, { throwIfNoEntry: false });
-    return st ? `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}` : "-";
-  });
-  return [indexIdentity(join(gitDir, "index")) ?? "-", process.env.GIT_ATTR_NOSYSTEM ?? "", ...stamps, repo.root].join("\0");
+  // a linked work tree reads its attributes in the common directory
+  const attributes = [join(commonDir(gitDir) ?? gitDir, "info", "attributes"), join(xdg, "git", "attributes"), "/etc/gitattributes"];
+  const stamps = configStamp([...gitConfigFiles(gitDir), ...attributes]);
+  return [indexIdentity(join(gitDir, "index")) ?? "-", process.env.GIT_ATTR_NOSYSTEM ?? "", stamps, repo.root].join("\0");
 }
 
 /** The listing's paths whose blob the index does not settle for the query: what a read ahead still reads. */

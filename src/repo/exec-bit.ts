@@ -1,0 +1,30 @@
+import { configStamp, gitConfigFiles } from "./common-dir";
+import { git } from "./git";
+import type { RepoRoot } from "./root";
+
+/**
+ * Whether git trusts the file system's executable bit in this repository (`core.fileMode`, true unless set
+ * false: git sets it false when `git init` or a clone finds the bit unusable, on FAT or exFAT, some network
+ * mounts, Windows drives under WSL, where every file may read as executable). Where it does not, git keeps a
+ * tracked file's mode from the index whatever the file says, and gives a new file 100644 (`ce_mode_from_stat`),
+ * and so does a capture (capture.ts): otherwise every file changed there would show a change of mode git does
+ * not see. A directory outside git trusts the bit.
+ *
+ * Asked of git (system configuration included, as git would read it for the user) once per version of the
+ * configuration files, and kept per root; readGitState starts the question beside the status, so a capture
+ * finds it answered.
+ */
+export function executableBitTrusted(repo: RepoRoot): Promise<boolean> {
+  if (!repo.gitDir) return Promise.resolve(true);
+  const stamp = configStamp(gitConfigFiles(repo.gitDir));
+  const known = asked.get(repo.root);
+  if (known && known.stamp === stamp) return known.answer;
+  const answer = git(["config", "--bool", "--get", "core.filemode"], { cwd: repo.root, okCodes: [1], env: { GIT_CONFIG_NOSYSTEM: "0" } }).then(
+    (r) => r.code !== 0 || new TextDecoder().decode(r.stdout).trim() !== "false",
+    () => true,
+  );
+  asked.set(repo.root, { stamp, answer });
+  return answer;
+}
+
+const asked = new Map<string, { stamp: string; answer: Promise<boolean> }>();
