@@ -335,8 +335,12 @@ export function skipWorktreeMayBePresent(repo: RepoRoot, identity: string): bool
   const indexPath = join(repo.gitDir, "index");
   if (known.get(indexPath)?.identity !== identity) {
     const version = indexVersion(indexPath);
-    if (version === 2) return false;
     if (version === null) return true;
+    if (version === 2) {
+      // kept like any other answer for this version of the index: a status asks again and again
+      if (indexIdentity(indexPath) === identity) known.set(indexPath, { identity, marks: [] });
+      return false;
+    }
   }
   const marks = skipWorktreeOf(repo, identity)?.marks ?? null;
   if (marks === null) return true;
