@@ -95,6 +95,9 @@ async function readHead(repo: RepoRoot): Promise<string> {
  * timestamps) names its content: the tree is computed again only when the
  * index was rewritten.
  */
+/** The version of `.mcp/cache/index-tree.json`'s records; others are computed again. */
+const INDEX_TREE_CACHE = 2;
+
 async function readIndexTree(repo: RepoRoot): Promise<string> {
   const gitDir = repo.gitDir as string;
   ensureStateDir(repo.stateDir);
@@ -102,8 +105,9 @@ async function readIndexTree(repo: RepoRoot): Promise<string> {
   const cacheFile = join(repo.stateDir, "cache", "index-tree.json");
   if (identity !== null) {
     try {
-      const cached = JSON.parse(readFileSync(cacheFile, "utf8")) as { identity: string; oid: string };
-      if (cached.identity === identity) return cached.oid;
+      const cached = JSON.parse(readFileSync(cacheFile, "utf8")) as { identity: string; oid: string; v?: number };
+      // `v`: earlier builds kept "" for every linked work tree (they looked for its objects in the wrong place)
+      if (cached.identity === identity && cached.v === INDEX_TREE_CACHE) return cached.oid;
     } catch {
       // no cache yet
     }
@@ -111,7 +115,7 @@ async function readIndexTree(repo: RepoRoot): Promise<string> {
   const oid = await computeIndexTree(repo, gitDir);
   if (identity !== null && identity === indexIdentity(join(gitDir, "index"))) {
     mkdirSync(join(repo.stateDir, "cache"), { recursive: true });
-    writeCacheFile(repo.stateDir, cacheFile, JSON.stringify({ identity, oid }));
+    writeCacheFile(repo.stateDir, cacheFile, JSON.stringify({ identity, oid, v: INDEX_TREE_CACHE }));
   }
   return oid;
 }

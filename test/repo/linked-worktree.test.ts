@@ -7,6 +7,7 @@ import { openWorkspace } from "../../src/ops/workspace";
 import { commonDir, userObjectDir } from "../../src/repo/common-dir";
 import { contentConversionPossible } from "../../src/repo/content-conversion";
 import { readGitState } from "../../src/repo/fingerprint";
+import { indexIdentity } from "../../src/repo/index-identity";
 import { indexTreeChanges } from "../../src/repo/state-memory";
 import { runGit, tmpDir, tmpRepo } from "../helpers/tmp-repo";
 
@@ -51,6 +52,9 @@ describe("a linked work tree", () => {
     expect(after.index_oid).not.toBe(before.index_oid);
     // what a stale lease is told: the paths whose index entry moved between the two trees
     expect(await indexTreeChanges(ws.repo, before.index_oid, after.index_oid)).toEqual(new Set(["d/b.txt"]));
+    // the empty id an earlier build kept for this index is not taken for its tree
+    writeFileSync(join(t.linked, ".mcp", "cache", "index-tree.json"), JSON.stringify({ identity: indexIdentity(join(ws.repo.gitDir as string, "index")), oid: "" }));
+    expect((await readGitState(ws.repo)).fingerprint.index_oid).toBe(after.index_oid);
   });
 
   test("attributes in the common directory's info/ make content conversion possible there", async () => {
