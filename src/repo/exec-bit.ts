@@ -11,7 +11,7 @@ import type { RepoRoot } from "./root";
  * not see. A directory outside git trusts the bit.
  *
  * Asked of git (system configuration included, as git would read it for the user) once per version of the
- * configuration files, and kept per root; readGitState starts the question beside the status, so a capture
+ * configuration files, and kept per root; reading the live tree starts the question beside the status, so a capture
  * finds it answered.
  */
 export function executableBitTrusted(repo: RepoRoot): Promise<boolean> {

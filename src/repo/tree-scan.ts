@@ -441,7 +441,7 @@ export function flaggedEntriesDigest(listing: Uint8Array): string {
 
 /** What a git tree scan is made of: the status, the raw index listing and the untracked files. */
 export interface GitTreeInputs {
-  /** The work tree's top (RepoRoot.root): where skip-worktree entries are looked for. */
+  /** RepoRoot.root, which the listing's paths are named from: where skip-worktree entries are looked for. */
   root: string;
   info: StatusInfo;
   /** The raw status the info came from. */
@@ -498,7 +498,6 @@ export async function gitTreeEntries(inputs: GitTreeInputs): Promise<TreeScan> {
   const untracked = inputs.untracked;
   return { entries: untracked.length === 0 ? tracked : mergeSorted(tracked, untracked), skipped, absentSkipWorktree: sparse?.absent ?? [] };
 }
-
 
 /**
  * The tracked part of a scan depends on nothing but the listing and the
