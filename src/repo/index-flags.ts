@@ -9,6 +9,7 @@
  */
 import { closeSync, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, readSync } from "node:fs";
 import { join } from "node:path";
+import { searchUtf8 } from "../core/byte-order";
 import { isMissingPath } from "../core/errors";
 import { writeCacheFile } from "./cache-file";
 import { indexIdentity } from "./index-identity";
@@ -301,24 +302,33 @@ export function presentSkipWorktree<E extends { path: string }>(root: string, hi
   };
   const present: E[] = [];
   const absent: string[] = [];
-  for (const e of hidden) {
+  for (let k = 0; k < hidden.length; ) {
+    const e = hidden[k] as E;
     let cut: string | null = null;
     for (let i = e.path.indexOf("/"); i >= 0 && cut === null; i = e.path.indexOf("/", i + 1)) {
       const dir = e.path.slice(0, i);
       if (!isDir(dir)) cut = dir;
     }
-    if (cut === null) {
-      try {
-        lstatSync(join(root, e.path));
-      } catch (err) {
-        if (isMissingPath(err)) cut = e.path;
-      }
+    if (cut !== null) {
+      // the entries below an absent directory come together (byte order): "dir/..." sorts before "dir0", the
+      // first name after every one of them
+      absent.push(cut);
+      k = searchUtf8(hidden, `${cut}0`, pathOf, k + 1);
+      continue;
     }
-    if (cut === null) present.push(e);
-    else if (absent[absent.length - 1] !== cut) absent.push(cut); // sorted entries: those below one cut come together
+    try {
+      lstatSync(join(root, e.path));
+      present.push(e);
+    } catch (err) {
+      if (isMissingPath(err)) absent.push(e.path);
+      else present.push(e);
+    }
+    k++;
   }
   return { present, absent };
 }
+
+const pathOf = (e: { path: string }) => e.path;
 
 /**
  * Whether a skip-worktree entry of the index of this identity may have something at its path in the work tree

@@ -1,11 +1,12 @@
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type HiddenEntry, hiddenEntries as entriesOfBytes, hiddenEntriesOfFile, skipWorktreeMayBePresent } from "../../src/repo/index-flags";
+import { compareUtf8 } from "../../src/core/byte-order";
+import { type HiddenEntry, hiddenEntries as entriesOfBytes, hiddenEntriesOfFile, presentSkipWorktree, skipWorktreeMayBePresent } from "../../src/repo/index-flags";
 import { indexIdentity } from "../../src/repo/index-identity";
 import { openRoot } from "../../src/repo/root";
-import { type TmpRepo, tmpRepo } from "../helpers/tmp-repo";
+import { type TmpRepo, tmpDir, tmpRepo } from "../helpers/tmp-repo";
 
 /** What git itself says: `ls-files -v --sparse` tags every entry (lower case: assume-unchanged; S: skip-worktree). */
 function gitsHidden(repo: TmpRepo): string[] {
@@ -137,6 +138,27 @@ describe("the index's flagged entries, read from the index file", () => {
     repo.git("add", "c.txt");
     expect(indexBytes(repo).includes(Buffer.from("link"))).toBe(true);
     expect(hiddenEntries(indexBytes(repo))).toBeNull();
+  });
+
+  test("skip-worktree entries by presence: each absent one under the top-most absent path, found without looking at every entry", async () => {
+    await using dir = tmpDir();
+    const root = dir.path;
+    // on disk: a/, a/b/, a/b/here.txt, c.txt (a file where a directory is named), d-x/
+    mkdirSync(join(root, "a", "b"), { recursive: true });
+    writeFileSync(join(root, "a", "b", "here.txt"), "h\n");
+    writeFileSync(join(root, "c.txt"), "c\n");
+    mkdirSync(join(root, "d-x"));
+    const paths = ["a/b/gone.txt", "a/b/here.txt", "a/gone/x.txt", "a/gone/y/z.txt", "c.txt/under.txt", "d-x/f", "d.txt", "d/1", "d/2/3", "d/4", "d0", "e/only"];
+    const entries = paths.map((path) => ({ path })).sort((x, y) => compareUtf8(x.path, y.path));
+    const { present, absent } = presentSkipWorktree(root, entries);
+    expect(present.map((e) => e.path)).toEqual(["a/b/here.txt"]);
+    expect(absent).toEqual(["a/b/gone.txt", "a/gone", "c.txt", "d-x/f", "d.txt", "d", "d0", "e"]);
+    // the same as looking at each entry: absent exactly when something on its way is missing or not a directory
+    for (const e of entries) {
+      const seen = existsSync(join(root, e.path));
+      expect([e.path, seen]).toEqual([e.path, present.includes(e)]);
+      if (!seen) expect(absent.some((a) => e.path === a || e.path.startsWith(`${a}/`))).toBe(true);
+    }
   });
 
   test("whether a skip-worktree entry may be in the tree: never for an index of version 2, else where its entries are looked for", async () => {
