@@ -7,7 +7,7 @@
  * extension: the entries partly in a shared file), an unknown version or an
  * index that does not parse gives null: the caller cannot tell.
  */
-import { closeSync, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, readSync } from "node:fs";
+import { closeSync, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { searchUtf8 } from "../core/byte-order";
 import { isMissingPath } from "../core/errors";
