@@ -7,7 +7,7 @@
 import { describe, expect, test } from "bun:test";
 import { closeSync, existsSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
-import { POOL_PREFIX, RESERVE_MIN, SPARE_PERM, TmpReserve } from "../../../src/repo/tmp-reserve";
+import { POOL_PREFIX, RESERVE_MAX, RESERVE_MIN, SPARE_PERM, TmpReserve } from "../../../src/repo/tmp-reserve";
 import { cleanStaleTemps } from "../../../src/repo/state-dir";
 import { closeWorkspace, openWorkspace, type Workspace } from "../../../src/ops/workspace";
 import { applyChanges } from "../../../src/ops/write/write-path";
@@ -151,7 +151,12 @@ describe("write path in a server: spares, exchanges, removals between calls", ()
     repo.write("a.txt", "a\n");
     const ws = openWorkspace(repo.root, { longLived: true });
     await applyChanges(ws, [{ kind: "write", path: rp("a.txt"), bytes: enc("b\n") }]);
-    closeWorkspace(ws); // spare-making has only just started
+    // spares ready, and more being made when the workspace closes, in the same tick (regression: the test closed
+    // right after the call, whose few spares were sometimes all made by then: a pool was rightly left)
+    await ws.reserve?.idle();
+    expect(ws.reserve?.ready).toBeGreaterThan(0);
+    ws.reserve?.want(RESERVE_MAX);
+    closeWorkspace(ws);
     expect(temps(repo.root)).toEqual([]);
   });
 
