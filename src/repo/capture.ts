@@ -16,7 +16,7 @@ import type { RepoRoot } from "./root";
 import { ConversionCheck } from "./content-conversion";
 import { RACY_MARGIN_MS, StatCache } from "./stat-cache";
 import type { TreeEntry } from "./tree-scan";
-import { executableBitTrusted } from "./exec-bit";
+import { type ModeRules, modeRules } from "./exec-bit";
 
 export interface CapturedEntry {
   path: string;
@@ -71,7 +71,7 @@ export interface CaptureOptions {
  */
 export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candidates: TreeEntry[], opts: CaptureOptions = {}): Promise<CaptureResult> {
   const statCache = new StatCache(repo.stateDir);
-  const entries = new EntryFold(candidates, statCache, opts.onEntry, await executableBitTrusted(repo));
+  const entries = new EntryFold(candidates, statCache, opts.onEntry, await modeRules(repo));
   const { slots, settled, vanished, unreadable } = entries;
   const toRead: HashItem[] = [];
   const readAhead: PrehashList | null = opts.prehash ? await opts.prehash.listed : null;
@@ -205,16 +205,22 @@ class EntryFold {
     private readonly candidates: TreeEntry[],
     private readonly statCache: StatCache,
     private readonly onEntry?: (entry: CapturedEntry) => void,
-    /** executableBitTrusted: false keeps a tracked file's mode from the index, and gives a new one 100644 */
-    private readonly execTrusted = true,
+    /** exec-bit.ts: where git does not trust the executable bit or make symlinks, it takes modes from the index */
+    private readonly rules: ModeRules = { executableBit: true, symlinks: true },
   ) {
     this.slots = new Array(candidates.length).fill(null);
     this.settled = new Uint8Array(candidates.length);
   }
 
-  /** A regular file's mode as git takes it where it does not trust the executable bit (exec-bit.ts). */
+  /**
+   * A file's mode as git takes it (`ce_mode_from_stat`): without symlinks, a plain file whose index entry is a
+   * symlink is that symlink (its bytes are the link's text); without a trusted executable bit, a regular file
+   * keeps its index entry's mode, and a new one is 100644.
+   */
   gitMode(cand: TreeEntry, mode: FileMode): FileMode {
-    if (this.execTrusted || mode === "120000") return mode;
+    if (mode === "120000") return mode;
+    if (!this.rules.symlinks && cand.mode === "120000") return "120000";
+    if (this.rules.executableBit) return mode;
     return cand.mode === "100644" || cand.mode === "100755" ? cand.mode : "100644";
   }
 

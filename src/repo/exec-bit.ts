@@ -15,16 +15,40 @@ import type { RepoRoot } from "./root";
  * finds it answered.
  */
 export function executableBitTrusted(repo: RepoRoot): Promise<boolean> {
-  if (!repo.gitDir) return Promise.resolve(true);
+  return modeRules(repo).then((r) => r.executableBit);
+}
+
+/**
+ * executableBitTrusted, and whether git makes symlinks (`core.symlinks`, true unless set false: where it is
+ * false git checks a symlink out as a plain file holding the link's text, and keeps the entry's mode 120000 for
+ * that file). Both asked in one `git config`.
+ */
+export function modeRules(repo: RepoRoot): Promise<ModeRules> {
+  if (!repo.gitDir) return Promise.resolve(TRUSTED);
   const stamp = configStamp(gitConfigFiles(repo.gitDir));
   const known = asked.get(repo.root);
   if (known && known.stamp === stamp) return known.answer;
-  const answer = git(["config", "--bool", "--get", "core.filemode"], { cwd: repo.root, okCodes: [1], env: { GIT_CONFIG_NOSYSTEM: "0" } }).then(
-    (r) => r.code !== 0 || new TextDecoder().decode(r.stdout).trim() !== "false",
-    () => true,
+  const answer = git(["config", "--bool", "--get-regexp", "^core\\.(filemode|symlinks)$"], { cwd: repo.root, okCodes: [1], env: { GIT_CONFIG_NOSYSTEM: "0" } }).then(
+    (r) => {
+      const rules = { ...TRUSTED };
+      for (const line of new TextDecoder().decode(r.stdout).split("\n")) {
+        const [key, value] = line.trim().toLowerCase().split(/\s+/);
+        if (key === "core.filemode") rules.executableBit = value !== "false";
+        if (key === "core.symlinks") rules.symlinks = value !== "false";
+      }
+      return rules;
+    },
+    () => TRUSTED,
   );
   asked.set(repo.root, { stamp, answer });
   return answer;
 }
 
-const asked = new Map<string, { stamp: string; answer: Promise<boolean> }>();
+export interface ModeRules {
+  executableBit: boolean;
+  symlinks: boolean;
+}
+
+const TRUSTED: ModeRules = { executableBit: true, symlinks: true };
+
+const asked = new Map<string, { stamp: string; answer: Promise<ModeRules> }>();

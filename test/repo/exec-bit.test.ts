@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { chmodSync, writeFileSync } from "node:fs";
+import { chmodSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { snapshotChanges } from "../../src/ops/snapshot/changes";
 import { createSnapshot } from "../../src/ops/snapshot/create";
@@ -59,5 +59,24 @@ describe("a repository where git does not trust the executable bit", () => {
     expect(await executableBitTrusted(openWorkspace(repo.root).repo)).toBe(true);
     await using plain = await tmpRepo({ git: false });
     expect(await executableBitTrusted(openWorkspace(plain.root).repo)).toBe(true);
+  });
+});
+
+describe("a repository where git does not make symlinks", () => {
+  test("regression: a symlink checked out as a plain file (core.symlinks false) showed a change of mode git does not see", async () => {
+    await using repo = await tmpRepo();
+    repo.write("target.txt", "t\n");
+    repo.symlink("link", "target.txt");
+    repo.commit();
+    repo.git("config", "core.symlinks", "false");
+    rmSync(join(repo.root, "link"));
+    repo.git("checkout", "--", "link");
+    expect(readFileSync(join(repo.root, "link"), "utf8")).toBe("target.txt");
+    expect(repo.git("status", "--porcelain")).toBe("");
+    const ws = openWorkspace(repo.root);
+    expect((await snapshotChanges(ws, { from: "HEAD", to: "worktree" })).changes).toEqual([]);
+    // changed, it is still the link git sees, with other text
+    writeFileSync(join(repo.root, "link"), "other.txt");
+    expect((await snapshotChanges(openWorkspace(repo.root), { from: "HEAD", to: "worktree" })).changes).toEqual([{ path: "link", status: "modified" }]);
   });
 });

@@ -2,7 +2,7 @@ import { sha256Hex } from "../../core/hash";
 import { ROOT, isWithin, type RepoPath } from "../../core/repo-path";
 import { type Fingerprint, type GitState, readGitState } from "../../repo/fingerprint";
 import type { GitResult } from "../../repo/git";
-import { executableBitTrusted } from "../../repo/exec-bit";
+import { modeRules } from "../../repo/exec-bit";
 import { walkPlainTree } from "../../repo/plain-walk";
 import { rememberState } from "../../repo/state-memory";
 import { type GitTreeInputs, type ScanSkips, type TreeEntry, gitTreeEntries, literalPathspecs, readGitTreeInputs, startIndexListing } from "../../repo/tree-scan";
@@ -54,7 +54,7 @@ export async function readLiveInputs(
     // from the status) passes it.
     const statePromise = opts.state ? Promise.resolve(opts.state) : readGitState(ws.repo);
     // asked beside the status, for the capture that usually follows (capture.ts)
-    void executableBitTrusted(ws.repo);
+    void modeRules(ws.repo);
     const guess = guessUntracked(ws.repo, scope, (dirs) => listOthers(ws.repo, literalPathspecs(dirs as RepoPath[])));
     const listing = opts.listing ?? (opts.lazyListing ? undefined : startIndexListing(ws.repo, scope));
     const state = await statePromise;
