@@ -89,15 +89,15 @@ async function readHead(repo: RepoRoot): Promise<string> {
   return oid;
 }
 
+/** The version of `.mcp/cache/index-tree.json`'s records; others are computed again. */
+const INDEX_TREE_CACHE = 2;
+
 /**
  * `index_oid` depends only on the index file's bytes, and git replaces the
  * index by renaming a new file over it, so the file's identity (inode, size,
  * timestamps) names its content: the tree is computed again only when the
  * index was rewritten.
  */
-/** The version of `.mcp/cache/index-tree.json`'s records; others are computed again. */
-const INDEX_TREE_CACHE = 2;
-
 async function readIndexTree(repo: RepoRoot): Promise<string> {
   const gitDir = repo.gitDir as string;
   ensureStateDir(repo.stateDir);

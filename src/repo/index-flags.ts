@@ -366,8 +366,8 @@ export function skipWorktreeMayBePresent(repo: RepoRoot, identity: string): bool
   return false;
 }
 
-/** The version in an index file's header; null when it has none. */
-function indexVersion(indexPath: string): number | null {
+/** The version in an index file's header (12 bytes read); null when it has none or cannot be read. */
+export function indexVersion(indexPath: string): number | null {
   let fd: number | null = null;
   try {
     fd = openSync(indexPath, "r");

@@ -13,10 +13,11 @@
  * `.mcp/cache/untracked-dirs.json` (for the next command), written only when
  * they change.
  */
-import { closeSync, mkdirSync, openSync, readFileSync, readSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { writeCacheFile } from "./cache-file";
 import { git, type GitResult } from "./git";
+import { indexVersion } from "./index-flags";
 import type { RepoRoot } from "./root";
 import { splitIndex } from "./status-index";
 
@@ -93,15 +94,5 @@ export function listOthers(repo: RepoRoot, pathspecs: string[]): Promise<GitResu
 
 /** Whether the index is of version 2 (no extended flags: no skip-worktree entry) and not split. */
 function plainIndex(gitDir: string): boolean {
-  let fd: number | null = null;
-  try {
-    fd = openSync(join(gitDir, "index"), "r");
-    const head = Buffer.alloc(12);
-    if (readSync(fd, head, 0, 12, 0) !== 12 || head.toString("latin1", 0, 4) !== "DIRC" || head.readUInt32BE(4) !== 2) return false;
-    return !splitIndex(gitDir);
-  } catch {
-    return false;
-  } finally {
-    if (fd !== null) closeSync(fd);
-  }
+  return indexVersion(join(gitDir, "index")) === 2 && !splitIndex(gitDir);
 }
