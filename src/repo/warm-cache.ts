@@ -16,7 +16,7 @@ import { StatCache } from "./stat-cache";
  * skip-worktree: setting one changes neither the index's tree nor the
  * status), so a record also names the index file it was captured from and
  * a digest of those entries (flaggedEntriesDigest); under another index file
- * the digest must be the same (create.ts). The files git cannot vouch for
+ * the digest must be the same (lookup). The files git cannot vouch for
  * (untracked, modified, flagged) are listed with their hashes and must still
  * pass the stat cache's racy-safe check, and the skip-worktree paths absent
  * from the tree must still be absent; any doubt is a miss, and a miss only
@@ -55,10 +55,14 @@ export class WarmCache {
     }
   }
 
-  /** The snapshot of this exact state, if every loose file is provably unchanged. */
-  lookup(key: string, root: string): WarmRecord | null {
+  /**
+   * The snapshot of this exact state: recorded from this index file (`index`, its identity now), or from another
+   * whose flagged entries were the same (`flaggedNow`, asked only then); every loose file provably unchanged,
+   * every absent path still missing. Records without a digest (older builds) are never used.
+   */
+  async lookup(key: string, root: string, index: string | null, flaggedNow: () => Promise<string>): Promise<WarmRecord | null> {
     const rec = this.load()[key];
-    if (!rec) return null;
+    if (!rec || rec.flagged === undefined) return null;
     const stats = new StatCache(this.stateDir);
     for (const [path, sha] of rec.loose) {
       try {
@@ -75,10 +79,11 @@ export class WarmCache {
         if (!isMissingPath(err)) return null;
       }
     }
+    if (rec.index !== index && (await flaggedNow()) !== rec.flagged) return null;
     return rec;
   }
 
-  put(key: string, rec: WarmRecord): void {
+  put(key: string, rec: WarmRecord & Required<Pick<WarmRecord, "index" | "flagged">>): void {
     const all = this.load();
     all[key] = { ...rec, at: Date.now() };
     const keys = Object.keys(all).sort((a, b) => (all[b]?.at ?? 0) - (all[a]?.at ?? 0));

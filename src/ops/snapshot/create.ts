@@ -96,8 +96,8 @@ async function create(
   // index needs the listing itself in the key.
   const listing = inputs.git && fingerprint.index_oid === "" ? await inputs.git.listing() : new Uint8Array();
   const key = warm && inputs.git ? warmKey(fingerprintJson(fingerprint), scope, listing, inputs.git.untracked.map((u) => u.path)) : "";
-  const hit = warm?.lookup(key, ws.repo.root);
-  if (hit && ws.snapshots.has(hit.snapshot_id) && hit.flagged !== undefined && (hit.index === indexBefore || flaggedEntriesDigest(await (inputs.git as GitTreeInputs).listing()) === hit.flagged)) {
+  const hit = warm ? await warm.lookup(key, ws.repo.root, indexBefore, async () => flaggedEntriesDigest(await (inputs.git as GitTreeInputs).listing())) : null;
+  if (hit && ws.snapshots.has(hit.snapshot_id)) {
     const meta = ws.snapshots.loadMeta(hit.snapshot_id.slice(7));
     const out: CreateSnapshotResult = { snapshot_id: meta.snapshot_id, cache_hint: "immutable", fingerprint, created_at: meta.created_at, manifest_stats: meta.manifest_stats, skipped: hit.skipped };
     if (args.allowMissing) out.missing = missingOf(wanted, ws.snapshots.load(meta.snapshot_id).entries);
