@@ -16,7 +16,7 @@ import type { RepoRoot } from "./root";
 import { ConversionCheck } from "./content-conversion";
 import { RACY_MARGIN_MS, StatCache } from "./stat-cache";
 import type { TreeEntry } from "./tree-scan";
-import { type ModeRules, modeRules } from "./exec-bit";
+import { type ModeRules, modeRules } from "./mode-rules";
 
 export interface CapturedEntry {
   path: string;
@@ -205,7 +205,7 @@ class EntryFold {
     private readonly candidates: TreeEntry[],
     private readonly statCache: StatCache,
     private readonly onEntry?: (entry: CapturedEntry) => void,
-    /** exec-bit.ts: where git does not trust the executable bit or make symlinks, it takes modes from the index */
+    /** mode-rules.ts: where git does not trust the executable bit or make symlinks, it takes modes from the index */
     private readonly rules: ModeRules = { executableBit: true, symlinks: true },
   ) {
     this.slots = new Array(candidates.length).fill(null);

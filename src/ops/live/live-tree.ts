@@ -2,7 +2,7 @@ import { sha256Hex } from "../../core/hash";
 import { ROOT, isWithin, type RepoPath } from "../../core/repo-path";
 import { type Fingerprint, type GitState, readGitState } from "../../repo/fingerprint";
 import type { GitResult } from "../../repo/git";
-import { modeRules } from "../../repo/exec-bit";
+import { modeRules } from "../../repo/mode-rules";
 import { walkPlainTree } from "../../repo/plain-walk";
 import { rememberState } from "../../repo/state-memory";
 import { type GitTreeInputs, type ScanSkips, type TreeEntry, gitTreeEntries, literalPathspecs, readGitTreeInputs, startIndexListing } from "../../repo/tree-scan";

@@ -1,28 +1,26 @@
+/**
+ * How git takes a file's mode from the work tree in this repository, which a capture follows (capture.ts,
+ * `EntryFold.gitMode`, after git's `ce_mode_from_stat`), so a snapshot holds the modes git sees:
+ * - `core.fileMode` (true unless set false: git sets it false when `git init` or a clone finds the executable bit
+ *   unusable, on FAT or exFAT, some network mounts, Windows drives under WSL, where every file may read as
+ *   executable): where false, a tracked file keeps its mode from the index whatever the file says, and a new
+ *   file is 100644; otherwise every file changed there would show a change of mode git does not see;
+ * - `core.symlinks` (true unless set false): where false, git checks a symlink out as a plain file holding the
+ *   link's text and keeps the entry's mode 120000 for it.
+ * A directory outside git trusts both. Asked of git in one `git config` (system configuration included, as git
+ * would read it for the user) once per version of the configuration files, and kept per root; reading the live
+ * tree starts the question beside the status, so a capture finds it answered.
+ */
 import { configStamp, gitConfigFiles } from "./common-dir";
 import { git } from "./git";
 import type { RepoRoot } from "./root";
 
-/**
- * Whether git trusts the file system's executable bit in this repository (`core.fileMode`, true unless set
- * false: git sets it false when `git init` or a clone finds the bit unusable, on FAT or exFAT, some network
- * mounts, Windows drives under WSL, where every file may read as executable). Where it does not, git keeps a
- * tracked file's mode from the index whatever the file says, and gives a new file 100644 (`ce_mode_from_stat`),
- * and so does a capture (capture.ts): otherwise every file changed there would show a change of mode git does
- * not see. A directory outside git trusts the bit.
- *
- * Asked of git (system configuration included, as git would read it for the user) once per version of the
- * configuration files, and kept per root; reading the live tree starts the question beside the status, so a capture
- * finds it answered.
- */
+/** Whether git trusts the file system's executable bit (`core.fileMode`). */
 export function executableBitTrusted(repo: RepoRoot): Promise<boolean> {
   return modeRules(repo).then((r) => r.executableBit);
 }
 
-/**
- * executableBitTrusted, and whether git makes symlinks (`core.symlinks`, true unless set false: where it is
- * false git checks a symlink out as a plain file holding the link's text, and keeps the entry's mode 120000 for
- * that file). Both asked in one `git config`.
- */
+/** Both rules for the repository (see above). */
 export function modeRules(repo: RepoRoot): Promise<ModeRules> {
   if (!repo.gitDir) return Promise.resolve(TRUSTED);
   const stamp = configStamp(gitConfigFiles(repo.gitDir));

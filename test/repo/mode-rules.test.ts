@@ -5,7 +5,7 @@ import { snapshotChanges } from "../../src/ops/snapshot/changes";
 import { createSnapshot } from "../../src/ops/snapshot/create";
 import { listEntries } from "../../src/ops/snapshot/list";
 import { openWorkspace } from "../../src/ops/workspace";
-import { executableBitTrusted } from "../../src/repo/exec-bit";
+import { executableBitTrusted } from "../../src/repo/mode-rules";
 import { tmpRepo } from "../helpers/tmp-repo";
 
 /**
