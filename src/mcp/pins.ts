@@ -1,4 +1,6 @@
 import type { BlobId } from "../core/hash";
+import type { PinLookup } from "../ops/write/pin-check";
+import { caseKey, foldsCase } from "../repo/name-case";
 
 /**
  * Per-file provenance for one MCP session and one root (spec 004's lesson:
@@ -25,21 +27,29 @@ export class Pins {
   /** Insertion order is pin order: a path pinned again moves to the end; the oldest go first. */
   private readonly map = new Map<string, BlobId | null>();
 
-  constructor(private readonly limit = PIN_LIMIT) {}
+  /**
+   * `key`: how the root's file system tells paths apart (on one that folds
+   * case, `Foo.txt` read and `foo.txt` written are one file, one pin).
+   */
+  constructor(
+    private readonly limit = PIN_LIMIT,
+    private readonly key: (path: string) => string = (p) => p,
+  ) {}
 
   get size(): number {
     return this.map.size;
   }
 
   get(path: string): BlobId | null | undefined {
-    return this.map.get(path);
+    return this.map.get(this.key(path));
   }
 
   /** Pins each path to its blob; paths not named keep theirs. */
   merge(entries: Iterable<readonly [string, BlobId | null]>): void {
     for (const [path, blob] of entries) {
-      this.map.delete(path);
-      this.map.set(path, blob);
+      const k = this.key(path);
+      this.map.delete(k);
+      this.map.set(k, blob);
     }
     for (const path of this.map.keys()) {
       if (this.map.size <= this.limit) break;
@@ -47,9 +57,14 @@ export class Pins {
     }
   }
 
-  /** The pins as the write path reads them (read-only; it is the live map, not a copy). */
-  view(): ReadonlyMap<string, BlobId | null> {
-    return this.map;
+  /** The pinned paths' keys, least recently pinned first. */
+  keys(): IterableIterator<string> {
+    return this.map.keys();
+  }
+
+  /** The pins as the write path reads them (read-only; live, not a copy). */
+  view(): PinLookup {
+    return this;
   }
 }
 
@@ -68,7 +83,7 @@ export class PinStore {
     if (pins) {
       this.roots.delete(root);
     } else {
-      pins = new Pins(this.limit);
+      pins = new Pins(this.limit, foldsCase(root) ? caseKey : undefined);
       for (const oldest of this.roots.keys()) {
         if (this.roots.size < PinStore.MAX_ROOTS) break;
         this.roots.delete(oldest);

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import type { BlobId } from "../../src/core/hash";
 import { PIN_LIMIT, PinStore, Pins } from "../../src/mcp/pins";
+import { caseKey } from "../../src/repo/name-case";
 
 const blob = (n: number) => `sha256:${n.toString(16).padStart(64, "0")}` as BlobId;
 
@@ -22,8 +23,8 @@ describe("Pins", () => {
     const pins = new Pins();
     pins.merge([["gone.ts", null]]);
     expect(pins.get("gone.ts")).toBeNull();
-    expect(pins.view().has("gone.ts")).toBe(true);
-    expect(pins.view().has("never.ts")).toBe(false);
+    expect(pins.view().get("gone.ts")).toBeNull();
+    expect(pins.view().get("never.ts")).toBeUndefined();
   });
 
   test("bounded: past the limit the least recently pinned paths go, and an evicted path has no pin (never a wrong one)", () => {
@@ -35,7 +36,7 @@ describe("Pins", () => {
     ]);
     pins.merge([["a", blob(4)]]); // pinned again: now the newest
     pins.merge([["d", blob(5)]]);
-    expect([...pins.view().keys()]).toEqual(["c", "a", "d"]);
+    expect([...pins.keys()]).toEqual(["c", "a", "d"]);
     expect(pins.get("b")).toBeUndefined();
     expect(pins.get("a")).toBe(blob(4));
   });
@@ -47,7 +48,22 @@ describe("Pins", () => {
       ["b", blob(2)],
       ["c", blob(3)],
     ]);
-    expect([...pins.view().keys()]).toEqual(["b", "c"]);
+    expect([...pins.keys()]).toEqual(["b", "c"]);
+  });
+
+  test("a root whose file system folds case keys its pins as it finds files: a read of Foo.txt pins foo.txt and FOO.TXT", () => {
+    const pins = new Pins(PIN_LIMIT, caseKey);
+    pins.merge([["src/Foo.txt", blob(1)]]);
+    expect(pins.view().get("SRC/foo.txt")).toBe(blob(1));
+    pins.merge([["src/FOO.TXT", blob(2)]]);
+    expect(pins.get("src/Foo.txt")).toBe(blob(2));
+    expect(pins.size).toBe(1);
+    // composed and decomposed é are one name there too (APFS, HFS+)
+    pins.merge([["caf\u00e9.txt", blob(3)]]);
+    expect(pins.get("cafe\u0301.txt")).toBe(blob(3));
+    const exact = new Pins();
+    exact.merge([["src/Foo.txt", blob(1)]]);
+    expect(exact.get("SRC/foo.txt")).toBeUndefined();
   });
 
   test(`the default bound is ${PIN_LIMIT} pins`, () => {

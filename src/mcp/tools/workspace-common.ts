@@ -5,6 +5,7 @@ import type { Props } from "../output-schema";
 import { modeOf } from "./common";
 import { WorksnapError } from "../../core/errors";
 import type { BlobId } from "../../core/hash";
+import type { PinLookup } from "../../ops/write/pin-check";
 import type { WrittenFile } from "../../ops/mutate/mutation";
 import type { StaleFile } from "../../ops/mutate/stale-reads";
 
@@ -68,7 +69,7 @@ interface MutationCall {
   signal?: AbortSignal;
   onProgress?: (done: number, total: number, message?: string) => void;
   onRecorded?: (recorded: { conversation_id: string; edit_ids: string[]; first_call: boolean }) => void;
-  pins?: ReadonlyMap<string, BlobId | null>;
+  pins?: PinLookup;
   staleWrites?: "warn" | "refuse";
   onWritten?: (files: WrittenFile[]) => void;
 }

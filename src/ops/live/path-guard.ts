@@ -2,12 +2,13 @@ import { lstatSync, realpathSync } from "node:fs";
 import { dirname, join, sep } from "node:path";
 import { isDescriptorShortage, permissionDenied } from "../../core/errors";
 import { isReservedPath, refuseReserved, type RepoPath } from "../../core/repo-path";
+import { spelledOnDisk } from "../../repo/name-case";
 import type { RepoRoot } from "../../repo/root";
 
 export interface ResolvedTarget {
   /** Absolute path the operation acts on (a symlink inside the root is followed to its target). */
   abs: string;
-  /** Repo-relative path of `abs`; differs from the requested path when a symlink was followed. */
+  /** Repo-relative path of `abs`; differs from the requested path when a symlink was followed, or a case-folding file system holds another spelling. */
   resolved: RepoPath;
   exists: boolean;
 }
@@ -21,6 +22,8 @@ function within(root: string, abs: string): boolean {
  * (or, for a path that does not exist yet, its nearest existing ancestor is,
  * and the rest joined); anything resolving outside the root, through `..`, an
  * absolute path or a symlink, is PERMISSION_DENIED, as is `.git/` and `.mcp/`.
+ * Where the file system folds case, `resolved` is spelled as the directories
+ * hold it (repo/name-case.ts).
  */
 export function resolveInRoot(repo: RepoRoot, path: RepoPath): ResolvedTarget {
   refuseReserved(path);
@@ -38,7 +41,10 @@ export function resolveInRoot(repo: RepoRoot, path: RepoPath): ResolvedTarget {
   if (!within(repo.root, abs)) {
     throw permissionDenied(`${path} resolves outside the repository root (through a symlink)`, { path });
   }
-  const rel = abs === repo.root ? "." : abs.slice(repo.root.length + 1).split(sep).join("/");
+  const found = abs === repo.root ? "." : abs.slice(repo.root.length + 1).split(sep).join("/");
+  // on a file system that folds case, the names the directories hold, whatever spelling found them
+  const rel = spelledOnDisk(repo.root, found);
+  if (rel !== found) abs = join(repo.root, rel);
   if (isReservedPath(rel)) throw permissionDenied(`${path} resolves into ${rel}, which is reserved for git and worksnap state`, { path, resolved: rel });
   return { abs, resolved: rel as RepoPath, exists };
 }

@@ -60,7 +60,13 @@ export async function applyPatchOp(ws: Workspace, args: ApplyPatchArgs): Promise
   if (args.patch.length > PATCH_MAX_CHARS) throw patchTooLarge(args.patch.length, typeof args.patch === "string" ? "characters" : "bytes");
   const patch = typeof args.patch === "string" && args.patch.startsWith("base64:") ? decodeBase64Argument(args.patch.slice(7), "patch", PATCH_MAX_CHARS, (n) => patchTooLarge(n, "bytes")) : args.patch;
   const r = await runMutation(ws, args, "edit_file_diff", async (view) => {
-    const plan = await planPatch(patch, { read: (p) => readForPatch(view, p), ...(view.readMany ? { readMany: (ps) => readManyForPatch(view, ps) } : {}) });
+    // each path the patch names, as the tree found it (another spelling of a name where the file system folds case)
+    const found = new Map<string, string>();
+    const plan = await planPatch(patch, {
+      read: (p) => readForPatch(view, p, found),
+      ...(view.readMany ? { readMany: (ps) => readManyForPatch(view, ps, found) } : {}),
+      sameFile: (a, b) => a !== b && found.get(a) !== undefined && found.get(a) === found.get(b),
+    });
     return { changes: plan.ok ? plan.changes.map(toWriteChange) : null, extra: shapeAnswer(plan), fromReads: true };
   }, { showDiff: true, onStale: args.staleWrites === "refuse" ? "refuse" : "report" });
   const out = r.result;
@@ -75,15 +81,16 @@ export async function applyPatchOp(ws: Workspace, args: ApplyPatchArgs): Promise
   return out;
 }
 
-async function readForPatch(view: TreeView, path: RepoPath) {
+async function readForPatch(view: TreeView, path: RepoPath, found: Map<string, string>) {
   const t = await view.resolve(path, false);
   if (t.kind === "dir") throw notAFile(path);
   if (t.kind === "missing") return null;
+  found.set(path, t.path);
   return view.read(t.path);
 }
 
 /** readForPatch for every path at once (the view's readMany); the first failure in the order readAll's reads fail is thrown. */
-async function readManyForPatch(view: TreeView, paths: RepoPath[]): Promise<Map<string, PathState>> {
+async function readManyForPatch(view: TreeView, paths: RepoPath[], found: Map<string, string>): Promise<Map<string, PathState>> {
   const read = await view.readMany!(paths);
   const out = new Map<string, PathState>();
   for (let k = read.length - 1; k >= 0; k--) {
@@ -92,6 +99,7 @@ async function readManyForPatch(view: TreeView, paths: RepoPath[]): Promise<Map<
     if (r.target.kind === "dir") throw notAFile(paths[k]!);
     if (r.state instanceof Error) throw r.state;
     out.set(paths[k]!, r.target.kind === "missing" ? null : r.state);
+    if (r.target.kind !== "missing") found.set(paths[k]!, r.target.path);
   }
   return out;
 }

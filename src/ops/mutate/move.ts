@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { invalidArgument, notFound } from "../../core/errors";
-import { isWithin, parseRepoPath, type RepoPath } from "../../core/repo-path";
+import { baseName, isWithin, parseRepoPath, type RepoPath } from "../../core/repo-path";
 import { countFiles } from "./delete";
 import { type MutationArgs, type MutationResult, runMutation } from "./mutation";
 import type { WriteChange } from "../write/write-path";
@@ -31,7 +31,12 @@ export async function moveOp(ws: Workspace, args: MoveArgs): Promise<MoveResult>
     const src = await view.resolve(from, false);
     if (src.kind === "missing") throw notFound(view.mode === "snapshot" ? `${from} is not in the snapshot` : `${from} does not exist`, { path: from });
     const dst = await view.resolve(to, false);
-    if (dst.path === src.path) throw invalidArgument(`cannot move ${from} onto itself`, { from, to });
+    // the same file under a new spelling of its name (a file system that folds case found it): a rename
+    const caseOnly = dst.path === src.path && baseName(to) !== baseName(src.path);
+    if (dst.path === src.path && !caseOnly) throw invalidArgument(`cannot move ${from} onto itself`, { from, to });
+    if (caseOnly && src.kind === "dir") {
+      throw invalidArgument(`${to} is ${src.path} on this file system, whose names ignore case; a directory changes the case of its name through another name: move it to a new name, then to ${to}`, { from, to });
+    }
     if (src.kind !== "dir") {
       if (dst.kind === "dir") throw invalidArgument(`${to} is a directory; name the full destination path (for example ${to}/${from.split("/").pop()})`, { to });
       return { changes: [{ kind: "move", from: src.path, path: to, overwrite: args.overwrite === true }], extra: {} };

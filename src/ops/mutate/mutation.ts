@@ -12,7 +12,7 @@ import { SnapshotTree, applyToSnapshot } from "./snapshot-tree";
 import { appliedDiff } from "./applied-diff";
 import type { LineChange } from "../../core/line-change";
 import { type AppliedChange, type ChangeStatus, type KnownState, type WriteChange, type WriteOutcome, applyChangesLocked } from "../write/write-path";
-import { StaleReadsError } from "../write/pin-check";
+import { type PinLookup, StaleReadsError } from "../write/pin-check";
 import { type StaleFile, describeStaleReads, staleReadRefusal } from "./stale-reads";
 import { keepShownAfter } from "../snapshot/file";
 import { withWorktreeLock } from "../write/worktree-lock";
@@ -55,7 +55,7 @@ export interface MutationArgs {
   /** The change set's record: its edits, and whether it was its conversation's first tool call. */
   onRecorded?: (recorded: { conversation_id: string; edit_ids: string[]; first_call: boolean }) => void;
   /** What the caller last saw of each file, by resolved path (null: no file); checked when no lease_id is given. */
-  pins?: ReadonlyMap<string, BlobId | null>;
+  pins?: PinLookup;
   /** A patch over a pinned file that changed: "warn" (applied when its context matches, named in stale_reads; the default) or "refuse". */
   staleWrites?: "warn" | "refuse";
   /** Told every path a work-tree write left, with its blob (null: removed); not called when nothing was written. */

@@ -32,6 +32,12 @@ export interface PatchTarget {
   read(path: RepoPath): Promise<{ bytes: Uint8Array; mode: FileMode } | null>;
   /** read for many paths at once (by path), where the target can do it for less; the first failure rejects. */
   readMany?(paths: RepoPath[]): Promise<Map<string, { bytes: Uint8Array; mode: FileMode } | null>>;
+  /**
+   * Whether two different paths the patch names, once read, are one file (a
+   * case-folding file system finds `Bar.txt` as `BAR.txt`): a rename between
+   * them changes the spelling of its name, and is not onto an existing file.
+   */
+  sameFile?(a: RepoPath, b: RepoPath): boolean;
 }
 
 export interface PlannedChange {
@@ -68,7 +74,7 @@ const READ_CONCURRENCY = 32;
 export async function planPatch(text: string | Uint8Array, target: PatchTarget): Promise<PatchPlan> {
   const parsed = parsePatch(text);
   const original = await readAll(parsed.files, target);
-  const planner = new Planner(original, parsed.warnings, applyAhead(parsed.files, original));
+  const planner = new Planner(original, parsed.warnings, applyAhead(parsed.files, original), target.sameFile);
   // A malformed hunk does not stop the rest of its file from being checked: more rejects, fewer retries.
   for (const r of parsed.rejects) for (const h of r.hunks) planner.reject(r.path, h, false);
   for (const file of parsed.files) planner.apply(file);
@@ -130,6 +136,7 @@ class Planner {
     private readonly original: Map<string, Content>,
     private readonly warnings: string[],
     private readonly ahead: Ahead = new Map(),
+    private readonly sameFile?: (a: RepoPath, b: RepoPath) => boolean,
   ) {}
 
   reject(path: string, hunk: HunkReject, stopsLaterSections = true): void {
@@ -172,9 +179,20 @@ class Planner {
       fail(file.oldPath, "file_not_found", `${file.oldPath} does not exist; ${why}`);
     }
     const moving = file.oldPath === null || ((file.rename || file.copy === true) && file.newPath !== file.oldPath);
+    // renamed to another spelling of its own name: the target's content is the source's, and goes with it
+    if (moving && file.rename && file.oldPath !== null && file.newPath !== null && !this.current.has(file.newPath) && this.sameFile?.(file.oldPath, file.newPath)) {
+      this.original.set(file.newPath, null);
+    }
     if (file.newPath !== null && moving && this.content(file.newPath) !== null) {
       const verb = file.oldPath === null ? "created" : file.rename ? "the target of a rename" : "the target of a copy";
-      fail(file.newPath, "file_exists", `${file.newPath} already exists, so it cannot be ${verb}; patch it as a modification instead`);
+      const alias = this.sameFile ? [...this.original.keys()].find((p) => p !== file.newPath && this.sameFile!(p as RepoPath, file.newPath!)) : undefined;
+      fail(
+        file.newPath,
+        "file_exists",
+        alias === undefined
+          ? `${file.newPath} already exists, so it cannot be ${verb}; patch it as a modification instead`
+          : `${file.newPath} already exists: this file system does not tell names apart by case, and it is ${alias}, so it cannot be ${verb}; to change the case of ${alias}'s name, rename it (rename from/rename to)`,
+      );
     }
     let bytes: Uint8Array | undefined;
     let lineChanges: LineChange[] | undefined;

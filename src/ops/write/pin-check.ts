@@ -12,9 +12,14 @@ import type { WorktreeTarget } from "./target";
  * on disk. A path the caller never showed has no pin and is not checked.
  */
 export interface PinCheck {
-  pins: ReadonlyMap<string, BlobId | null>;
+  pins: PinLookup;
   /** "refuse": a pinned file that changed stops the change set (StaleReadsError); "report": it goes on, and the outcome names the files. */
   onStale: "refuse" | "report";
+}
+
+/** A caller's pins by path (undefined: never shown); a map is one, and so is a view that compares paths as its file system does. */
+export interface PinLookup {
+  get(path: string): BlobId | null | undefined;
 }
 
 /** A pinned file whose content on disk is no longer the pinned one. */
@@ -27,7 +32,7 @@ export interface StaleRead {
 }
 
 /** The files of a change set a caller's pins say changed since it saw them, in the order the change set touches them. */
-export function staleReads(pins: ReadonlyMap<string, BlobId | null>, befores: Iterable<{ target: WorktreeTarget; state: PathState }>): StaleRead[] {
+export function staleReads(pins: PinLookup, befores: Iterable<{ target: WorktreeTarget; state: PathState }>): StaleRead[] {
   const out: StaleRead[] = [];
   for (const b of befores) {
     // a directory has no content; a symlink's pin names its target's content (reads and write_file follow links)

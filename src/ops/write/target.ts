@@ -8,6 +8,7 @@ import type { RepoRoot } from "../../repo/root";
 import { processUmask } from "../../repo/umask";
 import type { PathState } from "./edit-recorder";
 import { resolveInRoot } from "../live/path-guard";
+import { foldsCase, spellingIn } from "../../repo/name-case";
 
 /**
  * Where a work-tree write lands. `follow` decides what a symlink as the last
@@ -27,7 +28,11 @@ import { resolveInRoot } from "../live/path-guard";
 export interface WorktreeTarget {
   /** The path as asked for. */
   requested: RepoPath;
-  /** Repo-relative path of what is acted on; differs from `requested` when a symlink was followed. */
+  /**
+   * Repo-relative path of what is acted on; differs from `requested` when a
+   * symlink was followed, or a case-folding file system holds the file (or a
+   * directory on the way) under another spelling.
+   */
   path: RepoPath;
   /** `path`'s directory. */
   parent: RepoPath;
@@ -48,9 +53,29 @@ export interface WorktreeTarget {
 export class WorktreeAccess {
   readonly handles: TreeHandles;
   private readonly parents = new Map<RepoPath, RepoPath>();
+  /** Whether the root's file system folds case (repo/name-case.ts). */
+  readonly foldsCase: boolean;
+  /** The names of directories asked for a spelling, listed once per call. */
+  private readonly listings = new Map<RepoPath, string[]>();
 
   constructor(readonly repo: RepoRoot) {
     this.handles = TreeHandles.open(repo.root);
+    this.foldsCase = foldsCase(repo.root);
+  }
+
+  /**
+   * The name `dir` (the directory `parent`) holds for `name`: where the file
+   * system folds case, an existing entry's own spelling (a write keeps it,
+   * and every path of the call names the file one way); else `name`.
+   */
+  spelling(parent: RepoPath, dir: DirHandle, name: string): string {
+    if (!this.foldsCase) return name;
+    let names = this.listings.get(parent);
+    if (names === undefined) {
+      names = dir.list();
+      this.listings.set(parent, names);
+    }
+    return spellingIn(dir, name, names);
   }
 
   /** The canonical path of a directory the caller names (symlinks on the way followed inside the root). */
@@ -102,8 +127,10 @@ function locateWorktreeTarget(access: WorktreeAccess, requested: RepoPath, follo
     });
   }
   const parent = parentOf(path);
-  const name = baseName(path);
-  return { requested, path, parent, dir: access.handles.dir(parent), name };
+  const dir = access.handles.dir(parent);
+  const name = dir ? access.spelling(parent, dir, baseName(path)) : baseName(path);
+  if (name !== baseName(path)) path = (parent === ROOT ? name : `${parent}/${name}`) as RepoPath;
+  return { requested, path, parent, dir, name };
 }
 
 /**

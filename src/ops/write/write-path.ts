@@ -4,9 +4,10 @@ import { rename } from "node:fs/promises";
 import { join } from "node:path";
 import { WorksnapError, asWorksnapError, diskFull, internal, invalidArgument, isDiskFull, notFound, repoChanged } from "../../core/errors";
 import { blobMatches, randomId128, type BlobId } from "../../core/hash";
-import { ancestorsOf, baseName, parentOf, type RepoPath } from "../../core/repo-path";
+import { ancestorsOf, baseName, joinRepoPath, parentOf, type RepoPath } from "../../core/repo-path";
 import { CREATE_OPEN, type DirHandle } from "../../repo/dir-handle";
 import { DurableBatch } from "../../repo/durable";
+import { caseKey } from "../../repo/name-case";
 import { hashAhead } from "../../repo/hash-ahead";
 import type { Fingerprint } from "../../repo/fingerprint";
 import { blobIdOfState } from "../../core/content-hash";
@@ -303,6 +304,12 @@ interface Step {
   perm: number;
   /** A move without new content: the file itself is renamed. */
   plainRename: boolean;
+  /**
+   * A move to another spelling of the source's name on a case-folding file
+   * system: the source is renamed first (publishing the destination would
+   * replace it, and removing the source then would remove the result).
+   */
+  caseOnly?: boolean;
   staged?: Staged;
   /** Published by exchanging names with the file it replaced, which now sits under the staged name. */
   exchanged?: boolean;
@@ -318,15 +325,20 @@ interface Plan {
   staleReads: StaleRead[];
 }
 
-function validate(access: WorktreeAccess, changes: WriteChange[], opts: WriteOptions): Plan {
+function validate(access: WorktreeAccess, requested: WriteChange[], opts: WriteOptions): Plan {
+  const changes = access.foldsCase ? joinCaseRenames(access, requested) : requested;
+  // keyed as the file system tells files apart: two spellings of one name on a case-folding one are one file
   const befores = new Map<string, Before>();
+  const keyOf = (p: string) => (access.foldsCase ? caseKey(p) : p);
   const claim = (t: WorktreeTarget, dirOk = false): Before => {
-    if (befores.has(t.path)) {
-      throw invalidArgument(`the change set touches ${t.path} more than once${t.path !== t.requested ? ` (as ${t.requested})` : ""}`, { path: t.path });
+    const other = befores.get(keyOf(t.path));
+    if (other) {
+      const as = [other.target.requested, t.requested].filter((r) => r !== t.path);
+      throw invalidArgument(`the change set touches ${t.path} more than once${as.length > 0 ? ` (as ${[...new Set(as)].join(" and ")})` : ""}`, { path: t.path });
     }
     const state = dirOk && t.kind === "dir" ? null : readBefore(t, opts.known);
     const b: Before = { target: t, state, perm: t.kind === "file" ? (t.stat!.mode & 0o7777) : null };
-    befores.set(t.path, b);
+    befores.set(keyOf(t.path), b);
     return b;
   };
   const steps: Step[] = [];
@@ -363,12 +375,16 @@ function validate(access: WorktreeAccess, changes: WriteChange[], opts: WriteOpt
       const srcTarget = resolveWorktreeTarget(access, c.from, false);
       if (srcTarget.kind === "missing") throw notFound(`${c.from} does not exist`, { path: c.from });
       if (srcTarget.kind === "dir") throw invalidArgument(`${c.from} is a directory; move its files one by one`, { path: c.from });
-      const destTarget = resolveWorktreeTarget(access, c.path, false);
-      if (destTarget.path === srcTarget.path) {
+      let destTarget = resolveWorktreeTarget(access, c.path, false);
+      // a new spelling of the same name, where the file system folds case: the file's name changes, nothing else
+      const caseOnly = destTarget.path === srcTarget.path && baseName(c.path) !== srcTarget.name;
+      if (caseOnly) destTarget = { ...destTarget, path: joinRepoPath(destTarget.parent, baseName(c.path)), name: baseName(c.path), kind: "missing", stat: null };
+      else if (destTarget.path === srcTarget.path) {
         throw invalidArgument(`cannot move ${c.from} onto itself`, { from: c.from, to: c.path });
       }
       const source = claim(srcTarget);
-      const dest = claim(destTarget);
+      // (the destination is the source's file: claimed with it)
+      const dest = caseOnly ? { target: destTarget, state: null, perm: null } : claim(destTarget);
       if (dest.target.kind === "dir") throw invalidArgument(`${c.path} is a directory; name the destination file path`, { path: c.path });
       if (dest.state && c.overwrite !== true) {
         throw invalidArgument(`${c.path} already exists; pass overwrite: true to replace it`, { path: c.path, blob: blobIdOfState(dest.state.bytes) });
@@ -385,6 +401,7 @@ function validate(access: WorktreeAccess, changes: WriteChange[], opts: WriteOpt
         after,
         perm: after.mode === src.mode ? (source.perm ?? permFor(after.mode, null)) : permFor(after.mode, source.perm),
         plainRename: c.bytes === undefined && after.mode === src.mode,
+        ...(caseOnly ? { caseOnly } : {}),
         edits,
         applied: { status: "renamed", path: dest.target.path, requested: c.path, from: source.target.path, before: src, after, blob: blobIdOfState(after.bytes) },
       });
@@ -395,6 +412,32 @@ function validate(access: WorktreeAccess, changes: WriteChange[], opts: WriteOpt
   const stale = opts.pins ? staleReads(opts.pins.pins, befores.values()) : [];
   if (stale.length > 0 && opts.pins?.onStale === "refuse") throw new StaleReadsError(stale);
   return { steps, befores, staleReads: stale };
+}
+
+/**
+ * On a file system that folds case, a delete of one spelling and a write of
+ * another name one file (the edit history puts a rename that changed only
+ * case back that way): that rename, with the write's content. A delete of a
+ * spelling the directory no longer holds beside a write of the held one is
+ * that write. Anything else stays as it is (one file twice: refused).
+ */
+function joinCaseRenames(access: WorktreeAccess, changes: WriteChange[]): WriteChange[] {
+  const deletes = new Map<string, number>();
+  changes.forEach((c, i) => c.kind === "delete" && deletes.set(caseKey(c.path), i));
+  if (deletes.size === 0) return changes;
+  const out: (WriteChange | null)[] = [...changes];
+  for (const [i, c] of changes.entries()) {
+    if (c.kind !== "write" || c.follow === true || c.expect !== undefined) continue;
+    const d = deletes.get(caseKey(c.path));
+    const del = d === undefined ? undefined : changes[d]!;
+    if (d === undefined || del === undefined || del.path === c.path) continue;
+    const held = resolveWorktreeTarget(access, del.path, false);
+    if (held.kind !== "file" && held.kind !== "symlink") continue;
+    if (held.name !== baseName(c.path)) out[i] = { kind: "move", from: del.path, path: c.path, bytes: c.bytes, ...(c.mode ? { mode: c.mode } : {}) };
+    out[d] = null;
+    deletes.delete(caseKey(c.path));
+  }
+  return out.filter((c): c is WriteChange => c !== null);
 }
 
 /** The state before the change: the caller's read when the file is unchanged since, else read now. */
@@ -464,7 +507,8 @@ function checkShape(access: WorktreeAccess, steps: Step[]): void {
 
 function checkLeaseBlobs(l: { lease: Lease; fingerprint: Fingerprint }, befores: Map<string, Before>): void {
   const changed: ({ path: string } & NonNullable<ReturnType<Lease["touched"]["changedSince"]>>)[] = [];
-  for (const [path, b] of befores) {
+  for (const b of befores.values()) {
+    const path = b.target.path;
     if (b.state?.mode === "120000") continue;
     const change = l.lease.touched.changedSince(path, b.state ? b.state.bytes : null);
     if (change) changed.push({ path, ...change });
@@ -524,6 +568,13 @@ function publishSteps(access: WorktreeAccess, plan: Plan, done: Step[], dirs: To
     }
     const parent = parentFor(access, dest, dirs);
     const staged = s.staged;
+    if (s.caseOnly) {
+      renameCase(s.source!.target.dir!, s.source!.target.name, dest.name);
+      if (staged) staged.dir.rename(staged.name, parent, dest.name);
+      else if (!s.plainRename) writeBeside(parent, dest.name, s.after, s.perm);
+      dirs.add(parent);
+      continue;
+    }
     if (s.plainRename) s.source!.target.dir!.rename(s.source!.target.name, parent, dest.name);
     else if (staged && !s.source) {
       // The last group: independent renames; a file that exists is replaced by exchanging names, and the old file
@@ -545,6 +596,19 @@ function publishSteps(access: WorktreeAccess, plan: Plan, done: Step[], dirs: To
       dirs.add(src.dir!);
     }
   }
+}
+
+/**
+ * `from` renamed to `to`, another spelling of it on a case-folding file
+ * system. POSIX lets a rename onto the same file do nothing, and some
+ * systems do: then through a name of its own.
+ */
+function renameCase(dir: DirHandle, from: string, to: string): void {
+  dir.rename(from, dir, to);
+  if (dir.list().includes(to)) return;
+  const tmp = `.worksnap-${process.pid}-${randomId128().slice(0, 16)}`;
+  dir.rename(from, dir, tmp);
+  dir.rename(tmp, dir, to);
 }
 
 function unlinkIfPresent(dir: DirHandle, name: string): void {
