@@ -8,12 +8,22 @@
  * - `core.symlinks` (true unless set false): where false, git checks a symlink out as a plain file holding the
  *   link's text and keeps the entry's mode 120000 for it.
  * A directory outside git trusts both. Asked of git in one `git config` (system configuration included, as git
- * would read it for the user) once per version of the configuration files, and kept per root; reading the live
- * tree starts the question beside the status, so a capture finds it answered.
+ * would read it for the user) once per version of the configuration files, kept per root and in
+ * `.mcp/cache/mode-rules.json` for the next process (a one-shot write asks no git); reading the live tree starts
+ * the question beside the status, so a capture finds it answered.
+ *
+ * The write path reads a file's mode by the same rule (`ops/write/target.ts`): where the executable bit is not
+ * trusted, a tracked file's mode is the index's (indexExecutables), a new one's 100644.
  */
+import { mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { writeCacheFile } from "./cache-file";
 import { configStamp, gitConfigFiles } from "./common-dir";
 import { git } from "./git";
+import { indexEntriesOfFile } from "./index-entries";
+import { indexIdentity } from "./index-identity";
 import type { RepoRoot } from "./root";
+import { ensureStateDir } from "./state-dir";
 
 /** Whether git trusts the file system's executable bit (`core.fileMode`). */
 export function executableBitTrusted(repo: RepoRoot): Promise<boolean> {
@@ -26,7 +36,13 @@ export function modeRules(repo: RepoRoot): Promise<ModeRules> {
   const stamp = configStamp(gitConfigFiles(repo.gitDir));
   const known = asked.get(repo.root);
   if (known && known.stamp === stamp) return known.answer;
-  const answer = git(["config", "--bool", "--get-regexp", "^core\\.(filemode|symlinks)$"], { cwd: repo.root, okCodes: [1], env: { GIT_CONFIG_NOSYSTEM: "0" } }).then(
+  const stored = storedRules(repo, stamp);
+  if (stored) {
+    asked.set(repo.root, { stamp, answer: Promise.resolve(stored), value: stored });
+    return Promise.resolve(stored);
+  }
+  const entry: Asked = { stamp, answer: Promise.resolve(TRUSTED), value: null };
+  entry.answer = git(["config", "--bool", "--get-regexp", "^core\\.(filemode|symlinks)$"], { cwd: repo.root, okCodes: [1], env: { GIT_CONFIG_NOSYSTEM: "0" } }).then(
     (r) => {
       const rules = { ...TRUSTED };
       for (const line of new TextDecoder().decode(r.stdout).split("\n")) {
@@ -34,12 +50,28 @@ export function modeRules(repo: RepoRoot): Promise<ModeRules> {
         if (key === "core.filemode") rules.executableBit = value !== "false";
         if (key === "core.symlinks") rules.symlinks = value !== "false";
       }
+      entry.value = rules;
+      storeRules(repo, stamp, rules);
       return rules;
     },
     () => TRUSTED,
   );
-  asked.set(repo.root, { stamp, answer });
-  return answer;
+  asked.set(repo.root, entry);
+  return entry.answer;
+}
+
+/**
+ * The rules when they are known without asking git: answered before in this process, or kept in
+ * `.mcp/cache/mode-rules.json` for the configuration files as they are now; null otherwise (modeRules asks).
+ */
+export function knownModeRules(repo: RepoRoot): ModeRules | null {
+  if (!repo.gitDir) return TRUSTED;
+  const stamp = configStamp(gitConfigFiles(repo.gitDir));
+  const known = asked.get(repo.root);
+  if (known && known.stamp === stamp) return known.value;
+  const stored = storedRules(repo, stamp);
+  if (stored) asked.set(repo.root, { stamp, answer: Promise.resolve(stored), value: stored });
+  return stored;
 }
 
 export interface ModeRules {
@@ -49,4 +81,56 @@ export interface ModeRules {
 
 const TRUSTED: ModeRules = { executableBit: true, symlinks: true };
 
-const asked = new Map<string, { stamp: string; answer: Promise<ModeRules> }>();
+interface Asked {
+  stamp: string;
+  answer: Promise<ModeRules>;
+  /** the answer once it is in */
+  value: ModeRules | null;
+}
+
+const asked = new Map<string, Asked>();
+
+function cacheFile(repo: RepoRoot): string {
+  return join(repo.stateDir, "cache", "mode-rules.json");
+}
+
+function storedRules(repo: RepoRoot, stamp: string): ModeRules | null {
+  try {
+    const kept = JSON.parse(readFileSync(cacheFile(repo), "utf8")) as { stamp?: unknown; executableBit?: unknown; symlinks?: unknown };
+    if (kept.stamp !== stamp || typeof kept.executableBit !== "boolean" || typeof kept.symlinks !== "boolean") return null;
+    return { executableBit: kept.executableBit, symlinks: kept.symlinks };
+  } catch {
+    return null; // not kept yet, or unreadable: ask git
+  }
+}
+
+function storeRules(repo: RepoRoot, stamp: string, rules: ModeRules): void {
+  try {
+    ensureStateDir(repo.stateDir);
+    mkdirSync(join(repo.stateDir, "cache"), { recursive: true });
+    writeCacheFile(repo.stateDir, cacheFile(repo), JSON.stringify({ stamp, ...rules }));
+  } catch {
+    // a cache only: the next process asks git again
+  }
+}
+
+/**
+ * The paths under the root (relative to it) whose index entry is executable (mode 100755), per version of the
+ * index file; null when the index cannot be read (the caller then keeps what the disk says).
+ */
+export function indexExecutables(repo: RepoRoot): ReadonlySet<string> | null {
+  if (!repo.gitDir) return null;
+  const indexPath = join(repo.gitDir, "index");
+  const identity = indexIdentity(indexPath);
+  if (identity === null) return null;
+  const kept = executables.get(repo.root);
+  if (kept?.identity === identity) return kept.paths;
+  const entries = indexEntriesOfFile(indexPath, (_flags, _extended, mode) => mode === 0o100755);
+  if (entries === null || indexIdentity(indexPath) !== identity) return null;
+  const prefix = repo.gitPrefix;
+  const paths = new Set(entries.filter((e) => e.path.startsWith(prefix)).map((e) => e.path.slice(prefix.length)));
+  executables.set(repo.root, { identity, paths });
+  return paths;
+}
+
+const executables = new Map<string, { identity: string; paths: ReadonlySet<string> }>();

@@ -17,7 +17,7 @@ import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { writeCacheFile } from "./cache-file";
 import { git, type GitResult } from "./git";
-import { indexVersion } from "./index-flags";
+import { indexVersion } from "./index-entries";
 import type { RepoRoot } from "./root";
 import { splitIndex } from "./status-index";
 

@@ -20,9 +20,10 @@ export interface DiskState {
 }
 
 /** What the work tree holds at each of `paths`, read through directories held open for the reading. */
-export function readDisks(repo: RepoRoot, paths: readonly string[]): Map<string, DiskState> {
+export async function readDisks(repo: RepoRoot, paths: readonly string[]): Promise<Map<string, DiskState>> {
   const access = new WorktreeAccess(repo);
   try {
+    await access.rulesKnown;
     return new Map(paths.map((p) => [p, readDisk(access, p)]));
   } finally {
     access.close();

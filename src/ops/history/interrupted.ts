@@ -104,7 +104,7 @@ async function completeOne(ws: Workspace, store: HistoryStore, intent: WriteInte
   }
   const { initial, final } = statesOf(intent, entries);
   const paths = [...final.keys()].sort(compareUtf8);
-  const disk = readDisks(ws.repo, paths);
+  const disk = await readDisks(ws.repo, paths);
   const published = paths.filter((p) => !sameState(initial.get(p)!, final.get(p)!) && matches(disk.get(p)!, final.get(p)!));
   if (published.length === 0) {
     report.outcome = "dropped";

@@ -199,7 +199,7 @@ async function planReview(ws: Workspace, store: HistoryStore, model: HistoryMode
   const order = [...checked].sort(compareUtf8);
 
   // Rule 9.2: the files must be what the history last recorded.
-  const disk = readDisks(ws.repo, order);
+  const disk = await readDisks(ws.repo, order);
   for (const p of order) {
     const d = disk.get(p)!;
     const exp = out.expected.get(p)!;
@@ -333,7 +333,7 @@ async function recoverLocked(ws: Workspace, store: HistoryStore, policy: Discard
     await applyStatuses(store, model, intent.statuses);
     const changes: WriteChange[] = [];
     const outside: ExternalChange[] = [];
-    const disks = readDisks(ws.repo, intent.finals.map((f) => f.path));
+    const disks = await readDisks(ws.repo, intent.finals.map((f) => f.path));
     for (const f of intent.finals) {
       const d = disks.get(f.path)!;
       const done = f.hash === null ? d.kind === "missing" : d.kind === "file" && d.hash === f.hash && d.state!.mode === f.mode;

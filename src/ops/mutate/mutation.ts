@@ -223,6 +223,7 @@ export async function runMutation<T extends object>(
       const fingerprint = fingerprintRead ? await fingerprintRead : null;
       const lease = args.lease_id !== undefined && fingerprint ? await acquireLease(ws, args.lease_id, fingerprint) : null;
       checkCancelled(args.signal);
+      await access.rulesKnown;
       const changes = built.changes === null ? null : withoutNoOps(access, built.changes, reads);
       if (changes === null || changes.length === 0) {
         // a rejected patch or a write that changes nothing: nothing is written or recorded, and no conversation starts
@@ -432,6 +433,7 @@ function worktreeView(ws: Workspace, access: WorktreeAccess, reads: Map<string, 
       return t;
     },
     read: async (path) => {
+      await access.rulesKnown;
       const t = resolved.get(path) ?? resolveWorktreeTarget(access, path, false);
       resolved.delete(path);
       const state = readTargetState(t);
@@ -440,6 +442,7 @@ function worktreeView(ws: Workspace, access: WorktreeAccess, reads: Map<string, 
     },
     filesUnder: async (dir) => (await readLiveTree(ws, [dir])).entries.map((e) => e.path as RepoPath).filter((p) => p !== dir),
     readMany: async (paths) => {
+      await access.rulesKnown;
       const states: { path: RepoPath; state: PathState }[] = [];
       const out = resolveAndReadTargets(access, paths).map((r) => {
         if (!(r instanceof Error) && !(r.state instanceof Error)) {

@@ -8,7 +8,8 @@ import type { RepoRoot } from "../../repo/root";
 import { processUmask } from "../../repo/umask";
 import type { PathState } from "./edit-recorder";
 import { resolveInRoot } from "../live/path-guard";
-import { foldsCase, spellingIn } from "../../repo/name-case";
+import { caseKey, foldsCase, spellingIn } from "../../repo/name-case";
+import { type ModeRules, indexExecutables, knownModeRules, modeRules } from "../../repo/mode-rules";
 
 /**
  * Where a work-tree write lands. `follow` decides what a symlink as the last
@@ -42,6 +43,8 @@ export interface WorktreeTarget {
   name: string;
   kind: "missing" | "file" | "symlink" | "dir" | "other";
   stat: FileStat | null;
+  /** How a mode is taken from its stat here (WorktreeAccess.gitMode). */
+  gitMode: (path: RepoPath, st: FileStat) => FileMode;
 }
 
 /**
@@ -58,10 +61,48 @@ export class WorktreeAccess {
   /** The names of directories asked for a spelling, listed once per call. */
   private readonly listings = new Map<RepoPath, string[]>();
 
+  /** git's rules for modes here once known (repo/mode-rules.ts); until then, modes as the disk has them. */
+  private rules: ModeRules | null;
+  /**
+   * Settles once the rules are known (at once, unless git must be asked): a
+   * call's asynchronous steps wait for it before they read a file's mode.
+   */
+  readonly rulesKnown: Promise<void>;
+  /** The index's executable paths case-folded, for the set they were made of. */
+  private folded: { of: ReadonlySet<string>; keys: Set<string> } | null = null;
+
   constructor(readonly repo: RepoRoot) {
     this.handles = TreeHandles.open(repo.root);
     this.foldsCase = foldsCase(repo.root);
+    this.rules = knownModeRules(repo);
+    this.rulesKnown =
+      this.rules !== null
+        ? Promise.resolve()
+        : modeRules(repo).then(
+            (r) => {
+              this.rules = r;
+            },
+            () => undefined,
+          );
   }
+
+  /**
+   * A file's mode as git takes it from its stat (`ce_mode_from_stat`): where
+   * git does not trust the executable bit (`core.fileMode false`: FAT, exFAT,
+   * Windows drives under WSL, where every file may read as executable), a
+   * regular file is executable when its index entry is, whatever the disk
+   * says; else the disk's mode.
+   */
+  readonly gitMode = (path: RepoPath, st: FileStat): FileMode => {
+    const disk = modeOfStat(st) ?? modeOfPermissions(st.mode);
+    if (this.rules === null || this.rules.executableBit || !st.isFile()) return disk;
+    const exec = indexExecutables(this.repo);
+    if (exec === null) return disk;
+    if (exec.has(path)) return "100755";
+    if (!this.foldsCase) return "100644";
+    if (this.folded?.of !== exec) this.folded = { of: exec, keys: new Set([...exec].map(caseKey)) };
+    return this.folded.keys.has(caseKey(path)) ? "100755" : "100644";
+  };
 
   /**
    * The name `dir` (the directory `parent`) holds for `name`: where the file
@@ -130,7 +171,7 @@ function locateWorktreeTarget(access: WorktreeAccess, requested: RepoPath, follo
   const dir = access.handles.dir(parent);
   const name = dir ? access.spelling(parent, dir, baseName(path)) : baseName(path);
   if (name !== baseName(path)) path = (parent === ROOT ? name : `${parent}/${name}`) as RepoPath;
-  return { requested, path, parent, dir, name };
+  return { requested, path, parent, dir, name, gitMode: access.gitMode };
 }
 
 /**
@@ -246,7 +287,7 @@ export function readTargetState(t: WorktreeTarget): PathState {
 function stateOfRead(t: WorktreeTarget, read: { bytes: Uint8Array; stat: FileStat } | Error): PathState | Error {
   if (read instanceof Error) return readFailure(t, read);
   if (!read.stat.isFile()) return changedWhileRead(t);
-  return { bytes: read.bytes, mode: targetMode(t.stat!) };
+  return { bytes: read.bytes, mode: t.gitMode(t.path, t.stat!) };
 }
 
 function readFailure(t: WorktreeTarget, err: unknown): Error {
@@ -268,11 +309,6 @@ function changedWhileRead(t: WorktreeTarget): Error {
 export function statStamp(st: FileStat | null): string | null {
   if (!st) return null;
   return `${st.dev}:${st.ino}:${st.mode}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
-}
-
-/** A target's mode: it is a file or a symbolic link (readTargetState refuses anything else). */
-function targetMode(st: FileStat): FileMode {
-  return modeOfStat(st) ?? modeOfPermissions(st.mode);
 }
 
 /**

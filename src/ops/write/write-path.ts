@@ -176,6 +176,7 @@ export async function applyChangesLocked(ws: Workspace, changes: WriteChange[], 
   const access = opts.access ?? new WorktreeAccess(ws.repo);
   try {
     hashAhead(statesToHash(changes, opts));
+    await access.rulesKnown;
     const plan = validate(access, changes, opts);
     const area = new StagingArea(access.handles, ws.reserve);
     // The staged files are written by the I/O threads while the history records (its diffs are CPU work here).
@@ -354,7 +355,8 @@ function validate(access: WorktreeAccess, requested: WriteChange[], opts: WriteO
         change: c,
         dest,
         after,
-        perm: permFor(mode, dest.state?.mode === "120000" ? null : dest.perm),
+        // the file's exact bits while its mode as git takes it stays (git's mode need not be the disk's: core.fileMode)
+        perm: dest.state && dest.state.mode === mode && dest.perm !== null ? dest.perm : permFor(mode, dest.state?.mode === "120000" ? null : dest.perm),
         plainRename: false,
         edits: [{ operation, path: dest.target.path, before: dest.state, after, ...(operation === "edit" && c.lines ? { lines: c.lines } : {}) }],
         applied: { status, path: dest.target.path, requested: c.path, before: dest.state, after, blob: blobIdOfState(c.bytes) },
