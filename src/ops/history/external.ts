@@ -5,7 +5,7 @@
  * and shows the difference, unless the person chooses to discard it.
  */
 import { sha256Hex } from "../../core/hash";
-import type { RepoPath } from "../../core/repo-path";
+import { baseName, type RepoPath } from "../../core/repo-path";
 import { unifiedDiff } from "../diff/unified";
 import { caseKey } from "../../repo/name-case";
 import type { RepoRoot } from "../../repo/root";
@@ -33,9 +33,9 @@ export async function readDisks(repo: RepoRoot, paths: readonly string[]): Promi
 /** What the work tree holds at `path`, read through the directories `access` holds. */
 export function readDisk(access: WorktreeAccess, path: string): DiskState {
   const target = resolveWorktreeTarget(access, path as RepoPath, false);
-  // A name is the history's only as it spelled it: where the file system folds case, another spelling the
+  // A file's name is the history's only as it spelled it: where the file system folds case, another spelling the
   // directory holds (after a rename that changed only case) is another path, and this one is not there.
-  const respelled = access.foldsCase && target.path !== path && caseKey(target.path) === caseKey(path);
+  const respelled = access.foldsCase && target.name !== baseName(path as RepoPath) && caseKey(target.path) === caseKey(path);
   if (target.kind === "missing" || respelled) return { state: null, hash: null, kind: "missing" };
   if (target.kind === "dir" || target.kind === "other") return { state: null, hash: null, kind: target.kind };
   const state = readTargetState(target)!;

@@ -2,7 +2,7 @@ import { modeOfPermissions, modeOfStat, type FileMode } from "../../core/file-mo
 import { lstatSync, realpathSync, type Stats } from "node:fs";
 import { join } from "node:path";
 import { invalidArgument, isDescriptorShortage, isMissingPath, permissionDenied, repoChanged } from "../../core/errors";
-import { PATH_MAX, ROOT, ancestorsOf, baseName, isReservedPath, parentOf, type RepoPath } from "../../core/repo-path";
+import { PATH_MAX, ROOT, ancestorsOf, baseName, isReservedPath, joinRepoPath, parentOf, type RepoPath } from "../../core/repo-path";
 import { type DirHandle, type FileStat, type ReadEntry, TreeHandles, symlinkOnPath } from "../../repo/dir-handle";
 import type { RepoRoot } from "../../repo/root";
 import { processUmask } from "../../repo/umask";
@@ -60,6 +60,8 @@ export class WorktreeAccess {
   readonly foldsCase: boolean;
   /** The names of directories asked for a spelling, listed once per call. */
   private readonly listings = new Map<RepoPath, string[]>();
+  /** The directories the call named, by case-folded key (oneSpelling). */
+  private readonly directories = new Map<string, string>();
 
   /** git's rules for modes here once known (repo/mode-rules.ts); until then, modes as the disk has them. */
   private rules: ModeRules | null;
@@ -130,6 +132,24 @@ export class WorktreeAccess {
     return p;
   }
 
+  /**
+   * Where names fold case, each directory `p` names spelled as the call first
+   * named it: existing ones are spelled as held already, and a new one named
+   * twice in two spellings ("New/a.txt", "NEW/b.txt") is one directory, made
+   * once, under the first.
+   */
+  oneSpelling(p: RepoPath): RepoPath {
+    const parts = p.split("/");
+    for (let i = 1; i <= parts.length; i++) {
+      const prefix = parts.slice(0, i).join("/");
+      const key = caseKey(prefix);
+      const first = this.directories.get(key);
+      if (first === undefined) this.directories.set(key, prefix);
+      else if (first !== prefix) parts.splice(0, i, ...first.split("/"));
+    }
+    return parts.join("/") as RepoPath;
+  }
+
   close(): void {
     this.handles.close();
   }
@@ -154,6 +174,7 @@ function locateWorktreeTarget(access: WorktreeAccess, requested: RepoPath, follo
     const name = baseName(requested);
     path = (parent === ROOT ? name : `${parent}/${name}`) as RepoPath;
   }
+  if (access.foldsCase && path.includes("/")) path = joinRepoPath(access.oneSpelling(parentOf(path)), baseName(path));
   if (isReservedPath(path)) {
     throw permissionDenied(`${requested} resolves into ${path}, which is reserved for git and worksnap state`, { path: requested, resolved: path });
   }

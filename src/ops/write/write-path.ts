@@ -688,6 +688,9 @@ function pruneEmptyParents(access: WorktreeAccess, path: RepoPath, dirs: Touched
     } catch {
       return; // not empty (or already gone): stop climbing
     }
+    // a removed directory has nothing to flush (its parent's flush records the removal), and some file systems
+    // (FUSE ones: exFAT and NTFS drives, sshfs) fail an fstat or fsync of it
+    for (const d of dirs) if (d.rel === a || d.rel.startsWith(`${a}/`)) dirs.delete(d);
     access.handles.forget(a);
     dirs.add(up);
   }

@@ -160,6 +160,28 @@ describe.skipIf(!fs.canMount)("a file system that folds case", () => {
     expect(readFileSync(join(root, "Baz.txt"), "utf8")).toBe("one\ntwo\n");
   });
 
+  test("a new directory named in two spellings in one change set is one directory, under the first", async () => {
+    const root = repoOn("newdir", { "keep.txt": "k\n" });
+    await using s = await mcpSession(root);
+    const patch =
+      "diff --git a/New/a.txt b/New/a.txt\nnew file mode 100644\n--- /dev/null\n+++ b/New/a.txt\n@@ -0,0 +1 @@\n+a\n" +
+      "diff --git a/NEW/sub/b.txt b/NEW/sub/b.txt\nnew file mode 100644\n--- /dev/null\n+++ b/NEW/sub/b.txt\n@@ -0,0 +1 @@\n+b\n";
+    const a = await s.call("workspace_apply_patch", { patch });
+    expect(a.changed.map((c: { path: string; requested_path?: string }) => [c.path, c.requested_path])).toEqual([
+      ["New/a.txt", undefined],
+      ["New/sub/b.txt", "NEW/sub/b.txt"],
+    ]);
+    expect(names(root)).toEqual(["New", "keep.txt"]);
+    expect(names(join(root, "New"))).toEqual(["a.txt", "sub"]);
+    expect(historyEntries(root).map((e) => e.file_path).sort()).toEqual(["New/a.txt", "New/sub/b.txt"]);
+    // the same through write_file, which follows links: the directory as the tree holds it now
+    await s.call("workspace_write_file", { path: "NEW/c.txt", content: "c\n" });
+    expect(names(join(root, "New"))).toEqual(["a.txt", "c.txt", "sub"]);
+    const r = cli(["history", "reject", ...historyEntries(root).map((e) => e.edit_id), "--root", root]);
+    expect(r.stderr).toBe("");
+    expect(names(root)).toEqual(["keep.txt"]);
+  });
+
   test("a change set that names one file under two spellings is refused whole", async () => {
     const root = repoOn("twice", { "keep.txt": "k\n" });
     await using s = await mcpSession(root);
