@@ -132,6 +132,10 @@ export function asWorksnapError(err: unknown): WorksnapError {
     if (sys.code === "ENOENT") return notFound(sys.message, details);
     if (sys.code === "EACCES" || sys.code === "EPERM") return permissionDenied(sys.message, details);
     if (sys.code === "EFBIG") return tooLarge(sys.message, details);
+    // a symlink on a file system that has none (git's core.symlinks says otherwise, or git is not asked)
+    if (sys.syscall === "symlink" && (sys.code === "ENOSYS" || sys.code === "EOPNOTSUPP" || sys.code === "ENOTSUP")) {
+      return invalidArgument("this file system cannot hold symbolic links (set git's core.symlinks to false here to have links written as files holding their text, as git does)", { errno: sys.code });
+    }
     // a name or path the file system cannot hold is bad input, whatever call met it
     if (sys.code === "ENAMETOOLONG") return invalidArgument("a file name or path is too long for the file system", { errno: sys.code });
   }

@@ -7,7 +7,7 @@
  *   file is 100644; otherwise every file changed there would show a change of mode git does not see;
  * - `core.symlinks` (true unless set false): where false, git checks a symlink out as a plain file holding the
  *   link's text and keeps the entry's mode 120000 for it.
- * A directory outside git trusts both. Asked of git in one `git config` (system configuration included, as git
+ * A directory outside git has its file system asked instead (probedRules). Asked of git in one `git config` (system configuration included, as git
  * would read it for the user) once per version of the configuration files, kept per root and in
  * `.mcp/cache/mode-rules.json` for the next process (a one-shot write asks no git); reading the live tree starts
  * the question beside the status, so a capture finds it answered.
@@ -15,7 +15,8 @@
  * The write path reads a file's mode by the same rule (`ops/write/target.ts`): where the executable bit is not
  * trusted, a tracked file's mode is the index's (indexExecutables), a new one's 100644.
  */
-import { mkdirSync, readFileSync } from "node:fs";
+import { chmodSync, lstatSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { randomId128 } from "../core/hash";
 import { join } from "node:path";
 import { writeCacheFile } from "./cache-file";
 import { configStamp, gitConfigFiles } from "./common-dir";
@@ -32,7 +33,7 @@ export function executableBitTrusted(repo: RepoRoot): Promise<boolean> {
 
 /** Both rules for the repository (see above). */
 export function modeRules(repo: RepoRoot): Promise<ModeRules> {
-  if (!repo.gitDir) return Promise.resolve(TRUSTED);
+  if (!repo.gitDir) return Promise.resolve(probedRules(repo));
   const stamp = configStamp(gitConfigFiles(repo.gitDir));
   const known = asked.get(repo.root);
   if (known && known.stamp === stamp) return known.answer;
@@ -65,13 +66,57 @@ export function modeRules(repo: RepoRoot): Promise<ModeRules> {
  * `.mcp/cache/mode-rules.json` for the configuration files as they are now; null otherwise (modeRules asks).
  */
 export function knownModeRules(repo: RepoRoot): ModeRules | null {
-  if (!repo.gitDir) return TRUSTED;
+  if (!repo.gitDir) return probedRules(repo);
   const stamp = configStamp(gitConfigFiles(repo.gitDir));
   const known = asked.get(repo.root);
   if (known && known.stamp === stamp) return known.value;
   const stored = storedRules(repo, stamp);
   if (stored) asked.set(repo.root, { stamp, answer: Promise.resolve(stored), value: stored });
   return stored;
+}
+
+/**
+ * Outside git there is no configuration to ask: the file system is asked as `git init` asks it (and then sets
+ * `core.fileMode` and `core.symlinks`), once per root and process: a file whose owner x is toggled must show the
+ * change, and a symlink must be made. On an exFAT drive every file reads 0777 whatever chmod does, and a tree
+ * captured there would otherwise be all executable (and another id than the same tree elsewhere). Where nothing
+ * can be made (a root that cannot be written), both are trusted.
+ */
+function probedRules(repo: RepoRoot): ModeRules {
+  let rules = probed.get(repo.root);
+  if (rules === undefined) {
+    rules = probeFileSystem(repo.stateDir);
+    probed.set(repo.root, rules);
+  }
+  return rules;
+}
+
+const probed = new Map<string, ModeRules>();
+
+function probeFileSystem(stateDir: string): ModeRules {
+  const base = join(stateDir, "tmp", `mode-probe-${process.pid}-${randomId128().slice(0, 12)}`);
+  const link = `${base}-link`;
+  try {
+    ensureStateDir(stateDir);
+    mkdirSync(join(stateDir, "tmp"), { recursive: true });
+    writeFileSync(base, "", { mode: 0o644 });
+    const before = lstatSync(base).mode;
+    chmodSync(base, (before ^ 0o100) & 0o7777);
+    const executableBit = lstatSync(base).mode !== before;
+    let symlinks = true;
+    try {
+      symlinkSync("mode-probe", link);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      symlinks = !(code === "ENOSYS" || code === "EPERM" || code === "EOPNOTSUPP" || code === "ENOTSUP");
+    }
+    return { executableBit, symlinks };
+  } catch {
+    return TRUSTED;
+  } finally {
+    rmSync(link, { force: true });
+    rmSync(base, { force: true });
+  }
 }
 
 export interface ModeRules {

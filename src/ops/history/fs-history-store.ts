@@ -21,6 +21,7 @@ import { randomId128 } from "../../core/hash";
 import { appendLines } from "../../repo/append-lines";
 import { writeFileAtomic, writeFileUnflushed } from "../../repo/atomic-write";
 import { DurableBatch } from "../../repo/durable";
+import { caseKey } from "../../repo/name-case";
 import { ensureStateDir, shownStatePath, tempPath } from "../../repo/state-dir";
 import type { BatchingHistoryStore, ObjectWrite, PendingPack } from "./batch-store";
 import { withFileLocks } from "./locks";
@@ -517,4 +518,22 @@ function packConversation(items: ObjectWrite[]): string | null {
     seen.add(it.rel);
   }
   return conv;
+}
+
+/**
+ * Where names fold case (macOS's default file system), the conversation whose log `conv` would share: one named
+ * the same but for case (`conv_A` for `conv_a`), whose log file and checkpoints are the same files there; null
+ * when there is none. Two conversations must not share them: each takes its own log lock, and their appends
+ * would race on one file.
+ */
+export function conversationNamedOtherwise(stateDir: string, conv: string): string | null {
+  let names: string[];
+  try {
+    names = readdirSync(join(stateDir, HISTORY_DIR, "logs"));
+  } catch {
+    return null; // no conversation yet
+  }
+  const key = caseKey(`${conv}.log`);
+  const other = names.find((n) => n !== `${conv}.log` && n.endsWith(".log") && caseKey(n) === key);
+  return other === undefined ? null : other.slice(0, -4);
 }

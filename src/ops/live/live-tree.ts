@@ -2,7 +2,7 @@ import { sha256Hex } from "../../core/hash";
 import { ROOT, isWithin, type RepoPath } from "../../core/repo-path";
 import { type Fingerprint, type GitState, readGitState } from "../../repo/fingerprint";
 import type { GitResult } from "../../repo/git";
-import { modeRules } from "../../repo/mode-rules";
+import { knownModeRules, modeRules } from "../../repo/mode-rules";
 import { walkPlainTree } from "../../repo/plain-walk";
 import { rememberState } from "../../repo/state-memory";
 import { type GitTreeInputs, type ScanSkips, type TreeEntry, gitTreeEntries, literalPathspecs, readGitTreeInputs, startIndexListing } from "../../repo/tree-scan";
@@ -24,7 +24,7 @@ export interface LiveTree {
 /** The live fingerprint alone (lease validation before a write). */
 export async function liveFingerprint(ws: Workspace): Promise<Fingerprint> {
   if (ws.repo.gitDir) return (await readGitState(ws.repo)).fingerprint;
-  return plainFingerprint(ws.repo.root);
+  return plainFingerprint(ws);
 }
 
 /** The live state before it is turned into entries: a git tree scan's inputs, or a plain walk. */
@@ -62,8 +62,8 @@ export async function readLiveInputs(
     const unreadable = state.unreadableDirs.filter((d) => scope.some((s) => isWithin(d, s) || isWithin(s, d as RepoPath)));
     return { fingerprint: state.fingerprint, git, plain: [], skipped: git.skipped, unreadable, gitComparedAt: state.statusStartedAt };
   }
-  const all = walkPlainTree(ws.repo.root, [ROOT]);
-  const inScope = scope.length === 1 && scope[0] === ROOT ? all : walkPlainTree(ws.repo.root, scope);
+  const all = plainTree(ws, [ROOT]);
+  const inScope = scope.length === 1 && scope[0] === ROOT ? all : plainTree(ws, scope);
   return {
     fingerprint: { head_oid: "", index_oid: "", status_hash: listingHash(all.entries) },
     git: null,
@@ -85,8 +85,18 @@ export async function readLiveTree(ws: Workspace, scope: RepoPath[] = [ROOT], li
   return liveTreeOf(await readLiveInputs(ws, scope, { listing }));
 }
 
-function plainFingerprint(root: string): Fingerprint {
-  return { head_oid: "", index_oid: "", status_hash: listingHash(walkPlainTree(root, [ROOT]).entries) };
+/**
+ * The files outside git, with their modes as git would take them there: where the file system keeps no
+ * executable bit (mode-rules.ts asks it), every file is 100644, as `git add` records it on such a drive.
+ */
+function plainTree(ws: Workspace, scope: RepoPath[]): ReturnType<typeof walkPlainTree> {
+  const walked = walkPlainTree(ws.repo.root, scope);
+  if (knownModeRules(ws.repo)?.executableBit !== false) return walked;
+  return { ...walked, entries: walked.entries.map((e) => (e.mode === "100755" ? { ...e, mode: "100644" } : e)) };
+}
+
+function plainFingerprint(ws: Workspace): Fingerprint {
+  return { head_oid: "", index_oid: "", status_hash: listingHash(plainTree(ws, [ROOT]).entries) };
 }
 
 /** Outside git: sha256 of the sorted (mode, size, mtime, path) listing (DESIGN "Outside a git work tree"). */

@@ -5,6 +5,8 @@ import type { RepoPath } from "../../core/repo-path";
 import type { Fingerprint } from "../../repo/fingerprint";
 import type { SnapshotId } from "../../repo/manifest";
 import { CONVERSATION_ID, newConversationId } from "../history/conversation-id";
+import { conversationNamedOtherwise } from "../history/fs-history-store";
+import { foldsCase } from "../../repo/name-case";
 import type { AheadCheckpoints, PathState } from "../write/edit-recorder";
 import { touch } from "../live/leases";
 import { liveFingerprint, readLiveTree } from "../live/live-tree";
@@ -172,6 +174,15 @@ export async function runMutation<T extends object>(
   opts: MutationOptions = {},
 ): Promise<Mutated<T>> {
   const conv = conversationOf(args);
+  if (!conv.minted && foldsCase(ws.repo.root)) {
+    const other = conversationNamedOtherwise(ws.repo.stateDir, conv.id);
+    if (other !== null) {
+      throw invalidArgument(
+        `mcp_conversation_id ${conv.id} differs from the conversation ${other} only in case, and this file system does not tell names apart by case: their histories would share files. Pass ${other}, or another id`,
+        { arg: "mcp_conversation_id", conversation_id: other },
+      );
+    }
+  }
   const finish = (branch: MutationBranch, built: Built<T>, changes: AppliedChange[], recorded: boolean, note?: string) =>
     finishAnswer(branch, built, changes, conv, recorded, opts.showDiff === true && args.brief !== true, note);
   const progress = (done: number, message: string) => args.onProgress?.(done, 3, message);

@@ -130,7 +130,7 @@ export async function stageAll(ws: Workspace, access: WorktreeAccess, steps: Sta
         if (s.after === null || s.plainRename) continue;
         if (deviceOf(access, s.dest.target, devices) !== tmpDev) continue; // staged beside the target at publish time
         const bytes = s.after.bytes;
-        if (s.after.mode === "120000") {
+        if (s.after.mode === "120000" && access.symlinks) {
           // A symlink cannot be opened to fsync it (open follows it): a syncfs covers it; per-file flushing leaves
           // it, as before, to the flush of the directory it is renamed into.
           const staged = area.next();

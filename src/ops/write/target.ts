@@ -89,6 +89,15 @@ export class WorktreeAccess {
   }
 
   /**
+   * Whether a symlink is written as one: not where git makes none
+   * (`core.symlinks false`: FAT, exFAT, some Windows setups), where it is a
+   * plain file holding the link's text, as `git apply` and a checkout write it.
+   */
+  get symlinks(): boolean {
+    return this.rules?.symlinks !== false;
+  }
+
+  /**
    * A file's mode as git takes it from its stat (`ce_mode_from_stat`): where
    * git does not trust the executable bit (`core.fileMode false`: FAT, exFAT,
    * Windows drives under WSL, where every file may read as executable), a
@@ -98,6 +107,7 @@ export class WorktreeAccess {
   readonly gitMode = (path: RepoPath, st: FileStat): FileMode => {
     const disk = modeOfStat(st) ?? modeOfPermissions(st.mode);
     if (this.rules === null || this.rules.executableBit || !st.isFile()) return disk;
+    if (!this.repo.gitDir) return "100644"; // no index to keep a mode: a file is what git would record of it there
     const exec = indexExecutables(this.repo);
     if (exec === null) return disk;
     if (exec.has(path)) return "100755";

@@ -573,7 +573,7 @@ function publishSteps(access: WorktreeAccess, plan: Plan, done: Step[], dirs: To
     if (s.caseOnly) {
       renameCase(s.source!.target.dir!, s.source!.target.name, dest.name);
       if (staged) staged.dir.rename(staged.name, parent, dest.name);
-      else if (!s.plainRename) writeBeside(parent, dest.name, s.after, s.perm);
+      else if (!s.plainRename) writeBeside(parent, dest.name, s.after, s.perm, access.symlinks);
       dirs.add(parent);
       continue;
     }
@@ -589,7 +589,7 @@ function publishSteps(access: WorktreeAccess, plan: Plan, done: Step[], dirs: To
         else staged.dir.rename(staged.name, parent, dest.name);
       }
     } else if (staged) staged.dir.rename(staged.name, parent, dest.name);
-    else writeBeside(parent, dest.name, s.after, s.perm);
+    else writeBeside(parent, dest.name, s.after, s.perm, access.symlinks);
     dirs.add(parent);
     if (s.source) {
       const src = s.source.target;
@@ -645,10 +645,10 @@ async function syncDirs(ws: Workspace, dirs: TouchedDirs): Promise<void> {
  * renamed over it: for targets on another file system than `.mcp/tmp`, and
  * for rollback.
  */
-function writeBeside(dir: DirHandle, name: string, state: NonNullable<PathState>, perm: number): void {
+function writeBeside(dir: DirHandle, name: string, state: NonNullable<PathState>, perm: number, symlinks: boolean): void {
   const tmp = `.worksnap-${process.pid}-${randomId128().slice(0, 16)}`;
   try {
-    if (state.mode === "120000") dir.symlink(state.bytes, tmp);
+    if (state.mode === "120000" && symlinks) dir.symlink(state.bytes, tmp);
     else {
       const fd = dir.openFile(tmp, CREATE_OPEN, 0o600);
       try {
@@ -734,7 +734,7 @@ function restore(access: WorktreeAccess, s: Step, b: Before): void {
     return;
   }
   if (holds(dir, t.name, b.state)) return; // never replaced (the step failed before it), nothing to write
-  writeBeside(dir, t.name, b.state, b.perm ?? permFor(b.state.mode, null));
+  writeBeside(dir, t.name, b.state, b.perm ?? permFor(b.state.mode, null), access.symlinks);
 }
 
 /** Whether `name` in `dir` holds exactly `state` (bytes and mode). */

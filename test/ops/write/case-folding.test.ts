@@ -182,6 +182,22 @@ describe.skipIf(!fs.canMount)("a file system that folds case", () => {
     expect(names(root)).toEqual(["keep.txt"]);
   });
 
+  test("two conversations whose ids differ only in case would share their history's files: the second is refused", async () => {
+    const root = repoOn("conv", { "a.txt": "a\n" });
+    await using s = await mcpSession(root);
+    await s.call("workspace_write_file", { path: "a.txt", content: "one\n", mcp_conversation_id: "Fix-Login" });
+    const e = await s.callError("workspace_write_file", { path: "a.txt", content: "two\n", mcp_conversation_id: "fix-login" });
+    expect(e.code).toBe("INVALID_ARGUMENT");
+    expect(e.details.conversation_id).toBe("Fix-Login");
+    expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("one\n");
+    // its own id goes on; so does the CLI's, and it refuses the other spelling too
+    await s.call("workspace_write_file", { path: "a.txt", content: "three\n", mcp_conversation_id: "Fix-Login" });
+    const r = cli(["apply", "-", "--conv", "FIX-LOGIN", "--root", root], { stdin: "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-three\n+four\n" });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("only in case");
+    expect(historyEntries(root).map((x) => x.conversation_id)).toEqual(["Fix-Login", "Fix-Login"]);
+  });
+
   test("a change set that names one file under two spellings is refused whole", async () => {
     const root = repoOn("twice", { "keep.txt": "k\n" });
     await using s = await mcpSession(root);

@@ -1,13 +1,17 @@
 /**
- * Writes where git does not trust the executable bit (`core.fileMode false`: FAT, exFAT, Windows drives under
- * WSL, where every file may read as executable, or none): the write path takes a file's mode as git does, from
- * the index for a tracked file and 100644 for a new one, so answers, patches and the edit history speak of the
- * modes git sees, and a file's bits on disk are left as they are. Driven through the compiled binary (the MCP
- * SDK's client, and the CLI as a second process), on the disk of the tests and on a real exFAT mount.
+ * Writes under git's rules for modes (repo/mode-rules.ts), as on FAT, exFAT and Windows drives under WSL:
+ * - where git does not trust the executable bit (`core.fileMode false`: every file may read as executable, or
+ *   none), the write path takes a file's mode as git does, from the index for a tracked file and 100644 for a
+ *   new one, so answers, patches and the edit history speak of the modes git sees, and a file's bits on disk
+ *   are left as they are;
+ * - where git makes no symlinks (`core.symlinks false`), a symlink is written as a file holding its text, as
+ *   `git apply` writes it.
+ * Driven through the compiled binary (the MCP SDK's client, and the CLI as a second process), on the disk of the
+ * tests and on a real exFAT mount.
  */
 import { describe, expect, test } from "bun:test";
-import { chmodSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { cli, historyEntries, mcpSession } from "../../helpers/binary";
 import { caseFoldingFsForTests } from "../../helpers/case-folding-fs";
 import { runGit, tmpRepo } from "../../helpers/tmp-repo";
@@ -99,5 +103,74 @@ describe.skipIf(!exfat.canMount)("on an exFAT drive (every file reads as executa
     expect(runGit(root, ["status", "--porcelain"])).toBe(" M Run.sh\n M a.txt\n?? new.txt\n");
     const changes = await s.call("snapshot_changes", { from: "HEAD", to: "worktree" });
     expect(changes.counts.mode_changed).toBe(0);
+  });
+});
+
+describe.skipIf(!exfat.canMount)("on a drive without symlinks", () => {
+  test("regression: a patch creating a symlink failed with INTERNAL; it is a file holding the link's text, as git apply writes it", async () => {
+    expect(exfat.failure).toBe("");
+    const root = exfat.dir("links");
+    runGit(root, ["init", "-q", "-b", "main"]);
+    writeFileSync(join(root, "a.txt"), "a\n");
+    runGit(root, ["add", "-A"]);
+    runGit(root, ["commit", "-qm", "start"]);
+    expect(runGit(root, ["config", "--bool", "core.symlinks"]).trim()).toBe("false");
+    const link = "diff --git a/link b/link\nnew file mode 120000\n--- /dev/null\n+++ b/link\n@@ -0,0 +1 @@\n+a.txt\n\\ No newline at end of file\n";
+    await using s = await mcpSession(root);
+    const p = await s.call("workspace_apply_patch", { patch: link });
+    expect(p.applied).toBe(true);
+    expect(readFileSync(join(root, "link"), "utf8")).toBe("a.txt");
+    // git's own apply writes the same
+    const theirs = exfat.dir("links-git");
+    runGit(theirs, ["init", "-q", "-b", "main"]);
+    const patchFile = join(theirs, "..", "link.patch");
+    writeFileSync(patchFile, link);
+    runGit(theirs, ["apply", patchFile]);
+    expect(readFileSync(join(theirs, "link"), "utf8")).toBe("a.txt");
+    // and its undo removes it
+    expect(cli(["history", "reject", ...historyEntries(root).map((e) => e.edit_id), "--root", root]).code).toBe(0);
+    expect(runGit(root, ["status", "--porcelain"])).toBe("");
+    // where git is told this drive makes symlinks, the refusal says what the drive lacks, and nothing is written
+    runGit(root, ["config", "core.symlinks", "true"]);
+    const e = await s.callError("workspace_apply_patch", { patch: link });
+    expect(e.code).toBe("INVALID_ARGUMENT");
+    expect(e.message).toContain("cannot hold symbolic links");
+    expect(runGit(root, ["status", "--porcelain"])).toBe("");
+  });
+});
+
+describe.skipIf(!exfat.canMount)("a directory outside git on an exFAT drive", () => {
+  test("regression: every file read as executable (a snapshot all 100755, unlike the same tree elsewhere), and accepting an edit rewrote its file", async () => {
+    expect(exfat.failure).toBe("");
+    const files = { "a.txt": "a\n", "src/main.ts": "export {};\n" };
+    const root = exfat.dir("plain");
+    await using elsewhere = await tmpRepo({ git: false });
+    for (const [p, c] of Object.entries(files)) {
+      mkdirSync(dirname(join(root, p)), { recursive: true });
+      writeFileSync(join(root, p), c);
+      elsewhere.write(p, c);
+    }
+    expect(statSync(join(root, "a.txt")).mode & 0o111).not.toBe(0);
+    // the same tree, the same files and modes: the drive keeps no executable bit, so no file is executable
+    const manifest = (dir: string) => {
+      const id = cli(["snapshot", "create", "--root", dir]).stdout.trim();
+      return cli(["snapshot", "list", "--recursive", "--snapshot", id, "--json", "--root", dir]).json().entries;
+    };
+    const here = manifest(root);
+    expect(here.map((e: { path: string }) => e.path)).toEqual(["a.txt", "src", "src/main.ts"]);
+    expect(here).toEqual(manifest(elsewhere.root));
+    await using s = await mcpSession(root);
+    const w = await s.call("workspace_write_file", { path: "new.txt", content: "n\n" });
+    expect(w.changed[0].mode).toBeUndefined();
+    const e = await s.call("workspace_write_file", { path: "a.txt", content: "a2\n" });
+    expect(e.changed[0].mode).toBeUndefined();
+    // accepting changes statuses only: the files are as the history says
+    const accepted = cli(["history", "accept", ...historyEntries(root).map((x) => x.edit_id), "--json", "--root", root]);
+    expect(accepted.code).toBe(0);
+    expect(accepted.json().files).toEqual([]);
+    // a symlink is a file holding its text, as git writes it where it makes none
+    const link = "diff --git a/link b/link\nnew file mode 120000\n--- /dev/null\n+++ b/link\n@@ -0,0 +1 @@\n+a.txt\n\\ No newline at end of file\n";
+    expect((await s.call("workspace_apply_patch", { patch: link })).applied).toBe(true);
+    expect(readFileSync(join(root, "link"), "utf8")).toBe("a.txt");
   });
 });
