@@ -9,7 +9,6 @@ import type { EditRecorder } from "./write/edit-recorder";
 import { FsHistoryStore } from "./history/fs-history-store";
 import { type CompletedWrite, completeInterruptedWrites } from "./history/interrupted";
 import { HistoryRecorder } from "./history/recorder";
-import { join } from "node:path";
 import { blobIdFromHex } from "../core/hash";
 import { LEASE_LIMITS, LeaseStore } from "./live/leases";
 import { TrigramIndex } from "../repo/trigram-index/store";

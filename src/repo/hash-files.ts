@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readSync, readlinkSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, lstatSync, mkdirSync, openSync, readSync, readlinkSync, renameSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { modeOfStat, type FileMode, type RegularMode } from "../core/file-mode";
 import { blobIdFromHex, type BlobId } from "../core/hash";

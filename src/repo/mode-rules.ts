@@ -7,17 +7,17 @@
  *   file is 100644; otherwise every file changed there would show a change of mode git does not see;
  * - `core.symlinks` (true unless set false): where false, git checks a symlink out as a plain file holding the
  *   link's text and keeps the entry's mode 120000 for it.
- * A directory outside git has its file system asked instead (probedRules). Asked of git in one `git config` (system configuration included, as git
- * would read it for the user) once per version of the configuration files, kept per root and in
- * `.mcp/cache/mode-rules.json` for the next process (a one-shot write asks no git); reading the live tree starts
- * the question beside the status, so a capture finds it answered.
+ * Asked of git in one `git config` (system configuration included, as git would read it for the user) once per
+ * version of the configuration files, kept per root and in `.mcp/cache/mode-rules.json` for the next process (a
+ * one-shot write asks no git); reading the live tree starts the question beside the status, so a capture finds it
+ * answered. A directory outside git has its file system asked instead (probedRules).
  *
  * The write path reads a file's mode by the same rule (`ops/write/target.ts`): where the executable bit is not
  * trusted, a tracked file's mode is the index's (indexExecutables), a new one's 100644.
  */
 import { chmodSync, lstatSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { randomId128 } from "../core/hash";
 import { join } from "node:path";
+import { randomId128 } from "../core/hash";
 import { writeCacheFile } from "./cache-file";
 import { configStamp, gitConfigFiles } from "./common-dir";
 import { git } from "./git";

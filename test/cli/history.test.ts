@@ -91,7 +91,7 @@ describe("worksnap history accept / reject", () => {
     h.repo.write("f.txt", text(numbered("l", 20)));
     const v1 = numbered("l", 20);
     v1[1] = "one";
-    const e1 = await h.write(C, "f.txt", text(v1));
+    await h.write(C, "f.txt", text(v1));
     const v2 = [...v1];
     v2.splice(5, 0, "two");
     const e2 = await h.write(C, "f.txt", text(v2));

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, chmodSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, chmodSync } from "node:fs";
 import { join } from "node:path";
 import { BINARY, cli, requireBinary } from "../helpers/binary";
 import { runGit, tmpDir, tmpRepo, type TmpRepo } from "../helpers/tmp-repo";

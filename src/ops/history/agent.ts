@@ -18,7 +18,7 @@ import type { ExternalChange } from "./external";
 import type { Conflict } from "./reapply";
 import { reviewEdits, type FileWrite } from "./review";
 import type { HistoryStore } from "./store";
-import { loadHistory, type HistoryModel } from "./timeline";
+import type { HistoryModel } from "./timeline";
 import type { EditStatus, LogEntry, Operation } from "./types";
 
 export interface OwnEdit {

@@ -25,7 +25,7 @@ import { caseKey } from "../../repo/name-case";
 import { ensureStateDir, shownStatePath, tempPath } from "../../repo/state-dir";
 import type { BatchingHistoryStore, ObjectWrite, PendingPack } from "./batch-store";
 import { withFileLocks } from "./locks";
-import { type PackIndex, packPieces, readPackIndex, readPackedObject, writePackFile } from "./pack";
+import { type PackIndex, readPackIndex, readPackedObject, writePackFile } from "./pack";
 import {
   byTimestamp,
   checkConversationId,

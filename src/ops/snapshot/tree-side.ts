@@ -1,5 +1,5 @@
 import { compareUtf8 } from "../../core/byte-order";
-import { WorksnapError, invalidArgument, notFound, permissionDenied } from "../../core/errors";
+import { WorksnapError, invalidArgument, notFound } from "../../core/errors";
 import type { BlobId } from "../../core/hash";
 import { ROOT, isWithin, parseRepoPath, refuseReserved, type RepoPath } from "../../core/repo-path";
 import type { FileMode } from "../../core/file-mode";

@@ -2,7 +2,6 @@ import type { PublicError } from "../../core/public-error";
 import type { CheckResult, Outcome } from "./check";
 import type { CommandResult } from "./check-cache";
 import type { ContextResult } from "./context";
-import type { Finding } from "./detectors";
 import type { EndResult } from "./end";
 import type { DiffResult, SnapshotListEntry } from "./fix";
 import type { Learning } from "./memory-store";

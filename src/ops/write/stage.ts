@@ -7,7 +7,7 @@ import { closeSync, constants, fchmodSync, fsync, fstatSync, rmSync, writeFile a
 import { chmod, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { randomId128 } from "../../core/hash";
-import { ancestorsOf, parentOf, ROOT, type RepoPath } from "../../core/repo-path";
+import { ancestorsOf, ROOT, type RepoPath } from "../../core/repo-path";
 import { writeNewFile } from "../../repo/atomic-write";
 import { CREATE_OPEN, type DirHandle, type TreeHandles } from "../../repo/dir-handle";
 import { DurableBatch } from "../../repo/durable";

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, lstatSync, rmSync, statSync, utimesSync, writeFileSync, cpSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, readlinkSync, lstatSync, rmSync, statSync, utimesSync, writeFileSync, cpSync } from "node:fs";
 import { join } from "node:path";
 import { readFile } from "../../../src/ops/snapshot/file";
 import { createSnapshot } from "../../../src/ops/snapshot/create";
