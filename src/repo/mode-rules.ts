@@ -35,13 +35,8 @@ export function executableBitTrusted(repo: RepoRoot): Promise<boolean> {
 export function modeRules(repo: RepoRoot): Promise<ModeRules> {
   if (!repo.gitDir) return Promise.resolve(probedRules(repo));
   const stamp = configStamp(gitConfigFiles(repo.gitDir));
-  const known = asked.get(repo.root);
-  if (known && known.stamp === stamp) return known.answer;
-  const stored = storedRules(repo, stamp);
-  if (stored) {
-    asked.set(repo.root, { stamp, answer: Promise.resolve(stored), value: stored });
-    return Promise.resolve(stored);
-  }
+  const known = keptRules(repo, stamp);
+  if (known) return known.answer;
   const entry: Asked = { stamp, answer: Promise.resolve(TRUSTED), value: null };
   entry.answer = git(["config", "--bool", "--get-regexp", "^core\\.(filemode|symlinks)$"], { cwd: repo.root, okCodes: [1], env: { GIT_CONFIG_NOSYSTEM: "0" } }).then(
     (r) => {
@@ -67,12 +62,18 @@ export function modeRules(repo: RepoRoot): Promise<ModeRules> {
  */
 export function knownModeRules(repo: RepoRoot): ModeRules | null {
   if (!repo.gitDir) return probedRules(repo);
-  const stamp = configStamp(gitConfigFiles(repo.gitDir));
+  return keptRules(repo, configStamp(gitConfigFiles(repo.gitDir)))?.value ?? null;
+}
+
+/** The rules for the configuration files of `stamp` as kept in memory, or in the cache file (then kept in memory too). */
+function keptRules(repo: RepoRoot, stamp: string): Asked | null {
   const known = asked.get(repo.root);
-  if (known && known.stamp === stamp) return known.value;
+  if (known && known.stamp === stamp) return known;
   const stored = storedRules(repo, stamp);
-  if (stored) asked.set(repo.root, { stamp, answer: Promise.resolve(stored), value: stored });
-  return stored;
+  if (stored === null) return null;
+  const entry: Asked = { stamp, answer: Promise.resolve(stored), value: stored };
+  asked.set(repo.root, entry);
+  return entry;
 }
 
 /**

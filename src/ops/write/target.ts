@@ -70,8 +70,11 @@ export class WorktreeAccess {
    * call's asynchronous steps wait for it before they read a file's mode.
    */
   readonly rulesKnown: Promise<void>;
-  /** The index's executable paths case-folded, for the set they were made of. */
-  private folded: { of: ReadonlySet<string>; keys: Set<string> } | null = null;
+  /**
+   * The index's executable paths (keyed case-folded where names fold case), read once per call when a mode is
+   * first taken from it; null: the index could not be read, modes are the disk's.
+   */
+  private executables: ReadonlySet<string> | null | undefined;
 
   constructor(readonly repo: RepoRoot) {
     this.handles = TreeHandles.open(repo.root);
@@ -108,12 +111,12 @@ export class WorktreeAccess {
     const disk = modeOfStat(st) ?? modeOfPermissions(st.mode);
     if (this.rules === null || this.rules.executableBit || !st.isFile()) return disk;
     if (!this.repo.gitDir) return "100644"; // no index to keep a mode: a file is what git would record of it there
-    const exec = indexExecutables(this.repo);
-    if (exec === null) return disk;
-    if (exec.has(path)) return "100755";
-    if (!this.foldsCase) return "100644";
-    if (this.folded?.of !== exec) this.folded = { of: exec, keys: new Set([...exec].map(caseKey)) };
-    return this.folded.keys.has(caseKey(path)) ? "100755" : "100644";
+    if (this.executables === undefined) {
+      const exec = indexExecutables(this.repo);
+      this.executables = exec !== null && this.foldsCase ? new Set([...exec].map(caseKey)) : exec;
+    }
+    if (this.executables === null) return disk;
+    return this.executables.has(this.foldsCase ? caseKey(path) : path) ? "100755" : "100644";
   };
 
   /**
