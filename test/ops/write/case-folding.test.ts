@@ -9,7 +9,7 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { cli, historyEntries, mcpSession } from "../../helpers/binary";
+import { BINARY, cli, historyEntries, mcpSession } from "../../helpers/binary";
 import { caseFoldingFsForTests } from "../../helpers/case-folding-fs";
 import { runGit } from "../../helpers/tmp-repo";
 
@@ -197,6 +197,34 @@ describe.skipIf(!fs.canMount)("a file system that folds case", () => {
     expect(r.stderr).toContain("only in case");
     expect(historyEntries(root).map((x) => x.conversation_id)).toEqual(["Fix-Login", "Fix-Login"]);
   });
+
+  test("kill -9 at any moment of a rename that changes only case: the file is there, old name and bytes or new, and the history says which", async () => {
+    const root = repoOn("crash", { "Name.txt": "one\ntwo\n" });
+    const patchFile = join(fs.path, "crash-rename.patch");
+    writeFileSync(patchFile, "diff --git a/Name.txt b/NAME.txt\nsimilarity index 50%\nrename from Name.txt\nrename to NAME.txt\n--- a/Name.txt\n+++ b/NAME.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+TWO\n");
+    for (let round = 0; round < 16; round++) {
+      const child = Bun.spawn([BINARY, "apply", patchFile, "--root", root], { stdout: "ignore", stderr: "ignore", env: { ...process.env, NO_COLOR: "1" } });
+      await Bun.sleep(10 + ((round * 61) % 400));
+      child.kill(9);
+      await child.exited;
+      // the next command takes the lock and completes or undoes what the killed one left
+      const after = cli(["history", "status", "--root", root]);
+      expect({ code: after.code, stderr: after.stderr }).toEqual({ code: 0, stderr: "" });
+      const held = names(root);
+      const state = `${held.join(",")}=${readFileSync(join(root, held[0]!), "utf8")}`;
+      expect(["Name.txt=one\ntwo\n", "NAME.txt=one\nTWO\n"]).toContain(state);
+      const pending = historyEntries(root).filter((e) => e.status === "pending");
+      if (state.startsWith("NAME")) {
+        // recorded, and its undo restores the old name and bytes
+        expect(pending.length).toBe(1);
+        const undo = cli(["history", "reject", pending[0]!.edit_id, "--root", root]);
+        expect({ code: undo.code, stderr: undo.stderr }).toEqual({ code: 0, stderr: "" });
+      } else expect(pending).toEqual([]);
+      expect(names(root)).toEqual(["Name.txt"]);
+      expect(readFileSync(join(root, "Name.txt"), "utf8")).toBe("one\ntwo\n");
+      expect(status(root)).toBe("");
+    }
+  }, 120_000);
 
   test("a change set that names one file under two spellings is refused whole", async () => {
     const root = repoOn("twice", { "keep.txt": "k\n" });
