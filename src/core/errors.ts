@@ -48,6 +48,31 @@ export const internal = (message: string, details?: ErrorDetails) =>
 export const busy = (message: string, details?: ErrorDetails) =>
   new WorksnapError("BUSY", message, details);
 
+/**
+ * A write met a file system mounted read-only (EROFS: a read-only bind mount
+ * or volume inside the work tree, a checkout on read-only media). `path` is
+ * what the system named: a file, or a temporary name in the directory being
+ * written, which is then what the message names.
+ */
+export function readOnlyFileSystem(path: string | null, outcome = ""): WorksnapError {
+  const where = path === null || path.startsWith("/proc/") ? null : writtenIn(path);
+  const state = where === ".mcp";
+  const what = where === null ? "a file system the call writes to" : where === "." ? "the repository's root" : state ? "worksnap's state directory .mcp" : where;
+  return permissionDenied(`${what} is on a file system mounted read-only${outcome ? `; ${outcome}` : ""}`, {
+    errno: "EROFS",
+    ...(where !== null ? { path: where } : {}),
+    reason: "read_only_file_system",
+  });
+}
+
+/** The path a write failed at, as a person knows it: `.mcp` for worksnap's own files, a directory for a temporary name in it. */
+function writtenIn(path: string): string {
+  if (path === ".mcp" || path.startsWith(".mcp/")) return ".mcp";
+  const cut = path.lastIndexOf("/");
+  if (!path.slice(cut + 1).startsWith(".worksnap-")) return path;
+  return cut < 0 ? "." : path.slice(0, cut);
+}
+
 /** The system errors that mean "no room left": the device is full, or the user's quota is. */
 export const DISK_FULL_ERRNOS: readonly string[] = ["ENOSPC", "EDQUOT"];
 
@@ -132,6 +157,7 @@ export function asWorksnapError(err: unknown): WorksnapError {
     if (sys.code === "ENOENT") return notFound(sys.message, details);
     if (sys.code === "EACCES" || sys.code === "EPERM") return permissionDenied(sys.message, details);
     if (sys.code === "EFBIG") return tooLarge(sys.message, details);
+    if (sys.code === "EROFS") return readOnlyFileSystem(path ?? null);
     // a symlink on a file system that has none (git's core.symlinks says otherwise, or git is not asked)
     if (sys.syscall === "symlink" && (sys.code === "ENOSYS" || sys.code === "EOPNOTSUPP" || sys.code === "ENOTSUP")) {
       return invalidArgument("this file system cannot hold symbolic links (set git's core.symlinks to false here to have links written as files holding their text, as git does)", { errno: sys.code });

@@ -46,8 +46,15 @@ export class GitObjectStore {
     let wanted = oids;
     if (oids.length >= LINK_PACKS_MIN && this.linkPacks(join(userObjectDir(repo.gitDir), "pack"))) wanted = await this.missing(oids);
     if (wanted.length === 0) return;
-    const packBase = join(this.gitDir, "objects", "pack", "pack");
-    await git(["pack-objects", "-q", "--window=0", packBase], { cwd: repo.root, input: `${wanted.join("\n")}\n` });
+    const objects = join(this.gitDir, "objects");
+    // git writes the pack under a temporary name in the object directory it writes to, then renames it: the store's
+    // own, with the user's objects read as alternates, so the rename stays within `.mcp` (which may be a mount of
+    // its own: a cache volume in CI).
+    await git(["pack-objects", "-q", "--window=0", join(objects, "pack", "pack")], {
+      cwd: repo.root,
+      input: `${wanted.join("\n")}\n`,
+      env: { GIT_OBJECT_DIRECTORY: objects, GIT_ALTERNATE_OBJECT_DIRECTORIES: userObjectDir(repo.gitDir) },
+    });
   }
 
   /** Hard-links the user's packs (and their indexes) into the store; false if linking is impossible. */

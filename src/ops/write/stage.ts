@@ -11,6 +11,7 @@ import { ancestorsOf, ROOT, type RepoPath } from "../../core/repo-path";
 import { writeNewFile } from "../../repo/atomic-write";
 import { CREATE_OPEN, type DirHandle, type TreeHandles } from "../../repo/dir-handle";
 import { DurableBatch } from "../../repo/durable";
+import { mountOf } from "../../repo/mount-of";
 import { ensureStateDir } from "../../repo/state-dir";
 import { SPARE_PERM, type TmpReserve } from "../../repo/tmp-reserve";
 import { processUmask } from "../../repo/umask";
@@ -24,13 +25,25 @@ export interface Staged {
   name: string;
 }
 
+/** Where a step's file is or goes: its path, its directory when that exists, and the path of that directory. */
+interface StepTarget {
+  path: RepoPath;
+  dir: DirHandle | null;
+  parent: RepoPath;
+}
+
 /** What staging needs of a step of the write path's plan; it sets `staged`. */
 export interface StagedStep {
   /** New content; null removes the path (nothing to stage). */
   after: PathState;
-  /** A move without new content renames the file itself (nothing to stage). */
+  /**
+   * A move without new content renames the file itself (nothing to stage);
+   * staging clears it for a move from one mount to another, which no rename
+   * can make: the file's bytes are then written there and the source removed.
+   */
   plainRename: boolean;
-  dest: { target: { path: RepoPath; dir: DirHandle | null; parent: RepoPath } };
+  dest: { target: StepTarget };
+  source?: { target: StepTarget };
   perm: number;
   staged?: Staged;
 }
@@ -120,15 +133,20 @@ export async function stageAll(ws: Workspace, access: WorktreeAccess, steps: Sta
   const tmpDir = join(ws.repo.stateDir, "tmp");
   const tmp = access.handles.ensureDir(".mcp/tmp");
   const tmpDev = fstatSync(tmp.fd).dev;
+  const mounts = new Mounts(access, tmpDev);
+  const tmpMount = mounts.of(tmp);
   // Opened before the first write: a syncfs reports write-back errors since then.
   const batch = new DurableBatch(tmpDir);
-  const devices = new Map<string, number>();
   const writes: Promise<void>[] = [];
   try {
     try {
       for (const s of steps) {
-        if (s.after === null || s.plainRename) continue;
-        if (deviceOf(access, s.dest.target, devices) !== tmpDev) continue; // staged beside the target at publish time
+        if (s.after === null) continue;
+        if (s.plainRename) {
+          if (mounts.ofTarget(s.source!.target) === mounts.ofTarget(s.dest.target)) continue;
+          s.plainRename = false; // to another mount: its bytes are written there
+        }
+        if (mounts.ofTarget(s.dest.target) !== tmpMount) continue; // staged beside the target at publish time
         const bytes = s.after.bytes;
         if (s.after.mode === "120000" && access.symlinks) {
           // A symlink cannot be opened to fsync it (open follows it): a syncfs covers it; per-file flushing leaves
@@ -181,18 +199,37 @@ async function writeThroughDescriptor(staged: Staged, spare: boolean, bytes: Uin
   }
 }
 
-/** The device of the directory a target goes into (its nearest existing ancestor when that directory is still to be made). */
-function deviceOf(access: WorktreeAccess, target: StagedStep["dest"]["target"], cache: Map<string, number>): number {
-  let dev = cache.get(target.parent);
-  if (dev !== undefined) return dev;
-  let dir = target.dir;
-  if (!dir) {
-    const up = [ROOT as RepoPath, ...ancestorsOf(target.parent)];
-    for (let i = up.length - 1; i >= 0 && !dir; i--) dir = access.handles.dir(up[i]!);
+/**
+ * The mount of the directory a target is or goes in (its nearest existing
+ * ancestor when that directory is still to be made; mount-of.ts): a file is
+ * staged in `.mcp/tmp` only when a rename can bring it from there. Another
+ * device is another mount without asking /proc.
+ */
+class Mounts {
+  private readonly byDir = new Map<string, string>();
+
+  constructor(
+    private readonly access: WorktreeAccess,
+    private readonly tmpDev: number,
+  ) {}
+
+  of(dir: DirHandle): string {
+    const dev = fstatSync(dir.fd).dev;
+    return dev === this.tmpDev ? mountOf(dir.fd) : `${dev}`;
   }
-  dev = dir ? fstatSync(dir.fd).dev : -1;
-  cache.set(target.parent, dev);
-  return dev;
+
+  ofTarget(target: StepTarget): string {
+    let mount = this.byDir.get(target.parent);
+    if (mount !== undefined) return mount;
+    let dir = target.dir;
+    if (!dir) {
+      const up = [ROOT as RepoPath, ...ancestorsOf(target.parent)];
+      for (let i = up.length - 1; i >= 0 && !dir; i--) dir = this.access.handles.dir(up[i]!);
+    }
+    mount = dir ? this.of(dir) : "";
+    this.byDir.set(target.parent, mount);
+    return mount;
+  }
 }
 
 export async function settled(promises: Promise<unknown>[]): Promise<void> {

@@ -2,7 +2,7 @@ import { modeOfStat, type FileMode } from "../../core/file-mode";
 import { closeSync, fchmodSync, fstatSync, fsyncSync, readdirSync, statSync, writeSync } from "node:fs";
 import { rename } from "node:fs/promises";
 import { join } from "node:path";
-import { WorksnapError, asWorksnapError, diskFull, internal, invalidArgument, isDiskFull, notFound, repoChanged } from "../../core/errors";
+import { WorksnapError, asWorksnapError, diskFull, internal, invalidArgument, isDiskFull, notFound, readOnlyFileSystem, repoChanged } from "../../core/errors";
 import { blobMatches, randomId128, type BlobId } from "../../core/hash";
 import { ancestorsOf, baseName, joinRepoPath, parentOf, type RepoPath } from "../../core/repo-path";
 import { CREATE_OPEN, type DirHandle } from "../../repo/dir-handle";
@@ -271,6 +271,8 @@ function reported(err: unknown, restored: boolean): WorksnapError {
     const code = (err as { details?: { errno?: string }; code?: string }).details?.errno ?? (err as { code?: string }).code ?? "ENOSPC";
     return diskFull(restored ? "the change set did not fit; nothing was written, every file is as it was" : "the change set did not fit", code === "EDQUOT" ? "EDQUOT" : "ENOSPC");
   }
+  const sys = err as NodeJS.ErrnoException;
+  if (sys?.code === "EROFS") return readOnlyFileSystem(typeof sys.path === "string" ? sys.path : null, restored ? "nothing was written, every file is as it was" : "");
   return asWorksnapError(err);
 }
 
@@ -617,7 +619,8 @@ function unlinkIfPresent(dir: DirHandle, name: string): void {
   try {
     dir.unlink(name);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+    // a read-only file system refuses an unlink (EROFS) before it looks the name up
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT" && dir.lstat(name) !== null) throw err;
   }
 }
 
