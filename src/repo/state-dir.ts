@@ -2,6 +2,7 @@ import { closeSync, existsSync, fsyncSync, lstatSync, mkdirSync, openSync, renam
 import { dirname, join } from "node:path";
 import { permissionDenied } from "../core/errors";
 import { randomId128 } from "../core/hash";
+import { BESIDE_NOTE, removeBesideTemps } from "./beside-temps";
 import { TreeHandles } from "./dir-handle";
 import { checkStateFormat, FORMAT_FILE, STATE_FORMAT } from "./state-format";
 
@@ -99,7 +100,8 @@ export function processAlive(pid: number): boolean {
 /**
  * Removes temp files left by processes that no longer run (crash mid-write),
  * through `.mcp/tmp` held open (dir-handle.ts): a `.mcp` swapped for a symlink
- * meanwhile cannot turn the cleanup's removals elsewhere.
+ * meanwhile cannot turn the cleanup's removals elsewhere. A dead process's
+ * temporary names in the work tree go with them (beside-temps.ts).
  */
 export function cleanStaleTemps(stateDir: string): number {
   if (!existsSync(join(stateDir, "tmp"))) return 0;
@@ -112,6 +114,8 @@ export function cleanStaleTemps(stateDir: string): number {
       const pid = Number.parseInt(name.split("-")[0] ?? "", 10);
       const stale = Number.isFinite(pid) ? pid !== process.pid && !processAlive(pid) : Date.now() - (tmp.lstat(name)?.mtimeMs ?? Date.now()) > 24 * 3600 * 1000;
       if (!stale) continue;
+      // the names the dead process made in the work tree itself (beside-temps.ts) go first
+      if (name === `${pid}-${BESIDE_NOTE}`) removeBesideTemps(handles, tmp.removalPath(name), pid);
       rmSync(tmp.removalPath(name), { recursive: true, force: true });
       removed++;
     }

@@ -3,8 +3,9 @@ import { closeSync, fchmodSync, fstatSync, fsyncSync, readdirSync, statSync, wri
 import { rename } from "node:fs/promises";
 import { join } from "node:path";
 import { WorksnapError, asWorksnapError, diskFull, internal, invalidArgument, isDiskFull, notFound, readOnlyFileSystem, repoChanged } from "../../core/errors";
-import { blobMatches, randomId128, type BlobId } from "../../core/hash";
+import { blobMatches, type BlobId } from "../../core/hash";
 import { ancestorsOf, baseName, joinRepoPath, parentOf, type RepoPath } from "../../core/repo-path";
+import { besideName } from "../../repo/beside-temps";
 import { CREATE_OPEN, type DirHandle } from "../../repo/dir-handle";
 import { DurableBatch } from "../../repo/durable";
 import { caseKey } from "../../repo/name-case";
@@ -573,9 +574,9 @@ function publishSteps(access: WorktreeAccess, plan: Plan, done: Step[], dirs: To
     const parent = parentFor(access, dest, dirs);
     const staged = s.staged;
     if (s.caseOnly) {
-      renameCase(s.source!.target.dir!, s.source!.target.name, dest.name);
+      renameCase(access, s.source!.target.dir!, s.source!.target.name, dest.name);
       if (staged) staged.dir.rename(staged.name, parent, dest.name);
-      else if (!s.plainRename) writeBeside(parent, dest.name, s.after, s.perm, access.symlinks);
+      else if (!s.plainRename) writeBeside(access, parent, dest.name, s.after, s.perm);
       dirs.add(parent);
       continue;
     }
@@ -591,7 +592,7 @@ function publishSteps(access: WorktreeAccess, plan: Plan, done: Step[], dirs: To
         else staged.dir.rename(staged.name, parent, dest.name);
       }
     } else if (staged) staged.dir.rename(staged.name, parent, dest.name);
-    else writeBeside(parent, dest.name, s.after, s.perm, access.symlinks);
+    else writeBeside(access, parent, dest.name, s.after, s.perm);
     dirs.add(parent);
     if (s.source) {
       const src = s.source.target;
@@ -607,10 +608,10 @@ function publishSteps(access: WorktreeAccess, plan: Plan, done: Step[], dirs: To
  * system. POSIX lets a rename onto the same file do nothing, and some
  * systems do: then through a name of its own.
  */
-function renameCase(dir: DirHandle, from: string, to: string): void {
+function renameCase(access: WorktreeAccess, dir: DirHandle, from: string, to: string): void {
   dir.rename(from, dir, to);
   if (dir.list().includes(to)) return;
-  const tmp = `.worksnap-${process.pid}-${randomId128().slice(0, 16)}`;
+  const tmp = besideName(access.repo.stateDir, dir);
   dir.rename(from, dir, tmp);
   dir.rename(tmp, dir, to);
 }
@@ -648,10 +649,10 @@ async function syncDirs(ws: Workspace, dirs: TouchedDirs): Promise<void> {
  * renamed over it: for targets on another file system than `.mcp/tmp`, and
  * for rollback.
  */
-function writeBeside(dir: DirHandle, name: string, state: NonNullable<PathState>, perm: number, symlinks: boolean): void {
-  const tmp = `.worksnap-${process.pid}-${randomId128().slice(0, 16)}`;
+function writeBeside(access: WorktreeAccess, dir: DirHandle, name: string, state: NonNullable<PathState>, perm: number): void {
+  const tmp = besideName(access.repo.stateDir, dir);
   try {
-    if (state.mode === "120000" && symlinks) dir.symlink(state.bytes, tmp);
+    if (state.mode === "120000" && access.symlinks) dir.symlink(state.bytes, tmp);
     else {
       const fd = dir.openFile(tmp, CREATE_OPEN, 0o600);
       try {
@@ -737,7 +738,7 @@ function restore(access: WorktreeAccess, s: Step, b: Before): void {
     return;
   }
   if (holds(dir, t.name, b.state)) return; // never replaced (the step failed before it), nothing to write
-  writeBeside(dir, t.name, b.state, b.perm ?? permFor(b.state.mode, null), access.symlinks);
+  writeBeside(access, dir, t.name, b.state, b.perm ?? permFor(b.state.mode, null));
 }
 
 /** Whether `name` in `dir` holds exactly `state` (bytes and mode). */
