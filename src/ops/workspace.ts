@@ -91,7 +91,10 @@ export function openWorkspace(dir: string, opts: WorkspaceOptions = {}): Workspa
     stopWatch: opts.longLived ? watchStatuses(repo) : () => undefined,
   };
   ws.onLocked = async () => {
-    ws.completedWrites.push(...(await completeInterruptedWrites(ws, history)));
+    const completed = await completeInterruptedWrites(ws, history);
+    // a process died writing: what it left in .mcp/tmp and the work tree goes now, not at the next start
+    if (completed.length > 0) cleanStaleTemps(repo.stateDir);
+    ws.completedWrites.push(...completed);
   };
   return ws;
 }

@@ -12,6 +12,10 @@ import { dirname, join } from "node:path";
 import { BINARY, cli, historyEntries, mcpSession } from "../../helpers/binary";
 import { mountsForTests } from "../../helpers/mounts";
 import { runGit, tmpRepo } from "../../helpers/tmp-repo";
+import { nativeModule } from "../../../src/repo/native";
+
+const BUN = join(import.meta.dir, "..", "..", "..", "node_modules", ".bin", "bun");
+const CRASH_WORKER = join(import.meta.dir, "..", "..", "fixtures", "write-crash-worker.ts");
 
 const mounts = mountsForTests();
 
@@ -156,53 +160,114 @@ describe.skipIf(!mounts.canMount)("a work tree with mounts inside it", () => {
     }
   });
 
-  test("kill -9 at any moment of a patch into a volume: the files are all old or all new, the history says which, and nothing of worksnap's is left in the work tree", async () => {
+  for (const finder of ["a running server's next write", "a new command"] as const) {
+    test.skipIf(nativeModule() === null)(`a process killed with a temporary name in the work tree (a file written beside its target on a volume): ${finder} completes the write and removes the name`, async () => {
+      await using repo = await tmpRepo();
+      const root = repo.root;
+      mkdirSync(join(root, "vol"));
+      mounts.tmpfs(join(root, "vol"));
+      try {
+        const files = Array.from({ length: 10 }, (_, i) => `vol/f${i}.txt`);
+        for (const f of files) put(root, { [f]: "old\n" });
+        repo.commit("start");
+        writeFileSync(join(root, ".git/info/exclude"), "/server.txt\n");
+        const patch = repo.beside(".diff");
+        writeFileSync(patch, files.map((f) => `--- a/${f}\n+++ b/${f}\n@@ -1 +1 @@\n-old\n+new\n`).join(""));
+        await using server = finder === "a new command" ? null : await mcpSession(root);
+        // the worker dies before renaming its 4th file into place: that file's temporary name is in vol/
+        const worker = Bun.spawn([BUN, CRASH_WORKER, root, patch, "beside", "4"], { stdout: "ignore", stderr: "pipe" });
+        expect(await worker.exited).not.toBe(0);
+        expect(worker.signalCode).toBe("SIGKILL");
+        const temps = () => readdirSync(join(root, "vol")).filter((n) => n.startsWith(".worksnap-"));
+        expect(temps().length).toBe(1);
+        if (server) await server.call("workspace_write_file", { path: "server.txt", content: "s\n" });
+        else {
+          const next = cli(["history", "status", "--root", root]);
+          expect(next.code).toBe(0);
+          expect(next.stderr).toContain("completed an interrupted write");
+        }
+        expect(temps()).toEqual([]);
+        // the dead process's note went with its name (the finder's own note, if it wrote beside too, is its own)
+        expect(readdirSync(join(root, ".mcp/tmp")).filter((n) => n.startsWith(`${worker.pid}-`))).toEqual([]);
+        for (const f of files) expect([f, read(root, f)]).toEqual([f, "new\n"]);
+        expect(historyEntries(root).filter((e) => e.file_path.startsWith("vol/")).length).toBe(10);
+      } finally {
+        Bun.spawnSync(["umount", join(root, "vol")]);
+      }
+    });
+  }
+
+  test("kill -9 at any moment of a patch into a volume: the files are all old or all new, the history says which, and nothing of worksnap's is left in the work tree, whether a new command or a running server finds it", async () => {
     await using repo = await tmpRepo();
     const root = repo.root;
     mkdirSync(join(root, "vol"));
     mounts.tmpfs(join(root, "vol"), "64m");
     try {
-      const files = 200;
+      const files = 120;
       const name = (i: number) => `vol/f${String(i).padStart(3, "0")}.txt`;
       const old = "line\n".repeat(8000);
       for (let i = 0; i < files; i++) put(root, { [name(i)]: old });
       repo.commit("start");
+      writeFileSync(join(root, ".git/info/exclude"), "/server.txt\n");
       const patch = repo.beside(".diff");
       writeFileSync(patch, Array.from({ length: files }, (_, i) => `--- a/${name(i)}\n+++ b/${name(i)}\n@@ -1,2 +1,2 @@\n-line\n+LINE\n line\n`).join(""));
       const fresh = "LINE\n" + "line\n".repeat(7999);
       const leftovers = () => [...readdirSync(root), ...readdirSync(join(root, "vol"))].filter((n) => n.startsWith(".worksnap-"));
       const run = () => Bun.spawn([BINARY, "apply", patch, "--root", root], { stdout: "ignore", stderr: "ignore", env: { ...process.env, NO_COLOR: "1" } });
-      // one whole run gives the span the kills are spread over
-      const started = performance.now();
+      const volEdits = () => historyEntries(root).filter((e) => e.file_path.startsWith("vol/"));
+      const rejectVol = () => {
+        const r = cli(["history", "reject", ...volEdits().filter((e) => e.status === "pending").map((e) => e.edit_id), "--root", root]);
+        expect({ code: r.code, error: r.stderr }).toEqual({ code: 0, error: "" });
+      };
+      // a server open all along: after a kill it finds the leftovers when it next takes the work-tree lock
+      await using server = await mcpSession(root);
+      // one whole run to warm up (the pool of spares, the page cache), then one watched: the moments temporary
+      // names are there are those the kills are spread over
       expect(await run().exited).toBe(0);
-      const span = performance.now() - started;
-      rejectAll(root);
-      let seen = 0;
-      const rounds = 14;
+      rejectVol();
+      const started = performance.now();
+      const whole = run();
+      let ended = false;
+      void whole.exited.then(() => (ended = true));
+      const named: number[] = [];
+      while (!ended) {
+        if (leftovers().length > 0) named.push(performance.now() - started);
+        await Bun.sleep(1);
+      }
+      expect(await whole.exited).toBe(0);
+      const [from, to] = named.length > 1 ? [named[0]!, named.at(-1)!] : [0, performance.now() - started];
+      rejectVol();
+      const seen = { cli: 0, server: 0 };
+      const rounds = 12;
       for (let round = 0; round < rounds; round++) {
-        const before = historyEntries(root).length;
+        const before = volEdits().length;
         const child = run();
-        await Bun.sleep(span * (0.15 + (0.85 * round) / rounds));
+        await Bun.sleep(from + ((to - from) * round) / (rounds - 1));
         child.kill(9);
         await child.exited;
-        if (leftovers().length > 0) seen++;
-        // the next command takes the lock: it completes or drops the killed write, and removes its temporary names
-        const next = cli(["history", "status", "--root", root]);
-        expect({ code: next.code, error: next.stderr.includes("worksnap:") ? next.stderr : "" }).toEqual({ code: 0, error: "" });
+        if (leftovers().length > 0 && seen.server <= seen.cli) {
+          seen.server++;
+          await server.call("workspace_write_file", { path: "server.txt", content: `${round}\n` });
+        } else {
+          if (leftovers().length > 0) seen.cli++;
+          // the next command takes the lock: it completes or drops the killed write, and removes its temporary names
+          const next = cli(["history", "status", "--root", root]);
+          expect({ code: next.code, error: next.stderr.includes("worksnap:") ? next.stderr : "" }).toEqual({ code: 0, error: "" });
+        }
         expect(leftovers()).toEqual([]);
         const states = new Set(Array.from({ length: files }, (_, i) => read(root, name(i))));
         expect(states.size).toBe(1);
-        const added = historyEntries(root).slice(before);
+        const added = volEdits().slice(before);
         if (states.has(fresh)) {
           expect(added.length).toBe(files);
-          rejectAll(root);
+          rejectVol();
         } else {
           expect(states.has(old)).toBe(true);
           expect(added).toEqual([]);
         }
         expect(status(root)).toBe("");
       }
-      console.log(`kill -9 into a volume: ${seen} of ${rounds} kills left a temporary name in the work tree, each removed by the next command`);
+      console.log(`kill -9 into a volume: of ${rounds} kills, ${seen.cli} left a temporary name a new command removed, ${seen.server} one the running server removed`);
     } finally {
       Bun.spawnSync(["umount", join(root, "vol")]);
     }
