@@ -14,6 +14,18 @@ export function sha256Hex(data: Uint8Array | string): string {
   return hasher.digest("hex");
 }
 
+/**
+ * git's id of a blob holding `bytes` (`git hash-object`): SHA-1 of `blob
+ * {size}\0` and the bytes, or SHA-256 where `hexLength` is 64 (a repository
+ * of that object format).
+ */
+export function gitBlobHash(bytes: Uint8Array, hexLength: 40 | 64 = 40): string {
+  const h = new Bun.CryptoHasher(hexLength === 64 ? "sha256" : "sha1");
+  h.update(`blob ${bytes.length}\0`);
+  h.update(bytes);
+  return h.digest("hex");
+}
+
 export function blobIdOf(data: Uint8Array | string): BlobId {
   return `sha256:${sha256Hex(data)}`;
 }

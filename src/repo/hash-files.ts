@@ -1,7 +1,7 @@
 import { closeSync, fstatSync, lstatSync, mkdirSync, openSync, readSync, readlinkSync, renameSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { modeOfStat, type FileMode, type RegularMode } from "../core/file-mode";
-import { blobIdFromHex, type BlobId } from "../core/hash";
+import { blobIdFromHex, gitBlobHash, type BlobId } from "../core/hash";
 import { NOT_REGULAR_FILE, READ_FLAGS, assertRegular, fileChunks } from "./file-chunks";
 import { FsBlobStore, freshen } from "./fs-blob-store";
 import { tempPath } from "./state-dir";
@@ -120,7 +120,7 @@ export class FileHasher {
       assertRegular(st);
       const sha256 = new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
       const trusted = st.size === len && st.ctimeMs < this.opts.trustCleanBefore;
-      const gitOid = trusted ? (item.gitOid as string) : gitBlobHash(item.gitOid as string, bytes);
+      const gitOid = trusted ? (item.gitOid as string) : gitBlobHash(bytes, (item.gitOid as string).length === 64 ? 64 : 40);
       if (gitOid !== item.gitOid) this.store(sha256, bytes);
       return { index: item.index, kind: "ok", sha256, gitOid, mode, size: len, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino, hashedAt: Date.now() };
     } finally {
@@ -148,7 +148,7 @@ export class FileHasher {
       }
     }
     const sha256 = new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
-    const gitOid = item.gitOid ? gitBlobHash(item.gitOid, bytes) : "";
+    const gitOid = item.gitOid ? gitBlobHash(bytes, item.gitOid.length === 64 ? 64 : 40) : "";
     if (!item.gitOid || gitOid !== item.gitOid) this.store(sha256, bytes);
     return { index: item.index, kind: "ok", sha256, gitOid, mode, size: bytes.length, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino, hashedAt };
   }
@@ -208,13 +208,6 @@ export class FileHasher {
       len += n;
     }
   }
-}
-
-function gitBlobHash(like: string, bytes: Uint8Array): string {
-  const h = new Bun.CryptoHasher(like.length === 64 ? "sha256" : "sha1");
-  h.update(`blob ${bytes.length}\0`);
-  h.update(bytes);
-  return h.digest("hex");
 }
 
 /** Copies a file into the loose store under `sha256`, only if the copied bytes really hash to it. */

@@ -20,8 +20,9 @@ export const COMPARE_HELP = `  grep PATTERN [PATH...] [--snapshot ID] [-F] [-i] 
                                  search file contents (path:line:col:text)
   changes FROM [TO] [PATH...] [--limit N] [--cursor C]
                                  changed files between two sides ("status path")
-  diff FROM [TO] [PATH...] [-U N] [--cursor C]
-                                 unified diff between two sides (git apply-able)
+  diff FROM [TO] [PATH...] [-U N] [--binary] [--cursor C]
+                                 unified diff between two sides (git apply-able;
+                                 --binary: binary files as git binary patches too)
   export ID [PATH...] [-o FILE]  deterministic tar bundle of a snapshot
   export --worktree [PATH...] [-o FILE]
                                  capture the live tree and bundle it
@@ -95,10 +96,10 @@ export const COMPARE_SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> 
     },
   },
   diff: {
-    flags: { context: { kind: "string", short: "U" }, cursor: { kind: "string" } },
+    flags: { context: { kind: "string", short: "U" }, binary: { kind: "bool" }, cursor: { kind: "string" } },
     run: async (ws, pos, flags) => {
       const { from, to, paths } = sides(pos);
-      const args = { from, to, paths, context_lines: intFlag(flags.context, "context"), cursor: flags.cursor as string | undefined };
+      const args = { from, to, paths, context_lines: intFlag(flags.context, "context"), binary: flags.binary === true, cursor: flags.cursor as string | undefined };
       if (flags.json) return printJson(await snapshotDiff(ws, args));
       const r = await snapshotDiff(ws, {
         ...args,

@@ -16,6 +16,7 @@ export const snapshotDiffTool = defineTool({
     context_lines: v.optional(
       v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(DIFF_CONTEXT_MAX), v.description("Default 3.")),
     ),
+    binary: v.optional(v.pipe(v.boolean(), v.description("Binary files as git binary patches, which apply."))),
     lease_id: v.optional(leaseIdArg),
     cursor: v.optional(cursorArg),
   }),

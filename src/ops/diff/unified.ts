@@ -8,7 +8,8 @@
  * as UTF-8 into an ordinary JS string, so encoding the result as UTF-8 gives
  * back the exact bytes of every line (CR of CRLF lines included; each line of
  * the diff itself ends with LF). Anything else is "binary" and gets only the
- * `Binary files ... differ` line, as git does without --binary.
+ * `Binary files ... differ` line, as git does without --binary, or with the
+ * `binary` option its bytes as git's binary patch (patch/binary-patch.ts).
  *
  * Paths are written as git writes them, C-quoted when they contain a control
  * character, `"` or `\`; non-ASCII stays UTF-8 (core.quotePath=false), which
@@ -19,6 +20,7 @@ import type { FileMode } from "../../core/file-mode";
 import { isBinary } from "../../core/binary";
 import { invalidArgument } from "../../core/errors";
 import { byteStringToText, bytesToByteString, isValidUtf8 } from "../patch/byte-string";
+import { binaryPatchText } from "../patch/binary-patch";
 import { quoteCStyle } from "../patch/git-quote";
 import { FileLines } from "../patch/lines";
 import type { LineChange } from "../../core/line-change";
@@ -39,6 +41,13 @@ export interface UnifiedDiffOptions {
    * They must be right; only the lines they and their context name are read.
    */
   changes?: LineChange[];
+  /**
+   * A file that is not text gets its bytes as git's binary patch (`git diff
+   * --binary`: the full index line, `GIT binary patch`, literal hunks), which
+   * `git apply` and worksnap's patching apply, instead of `Binary files ...
+   * differ`.
+   */
+  binary?: boolean;
 }
 
 /** git's line after a last line without newline. */
@@ -65,7 +74,10 @@ export function unifiedDiff(from: DiffSide | null, to: DiffSide | null, opts: Un
 
   const oldName = from ? quoteCStyle(`a/${a}`) : "/dev/null";
   const newName = to ? quoteCStyle(`b/${b}`) : "/dev/null";
-  if (!isDiffableText(oldBytes) || !isDiffableText(newBytes)) return `${out}Binary files ${oldName} and ${newName} differ\n`;
+  if (!isDiffableText(oldBytes) || !isDiffableText(newBytes)) {
+    if (opts.binary) return out + binaryPatchText(from ? oldBytes : null, to ? newBytes : null, from && to && from.mode === to.mode ? from.mode : null);
+    return `${out}Binary files ${oldName} and ${newName} differ\n`;
+  }
 
   out += namesHeader(oldName, newName);
   if (opts.changes) {

@@ -15,6 +15,7 @@ import { compareUtf8 } from "../../core/byte-order";
 import type { RepoPath } from "../../core/repo-path";
 import { takeUtf8 } from "../../repo/decoded-bytes";
 import { type NativeModule, nativeModule } from "../../repo/native";
+import { type BinaryPatch, parseBinaryHunks } from "./binary-patch";
 import { bytesToByteString, byteStringToText, textToByteString } from "./byte-string";
 import { checkName, DEV_NULL, gitHeaderNames, headerName, plainName, stripPrefix } from "./parse-names";
 import { type ParsedHunkBody, type PatchLines, headerLine, hunkLinesOf, isFileStart, isHeaderPair, isHunkHeader, parseHunkAt } from "./parse-hunk";
@@ -35,6 +36,10 @@ interface Section {
   rename: boolean;
   copy: boolean;
   binary: boolean;
+  /** A binary patch's data (`GIT binary patch`); a `Binary files ... differ` line has none. */
+  binaryPatch?: BinaryPatch;
+  /** The object ids of the `index` line, as written. */
+  oids?: { old: string; new: string };
   git: boolean;
   startLine: number;
 }
@@ -152,16 +157,20 @@ class PatchParser {
       else if (l.startsWith("copy to ")) (s.copy = true), (s.newName = plainName(l.slice(8)));
       else if (l.startsWith("similarity index ") || l.startsWith("dissimilarity index ")) continue;
       else if (l.startsWith("index ")) {
-        const m = /^index [0-9a-fA-F]+\.\.[0-9a-fA-F]+(?: (\d+))?$/.exec(l);
+        const m = /^index ([0-9a-fA-F]+)\.\.([0-9a-fA-F]+)(?: (\d+))?$/.exec(l);
+        if (m) s.oids = { old: m[1]!.toLowerCase(), new: m[2]!.toLowerCase() };
         // Like git: the mode on an index line is what the file is expected to have, not a change.
-        if (m?.[1] && !s.oldMode) s.oldMode = mode(m[1]);
+        if (m?.[3] && !s.oldMode) s.oldMode = mode(m[3]);
       } else if (l.startsWith("Binary files ") && l.endsWith(" differ")) {
         s.binary = true;
         j++;
         break;
       } else if (l === "GIT binary patch") {
         s.binary = true;
-        for (j++; j < lines.length && !lines.at(j)!.startsWith("diff --git "); j++);
+        const parsed = parseBinaryHunks(lines, j + 1);
+        j = parsed.next;
+        if (!parsed.ok) return this.badSection(s, j, parsed.message);
+        s.binaryPatch = { oldOid: s.oids?.old ?? "", newOid: s.oids?.new ?? "", forward: parsed.forward, reverse: parsed.reverse };
         break;
       } else if (isHeaderPair(lines, j)) {
         const minus = headerName(l.slice(4));
@@ -261,6 +270,7 @@ class PatchParser {
       return j;
     }
     const file: FilePatch = { oldPath, newPath, rename: s.rename, binary: s.binary, hunks };
+    if (s.binaryPatch) file.binaryPatch = s.binaryPatch;
     if (s.copy) file.copy = true;
     if (s.oldMode) file.oldMode = s.oldMode;
     if (s.newMode) file.newMode = s.newMode;

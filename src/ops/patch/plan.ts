@@ -25,6 +25,7 @@ import { compareUtf8 } from "../../core/byte-order";
 import type { RepoPath } from "../../core/repo-path";
 import type { LineChange } from "../../core/line-change";
 import { applyHunks, applyHunksMany } from "./apply";
+import { applyBinaryPatch } from "./binary-patch";
 import { parsePatch } from "./parse";
 import type { ApplyResult, FilePatch, FileReject, HunkReject, PatchHunk } from "./types";
 
@@ -164,8 +165,12 @@ class Planner {
     const fail = (path: string, reason: HunkReject["reason"], message: string) =>
       failures.push([path, { index, reason, message }]);
 
-    if (file.binary) {
-      this.reject(subject, { index, reason: "binary_patch_unsupported", message: `${subject}: binary patches are not supported; write the file's content instead` });
+    if (file.binary && !file.binaryPatch) {
+      this.reject(subject, {
+        index,
+        reason: "binary_patch_unsupported",
+        message: `${subject}: the patch says only that this binary file differs, not its bytes; make the patch with \`git diff --binary\` (or \`worksnap snapshot diff --binary\`), or write the file's content instead`,
+      });
       for (const p of touched) this.rejected.add(p);
       return;
     }
@@ -196,7 +201,11 @@ class Planner {
     }
     let bytes: Uint8Array | undefined;
     let lineChanges: LineChange[] | undefined;
-    if (source && failures.length === 0) {
+    if (source && failures.length === 0 && file.binaryPatch) {
+      const outcome = applyBinaryPatch(subject, file.binaryPatch, source.bytes, file.oldPath === null);
+      if (outcome.ok) bytes = outcome.bytes;
+      else fail(subject, outcome.reason, outcome.message);
+    } else if (source && failures.length === 0) {
       const early = this.ahead.get(file);
       const result = early && early.source === source.bytes ? early.result : applyHunks(source.bytes, file.hunks);
       if (!result.ok) for (const r of result.rejects) failures.push([subject, r]);

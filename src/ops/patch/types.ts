@@ -7,6 +7,7 @@
 import type { FileMode } from "../../core/file-mode";
 import type { RepoPath } from "../../core/repo-path";
 import type { LineChange } from "../../core/line-change";
+import type { BinaryPatch } from "./binary-patch";
 
 export interface HunkLine {
   kind: " " | "-" | "+";
@@ -59,6 +60,8 @@ export interface FilePatch {
   /** git "copy from/to": newPath is created from oldPath's content, oldPath stays. */
   copy?: boolean;
   binary: boolean;
+  /** A binary patch's data and object ids (`GIT binary patch`); absent for `Binary files ... differ`. */
+  binaryPatch?: BinaryPatch;
   hunks: PatchHunk[];
 }
 

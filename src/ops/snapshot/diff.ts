@@ -23,6 +23,8 @@ export interface DiffArgs {
   to: string;
   paths?: string[];
   context_lines?: number;
+  /** Binary files as git's binary patches (`git diff --binary`), which apply, instead of `Binary files ... differ`. */
+  binary?: boolean;
   lease_id?: string;
   cursor?: string;
   signal?: AbortSignal;
@@ -92,7 +94,7 @@ export async function snapshotDiff(ws: Workspace, args: DiffArgs): Promise<DiffR
     throw invalidArgument(`context_lines must be an integer from 0 to ${DIFF_CONTEXT_MAX}`, { arg: "context_lines" });
   }
   const sides = await openSides(ws, args, scope);
-  const keys = { tool: "snapshot_diff", query: { from: sideName(sides.from), to: sideName(sides.to), paths: scope, context }, state: sidesState(sides) };
+  const keys = { tool: "snapshot_diff", query: { from: sideName(sides.from), to: sideName(sides.to), paths: scope, context, ...(args.binary ? { binary: true } : {}) }, state: sidesState(sides) };
   const pos = args.cursor === undefined ? null : decodeCursor(args.cursor, keys, isPosition);
   const pairs = diffEntries(sides.from.entries, sides.to.entries);
   let i = 0;
@@ -124,7 +126,7 @@ export async function snapshotDiff(ws: Workspace, args: DiffArgs): Promise<DiffR
       shown.push(pair);
       continue;
     }
-    const text = unifiedDiff(await diffSide(ws, pair.from), await diffSide(ws, pair.to), { context });
+    const text = unifiedDiff(await diffSide(ws, pair.from), await diffSide(ws, pair.to), { context, binary: args.binary === true });
     if (skipUnits === 0) {
       const cost = jsonChars(text) + listed({ path, status });
       if (used + cost <= budget) {

@@ -131,16 +131,22 @@ describe("parsePatch: headers", () => {
     expect(q.files[0]!.newPath).toBe("sp ace.txt");
   });
 
-  test("binary patches are flagged and the next file is still read", () => {
+  test("binary patches are flagged and read (their data inflated), a corrupt one is a malformed reject, and the next file is still read", () => {
     const text = [
       "diff --git a/img.png b/img.png",
+      "index ab99c5393a47d133dbc69a528432d0083063e65f..b6fc4c620b67d95f953a5c1c1230aaab5db5a1b0 100644",
+      "GIT binary patch",
+      "literal 5",
+      "Mc$~{f&B@6J00t}q6#xJL",
+      "",
+      "literal 4",
+      "Lc$~}6Nnrp01Iz(H",
+      "",
+      "diff --git a/bad.png b/bad.png",
       "index 1111111..2222222 100644",
       "GIT binary patch",
       "literal 5",
       "McmZ?wc4A-w00UY8",
-      "",
-      "literal 0",
-      "HcmV?d00001",
       "",
       "diff --git a/b.bin b/b.bin",
       "Binary files a/b.bin and b/b.bin differ",
@@ -153,11 +159,15 @@ describe("parsePatch: headers", () => {
       "",
     ].join("\n");
     const p = parsePatch(text);
-    expect(p.files.map((f) => [f.newPath, f.binary])).toEqual([
-      ["img.png", true],
-      ["b.bin", true],
-      ["t.txt", false],
+    expect(p.files.map((f) => [f.newPath, f.binary, f.binaryPatch?.forward.kind ?? null])).toEqual([
+      ["img.png", true, "literal"],
+      ["b.bin", true, null],
+      ["t.txt", false, null],
     ]);
+    const img = p.files[0]!.binaryPatch!;
+    expect([Buffer.from(img.forward.data).toString(), Buffer.from(img.reverse!.data).toString()]).toEqual(["hello", "old\0"]);
+    expect([img.oldOid, img.newOid]).toEqual(["ab99c5393a47d133dbc69a528432d0083063e65f", "b6fc4c620b67d95f953a5c1c1230aaab5db5a1b0"]);
+    expect(p.rejects).toEqual([{ path: "bad.png", hunks: [{ index: 0, reason: "malformed", message: "patch line 14: corrupt binary patch (a line of base 85 that does not decode)" }] }]);
   });
 
   test("text around the patch (commit message, email, format-patch signature) is skipped", () => {
