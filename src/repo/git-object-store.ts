@@ -1,4 +1,4 @@
-import { existsSync, linkSync, mkdirSync, readdirSync } from "node:fs";
+import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { git, gitEnv, gitSync, spawnWhenDescriptorsFree } from "./git";
 import { CatFileBatch } from "./cat-file";
@@ -28,21 +28,34 @@ export class GitObjectStore {
   }
 
   private ready = false;
+  /** Whether the store holds SHA-256 objects (the object format of the repository its blobs come from). */
+  private sha256 = false;
 
-  /** Creates the store on first use; checked on disk once per process (every blob read passes here). */
-  private ensure(): void {
-    if (this.ready) return;
+  /**
+   * Creates the store on first use, in the object format of the ids it is
+   * given (64 hex digits: a SHA-256 repository); checked on disk once per
+   * process (every blob read passes here). A store an earlier version made for
+   * a SHA-256 repository as a SHA-1 one (its packs hold that repository's
+   * SHA-256 objects, which git could then not read) is declared SHA-256.
+   */
+  private ensure(oidHexLength: number): void {
+    if (this.ready && (oidHexLength !== 64 || this.sha256)) return;
+    const config = join(this.gitDir, "config");
     if (!existsSync(join(this.gitDir, "objects"))) {
       mkdirSync(this.gitDir, { recursive: true });
-      gitSync(["init", "--bare", "-q", this.gitDir], { cwd: this.gitDir });
+      gitSync(["init", "--bare", "-q", ...(oidHexLength === 64 ? ["--object-format=sha256"] : []), this.gitDir], { cwd: this.gitDir });
+    } else if (oidHexLength === 64 && !declaresSha256(config)) {
+      gitSync([`--git-dir=${this.gitDir}`, "config", "core.repositoryformatversion", "1"], { cwd: this.gitDir });
+      gitSync([`--git-dir=${this.gitDir}`, "config", "extensions.objectformat", "sha256"], { cwd: this.gitDir });
     }
+    this.sha256 = declaresSha256(config);
     this.ready = true;
   }
 
   /** Copies the given blobs from the user's repository into the store. */
   async importFrom(repo: RepoRoot, oids: string[]): Promise<void> {
     if (oids.length === 0 || !repo.gitDir) return;
-    this.ensure();
+    this.ensure(oids[0]!.length);
     let wanted = oids;
     if (oids.length >= LINK_PACKS_MIN && this.linkPacks(join(userObjectDir(repo.gitDir), "pack"))) wanted = await this.missing(oids);
     if (wanted.length === 0) return;
@@ -101,7 +114,7 @@ export class GitObjectStore {
   }
 
   read(oid: string): Promise<Uint8Array> {
-    this.ensure();
+    this.ensure(oid.length);
     this.batch ??= new CatFileBatch(this.gitDir);
     return this.batch.read(oid);
   }
@@ -113,7 +126,7 @@ export class GitObjectStore {
    * they open at once (grep's open() concurrency, export one at a time).
    */
   async stream(oid: string): Promise<ReadableStream<Uint8Array>> {
-    this.ensure();
+    this.ensure(oid.length);
     const proc = await spawnWhenDescriptorsFree(() =>
       Bun.spawn(["git", `--git-dir=${this.gitDir}`, "cat-file", "blob", oid], { env: gitEnv(), stdout: "pipe", stderr: "ignore" }),
     );
@@ -123,5 +136,14 @@ export class GitObjectStore {
   close(): void {
     this.batch?.close();
     this.batch = null;
+  }
+}
+
+/** Whether a git config file declares the SHA-256 object format (`[extensions] objectformat = sha256`). */
+function declaresSha256(configPath: string): boolean {
+  try {
+    return /^\s*objectformat\s*=\s*sha256\s*$/im.test(readFileSync(configPath, "utf8"));
+  } catch {
+    return false;
   }
 }

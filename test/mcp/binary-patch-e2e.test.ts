@@ -93,6 +93,27 @@ describe("binary patches through the server and the CLI", () => {
     expect(differsFrom(repo, a)).toBe("");
   });
 
+  test("in a SHA-256 repository the binary patch carries 64-digit ids, and git applies it", async () => {
+    await using repo = await tmpRepo({ git: false });
+    repo.git("init", "-q", "--object-format=sha256", "-b", "main");
+    repo.write("img.bin", Uint8Array.from([0, 1, 2, 3]));
+    const a = repo.commit("a");
+    repo.write("img.bin", Uint8Array.from([0, 9, 9, 3, 4]));
+    const b = repo.commit("b");
+    repo.git("checkout", "-q", a);
+    const d = cli(["snapshot", "diff", a, b, "--binary", "--root", repo.root]);
+    expect(d.stderr).toBe("");
+    expect(d.stdout).toMatch(/^index [0-9a-f]{64}\.\.[0-9a-f]{64} 100644$/m);
+    const file = repo.beside(".diff");
+    writeFileSync(file, d.stdout);
+    repo.git("apply", file);
+    expect(differsFrom(repo, b)).toBe("");
+    repo.git("checkout", "-q", "--", ".");
+    const r = cli(["apply", file, "--root", repo.root]);
+    expect(r.stderr).toBe("");
+    expect(differsFrom(repo, b)).toBe("");
+  });
+
   test("the CLI: snapshot diff --binary piped to git apply, and worksnap apply of git's binary patch from standard input", async () => {
     const { repo, a, b } = await twoCommits();
     await using _ = repo;

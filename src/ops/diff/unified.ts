@@ -48,6 +48,8 @@ export interface UnifiedDiffOptions {
    * differ`.
    */
   binary?: boolean;
+  /** The length of the object ids a binary patch's `index` line carries: 64 for a SHA-256 repository; default 40. */
+  oidHexLength?: 40 | 64;
 }
 
 /** git's line after a last line without newline. */
@@ -75,7 +77,7 @@ export function unifiedDiff(from: DiffSide | null, to: DiffSide | null, opts: Un
   const oldName = from ? quoteCStyle(`a/${a}`) : "/dev/null";
   const newName = to ? quoteCStyle(`b/${b}`) : "/dev/null";
   if (!isDiffableText(oldBytes) || !isDiffableText(newBytes)) {
-    if (opts.binary) return out + binaryPatchText(from ? oldBytes : null, to ? newBytes : null, from && to && from.mode === to.mode ? from.mode : null);
+    if (opts.binary) return out + binaryPatchText(from ? oldBytes : null, to ? newBytes : null, from && to && from.mode === to.mode ? from.mode : null, opts.oidHexLength);
     return `${out}Binary files ${oldName} and ${newName} differ\n`;
   }
 
