@@ -15,6 +15,9 @@
 import { deflateSync, inflateSync } from "node:zlib";
 import { gitBlobHash } from "../../core/hash";
 
+/** The most bytes one hunk may inflate to: a file's bytes, as workspace_write_file takes at most. */
+export const HUNK_MAX_BYTES = 256 * 1024 * 1024;
+
 const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~";
 const DIGIT = new Int16Array(256).fill(-1);
 for (let i = 0; i < ALPHABET.length; i++) DIGIT[ALPHABET.charCodeAt(i)] = i;
@@ -58,6 +61,9 @@ function parseHunk(lines: Lines, at: number): ParsedHunk {
   if (!head) return { ok: true, hunk: null, next: at }; // no (reverse) hunk here
   const kind = head[1] as BinaryHunk["kind"];
   const size = Number(head[2]);
+  if (size > HUNK_MAX_BYTES) {
+    return { ok: false, message: `patch line ${at + 1}: a binary ${kind} of ${size} bytes; a patch carries at most ${HUNK_MAX_BYTES} bytes (256 MiB) per file`, next: skipData(lines, at + 1) };
+  }
   const chunks: Uint8Array[] = [];
   let i = at + 1;
   for (; i < lines.length; i++) {
@@ -70,9 +76,11 @@ function parseHunk(lines: Lines, at: number): ParsedHunk {
   if (i >= lines.length) return { ok: false, message: `patch line ${at + 1}: binary patch ends without the empty line after its data`, next: i };
   let data: Uint8Array;
   try {
-    data = new Uint8Array(inflateSync(concat(chunks)));
-  } catch {
-    return { ok: false, message: `patch line ${at + 1}: corrupt binary patch (its data does not inflate)`, next: i + 1 };
+    // never past the stated size: a few KB of patch must not inflate into gigabytes before it is refused
+    data = new Uint8Array(inflateSync(concat(chunks), { maxOutputLength: Math.max(1, size) }));
+  } catch (err) {
+    const why = (err as { code?: string }).code === "ERR_BUFFER_TOO_LARGE" ? `its data inflates past the stated ${size} bytes` : "its data does not inflate";
+    return { ok: false, message: `patch line ${at + 1}: corrupt binary patch (${why})`, next: i + 1 };
   }
   if (data.length !== size) return { ok: false, message: `patch line ${at + 1}: corrupt binary patch (${kind} of ${size} bytes inflates to ${data.length})`, next: i + 1 };
   return { ok: true, hunk: { kind, data }, next: i + 1 };
