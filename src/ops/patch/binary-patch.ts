@@ -73,17 +73,18 @@ function parseHunk(lines: Lines, at: number): ParsedHunk {
     if (bytes === null) return { ok: false, message: `patch line ${i + 1}: corrupt binary patch (a line of base 85 that does not decode)`, next: skipData(lines, i) };
     chunks.push(bytes);
   }
-  if (i >= lines.length) return { ok: false, message: `patch line ${at + 1}: binary patch ends without the empty line after its data`, next: i };
+  // (a patch whose last empty line was trimmed, as text sent through a protocol often is, ends the data too: the
+  // object ids still decide whether the bytes are right)
   let data: Uint8Array;
   try {
     // never past the stated size: a few KB of patch must not inflate into gigabytes before it is refused
     data = new Uint8Array(inflateSync(concat(chunks), { maxOutputLength: Math.max(1, size) }));
   } catch (err) {
     const why = (err as { code?: string }).code === "ERR_BUFFER_TOO_LARGE" ? `its data inflates past the stated ${size} bytes` : "its data does not inflate";
-    return { ok: false, message: `patch line ${at + 1}: corrupt binary patch (${why})`, next: i + 1 };
+    return { ok: false, message: `patch line ${at + 1}: corrupt binary patch (${why})`, next: Math.min(i + 1, lines.length) };
   }
-  if (data.length !== size) return { ok: false, message: `patch line ${at + 1}: corrupt binary patch (${kind} of ${size} bytes inflates to ${data.length})`, next: i + 1 };
-  return { ok: true, hunk: { kind, data }, next: i + 1 };
+  if (data.length !== size) return { ok: false, message: `patch line ${at + 1}: corrupt binary patch (${kind} of ${size} bytes inflates to ${data.length})`, next: Math.min(i + 1, lines.length) };
+  return { ok: true, hunk: { kind, data }, next: Math.min(i + 1, lines.length) };
 }
 
 function trimCr(line: string): string {
