@@ -18,6 +18,20 @@ export function commonDir(gitDir: string): string | null {
   return isAbsolute(named) ? named : join(gitDir, named);
 }
 
+/**
+ * How long the repository's object ids are in hex: 64 where its configuration declares the SHA-256 object format
+ * (`[extensions] objectformat = sha256`, in the common directory's `config`, where git keeps it), else 40. Read
+ * from the file: no git process.
+ */
+export function objectIdHexLength(gitDir: string): 40 | 64 {
+  try {
+    const text = readFileSync(join(commonDir(gitDir) ?? gitDir, "config"), "utf8");
+    return /^\s*objectformat\s*=\s*"?sha256"?\s*$/im.test(text) ? 64 : 40;
+  } catch {
+    return 40;
+  }
+}
+
 /** The repository's object directory, which a linked work tree's git directory does not hold. */
 export function userObjectDir(gitDir: string): string {
   return join(commonDir(gitDir) ?? gitDir, "objects");

@@ -1,10 +1,10 @@
-import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, linkSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { git, gitEnv, gitSync, spawnWhenDescriptorsFree } from "./git";
 import { CatFileBatch } from "./cat-file";
 import { missingFrom, packIndexesOf } from "./pack-index";
 import type { RepoRoot } from "./root";
-import { userObjectDir } from "./common-dir";
+import { objectIdHexLength, userObjectDir } from "./common-dir";
 
 /** Above this many missing objects, linking the user's packs beats re-packing. */
 const LINK_PACKS_MIN = 2000;
@@ -40,15 +40,14 @@ export class GitObjectStore {
    */
   private ensure(oidHexLength: number): void {
     if (this.ready && (oidHexLength !== 64 || this.sha256)) return;
-    const config = join(this.gitDir, "config");
     if (!existsSync(join(this.gitDir, "objects"))) {
       mkdirSync(this.gitDir, { recursive: true });
       gitSync(["init", "--bare", "-q", ...(oidHexLength === 64 ? ["--object-format=sha256"] : []), this.gitDir], { cwd: this.gitDir });
-    } else if (oidHexLength === 64 && !declaresSha256(config)) {
+    } else if (oidHexLength === 64 && objectIdHexLength(this.gitDir) !== 64) {
       gitSync([`--git-dir=${this.gitDir}`, "config", "core.repositoryformatversion", "1"], { cwd: this.gitDir });
       gitSync([`--git-dir=${this.gitDir}`, "config", "extensions.objectformat", "sha256"], { cwd: this.gitDir });
     }
-    this.sha256 = declaresSha256(config);
+    this.sha256 = objectIdHexLength(this.gitDir) === 64;
     this.ready = true;
   }
 
@@ -139,11 +138,3 @@ export class GitObjectStore {
   }
 }
 
-/** Whether a git config file declares the SHA-256 object format (`[extensions] objectformat = sha256`). */
-function declaresSha256(configPath: string): boolean {
-  try {
-    return /^\s*objectformat\s*=\s*sha256\s*$/im.test(readFileSync(configPath, "utf8"));
-  } catch {
-    return false;
-  }
-}

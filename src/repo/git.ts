@@ -206,23 +206,3 @@ export function decodePath(raw: Uint8Array): string | null {
     return null;
   }
 }
-
-const idLengths = new Map<string, Promise<40 | 64>>();
-
-/**
- * How long the repository's object ids are in hex: 64 in a SHA-256
- * repository, 40 otherwise (and outside git, where an id is git's default
- * SHA-1). Asked of git once per repository and process.
- */
-export function objectIdHexLength(gitDir: string | null, cwd: string): Promise<40 | 64> {
-  if (gitDir === null) return Promise.resolve(40);
-  let known = idLengths.get(gitDir);
-  if (known === undefined) {
-    known = gitText(["rev-parse", "--show-object-format"], { cwd }).then(
-      (out) => (out.trim() === "sha256" ? 64 : 40),
-      () => 40 as const,
-    );
-    idLengths.set(gitDir, known);
-  }
-  return known;
-}

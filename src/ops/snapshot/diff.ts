@@ -1,6 +1,6 @@
 import { compareUtf8 } from "../../core/byte-order";
 import { invalidArgument } from "../../core/errors";
-import { objectIdHexLength } from "../../repo/git";
+import { objectIdHexLength } from "../../repo/common-dir";
 import { unifiedDiff, type DiffSide } from "../diff/unified";
 import { renderUnits, splitFileDiff, unitCosts } from "./diff-split";
 import { decodeCursor, encodeCursor } from "./page-cursor";
@@ -102,7 +102,7 @@ export async function snapshotDiff(ws: Workspace, args: DiffArgs): Promise<DiffR
   if (pos) while (i < pairs.length && compareUtf8((pairs[i] as ChangePair).change.path, pos.p) < 0) i++;
   let skipUnits = pos && i < pairs.length && (pairs[i] as ChangePair).change.path === pos.p ? pos.u : 0;
 
-  const oidHexLength = args.binary ? await objectIdHexLength(ws.repo.gitDir, ws.repo.root) : 40;
+  const oidHexLength = args.binary && ws.repo.gitDir ? objectIdHexLength(ws.repo.gitDir) : 40;
   const budget = args.maxChars ?? DIFF_PAGE_CHARS;
   const fileMax = args.maxFileBytes ?? DIFF_FILE_MAX_BYTES;
   const parts: string[] = [];
