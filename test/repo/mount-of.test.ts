@@ -30,15 +30,11 @@ describe("mountOf", () => {
   test.skipIf(!mounts.canMount)("a bind mount is another mount of the same device, and a rename between them fails as mountOf says it must", async () => {
     await using t = tmpDir();
     mkdirSync(join(t.path, "vol"));
-    mounts.bind(join(t.path, "vol"));
-    try {
-      writeFileSync(join(t.path, "f"), "x");
-      const [top, vol] = withDirs([t.path, join(t.path, "vol")], ([x, y]) => [mountOf(x!), mountOf(y!)]);
-      expect(top).not.toBe(vol);
-      expect(top!.split(":")[0]).toBe(vol!.split(":")[0]); // the same device
-      expect(() => renameSync(join(t.path, "f"), join(t.path, "vol/f"))).toThrow(expect.objectContaining({ code: "EXDEV" }));
-    } finally {
-      Bun.spawnSync(["umount", join(t.path, "vol")]);
-    }
+    using _vol = mounts.bind(join(t.path, "vol"));
+    writeFileSync(join(t.path, "f"), "x");
+    const [top, vol] = withDirs([t.path, join(t.path, "vol")], ([x, y]) => [mountOf(x!), mountOf(y!)]);
+    expect(top).not.toBe(vol);
+    expect(top!.split(":")[0]).toBe(vol!.split(":")[0]); // the same device
+    expect(() => renameSync(join(t.path, "f"), join(t.path, "vol/f"))).toThrow(expect.objectContaining({ code: "EXDEV" }));
   });
 });
