@@ -16,7 +16,7 @@ if (import.meta.main) {
   if (!m) throw new Error("the native module is not built (npm run build)");
   const paths = indexFiles(dir, process.argv.includes("--distinct"));
   // trust every file (a cutoff in the future): SHA-256 only, as sha256sum does
-  const job = m.hashStart(dir, joinPaths(paths), paths.length, Date.now() + 3_600_000, 8 * 1024 * 1024);
+  const job = m.hashStart(dir, joinPaths(paths), paths.length, Date.now() + 3_600_000, 8 * 1024 * 1024, 20);
   await waitReady(m, job, paths.length);
   m.release(job);
 }

@@ -26,6 +26,7 @@
 #include "create_job.h"
 #include "dirfd.h"
 #include "files.h"
+#include "git_blob.h"
 #include "hash_job.h"
 #include "json_strings.h"
 #include "listing_plan.h"
@@ -158,18 +159,19 @@ static int open_root(napi_env env, napi_value v) {
   return dirfd;
 }
 
-/* hashStart(root, paths, count, trustBeforeMs, streamThreshold) */
+/* hashStart(root, paths, count, trustBeforeMs, streamThreshold, idBytes): idBytes 20 (SHA-1) or 32 (SHA-256) */
 static napi_value hash_start(napi_env env, napi_callback_info info) {
-  napi_value argv[5];
-  if (!args_of(env, info, 5, argv)) return NULL;
+  napi_value argv[6];
+  if (!args_of(env, info, 6, argv)) return NULL;
   void *paths;
   size_t paths_len;
   if (!bytes_of(env, argv[1], &paths, &paths_len)) return fail(env, "worksnap native: paths must be a Uint8Array");
-  double count = num(env, argv[2]), trust = num(env, argv[3]), threshold = num(env, argv[4]);
+  double count = num(env, argv[2]), trust = num(env, argv[3]), threshold = num(env, argv[4]), id_bytes = num(env, argv[5]);
   if (!(count >= 0) || !(threshold >= 1)) return fail(env, "worksnap native: bad count or threshold");
+  if (id_bytes != GIT_SHA1_BYTES && id_bytes != GIT_SHA256_BYTES) return fail(env, "worksnap native: idBytes must be 20 or 32");
   int dirfd = open_root(env, argv[0]);
   if (dirfd < 0) return NULL;
-  hash_job_t *job = hash_job_new(paths, paths_len, (size_t)count, dirfd, isnan(trust) ? 0 : trust, (size_t)threshold);
+  hash_job_t *job = hash_job_new(paths, paths_len, (size_t)count, dirfd, isnan(trust) ? 0 : trust, (size_t)threshold, (size_t)id_bytes);
   if (!job) return fail(env, "worksnap native: out of memory");
   pool_submit(&job->base);
   return wrap(env, &job->base);
@@ -241,7 +243,7 @@ static napi_value hash_start_listing(napi_env env, napi_callback_info info) {
       listing_plan_free(&plan);
       return NULL;
     }
-    hash_job_t *job = hash_job_new(plan.paths, plan.paths_len, plan.leaders, dirfd, isnan(trust) ? 0 : trust, (size_t)threshold);
+    hash_job_t *job = hash_job_new(plan.paths, plan.paths_len, plan.leaders, dirfd, isnan(trust) ? 0 : trust, (size_t)threshold, plan.id_hex / 2);
     listing_plan_free(&plan);
     if (!job) return fail(env, "worksnap native: out of memory");
     /* it runs beside the git status the capture waits for, and gives way to it */
@@ -1784,7 +1786,7 @@ static napi_value layout(napi_env env) {
   napi_value obj;
   if (napi_create_object(env, &obj) != napi_ok) return NULL;
   const struct { const char *name; double value; } fields[] = {
-      {"HASH_RECORD", HASH_RECORD}, {"HR_STATUS", HR_STATUS}, {"HR_EXEC", HR_EXEC}, {"HR_SHA1", HR_SHA1},
+      {"HASH_RECORD", HASH_RECORD}, {"HR_STATUS", HR_STATUS}, {"HR_EXEC", HR_EXEC}, {"HR_HASHED", HR_HASHED},
       {"HR_TRUSTED", HR_TRUSTED}, {"HR_ERRNO", HR_ERRNO}, {"HR_SIZE", HR_SIZE}, {"HR_MTIME", HR_MTIME},
       {"HR_CTIME", HR_CTIME}, {"HR_INO", HR_INO}, {"HR_SHA256", HR_SHA256}, {"HR_GIT", HR_GIT},
       {"SCAN_RECORD", SCAN_RECORD}, {"SR_KIND", SR_KIND}, {"SR_DIGEST", SR_DIGEST}, {"SR_SAME", SR_SAME},
@@ -1825,6 +1827,6 @@ NAPI_MODULE_INIT() {
   napi_value l = layout(env);
   if (l) napi_set_named_property(env, exports, "layout", l);
   napi_value version;
-  if (napi_create_int32(env, 17, &version) == napi_ok) napi_set_named_property(env, exports, "version", version);
+  if (napi_create_int32(env, 18, &version) == napi_ok) napi_set_named_property(env, exports, "version", version);
   return exports;
 }

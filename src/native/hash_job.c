@@ -1,6 +1,7 @@
 /*
  * Hashing a clean tracked file, as FileHasher.hashClean and hashLarge do in
- * TypeScript (src/repo/hash-files.ts), which stays the fallback:
+ * TypeScript (src/repo/hash-files.ts), which stays the fallback (git's blob
+ * hash in the job's object format, SHA-1 or SHA-256):
  * - the file is opened without following a symlink and must be a regular file;
  * - up to stream_threshold bytes are read whole; the fstat after the read
  *   gives the ctime, and a file whose size matches and whose ctime is older
@@ -21,7 +22,7 @@
 #include <unistd.h>
 
 #include "files.h"
-#include "sha1.h"
+#include "git_blob.h"
 #include "sha256.h"
 
 static void fail(uint8_t *rec, int err) {
@@ -53,14 +54,14 @@ static void hash_stream(hash_job_t *job, int fd, worker_t *w, size_t have, uint8
   if (!S_ISREG(before.st_mode)) return not_regular(rec, &before);
   int trustable = stat_ms(ST_CTIME(before)) < atomic_load(&job->trust_before_ms);
   sha256_ctx sha;
-  sha1_ctx git;
+  git_blob_ctx git;
   sha256_init(&sha);
-  if (!trustable) git_blob_init(&git, (uint64_t)before.st_size);
+  if (!trustable) git_blob_start(&git, job->id_bytes, (uint64_t)before.st_size);
   uint64_t size = 0;
   size_t n = have;
   while (n > 0) {
     sha256_update(&sha, w->buf, n);
-    if (!trustable) sha1_update(&git, w->buf, n);
+    if (!trustable) git_blob_update(&git, w->buf, n);
     size += n;
     ssize_t got;
     do got = pread(fd, w->buf, w->cap, (off_t)size); /* read_upto left the offset at 0 */
@@ -78,8 +79,8 @@ static void hash_stream(hash_job_t *job, int fd, worker_t *w, size_t have, uint8
       rec[HR_STATUS] = HASH_CHANGED;
       return;
     }
-    sha1_final(&git, rec + HR_GIT);
-    rec[HR_SHA1] = 1;
+    git_blob_final(&git, rec + HR_GIT);
+    rec[HR_HASHED] = 1;
   } else {
     int unchanged = same_size && after.st_size == before.st_size && ST_CTIME(after).tv_sec == ST_CTIME(before).tv_sec &&
                     ST_CTIME(after).tv_nsec == ST_CTIME(before).tv_nsec;
@@ -128,11 +129,11 @@ void hash_job_run(job_t *base, size_t index, worker_t *w) {
     if ((size_t)st.st_size == len && stat_ms(ST_CTIME(st)) < atomic_load(&job->trust_before_ms)) {
       rec[HR_TRUSTED] = 1;
     } else {
-      sha1_ctx git;
-      git_blob_init(&git, len);
-      sha1_update(&git, w->buf, len);
-      sha1_final(&git, rec + HR_GIT);
-      rec[HR_SHA1] = 1;
+      git_blob_ctx git;
+      git_blob_start(&git, job->id_bytes, len);
+      git_blob_update(&git, w->buf, len);
+      git_blob_final(&git, rec + HR_GIT);
+      rec[HR_HASHED] = 1;
     }
     rec[HR_STATUS] = HASH_OK;
   }
@@ -145,13 +146,14 @@ static void hash_destroy(job_t *base) {
   free(job);
 }
 
-hash_job_t *hash_job_new(const char *paths, size_t paths_len, size_t count, int dirfd, double trust_before_ms, size_t stream_threshold) {
+hash_job_t *hash_job_new(const char *paths, size_t paths_len, size_t count, int dirfd, double trust_before_ms, size_t stream_threshold, size_t id_bytes) {
   hash_job_t *job = calloc(1, sizeof *job);
   if (!job) return NULL;
   job->base.run = hash_job_run;
   job->base.destroy = hash_destroy;
   atomic_init(&job->trust_before_ms, trust_before_ms);
   job->stream_threshold = stream_threshold;
+  job->id_bytes = id_bytes == GIT_SHA256_BYTES ? GIT_SHA256_BYTES : GIT_SHA1_BYTES;
   int ok = job_init(&job->base, paths, paths_len, count, dirfd);
   job->records = calloc(count ? count : 1, HASH_RECORD);
   if (!ok || !job->records) {

@@ -4,7 +4,9 @@
  * at a NUL; "<tag> <mode> <id> <stage>\t<path>" with the separators at their
  * usual places, or else found by search; a record without them all in order
  * is skipped. A record is plain when its tag is H, its stage 0, its mode
- * 100644 or 100755 and its id 40 digits long (SHA-1): the records
+ * 100644 or 100755 and its id 40 digits long (SHA-1) or 64 (SHA-256), as
+ * long as the listing's first plain record's (one repository, one object
+ * format): the records
  * plainIndexItems keeps, before it drops names that are not UTF-8 or are
  * reserved, which the TypeScript side matches by position (prehash.ts). The
  * first plain record of each id leads it; its path goes to the hash job, and
@@ -92,15 +94,17 @@ int listing_plan(const uint8_t *s, size_t len, listing_plan_t *out) {
     size_t sp1 = r.sp1, sp2 = r.sp2, sp3 = r.sp3, tab = r.tab;
     if (r.valid) {
       int plain = sp1 - start == 1 && s[start] == 'H' && tab - sp3 == 2 && s[sp3 + 1] == '0' && sp2 - sp1 == 7 &&
-                  (memcmp(s + sp1 + 1, "100644", 6) == 0 || memcmp(s + sp1 + 1, "100755", 6) == 0) && sp3 - sp2 == 41;
+                  (memcmp(s + sp1 + 1, "100644", 6) == 0 || memcmp(s + sp1 + 1, "100755", 6) == 0) &&
+                  (out->id_hex ? sp3 - sp2 - 1 == out->id_hex : sp3 - sp2 == 41 || sp3 - sp2 == 65);
       if (plain) {
+        out->id_hex = sp3 - sp2 - 1;
         const uint8_t *id = s + sp2 + 1;
         size_t slot = key_of(id) & (slots - 1);
         int32_t lead = -1;
         for (;;) {
           int32_t v = table[slot];
           if (v == 0) break;
-          if (memcmp(ids[v - 1], id, 40) == 0) {
+          if (memcmp(ids[v - 1], id, out->id_hex) == 0) {
             lead = v - 1;
             break;
           }

@@ -9,8 +9,10 @@
 #include <stdint.h>
 
 typedef struct {
-  /* records that are plain: tag H, stage 0, mode 100644 or 100755, a 40-digit id */
+  /* records that are plain: tag H, stage 0, mode 100644 or 100755, an id of 40 or 64 digits, the first's length */
   size_t plain;
+  /* the plain records' ids in hex digits: 40 (SHA-1), 64 (SHA-256), 0 when there is none */
+  size_t id_hex;
   /* the first plain record of each id, in listing order */
   size_t leaders;
   /* per plain record, its id's leader (a position among the leaders); plain_count entries */

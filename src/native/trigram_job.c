@@ -13,7 +13,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -21,7 +20,7 @@
 
 #include "bytes.h"
 #include "files.h"
-#include "sha1.h"
+#include "git_blob.h"
 #include "sha256.h"
 
 #define CHUNK ((size_t)1 << 20)
@@ -176,16 +175,11 @@ static void read_file(trigram_job_t *job, size_t index, worker_t *w) {
     return;
   }
   uint8_t kind = job->expects[index * TRI_EXPECT_SIZE];
-  sha256_ctx sha, git256;
-  sha1_ctx git1;
+  sha256_ctx sha;
   sha256_init(&sha);
-  if (kind == TRI_EXPECT_GIT_SHA1) git_blob_init(&git1, (uint64_t)st.st_size);
-  if (kind == TRI_EXPECT_GIT_SHA256) {
-    char head[32];
-    int n = snprintf(head, sizeof head, "blob %llu", (unsigned long long)st.st_size);
-    sha256_init(&git256);
-    sha256_update(&git256, head, (size_t)n + 1); /* with its NUL */
-  }
+  int with_git = kind == TRI_EXPECT_GIT_SHA1 || kind == TRI_EXPECT_GIT_SHA256;
+  git_blob_ctx git_ctx;
+  if (with_git) git_blob_start(&git_ctx, kind == TRI_EXPECT_GIT_SHA1 ? GIT_SHA1_BYTES : GIT_SHA256_BYTES, (uint64_t)st.st_size);
   uint64_t size = 0;
   uint32_t carry = 0;
   size_t have = 0, count = 0;
@@ -202,8 +196,7 @@ static void read_file(trigram_job_t *job, size_t index, worker_t *w) {
     if (got == 0) break;
     size_t n = (size_t)got;
     sha256_update(&sha, w->buf, n);
-    if (kind == TRI_EXPECT_GIT_SHA1) sha1_update(&git1, w->buf, n);
-    if (kind == TRI_EXPECT_GIT_SHA256) sha256_update(&git256, w->buf, n);
+    if (with_git) git_blob_update(&git_ctx, w->buf, n);
     if (!binary && size < job->sniff) {
       size_t window = job->sniff - size < n ? job->sniff - size : n;
       if (memchr(w->buf, 0, window)) {
@@ -226,8 +219,7 @@ static void read_file(trigram_job_t *job, size_t index, worker_t *w) {
   }
   uint8_t digest[32], git[32];
   sha256_final(&sha, digest);
-  if (kind == TRI_EXPECT_GIT_SHA1) sha1_final(&git1, git);
-  if (kind == TRI_EXPECT_GIT_SHA256) sha256_final(&git256, git);
+  if (with_git) git_blob_final(&git_ctx, git);
   memcpy(rec + TR_SHA256, digest, 32);
   put_f64(rec, TR_SIZE, (double)size);
   if (size != (uint64_t)st.st_size || !verified(job, index, digest, git)) {

@@ -75,9 +75,12 @@ async function hashAll(
   onResult?: (o: HashOutcome) => void,
 ): Promise<HashOutcome[]> {
   const m = nativeModule();
-  const clean = started ? items : m ? items.filter(nativeHashable) : [];
+  // the job hashes in one object format: the first clean item's (a repository's ids are all of one length)
+  const idLength = items.find(nativeHashable)?.gitOid?.length;
+  const takes = (i: HashItem) => i.gitOid?.length === idLength && nativeHashable(i);
+  const clean = started ? items : m ? items.filter(takes) : [];
   if (!m || clean.length === 0) return hashInScript(opts, items, onProgress, signal, onResult);
-  const rest = clean.length === items.length ? [] : items.filter((i) => !nativeHashable(i));
+  const rest = clean.length === items.length ? [] : items.filter((i) => !takes(i));
   let nativeDone = 0;
   let scriptDone = 0;
   const report = () => onProgress?.(nativeDone + scriptDone);

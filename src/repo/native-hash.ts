@@ -2,9 +2,10 @@ import type { HashItem, HashOptions, HashOutcome } from "./hash-files";
 import { errnoError, joinPaths, type NativeJob, type NativeModule, waitReady } from "./native";
 import { perPath } from "../core/per-path";
 
-/** Files the native hash job takes: clean tracked regular files of a SHA-1 repository. */
+/** Files the native hash job takes: clean tracked regular files (git's ids SHA-1 or SHA-256). */
 export function nativeHashable(item: HashItem): boolean {
-  return item.gitOid !== undefined && item.gitOid.length === 40 && (item.mode === "100644" || item.mode === "100755");
+  const n = item.gitOid?.length;
+  return (n === 40 || n === 64) && (item.mode === "100644" || item.mode === "100755");
 }
 
 export interface NativeHashed {
@@ -33,7 +34,8 @@ export async function hashNatively(
   onResult?: (o: HashOutcome) => void,
 ): Promise<NativeHashed> {
   const L = m.layout;
-  const job = started ?? m.hashStart(opts.root, joinPaths(items.map((i) => i.path)), items.length, opts.trustCleanBefore, opts.streamThreshold);
+  // one repository, one object format: every item's id is as long as the first's (hashAll keeps them apart)
+  const job = started ?? m.hashStart(opts.root, joinPaths(items.map((i) => i.path)), items.length, opts.trustCleanBefore, opts.streamThreshold, idBytesOf(items));
   const outcomes: HashOutcome[] = [];
   const fallback: HashItem[] = [];
   /** records turned into outcomes as the job's finished prefix grows, not all at the end */
@@ -73,6 +75,12 @@ export async function hashNatively(
   return { outcomes, fallback };
 }
 
+/** The bytes of git's ids among `items` (20: SHA-1, 32: SHA-256), from the first that has one. */
+export function idBytesOf(items: readonly HashItem[]): number {
+  for (const item of items) if (item.gitOid) return item.gitOid.length / 2;
+  return 20;
+}
+
 /** Told each item's outcome as its record comes in (null: the TypeScript path must hash it, a fallback). */
 export type OutcomeListener = (item: HashItem, outcome: HashOutcome | null) => void;
 
@@ -84,7 +92,8 @@ function outcomeOf(records: Buffer, at: number, L: NativeModule["layout"], item:
   if (status === 5) return { index: item.index, kind: "special" };
   if (status === 3) throw errnoError(records.readInt32LE(at + L.HR_ERRNO), item.path);
   if (status !== 0) return null;
-  const gitOid = records[at + L.HR_TRUSTED] ? (item.gitOid as string) : records[at + L.HR_SHA1] ? records.toString("hex", at + L.HR_GIT, at + L.HR_GIT + 20) : "";
+  const idBytes = (item.gitOid as string).length / 2;
+  const gitOid = records[at + L.HR_TRUSTED] ? (item.gitOid as string) : records[at + L.HR_HASHED] ? records.toString("hex", at + L.HR_GIT, at + L.HR_GIT + idBytes) : "";
   if (gitOid !== item.gitOid) return null;
   return {
     index: item.index,

@@ -24,7 +24,7 @@ export interface NativeLayout {
   HASH_RECORD: number;
   HR_STATUS: number;
   HR_EXEC: number;
-  HR_SHA1: number;
+  HR_HASHED: number;
   HR_TRUSTED: number;
   HR_ERRNO: number;
   HR_SIZE: number;
@@ -71,10 +71,14 @@ export type JoinedBlock = { readonly __joinedBlock: unique symbol };
 export interface NativeModule {
   version: number;
   layout: NativeLayout;
-  /** Hashes clean tracked files under `root` (NUL-separated relative paths); see src/native/hash_job.c. */
-  hashStart(root: string, paths: Uint8Array, count: number, trustBeforeMs: number, streamThreshold: number): NativeJob;
   /**
-   * hashStart over the leaders of a `git ls-files -s -v -z` listing, planned natively (src/native/listing_plan.c):
+   * Hashes clean tracked files under `root` (NUL-separated relative paths), git's ids `idBytes` long (20: SHA-1;
+   * 32: SHA-256); see src/native/hash_job.c.
+   */
+  hashStart(root: string, paths: Uint8Array, count: number, trustBeforeMs: number, streamThreshold: number, idBytes: number): NativeJob;
+  /**
+   * hashStart over the leaders of a `git ls-files -s -v -z` listing, planned natively (src/native/listing_plan.c;
+   * git's ids as long as the listing's):
    * the job (null without a plain record) and the plan: the plain records' count p, the leaders' count l, each
    * plain record's leader (p entries), each leader's plain record (l entries).
    */
@@ -257,7 +261,7 @@ export interface NativeModule {
   syncfsResult?(flush: NativeSyncfs): number | null;
 }
 
-const MODULE_VERSION = 17;
+const MODULE_VERSION = 18;
 let loaded: NativeModule | null | undefined;
 let loadError = "";
 

@@ -199,8 +199,8 @@ interface Planned {
 /**
  * The read ahead's files read from the moment the listing is in: the native module splits the listing and
  * starts on the first path of each blob id (src/native/listing_plan.c) with the cutoff, while it is parsed here
- * (a cold capture's first file read about 200 ms sooner on 90,000 paths). null without the module, in a
- * SHA-256 repository, or if the plan does not match the parse (the reading is stopped then): the caller starts
+ * (a cold capture's first file read about 200 ms sooner on 90,000 paths). null without the module, or if the
+ * plan does not match the parse (the reading is stopped then): the caller starts
  * the reading itself, as before.
  */
 function startPlanned(repo: RepoRoot, listing: Uint8Array, cutoff: number): Planned | null {

@@ -399,18 +399,20 @@ export function plainIndexItems(listing: Uint8Array, skip?: (oid: string) => boo
 
 /**
  * plainIndexItems (nothing skipped) with each item's position among the listing's plain records, as the native
- * planner counts them (src/native/listing_plan.c: tag H, stage 0, a regular mode, a 40-digit id, whatever the
- * name): `plainAt[i]` is item i's; `plain` counts them all, names left out included. null when an item has a
- * blob id of another length (a SHA-256 repository), which the planner does not count.
+ * planner counts them (src/native/listing_plan.c: tag H, stage 0, a regular mode, an id of 40 or 64 digits,
+ * whatever the name): `plainAt[i]` is item i's; `plain` counts them all, names left out included. null when
+ * a record's blob id is of another length than the first's, or neither, which the planner does not count.
  */
 export function plainIndexItemsAt(listing: Uint8Array): { items: HashItem[]; plainAt: Int32Array; plain: number } | null {
   const records = indexRecords(listing);
   const items: HashItem[] = [];
   const plainAt = new Int32Array(records.length);
   let plain = 0;
+  let idLength = 0;
   for (const rec of records) {
     if (rec.tag !== "H" || rec.stage !== "0" || (rec.mode !== "100644" && rec.mode !== "100755")) continue;
-    if (rec.oid.length !== 40) return null;
+    if (idLength === 0 && (rec.oid.length === 40 || rec.oid.length === 64)) idLength = rec.oid.length;
+    if (rec.oid.length !== idLength) return null;
     if (rec.path !== null && !rec.reserved) {
       plainAt[items.length] = plain;
       items.push({ index: items.length, path: rec.path, gitOid: rec.oid, mode: rec.mode });

@@ -24,8 +24,10 @@ function seed(repo: TmpRepo): void {
 }
 
 describe("the native module and the TypeScript paths capture the same snapshot", () => {
-  test("cold and warm, same id with WORKSNAP_NATIVE=0 as with the module", async () => {
-    await using repo = await tmpRepo();
+  for (const format of ["sha1", "sha256"] as const)
+  test(`cold and warm, same id with WORKSNAP_NATIVE=0 as with the module (a ${format === "sha1" ? "SHA-1" : "SHA-256"} repository)`, async () => {
+    await using repo = await tmpRepo({ git: false });
+    repo.git("init", "-q", `--object-format=${format}`, "-b", "main");
     seed(repo);
     const withNative = create(repo.root);
     expect(withNative.code).toBe(0);

@@ -205,14 +205,15 @@ describe("followers settled as their leaders' outcomes come", () => {
 
 describe("the split planned natively from the listing (src/native/listing_plan.c)", () => {
   const m = nativeModule();
-  const IDS = ["a", "b", "c", "d"].map((c) => c.repeat(40)).concat(`${"a".repeat(8)}${"e".repeat(32)}`); // two share 32 bits
+  /** blob ids in hex of a SHA-1 (40 digits) or SHA-256 (64) repository; two share their first 32 bits */
+  const idsOf = (hex: number) => ["a", "b", "c", "d"].map((c) => c.repeat(hex)).concat(`${"a".repeat(8)}${"e".repeat(hex - 8)}`);
   /** A record as git writes it, or bent: the planner and the TypeScript parse must skip or keep the same ones. */
   type Rec = { tag: string; mode: string; id: string; stage: string; name: Uint8Array; bent: "no tab" | "two spaces" | "no fields" | null };
   const enc = (s: string) => new TextEncoder().encode(s);
-  const record = fc.record({
+  const recordOf = (ids: string[]) => fc.record({
     tag: fc.constantFrom("H", "H", "H", "H", "S", "h", "M"),
     mode: fc.constantFrom("100644", "100644", "100755", "120000", "160000"),
-    id: fc.integer({ min: 0, max: IDS.length - 1 }).map((k) => IDS[k] as string),
+    id: fc.integer({ min: 0, max: ids.length - 1 }).map((k) => ids[k] as string),
     stage: fc.constantFrom("0", "0", "0", "0", "1", "2"),
     name: fc.oneof(
       { weight: 8, arbitrary: fc.stringMatching(/^[a-z]{1,3}(\/[a-z]{1,3}){0,2}$/).map(enc) },
@@ -240,10 +241,11 @@ describe("the split planned natively from the listing (src/native/listing_plan.c
     }
   };
 
-  test.skipIf(m === null)("the planner keeps the records the parse keeps, leads each blob by its first, and the split names every item's leader (property)", async () => {
+  for (const hex of [40, 64])
+  test.skipIf(m === null)(`the planner keeps the records the parse keeps, leads each blob by its first, and the split names every item's leader (property, ${hex}-digit ids)`, async () => {
     await using dir = tmpDir("ws-plan-");
     fc.assert(
-      fc.property(fc.array(record, { maxLength: 60 }), (recs) => {
+      fc.property(fc.array(recordOf(idsOf(hex)), { maxLength: 60 }), (recs) => {
         const listing = Buffer.concat(recs.map(bytesOf));
         const [job, plan] = (m as NonNullable<typeof m>).hashStartListing(dir.path, listing, 0, 1 << 20);
         if (job) (m as NonNullable<typeof m>).release(job);
@@ -258,7 +260,7 @@ describe("the split planned natively from the listing (src/native/listing_plan.c
         expect([...plan]).toEqual([plain.length, first.size, ...leaderOf, ...leaderPlain]);
         expect(job === null).toBe(first.size === 0);
         const parsed = plainIndexItemsAt(listing);
-        if (!parsed) throw new Error("a SHA-1 listing is always parsed");
+        if (!parsed) throw new Error("a listing of one object format is always parsed");
         expect(parsed.plain).toBe(plain.length);
         const kept = plain.map((r, p) => ({ r, p })).filter(({ r }) => utf8(r.name) && !reserved(r.name));
         expect(parsed.items.map((i) => i.path)).toEqual(kept.map(({ r }) => new TextDecoder().decode(r.name)));
@@ -279,9 +281,11 @@ describe("the split planned natively from the listing (src/native/listing_plan.c
     );
   });
 
-  test("a SHA-256 listing is left to the TypeScript split (the planner counts SHA-1 records only)", () => {
-    const listing = enc(`H 100644 ${"a".repeat(64)} 0\tx.txt\0`);
-    expect(plainIndexItemsAt(listing)).toBeNull();
+  test("a listing whose ids are of two lengths, or of neither, is left to the TypeScript split (the planner counts only the first plain record's length)", () => {
+    const mixed = enc(`H 100644 ${"a".repeat(64)} 0\tx.txt\0H 100644 ${"b".repeat(40)} 0\ty.txt\0`);
+    expect(plainIndexItemsAt(mixed)).toBeNull();
+    expect(plainIndexItemsAt(enc(`H 100644 ${"a".repeat(50)} 0\tx.txt\0`))).toBeNull();
+    expect(plainIndexItemsAt(enc(`H 100644 ${"a".repeat(64)} 0\tx.txt\0`))?.items.map((i) => i.gitOid)).toEqual(["a".repeat(64)]);
   });
 
   test("a cold capture reads each blob once by its first path, and a blob whose first path is not UTF-8 has its others read: every path holds its own bytes", async () => {

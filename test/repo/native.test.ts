@@ -103,16 +103,45 @@ describe.skipIf(m === null)("native hashing", () => {
     expect(trusting.outcomes).toHaveLength(2);
   });
 
+  test("in a SHA-256 repository the job computes git's SHA-256 blob ids, read whole and streamed, as FileHasher does; bytes that are not the index blob go back", async () => {
+    await using repo = await tmpRepo({ git: false });
+    repo.git("init", "-q", "--object-format=sha256", "-b", "main");
+    repo.write("a.txt", "alpha\n");
+    repo.write("empty", "");
+    repo.write("big.bin", bytes(300_000, 9));
+    repo.write("changed.txt", "before\n");
+    repo.commit();
+    writeFileSync(join(repo.root, "changed.txt"), "after!\n"); // same size: only git's hash tells
+    const items = indexItems(repo.root);
+    expect(items.every((i) => i.gitOid!.length === 64)).toBe(true);
+    const opts = { root: repo.root, stateDir: join(repo.root, ".mcp"), trustCleanBefore: 0 };
+    const nat = await hashNatively(mod, { ...opts, streamThreshold: 64 * 1024 }, items); // big.bin streamed
+    expect(nat.fallback.map((i) => i.path)).toEqual(["changed.txt"]);
+    const js = new FileHasher(opts);
+    const expected = items.filter((i) => i.path !== "changed.txt").map((i) => comparable(js.hash(i)));
+    expect(nat.outcomes.map(comparable).sort(byIndex)).toEqual(expected.sort(byIndex));
+    const big = nat.outcomes.find((o) => items[o.index]!.path === "big.bin") as Extract<HashOutcome, { kind: "ok" }>;
+    expect(big.gitOid).toBe(runGit(repo.root, ["hash-object", "big.bin"]).trim());
+    // the job's records carry all 32 bytes: a SHA-1 job over the same files agrees with no id (all go back)
+    const asSha1 = mod.hashStart(repo.root, joinPaths(items.map((i) => i.path)), items.length, 0, 1 << 20, 20);
+    await waitReady(mod, asSha1, items.length);
+    const records = mod.hashRecords(asSha1, 0, items.length);
+    mod.release(asSha1);
+    const L = mod.layout;
+    const a = items.findIndex((i) => i.path === "a.txt");
+    expect(records.toString("hex", a * L.HASH_RECORD + L.HR_GIT, a * L.HASH_RECORD + L.HR_GIT + 20)).toBe(gitBlob(Buffer.from("alpha\n")));
+  });
+
   test("a released job stops taking files and its handle refuses further calls", async () => {
     await using repo = await tmpRepo();
     for (let i = 0; i < 200; i++) repo.write(`f${i}.txt`, `file ${i}\n`);
     repo.commit();
     const items = indexItems(repo.root);
-    const job = mod.hashStart(repo.root, joinPaths(items.map((i) => i.path)), items.length, 0, 1 << 20);
+    const job = mod.hashStart(repo.root, joinPaths(items.map((i) => i.path)), items.length, 0, 1 << 20, 20);
     mod.release(job);
     mod.release(job); // idempotent
     expect(() => mod.ready(job)).toThrow(/not a live job/);
-    const again = mod.hashStart(repo.root, joinPaths(items.map((i) => i.path)), items.length, 0, 1 << 20);
+    const again = mod.hashStart(repo.root, joinPaths(items.map((i) => i.path)), items.length, 0, 1 << 20, 20);
     expect(await waitReady(mod, again, items.length)).toBe(items.length);
     mod.release(again);
   });
@@ -123,7 +152,7 @@ describe.skipIf(m === null)("native hashing", () => {
     for (let i = 0; i < 1200; i++) writeFileSync(join(repo.root, `big-${i}.bin`), body); // 300 MB to hash
     for (let i = 0; i < 300; i++) repo.write(`small/s${i}.txt`, `${i}\n`);
     const paths = Array.from({ length: 1200 }, (_, i) => `big-${i}.bin`);
-    const job = mod.hashStart(repo.root, joinPaths(paths), paths.length, 0, 1 << 20);
+    const job = mod.hashStart(repo.root, joinPaths(paths), paths.length, 0, 1 << 20, 20);
     try {
       const asked = Array.from({ length: 300 }, (_, i) => `small/s${i}.txt`);
       const records = await statRecordsOf(mod, repo.root, asked);

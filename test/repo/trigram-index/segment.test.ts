@@ -9,7 +9,7 @@ import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { buildSegment, BINARY, DEFERRED, EXPECT_GIT_SHA1, EXPECT_SHA256, EXPECT_SHA256_OF_GIT_SHA1, GONE, MISMATCH, TEXT, TOO_LARGE, type BuildItem } from "../../../src/repo/trigram-index/build";
+import { buildSegment, BINARY, DEFERRED, EXPECT_GIT_SHA1, EXPECT_GIT_SHA256, EXPECT_SHA256, EXPECT_SHA256_OF_GIT_SHA1, GONE, MISMATCH, TEXT, TOO_LARGE, type BuildItem } from "../../../src/repo/trigram-index/build";
 import { CorruptSegment, Segment, encodeSegment, trigramsOf, type SegmentBlob } from "../../../src/repo/trigram-index/segment";
 import { nativeModule } from "../../../src/repo/native";
 import { tmpRepo } from "../../helpers/tmp-repo";
@@ -101,8 +101,10 @@ describe("segments", () => {
 describe("building a segment from files", () => {
   const m = nativeModule();
 
-  test.skipIf(!m)("native and TypeScript builds write the same segment and the same verdicts", async () => {
-    await using repo = await tmpRepo();
+  for (const format of ["sha1", "sha256"] as const)
+  test.skipIf(!m)(`native and TypeScript builds write the same segment and the same verdicts (a ${format === "sha1" ? "SHA-1" : "SHA-256"} repository)`, async () => {
+    await using repo = await tmpRepo({ git: false });
+    repo.git("init", "-q", `--object-format=${format}`, "-b", "main");
     const big = Array.from({ length: 90_000 }, (_, i) => `line ${i} of a file larger than one read: ${i % 13 === 0 ? "needle" : "hay"}`).join("\n");
     const files: Record<string, string | Uint8Array> = {
       "a.txt": "hello world\n",
@@ -124,7 +126,7 @@ describe("building a segment from files", () => {
     for (const [p, c] of Object.entries(files)) repo.write(p, c);
     repo.commit();
     const listing = repo.git("ls-files", "-s", "-z").split("\0").filter(Boolean);
-    const items: BuildItem[] = listing.map((rec) => ({ path: rec.slice(rec.indexOf("\t") + 1), kind: EXPECT_GIT_SHA1, id: rec.split(" ")[1]! }));
+    const items: BuildItem[] = listing.map((rec) => ({ path: rec.slice(rec.indexOf("\t") + 1), kind: format === "sha1" ? EXPECT_GIT_SHA1 : EXPECT_GIT_SHA256, id: rec.split(" ")[1]! }));
     repo.write("changed.txt", "changed since\n");
     rmSync(join(repo.root, "deleted.txt"));
     // a loose blob checked by its SHA-256, by absolute path
