@@ -28,15 +28,21 @@ interface Variant {
   name: string;
   bytecode: boolean;
   minifyIdentifiers: boolean;
+  format: "esm" | "cjs";
 }
 
-const VARIANTS: Variant[] = [false, true].flatMap((bytecode) =>
-  [false, true].map((minifyIdentifiers) => ({
-    name: `${bytecode ? "bytecode" : "no bytecode"}, identifiers ${minifyIdentifiers ? "minified" : "kept"}${bytecode === STARTUP_OPTIONS.bytecode && minifyIdentifiers === STARTUP_OPTIONS.minifyIdentifiers ? " (current)" : ""}`,
-    bytecode,
-    minifyIdentifiers,
-  })),
-);
+const OPTIONS: Omit<Variant, "name">[] = [
+  { bytecode: false, minifyIdentifiers: false, format: "cjs" },
+  { bytecode: true, minifyIdentifiers: false, format: "esm" },
+  { bytecode: true, minifyIdentifiers: false, format: "cjs" },
+  { bytecode: true, minifyIdentifiers: true, format: "cjs" },
+];
+const isCurrent = (o: Omit<Variant, "name">) =>
+  o.bytecode === STARTUP_OPTIONS.bytecode && o.minifyIdentifiers === STARTUP_OPTIONS.minifyIdentifiers && o.format === STARTUP_OPTIONS.format;
+const VARIANTS: Variant[] = OPTIONS.map((o) => ({
+  ...o,
+  name: `${o.bytecode ? "bytecode" : "no bytecode"}, identifiers ${o.minifyIdentifiers ? "minified" : "kept"}, ${o.format === "esm" ? "ES module" : "CommonJS"}${isCurrent(o) ? " (current)" : ""}`,
+}));
 
 const FLOOR = `
 const reader = Bun.stdin.stream().getReader();
@@ -100,7 +106,7 @@ async function main(): Promise<number> {
     const contenders: { name: string; cmd: string[]; env?: Record<string, string>; size?: number; version?: string[] }[] = [];
     for (const v of VARIANTS.filter(keep)) {
       const outfile = join(work, v.name.replace(/\W+/g, "-"));
-      await compileWorksnap({ target: HOST_TARGET, outfile, nativeNote, bytecode: v.bytecode, minifyIdentifiers: v.minifyIdentifiers });
+      await compileWorksnap({ target: HOST_TARGET, outfile, nativeNote, bytecode: v.bytecode, minifyIdentifiers: v.minifyIdentifiers, format: v.format });
       contenders.push({ name: `worksnap, ${v.name}`, cmd: [outfile, "serve", "--root", repo], size: statSync(outfile).size, version: [outfile, "--version"] });
     }
     const current = contenders.find((c) => c.name.endsWith("(current)")) ?? contenders[0]!;
@@ -114,6 +120,7 @@ async function main(): Promise<number> {
           entrypoints: [src],
           compile: { outfile, autoloadDotenv: false, autoloadBunfig: false },
           minify: { syntax: true, whitespace: true },
+          // ES modules: both anchors await at their top level, which a CommonJS bundle cannot
           ...(STARTUP_OPTIONS.bytecode ? { bytecode: true, format: "esm" as const } : {}),
         });
         if (!r.success) throw new AggregateError(r.logs, `building ${name} failed`);

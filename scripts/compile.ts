@@ -12,9 +12,10 @@ const ROOT = resolve(import.meta.dir, "..");
  * Bun's start-up options, as bench/startup.ts measured them (bench/README.md, "start-up"): the module graph
  * precompiled to bytecode (the MCP initialize reply about twice as soon, `--version` about 5x sooner, 4 MB more),
  * whitespace and syntax minified. Identifiers are not minified: no measurable gain, and unreadable names in
- * the stack traces an INTERNAL error carries.
+ * the stack traces an INTERNAL error carries. The bundle is CommonJS: its bytecode loads sooner than an ES
+ * module's, whose cost grows with the code of every command, loaded or not (bench/README.md, "start-up").
  */
-export const STARTUP_OPTIONS = { bytecode: true, minifyIdentifiers: false };
+export const STARTUP_OPTIONS = { bytecode: true, minifyIdentifiers: false, format: "cjs" as "esm" | "cjs" };
 
 export interface CompileOptions {
   target: string;
@@ -26,6 +27,8 @@ export interface CompileOptions {
   commit?: string;
   bytecode?: boolean;
   minifyIdentifiers?: boolean;
+  /** the bundle's module format (STARTUP_OPTIONS.format unless given) */
+  format?: "esm" | "cjs";
 }
 
 /** `git rev-parse` of the tree being built, `-dirty` when tracked files differ; WORKSNAP_COMMIT overrides. */
@@ -75,7 +78,8 @@ export async function compileWorksnap(o: CompileOptions): Promise<BuildInfo> {
     },
     define: { WORKSNAP_BUILD: JSON.stringify(info) },
     minify: { syntax: true, whitespace: true, identifiers: o.minifyIdentifiers ?? STARTUP_OPTIONS.minifyIdentifiers },
-    ...(bytecode ? { bytecode: true, format: "esm" as const } : {}),
+    format: o.format ?? STARTUP_OPTIONS.format,
+    ...(bytecode ? { bytecode: true } : {}),
     sourcemap: "none",
   });
   if (!result.success) throw new AggregateError(result.logs, `compiling ${o.target} failed:\n${result.logs.join("\n")}`);

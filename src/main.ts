@@ -153,7 +153,7 @@ export async function main(argv: string[], invokedAs: string): Promise<number> {
 }
 
 // A compiled binary sees its own name in argv0 (argv[1] is its embedded entry point); `bun src/main.ts` in argv[1].
-const code = await main(process.argv.slice(2), [process.argv0, process.argv[1] ?? ""].map((a) => basename(a)).includes("mcpdiff") ? "mcpdiff" : "worksnap");
 // Every write of the CLI is complete when it returns (cli/output.ts), and `serve` flushes its answers
-// before it returns: nothing is left in a buffer that exiting would drop.
-process.exit(code);
+// before it returns: nothing is left in a buffer that exiting would drop. (No top-level await: the
+// executable's bundle is CommonJS, scripts/compile.ts.)
+void main(process.argv.slice(2), [process.argv0, process.argv[1] ?? ""].map((a) => basename(a)).includes("mcpdiff") ? "mcpdiff" : "worksnap").then((code) => process.exit(code));

@@ -54,7 +54,20 @@ export function configureDurability(opts: { syncfs: boolean }): void {
 
 /** Whether this process can use syncfs at all (platform, kernel, libc), regardless of configuration. */
 export function syncfsSupported(): boolean {
-  return loadSyncfs() !== null;
+  return syncfsAvailable();
+}
+
+let available: boolean | undefined;
+
+/**
+ * syncfs can be called here: through the native module (no bun:ffi, whose dlopen compiles trampolines, about
+ * 4 ms of a one-shot command's start) or else through bun:ffi (loadSyncfs).
+ */
+function syncfsAvailable(): boolean {
+  if (available !== undefined) return available;
+  if (process.platform !== "linux" || !kernelAtLeast(release(), 5, 8)) return (available = false);
+  const m = nativeModule();
+  return (available = (m?.syncfsStart !== undefined && m.syncfsResult !== undefined) || loadSyncfs() !== null);
 }
 
 function loadSyncfs(): Syncfs | null {
@@ -112,7 +125,7 @@ function machineDirtyBytes(): number | null {
  * tests; callers use DurableBatch.
  */
 export function chooseFlush(files: number, bytes: number, dirtyBytes: number | null = machineDirtyBytes()): FlushMethod {
-  if (!enabled || files < SYNCFS_MIN_FILES || loadSyncfs() === null) return "fsync";
+  if (!enabled || files < SYNCFS_MIN_FILES || !syncfsAvailable()) return "fsync";
   if (dirtyBytes === null || dirtyBytes - bytes > SYNCFS_MAX_FOREIGN_DIRTY) return "fsync";
   return "syncfs";
 }
@@ -132,7 +145,7 @@ export class DurableBatch {
 
   /** `dir` is a directory on the file system the files are written to (`.mcp/tmp`). */
   constructor(dir: string) {
-    if (enabled && loadSyncfs() !== null) this.anchor = openSync(dir, "r");
+    if (enabled && syncfsAvailable()) this.anchor = openSync(dir, "r");
   }
 
   get size(): number {

@@ -20,7 +20,6 @@
  * cache held it. A status told only what the work tree's watch saw needs no confirming: the watch names the
  * emptied directory's entries, and git then reads every directory above them again.
  */
-import { randomUUID } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { git, splitNul } from "./git";
@@ -40,7 +39,7 @@ export async function confirmUntrackedDirs(cwd: string, stdout: Uint8Array): Pro
   if (dirs.length === 0) return null;
   const standing = new Set<string>();
   // an index no one can have made: a directory of a random name that does not exist (git takes it as empty)
-  const env = { GIT_INDEX_FILE: join(tmpdir(), `worksnap-no-index-${randomUUID()}`, "index") };
+  const env = { GIT_INDEX_FILE: join(tmpdir(), `worksnap-no-index-${crypto.randomUUID()}`, "index") };
   for (let at = 0; at < dirs.length; at += PATHSPECS_PER_RUN) {
     const specs = dirs.slice(at, at + PATHSPECS_PER_RUN).map(pathspecOf);
     const r = await git(["ls-files", "-z", "--others", "--exclude-standard", "--directory", "--no-empty-directory", "--full-name", "--", ...specs], { cwd, env });

@@ -1,3 +1,5 @@
+import { COMPILED } from "../core/compiled";
+
 /**
  * Where a worker's entry point is: inside the compiled binary an embedded
  * entry point named by its path relative to src/ (scripts/compile.ts lists
@@ -5,5 +7,5 @@
  * that file under src/.
  */
 export function workerEntry(srcPath: string): string {
-  return import.meta.url.includes("/$bunfs/") ? `./${srcPath}` : new URL(`../${srcPath}`, import.meta.url).href;
+  return COMPILED ? `./${srcPath}` : new URL(`../${srcPath}`, import.meta.url).href;
 }

@@ -12,7 +12,6 @@
  * line: git applies one only to the exact bytes it was made from, and checks
  * that the result is the bytes it was made to give. So does worksnap.
  */
-import { deflateSync, inflateSync } from "node:zlib";
 import { gitBlobHash } from "../../core/hash";
 
 /** The most bytes one hunk may inflate to: a file's bytes, as workspace_write_file takes at most. */
@@ -21,6 +20,14 @@ export const HUNK_MAX_BYTES = 256 * 1024 * 1024;
 const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~";
 const DIGIT = new Int16Array(256).fill(-1);
 for (let i = 0; i < ALPHABET.length; i++) DIGIT[ALPHABET.charCodeAt(i)] = i;
+
+/**
+ * node:zlib, loaded on the first binary hunk: loading it (and node:stream beneath it) costs every process
+ * about 6 ms at start, which a command that meets no binary patch should not pay.
+ */
+function zlib(): typeof import("node:zlib") {
+  return require("node:zlib") as typeof import("node:zlib");
+}
 
 /** One hunk, inflated. */
 export interface BinaryHunk {
@@ -78,7 +85,7 @@ function parseHunk(lines: Lines, at: number): ParsedHunk {
   let data: Uint8Array;
   try {
     // never past the stated size: a few KB of patch must not inflate into gigabytes before it is refused
-    data = new Uint8Array(inflateSync(concat(chunks), { maxOutputLength: Math.max(1, size) }));
+    data = new Uint8Array(zlib().inflateSync(concat(chunks), { maxOutputLength: Math.max(1, size) }));
   } catch (err) {
     const why = (err as { code?: string }).code === "ERR_BUFFER_TOO_LARGE" ? `its data inflates past the stated ${size} bytes` : "its data does not inflate";
     return { ok: false, message: `patch line ${at + 1}: corrupt binary patch (${why})`, next: Math.min(i + 1, lines.length) };
@@ -227,7 +234,7 @@ export function binaryPatchText(from: Uint8Array | null, to: Uint8Array | null, 
 const EMPTY = new Uint8Array(0);
 
 function literalHunk(bytes: Uint8Array): string {
-  const data = new Uint8Array(deflateSync(bytes));
+  const data = new Uint8Array(zlib().deflateSync(bytes));
   let out = `literal ${bytes.length}\n`;
   for (let at = 0; at < data.length; at += 52) {
     const n = Math.min(52, data.length - at);
