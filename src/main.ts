@@ -153,6 +153,12 @@ export async function main(argv: string[], invokedAs: string): Promise<number> {
 }
 
 // A compiled binary sees its own name in argv0 (argv[1] is its embedded entry point); `bun src/main.ts` in argv[1].
+// A promise that fails before its caller awaits it is not a reason to end the process (a server's other sessions,
+// every request answered): it is said on stderr, and the caller that awaits it later handles the failure.
+process.on("unhandledRejection", (reason) => {
+  stderr(`worksnap: a failure came before its handler was attached (handled later, or a bug): ${reason instanceof Error ? reason.message : String(reason)}\n`);
+});
+
 // Every write of the CLI is complete when it returns (cli/output.ts), and `serve` flushes its answers
 // before it returns: nothing is left in a buffer that exiting would drop. (No top-level await: the
 // executable's bundle is CommonJS, scripts/compile.ts.)

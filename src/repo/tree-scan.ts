@@ -126,7 +126,7 @@ export function startIndexListing(repo: RepoRoot, scope: RepoPath[]): Promise<Gi
   const hit = listings.get(key);
   if (hit && identity !== null && hit.identity === identity) return Promise.resolve(hit.result);
   const listing = git(["ls-files", "-s", "-v", "-z", "--", ...literalPathspecs(scope)], { cwd: repo.root, spool: tempPath(repo.stateDir, "listing") });
-  return listing.then((result) => {
+  const kept = listing.then((result) => {
     // kept only when the index was the same file before and after git read it
     if (keepListings && identity !== null && index && identity === indexIdentity(index)) {
       listings.delete(key);
@@ -135,6 +135,10 @@ export function startIndexListing(repo: RepoRoot, scope: RepoPath[]): Promise<Gi
     }
     return result;
   });
+  // Started ahead and awaited later (after git status, which fails first on a corrupt index): a failure before
+  // then is not unhandled; whoever awaits the listing gets it.
+  kept.catch(() => undefined);
+  return kept;
 }
 
 /**

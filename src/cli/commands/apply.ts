@@ -7,6 +7,7 @@ import { readRegularWhole } from "../../repo/file-chunks";
 import { UsageError, parseArgv } from "../args";
 import { handOffInBackground } from "../hand-off";
 import { EXIT, printJson, stdout } from "../output";
+import { shownPath } from "../shown-path";
 
 export const APPLY_HELP = `worksnap apply [PATCH | -] [--snapshot ID] [--conv ID] [--root DIR] [--json]
 
@@ -70,13 +71,13 @@ export async function cmdApply(argv: string[]): Promise<number> {
 function render(r: ApplyPatchResult): string {
   const out: string[] = [];
   if (!r.applied) {
-    for (const f of r.rejects ?? []) for (const h of f.hunks) out.push(`rejected ${f.path === "" ? "patch" : `${f.path} hunk ${h.index}`}: ${h.reason}: ${h.message}`);
+    for (const f of r.rejects ?? []) for (const h of f.hunks) out.push(`rejected ${f.path === "" ? "patch" : `${shownPath(f.path)} hunk ${h.index}`}: ${h.reason}: ${h.message}`);
     const counts = r.reject_counts;
     if (r.rejects_truncated && counts) out.push(`(${counts.hunks} hunks of ${counts.files} files rejected in all; --json for the details)`);
     out.push("nothing was written");
     return `${out.join("\n")}\n`;
   }
-  for (const c of r.changed) out.push(c.from ? `${c.status} ${c.from} -> ${c.path}` : `${c.status} ${c.path}`);
+  for (const c of r.changed) out.push(c.from ? `${c.status} ${shownPath(c.from)} -> ${shownPath(c.path)}` : `${c.status} ${shownPath(c.path)}`);
   if (r.truncated) out.push(`(${r.changed_total} paths changed in all)`);
   for (const w of r.warnings) out.push(`warning: ${w}`);
   if (r.cache_hint === "immutable") out.push(`snapshot ${r.snapshot_id}`);

@@ -7,6 +7,7 @@ import type { CleanupResult } from "../../ops/history/cleanup";
 import type { EditStatus, LogEntry } from "../../ops/history/types";
 import { color } from "../output";
 import type { CompletedWrite } from "../../ops/history/interrupted";
+import { shownPath } from "../shown-path";
 
 export interface Painter {
   on: boolean;
@@ -29,13 +30,13 @@ function shortTime(ts: string): string {
 }
 
 function pathOf(e: Pick<LogEntry, "file_path" | "source_path">): string {
-  return e.source_path ? `${e.source_path} -> ${e.file_path}` : e.file_path;
+  return e.source_path ? `${shownPath(e.source_path)} -> ${shownPath(e.file_path)}` : shownPath(e.file_path);
 }
 
 export function renderStatus(r: StatusResult, p: Painter): string {
   const out: string[] = [];
   for (const i of r.interrupted) {
-    out.push(p.paint("1;31", `interrupted ${i.action} ${shortId(i.review_id)} (${shortTime(i.timestamp)}) has not finished writing ${i.paths.join(", ")}; run \`worksnap history recover\``));
+    out.push(p.paint("1;31", `interrupted ${i.action} ${shortId(i.review_id)} (${shortTime(i.timestamp)}) has not finished writing ${i.paths.map(shownPath).join(", ")}; run \`worksnap history recover\``));
   }
   if (r.entries.length === 0) {
     out.push(r.total === 0 ? "no recorded edits" : `no edits match (${r.total} recorded)`);
@@ -105,8 +106,8 @@ export function renderReview(r: ReviewResult, p: Painter): string {
     const shown = r.still_rejected.slice(0, 10).map(shortId).join(", ");
     out.push(`still rejected (name an edit to accept it): ${shown}${r.still_rejected.length > 10 ? ` and ${r.still_rejected.length - 10} more` : ""}`);
   }
-  if (r.discarded.length > 0) out.push(`discarded outside changes to ${r.discarded.join(", ")}`);
-  for (const f of r.files) out.push(`${f.action === "written" ? "wrote  " : "deleted"} ${f.path}${f.hash ? p.paint("2", `  sha256 ${f.hash.slice(0, 12)}`) : ""}`);
+  if (r.discarded.length > 0) out.push(`discarded outside changes to ${r.discarded.map(shownPath).join(", ")}`);
+  for (const f of r.files) out.push(`${f.action === "written" ? "wrote  " : "deleted"} ${shownPath(f.path)}${f.hash ? p.paint("2", `  sha256 ${f.hash.slice(0, 12)}`) : ""}`);
   if (r.changed.length > 0 && r.files.length === 0) out.push("no file changed");
   if (r.changed.length === 0 && r.unchanged.length === 0 && r.still_rejected.length === 0) out.push("nothing to do");
   return `${out.join("\n")}\n`;
@@ -121,7 +122,7 @@ export function renderPreview(r: ReviewPreview, p: Painter): string {
   if (r.unchanged.length > 0) out.push(`already ${r.action === "accept" ? "accepted" : "rejected"}: ${r.unchanged.map(shortId).join(", ")}`);
   if (r.conflicts.length > 0) out.push(renderConflicts(r.conflicts, p).trimEnd());
   if (r.external.length > 0) out.push(renderExternal(r.external, p).trimEnd());
-  for (const f of r.files) out.push(`would ${f.action === "written" ? "write " : "delete"} ${f.path}`);
+  for (const f of r.files) out.push(`would ${f.action === "written" ? "write " : "delete"} ${shownPath(f.path)}`);
   if (r.refusal) out.push(p.paint("1;31", `as asked it would be refused: ${r.refusal.message}`));
   out.push("dry run: nothing was written");
   return `${out.join("\n")}\n`;
@@ -130,7 +131,7 @@ export function renderPreview(r: ReviewPreview, p: Painter): string {
 export function renderExternal(changes: ExternalChange[], p: Painter): string {
   const out: string[] = [];
   for (const c of changes) {
-    out.push(p.paint("1;31", `${c.path} changed outside the edit history since its last recorded edit:`));
+    out.push(p.paint("1;31", `${shownPath(c.path)} changed outside the edit history since its last recorded edit:`));
     out.push(colourDiff(c.diff.endsWith("\n") ? c.diff : `${c.diff}\n`, p));
   }
   return out.join("\n");

@@ -11,6 +11,7 @@ import { UsageError, parseArgv, type FlagSpec } from "../args";
 import { printJson, stderr, stdout } from "../output";
 import { askYesNo, interactive } from "./history-prompt";
 import { painter, renderCleanup, renderCompletedWrites, renderConflicts, renderExternal, renderPreview, renderReview, renderShow, renderStatus, statusJson } from "./history-render";
+import { shownPath } from "../shown-path";
 
 export const HISTORY_HELP = `worksnap history <command> [--root DIR] [--json]
        mcpdiff <command> [--root DIR] [--json]     (the same binary, run under that name)
@@ -96,7 +97,7 @@ const SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> = {
       if (flags.json) printJson({ ...r, writes });
       else {
         stdout(renderCompletedWrites(writes));
-        stdout(r.recovered.length === 0 ? "no interrupted review\n" : `completed ${r.recovered.join(", ")}\n${r.files.map((f) => `${f.action === "written" ? "wrote  " : "deleted"} ${f.path}\n`).join("")}`);
+        stdout(r.recovered.length === 0 ? "no interrupted review\n" : `completed ${r.recovered.join(", ")}\n${r.files.map((f) => `${f.action === "written" ? "wrote  " : "deleted"} ${shownPath(f.path)}\n`).join("")}`);
       }
       return 0;
     },

@@ -8,6 +8,7 @@ import { importBundle } from "../../ops/snapshot/import";
 import type { Workspace } from "../../ops/workspace";
 import { UsageError, intFlag, type FlagSpec } from "../args";
 import { printJson, progressBar, stderr, stdout, warnUnreadable } from "../output";
+import { shownPath } from "../shown-path";
 
 /**
  * `worksnap snapshot grep|changes|diff|export|import`. Human output by default
@@ -89,7 +90,7 @@ export const COMPARE_SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> 
       do {
         const r = await snapshotChanges(ws, { ...args, cursor, onProgress: progressBar("hashing") });
         if (!cursor) warnUnreadable(r); // the same on every page of a comparison
-        stdout(r.changes.map((c) => `${c.status.padEnd(12)} ${c.path}${c.old_mode ? `  (${c.old_mode} -> ${c.new_mode})` : ""}\n`).join(""));
+        stdout(r.changes.map((c) => `${c.status.padEnd(12)} ${shownPath(c.path)}${c.old_mode ? `  (${c.old_mode} -> ${c.new_mode})` : ""}\n`).join(""));
         cursor = args.limit === undefined ? r.cursor : undefined;
         if (r.cursor && !cursor) stderr(`(more changes; continue with --cursor ${r.cursor})\n`);
       } while (cursor);
@@ -109,7 +110,7 @@ export const COMPARE_SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> 
       });
       stdout(r.diff);
       warnUnreadable(r);
-      for (const o of r.omitted) stderr(`worksnap: ${o.path} left out of the diff (${o.reason}, ${o.bytes} bytes)\n`);
+      for (const o of r.omitted) stderr(`worksnap: ${shownPath(o.path)} left out of the diff (${o.reason}, ${o.bytes} bytes)\n`);
     },
   },
   export: {
@@ -128,7 +129,7 @@ export const COMPARE_SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> 
         onProgress: flags.json ? undefined : progressBar("exporting"),
       });
       if (flags.json) return printJson(r);
-      stdout(`${r.sha256}  ${r.path}\n`);
+      stdout(`${r.sha256}  ${shownPath(r.path)}\n`);
       warnUnreadable(r);
     },
   },

@@ -7,6 +7,7 @@ import { closeWorkspace, openWorkspace, type Workspace } from "../../ops/workspa
 import { COMPARE_HELP, COMPARE_SUBCOMMANDS } from "./snapshot-compare";
 import { UsageError, intFlag, parseArgv, type FlagSpec } from "../args";
 import { printJson, progressBar, stderr, stdout, warnUnreadable } from "../output";
+import { shownPath } from "../shown-path";
 
 export const SNAPSHOT_HELP = `worksnap snapshot <command> [--root DIR] [--json]
 
@@ -94,7 +95,7 @@ const SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> = {
       if (flags.json) return printJson(await listEntries(ws, args));
       const line = (e: Awaited<ReturnType<typeof listEntries>>["entries"][number]) => {
         const size = e.type === "dir" ? "-" : String(e.size ?? "");
-        return `${e.type.padEnd(7)} ${size.padStart(10)}  ${e.path}${e.type === "dir" ? "/" : ""}\n`;
+        return `${e.type.padEnd(7)} ${size.padStart(10)}  ${shownPath(e.type === "dir" ? `${e.path}/` : e.path)}\n`;
       };
       // every page (one write each), unless --limit asks for one
       let cursor = args.cursor;

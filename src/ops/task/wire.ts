@@ -92,9 +92,17 @@ export function wireLine(type: WireType, fields: readonly WireField[], compact: 
   return parts.join("|");
 }
 
-/** The whole response text: the wire line, `---`, the summary. */
+/** A run of line breaks or other control characters (C0, DEL, C1, U+2028, U+2029). */
+const CONTROL_RUN = /[\p{Cc}\p{Zl}\p{Zp}]+/gu;
+
+/**
+ * The whole response text: the wire line, `---`, the summary. The summary is one paragraph: a line break or
+ * control character in the text it quotes (a title, a learning, a path, a tool's message) is one space there,
+ * so no quoted text can start a line that reads as a wire line or a separator, or reach a terminal as an
+ * escape sequence.
+ */
 export function renderWire(res: WireResponse, compact: boolean): string {
-  return `${wireLine(res.type, res.fields, compact)}\n${WIRE_SEPARATOR}\n${res.summary}`;
+  return `${wireLine(res.type, res.fields, compact)}\n${WIRE_SEPARATOR}\n${res.summary.replace(CONTROL_RUN, " ")}`;
 }
 
 export interface ParsedWire {

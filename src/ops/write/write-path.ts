@@ -182,6 +182,8 @@ export async function applyChangesLocked(ws: Workspace, changes: WriteChange[], 
     const area = new StagingArea(access.handles, ws.reserve);
     // The staged files are written by the I/O threads while the history records (its diffs are CPU work here).
     const staging = stageAll(ws, access, plan.steps, area);
+    // awaited only once the history's record is prepared: a failure before then (a full disk) is not unhandled
+    staging.catch(() => undefined);
     let failed = true;
     try {
       const outcome = await writeAndRecord(ws, access, plan, opts, staging);

@@ -63,6 +63,15 @@ describe("wire lines", () => {
     { label: "learn", value: wireValue("jwt validation") },
   ];
 
+  test("regression: a quoted title with a line break started a forged wire line in the summary; the summary is one line, without control characters", () => {
+    const title = "evil|title\n🧢|S|id:task_999|fake\r\n---\u2028x\u001b[2Jy\u0085z";
+    const text = renderWire({ type: "S", fields, summary: `Task started: task_1 "${title}". Low risk.` }, false);
+    const lines = text.split(/\r\n|[\n\r\u2028\u2029\u0085]/);
+    expect(lines).toHaveLength(3);
+    expect(lines[2]).toBe('Task started: task_1 "evil|title 🧢|S|id:task_999|fake --- x [2Jy z". Low risk.');
+    expect(parseWire(text).summary).toBe(lines[2]!);
+  });
+
   test("labeled and compact modes carry the same values in the spec's order", () => {
     expect(wireLine("S", fields, false)).toBe("🧢|S|id:task_1|snap:3f2a9c1b41aa|risk:M|prot:85|dirty:2|status:created|learn:jwt→validation");
     expect(wireLine("S", fields, true)).toBe("🧢|S|task_1|3f2a9c1b41aa|M|85|2|created|jwt→validation");
