@@ -1,8 +1,8 @@
 /**
  * A path as the CLI's text output shows it: as it is, unless it holds a control character (C0, DEL, C1, or a
  * Unicode line or paragraph separator), a double quote or a backslash; then in double quotes with git's C-style
- * escapes (`\n`, `\t`, `\"`, `\\`, other bytes as `\ooo` octal of their UTF-8), as `git status` and `git diff`
- * quote such a name. A name can then never break a line of the output apart, pass for another line (a carriage
+ * escapes (`\n`, `\t`, `\"`, `\\`, other bytes as `\ooo` octal of their UTF-8), as `git diff` and `git ls-files`
+ * quote such a name (and as worksnap's own diffs do). A name can then never break a line of the output apart, pass for another line (a carriage
  * return, an erase sequence), or reach the reader's terminal as an escape sequence. UTF-8 text is shown as it is
  * (git's `core.quotePath=false`). `--json` output carries paths exactly.
  */

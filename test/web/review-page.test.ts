@@ -285,4 +285,35 @@ describe("review page (headless Chromium)", () => {
     await waitForCards(n);
     expect(await page.$(".more-edits")).toBeNull();
   }, 120_000);
+
+  test("names and contents an agent chose are shown as text: markup in a file's name, its bytes or a rename runs nothing in the reviewer's page", async () => {
+    await using repo = await tmpRepo({ git: false });
+    const name = '<img src=x onerror="window.__pwned=1">.html';
+    const moved = '"><svg onload="window.__pwned=2">.txt';
+    repo.write("plain.txt", "plain\n");
+    await using agent = await mcpSession(repo.root);
+    const r = await agent.call("workspace_write_file", { mode: "worktree", path: name, content: '<script>window.__pwned=3</script>\n<img src=x onerror="window.__pwned=4">\n' });
+    const conv = r.mcp_conversation_id as string;
+    await agent.call("workspace_move", { mode: "worktree", from: "plain.txt", to: moved, mcp_conversation_id: conv });
+    const [created, move] = status(repo.root).map((e) => e.edit_id);
+
+    await using server = await startReviewPage(repo.root);
+    await using b = await launchBrowser();
+    const { page } = b;
+    await page.goto(server.url);
+    await page.waitForSelector(`${card(created!)} .diff`);
+    expect(await page.textContent(`${card(created!)} .path`)).toBe(name);
+    expect(await page.textContent(`${card(move!)} .path`)).toBe(`plain.txt→${moved}`);
+    expect(await page.textContent(`${card(created!)} .diff`)).toContain("<script>window.__pwned=3</script>");
+    await page.fill("#file-filter", "<img");
+    await page.fill("#file-filter", "");
+    // reject the creation: the toast names the deleted file as text
+    await page.click(`${card(created!)} [data-act="reject"]`);
+    await page.waitForSelector(".toast-ok");
+    expect(await page.textContent(".toast-ok")).toContain(`deleted ${name}`);
+    expect(existsSync(join(repo.root, name))).toBe(false);
+    await Bun.sleep(300); // an image's error handler would have run by now
+    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned ?? null)).toBeNull();
+    expect(await page.$$eval("img, svg[onload], script:not([src])", (els) => els.length)).toBe(0);
+  }, 90_000);
 });
