@@ -313,7 +313,7 @@ describe("review page (headless Chromium)", () => {
     expect(await page.textContent(".toast-ok")).toContain(`deleted ${name}`);
     expect(existsSync(join(repo.root, name))).toBe(false);
     await Bun.sleep(300); // an image's error handler would have run by now
-    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned ?? null)).toBeNull();
+    expect(await page.evaluate(() => (globalThis as unknown as { __pwned?: number }).__pwned ?? null)).toBeNull();
     expect(await page.$$eval("img, svg[onload], script:not([src])", (els) => els.length)).toBe(0);
   }, 90_000);
 });
