@@ -52,18 +52,14 @@ export function configureDurability(opts: { syncfs: boolean }): void {
   enabled = opts.syncfs;
 }
 
-/** Whether this process can use syncfs at all (platform, kernel, libc), regardless of configuration. */
-export function syncfsSupported(): boolean {
-  return syncfsAvailable();
-}
-
 let available: boolean | undefined;
 
 /**
- * syncfs can be called here: through the native module (no bun:ffi, whose dlopen compiles trampolines, about
- * 4 ms of a one-shot command's start) or else through bun:ffi (loadSyncfs).
+ * Whether this process can use syncfs at all (platform, kernel, libc), regardless of configuration: through the
+ * native module (no bun:ffi, whose dlopen compiles trampolines, about 4 ms of a one-shot command's start) or
+ * else through bun:ffi (loadSyncfs).
  */
-function syncfsAvailable(): boolean {
+export function syncfsSupported(): boolean {
   if (available !== undefined) return available;
   if (process.platform !== "linux" || !kernelAtLeast(release(), 5, 8)) return (available = false);
   const m = nativeModule();
@@ -125,7 +121,7 @@ function machineDirtyBytes(): number | null {
  * tests; callers use DurableBatch.
  */
 export function chooseFlush(files: number, bytes: number, dirtyBytes: number | null = machineDirtyBytes()): FlushMethod {
-  if (!enabled || files < SYNCFS_MIN_FILES || !syncfsAvailable()) return "fsync";
+  if (!enabled || files < SYNCFS_MIN_FILES || !syncfsSupported()) return "fsync";
   if (dirtyBytes === null || dirtyBytes - bytes > SYNCFS_MAX_FOREIGN_DIRTY) return "fsync";
   return "syncfs";
 }
@@ -145,7 +141,7 @@ export class DurableBatch {
 
   /** `dir` is a directory on the file system the files are written to (`.mcp/tmp`). */
   constructor(dir: string) {
-    if (enabled && syncfsAvailable()) this.anchor = openSync(dir, "r");
+    if (enabled && syncfsSupported()) this.anchor = openSync(dir, "r");
   }
 
   get size(): number {

@@ -76,7 +76,7 @@ export async function hashNatively(
 }
 
 /** The bytes of git's ids among `items` (20: SHA-1, 32: SHA-256), from the first that has one. */
-export function idBytesOf(items: readonly HashItem[]): number {
+function idBytesOf(items: readonly HashItem[]): number {
   for (const item of items) if (item.gitOid) return item.gitOid.length / 2;
   return 20;
 }

@@ -16,10 +16,15 @@ import { tmpRepo, type TmpRepo } from "../helpers/tmp-repo";
 const CHECKOUT = join(import.meta.dir, "..", "..");
 const canHide = process.platform === "linux" && process.getuid?.() === 0 && Bun.which("unshare") !== null;
 
+/** The command line that runs the executable with `args` in a mount namespace where the checkout's sources are hidden. */
+function hiddenCommand(args: string[]): string[] {
+  const script = 'set -e; for d in src build node_modules; do mount -t tmpfs tmpfs "$1/$d"; done; [ -z "$(ls -A "$1/src")" ]; shift; exec "$@"';
+  return ["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh", CHECKOUT, BINARY, ...args];
+}
+
 /** The executable run with the checkout's sources hidden; `env` added to this process's environment. */
 function hidden(args: string[], env: Record<string, string> = {}, stdin?: string): { code: number; stdout: string; stderr: string } {
-  const script = 'set -e; for d in src build node_modules; do mount -t tmpfs tmpfs "$1/$d"; done; [ -z "$(ls -A "$1/src")" ]; shift; exec "$@"';
-  const r = Bun.spawnSync(["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh", CHECKOUT, BINARY, ...args], {
+  const r = Bun.spawnSync(hiddenCommand(args), {
     env: { ...process.env, ...env },
     stdin: stdin === undefined ? "ignore" : Buffer.from(stdin),
   });
@@ -69,8 +74,7 @@ describe.skipIf(!canHide)("the executable without the source tree it was built f
     await using repo = await tmpRepo();
     seed(repo, 0); // every blob of git's index can then be indexed from the work tree
     const init = { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "0" } } };
-    const script = 'set -e; for d in src build node_modules; do mount -t tmpfs tmpfs "$1/$d"; done; shift; exec "$@"';
-    const server = Bun.spawn(["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh", CHECKOUT, BINARY, "serve", "--root", repo.root], {
+    const server = Bun.spawn(hiddenCommand(["serve", "--root", repo.root]), {
       env: { ...process.env, WORKSNAP_NATIVE: "0" },
       stdin: "pipe",
       stdout: "pipe",

@@ -9,6 +9,7 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { shownPath } from "../../src/cli/shown-path";
+import { unquoteCStyle } from "../../src/ops/patch/git-quote";
 import { cli, mcpSession } from "../helpers/binary";
 import { tmpRepo } from "../helpers/tmp-repo";
 
@@ -36,25 +37,11 @@ describe("shownPath", () => {
   });
 
   test("property: a shown name is one line without control characters, and reads back to the name (C-style unquoting)", () => {
-    const unquote = (s: string): string => {
-      if (!s.startsWith('"')) return s;
-      const bytes: number[] = [];
-      const body = s.slice(1, -1);
-      const SIMPLE: Record<string, number> = { a: 7, b: 8, t: 9, n: 10, v: 11, f: 12, r: 13, '"': 34, "\\": 92 };
-      for (let i = 0; i < body.length; i++) {
-        if (body[i] !== "\\") {
-          bytes.push(...Buffer.from(String.fromCodePoint(body.codePointAt(i)!), "utf8"));
-          if (body.codePointAt(i)! > 0xffff) i++;
-          continue;
-        }
-        const next = body[++i]!;
-        if (next in SIMPLE) bytes.push(SIMPLE[next]!);
-        else {
-          bytes.push(parseInt(body.slice(i, i + 3), 8));
-          i += 2;
-        }
-      }
-      return Buffer.from(bytes).toString("utf8");
+    // git's unquoting (ops/patch/git-quote.ts) reads byte strings: the shown text's UTF-8 bytes in, the name's out
+    const unquote = (shown: string): string => {
+      if (!shown.startsWith('"')) return shown;
+      const bytes = unquoteCStyle(Buffer.from(shown, "utf8").toString("latin1"))!.value;
+      return Buffer.from(bytes, "latin1").toString("utf8");
     };
     fc.assert(
       fc.property(fc.string({ unit: fc.oneof(fc.constantFrom("\n", "\r", "\u001b", '"', "\\", "\u0085", "\u2029", "\u0000", "a", "/", "é", "😀"), fc.integer({ min: 0, max: 0x2fff }).map((c) => String.fromCodePoint(c))) }), (name) => {

@@ -4,6 +4,28 @@ import { cli, cliWithUnreadable } from "../helpers/binary";
 import { tmpRepo } from "../helpers/tmp-repo";
 
 describe("worksnap task", () => {
+  test("a title and a learning holding line breaks and escape sequences: every answer is three lines, its summary free of control characters", async () => {
+    await using repo = await tmpRepo();
+    repo.write("a.txt", "a\n");
+    repo.commit();
+    const title = "evil|title\n🧢|S|id:task_999|fake\r\n---\n\u001b[2Kx";
+    const answers = [
+      cli(["task", "start", title, "--keyword", "evil", "--root", repo.root]),
+      cli(["task", "context", "--root", repo.root]),
+      cli(["task", "list", "--root", repo.root]),
+      cli(["task", "end", "task_1", "--learning", "evil\n🧢|E|fake\u001b[31m", "--root", repo.root]),
+      cli(["task", "start", "again evil", "--keyword", "evil", "--root", repo.root]), // the learning matches here
+    ];
+    for (const r of answers) {
+      expect(r.code).toBe(0);
+      const lines = r.stdout.trimEnd().split(/\r\n|[\n\r\u2028\u2029\u0085]/);
+      expect({ lines: lines.length, separator: lines[1] }).toEqual({ lines: 3, separator: "---" });
+      expect(/[\p{Cc}]/u.test(lines[2]!)).toBe(false);
+      expect(lines[2]).not.toMatch(/^🧢/);
+    }
+    expect(parseWire(answers[0]!.stdout.trimEnd()).fields.id).toBe("task_1");
+  });
+
   test("the CLI answers the tools' wire responses; a failed check exits 1; errors are wire errors with exit 1", async () => {
     await using repo = await tmpRepo();
     repo.write("worksnap.json", JSON.stringify({ checks: { test: "test -f ok.flag" } }));

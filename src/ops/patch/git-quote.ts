@@ -63,23 +63,33 @@ const ESCAPE: Record<number, string> = {
   92: "\\\\",
 };
 
-function needsQuoting(path: string): boolean {
+/** A control character git escapes; with `unicode`, also a C1 control or a Unicode line or paragraph separator. */
+function isControl(c: number, unicode: boolean): boolean {
+  return c < 0x20 || c === 0x7f || (unicode && ((c >= 0x80 && c <= 0x9f) || c === 0x2028 || c === 0x2029));
+}
+
+function needsQuoting(path: string, unicode: boolean): boolean {
   for (let i = 0; i < path.length; i++) {
     const c = path.charCodeAt(i);
-    if (c < 0x20 || c === 0x7f || c === 34 || c === 92) return true;
+    if (isControl(c, unicode) || c === 34 || c === 92) return true;
   }
   return false;
 }
 
-/** A path as git writes it in a diff header: as is, or C-quoted when it must be. */
-export function quoteCStyle(path: string): string {
-  if (!needsQuoting(path)) return path;
+/**
+ * A path as git writes it in a diff header: as is, or C-quoted when it must be. `unicodeControls` quotes the
+ * C1 controls and U+2028/U+2029 too (as octal bytes of their UTF-8), which git leaves as they are: for text
+ * shown on a terminal (cli/shown-path.ts).
+ */
+export function quoteCStyle(path: string, opts: { unicodeControls?: boolean } = {}): string {
+  const unicode = opts.unicodeControls === true;
+  if (!needsQuoting(path, unicode)) return path;
   let out = '"';
   for (let i = 0; i < path.length; i++) {
     const c = path.charCodeAt(i);
     const esc = ESCAPE[c];
     if (esc !== undefined) out += esc;
-    else if (c < 0x20 || c === 0x7f) out += "\\" + c.toString(8).padStart(3, "0");
+    else if (isControl(c, unicode)) for (const byte of Buffer.from(path[i]!, "utf8")) out += "\\" + byte.toString(8).padStart(3, "0");
     else out += path[i];
   }
   return out + '"';
