@@ -95,6 +95,22 @@ describe("the text a model reads", () => {
     expect(e.code).toBe("NOT_FOUND");
   });
 
+  test("a name holding a line break of any kind (U+2028, NEL, a C1 control) is shown on one line, as a JSON string that parses back to it", async () => {
+    await using repo = await tmpRepo();
+    seed(repo);
+    await using s = await mcpSession(repo.root);
+    const names = ["docs/line\nbreak.md", "docs/sep\u2028arator.md", "docs/next\u0085line.md", "docs/csi\u009b2J.md", '"quoted".md', "docs/tab\there.md"];
+    for (const name of names) await s.call("workspace_write_file", { path: name, content: "x\n" });
+    const text = async (tool: string, args: Record<string, unknown>) => ((await s.raw(tool, args)) as any).content[0].text as string;
+    const quotedIn = (t: string): string[] => (t.match(/"(?:[^"\\]|\\.)*"/g) ?? []).map((q) => JSON.parse(q));
+    const whole = { changes: await text("snapshot_changes", { from: "HEAD", to: "worktree" }), history: await text("history_list", { limit: 10 }), grep: await text("snapshot_grep", { pattern: "^x$" }) };
+    const listed = await text("snapshot_list", { path: "docs" });
+    for (const [what, t] of [...Object.entries(whole), ["list", listed]]) expect({ what, raw: /[\r\t\x7f-\x9f\u2028\u2029]/.test(t!) }).toEqual({ what, raw: false });
+    for (const [what, t] of Object.entries(whole)) expect({ what, names: quotedIn(t).filter((q) => names.includes(q)).sort() }).toEqual({ what, names: [...names].sort() });
+    expect(quotedIn(listed).sort()).toEqual(names.filter((n) => n.startsWith("docs/")).map((n) => n.slice(5)).sort());
+    for (const name of quotedIn(whole.changes).filter((q) => names.includes(q))) expect((await s.call("snapshot_file", { path: name })).content).toBe("x\n");
+  });
+
   test("serve refuses an unknown --text value", () => {
     const r = cli(["serve", "--text", "yaml"]);
     expect(r.code).toBe(2);

@@ -1,6 +1,6 @@
 import { compareUtf8 } from "../../core/byte-order";
 import type { ListEntry, ListResult } from "../../ops/snapshot/list";
-import { count, leaseTag, line, lines, pathText, unreadableLine } from "./text";
+import { count, leaseTag, line, lines, pathText, quotedText, unreadableLine } from "./text";
 
 /** The list arguments a rendering depends on (others, such as a glob, only change which entries come back). */
 export interface ListView {
@@ -38,7 +38,7 @@ export function renderList(out: ListResult & { cursor?: string }, args: ListView
 
 /** A name as `ls -F` marks it; quoted when a space, a quote or a control character would make it ambiguous. */
 function nameText(e: ListEntry, name: string): string {
-  const n = /[\s"\\\x00-\x1f\x7f]/.test(name) ? JSON.stringify(name) : name;
+  const n = /[\s"\\\x00-\x1f\x7f-\x9f]/.test(name) ? quotedText(name) : name;
   if (e.type === "dir") return `${n}/`;
   if (e.type === "symlink") return `${n}@`;
   return e.mode === "100755" ? `${n}*` : n;

@@ -54,10 +54,22 @@ export function size(bytes: number): string {
   return `${v >= 100 ? Math.round(v) : v.toFixed(1)} ${units[u]}`;
 }
 
-/** A path on one line: git's C quoting when it holds a control character (a newline would split the line). */
+/** What JSON.stringify leaves as it is but a reader may take for a line break or a terminal's command. */
+const UNICODE_CONTROL = /[\x7f-\x9f\u2028\u2029]/g;
+
+/**
+ * A path on one line: as is, or as a JSON string (which the tools take back once parsed) when it holds a control
+ * character, a C1 control or U+2028/U+2029 (a line break to many readers), or starts with a double quote (so a
+ * quoted form is never mistaken for a name).
+ */
 export function pathText(path: string): string {
-  if (!/[\x00-\x1f\x7f]/.test(path)) return path;
-  return JSON.stringify(path);
+  if (!/[\x00-\x1f\x7f-\x9f\u2028\u2029]/.test(path) && !path.startsWith('"')) return path;
+  return quotedText(path);
+}
+
+/** A JSON string of `s` with every control character escaped, U+2028/U+2029 and the C1 controls included. */
+export function quotedText(s: string): string {
+  return JSON.stringify(s).replace(UNICODE_CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
 /** The fingerprint as short ids; an empty part (outside git, an unborn HEAD) is left out. */

@@ -68,12 +68,13 @@ function isControl(c: number, unicode: boolean): boolean {
   return c < 0x20 || c === 0x7f || (unicode && ((c >= 0x80 && c <= 0x9f) || c === 0x2028 || c === 0x2029));
 }
 
+/** What git quotes (a control character, a double quote, a backslash); with `unicode`, isControl's others too. */
+const GIT_QUOTED = /[\x00-\x1f\x7f"\\]/;
+const UNICODE_QUOTED = /[\x00-\x1f\x7f-\x9f"\\\u2028\u2029]/;
+
+/** A regular expression, not a loop: a one-shot command runs this for every path of a diff before any JIT tier. */
 function needsQuoting(path: string, unicode: boolean): boolean {
-  for (let i = 0; i < path.length; i++) {
-    const c = path.charCodeAt(i);
-    if (isControl(c, unicode) || c === 34 || c === 92) return true;
-  }
-  return false;
+  return (unicode ? UNICODE_QUOTED : GIT_QUOTED).test(path);
 }
 
 /**
