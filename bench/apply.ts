@@ -62,7 +62,7 @@ import { hunksFor } from "./hunks.ts";
 import { configureDurability, syncFileSystem } from "../src/repo/durable";
 import { nativeModule } from "../src/repo/native";
 import { resultOf, startServer, type ToolAnswer } from "./mcp-server.ts";
-import { argValue, fmtMs, fmtRatio, loadLine, machineLine, markdownTable, median, table, timeCommand, runMain } from "./lib.ts";
+import { argValue, fileSystemLine, fmtMs, fmtRatio, loadLine, machineLine, markdownTable, median, table, timeCommand, runMain } from "./lib.ts";
 
 const GIT_ENV = {
   GIT_CONFIG_GLOBAL: "/dev/null",
@@ -375,7 +375,7 @@ async function main(): Promise<number> {
     { s: ensureScenario(base, `big-${50 / scale}mb`, 1, 1000 / scale, (50 * 1024 * 1024) / scale), label: `${1000 / scale} hunks / one ${50 / scale} MB file` },
   ];
   const scenarios = all.filter((x) => only === undefined || x.s.name.startsWith(only));
-  const loadBefore = machineLine();
+  const loadBefore = `${machineLine()}; ${fileSystemLine(base)}`;
   const results: Result[] = [];
   for (const { s } of scenarios) {
     // git apply moves the rest of the file for every hunk: on the 50 MB file one run takes over a minute.

@@ -23,7 +23,7 @@
 import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { ensureGenerated, readMarker } from "./gen-repo.ts";
-import { appendFigures, argValue, fmtBytes, fmtMs, fmtRatio, machineLine, markdownTable, median, runMain, timeCommand, type CommandTiming } from "./lib.ts";
+import { appendFigures, argValue, fileSystemLine, fmtBytes, fmtMs, fmtRatio, machineLine, markdownTable, median, runMain, timeCommand, type CommandTiming } from "./lib.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
 const DEFAULT_DIR = "/tmp/wsbench-large";
@@ -100,7 +100,7 @@ async function main(): Promise<number> {
     importedIds.push(JSON.parse(imported).snapshot_id);
     return t;
   };
-  const loadBefore = machineLine();
+  const loadBefore = `${machineLine()}; work tree on ${fileSystemLine(dir)}; bundle on ${fileSystemLine(scratch)}`;
   const bundleHashes: string[] = [];
   const importedIds: string[] = [];
   const rows = new Map<string, CommandTiming>();

@@ -1,8 +1,8 @@
 // Shared helpers for the benchmarks: timing commands and functions, formatting, tables, figures files.
 
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 
 export interface CommandTiming {
   /** Wall time of each measured run, in milliseconds. */
@@ -187,6 +187,30 @@ export function appendFigures(file: string, markdown: string): void {
 export function machineLine(): string {
   const c = cpus();
   return `${c.length} x ${c[0]?.model.trim() ?? "cpu"}, bun ${Bun.version}, ${process.platform}, ${loadLine()}`;
+}
+
+/**
+ * The file system `dir` is on, as its figures depend on it: type, device, whether ext4 keeps a journal (on ext4
+ * without one, a file created moments after others were deleted costs several times more, which slows `git
+ * apply`, which unlinks and creates every file it patches), and its mount options. "" off Linux.
+ */
+export function fileSystemLine(dir: string): string {
+  if (process.platform !== "linux") return "";
+  const at = realpathSync(dir);
+  let best: { point: string; type: string; source: string; options: string } | null = null;
+  for (const line of readFileSync("/proc/self/mountinfo", "utf8").split("\n")) {
+    const [left, right] = line.split(" - ");
+    if (!left || !right) continue;
+    const fields = left.split(" ");
+    const point = (fields[4] ?? "").replace(/\\040/g, " ");
+    const inside = point === "/" || at === point || at.startsWith(`${point}/`);
+    if (!inside || (best && best.point.length > point.length)) continue;
+    const [type = "", source = ""] = right.split(" ");
+    best = { point, type, source, options: fields[5] ?? "" };
+  }
+  if (!best) return "";
+  const journal = best.type === "ext4" ? (existsSync(`/proc/fs/jbd2/${basename(best.source)}-8`) ? ", with a journal" : ", without a journal") : "";
+  return `${best.type} on ${best.source} at ${best.point}${journal} (${best.options})`;
 }
 
 /** The 1, 5 and 15 minute load averages: other work on the machine is the usual cause of noisy figures. */
