@@ -1,6 +1,8 @@
 import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import type { RepoPath } from "../../src/core/repo-path";
+import { BESIDE_NOTE } from "../../src/repo/beside-temps";
+import { nativeModule } from "../../src/repo/native";
 import type { EditChange, EditContext, EditRecorder, PreparedEdit } from "../../src/ops/write/edit-recorder";
 import { closeWorkspace, openWorkspace, type Workspace } from "../../src/ops/workspace";
 import type { TmpRepo } from "./tmp-repo";
@@ -26,10 +28,15 @@ export function linkOf(root: string, path: string): string {
   return readlinkSync(join(root, path));
 }
 
-/** Names in .mcp/tmp (temp files of writes in flight; empty when none is). */
+/**
+ * Names in .mcp/tmp (temp files of writes in flight; empty when none is). Without the native module a rollback
+ * puts a file back under a name made beside it (no exchange of names), which this process notes in
+ * `{pid}-beside` and keeps while it runs (repo/beside-temps.ts): that note is left out then.
+ */
 export function temps(root: string): string[] {
   const dir = join(root, ".mcp", "tmp");
-  return existsSync(dir) ? readdirSync(dir) : [];
+  const note = nativeModule() === null ? `${process.pid}-${BESIDE_NOTE}` : null;
+  return existsSync(dir) ? readdirSync(dir).filter((n) => n !== note) : [];
 }
 
 /** Every file under root except .git and .mcp, with its bytes as text: a whole-tree comparison. */

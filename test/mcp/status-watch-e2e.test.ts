@@ -30,6 +30,8 @@ function privateCopies(root: string): string[] {
 }
 
 const linux = process.platform === "linux";
+/** The servers run a watch (Linux, with the native module; WORKSNAP_NATIVE=0 runs the suite over the paths without it). */
+const watched = linux && process.env.WORKSNAP_NATIVE !== "0";
 
 describe.if(linux)("servers whose statuses a watch tells", () => {
   test("two servers: every worktree answer's fingerprint is git's status of the tree after each outside change", async () => {
@@ -68,7 +70,7 @@ describe.if(linux)("servers whose statuses a watch tells", () => {
       }
       expect(seen).toEqual({ i, step, matches: true, status: want });
     }
-    expect(privateCopies(repo.root).length).toBe(2);
+    if (watched) expect(privateCopies(repo.root).length).toBe(2);
   }, 120_000);
 
   test("the user's own git commands between an agent's reads (nothing in the tree changed): every answer's fingerprint is git's", async () => {
@@ -104,7 +106,7 @@ describe.if(linux)("servers whose statuses a watch tells", () => {
     }
   }, 60_000);
 
-  test("a server killed with -9 leaves its copy; the next server removes it and answers the tree as it is", async () => {
+  test.if(watched)("a server killed with -9 leaves its copy; the next server removes it and answers the tree as it is", async () => {
     await using repo = await tmpRepo();
     seed(repo);
     const first = await mcpSession(repo.root);

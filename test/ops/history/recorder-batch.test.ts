@@ -16,6 +16,7 @@ import { ISLAND_MIN_BYTES } from "../../../src/ops/history/record-diff";
 import { HistoryRecorder } from "../../../src/ops/history/recorder";
 import { applyChanges } from "../../../src/ops/write/write-path";
 import { configureDurability } from "../../../src/repo/durable";
+import { temps } from "../../helpers/workspace";
 import { historyFixture } from "./helpers";
 
 const C = "conv_1_batch";
@@ -74,7 +75,7 @@ describe("recording a many-file tool call", () => {
       expect(await reader.hasObject(`diffs/${C}/not-there.diff`)).toBe(false);
       await expect(reader.getObject(`diffs/${C}/not-there.diff`)).rejects.toMatchObject({ code: "NOT_FOUND" });
       expect((await reader.objectNames(`checkpoints/${C}`)).size).toBe(80);
-      expect(readdirSync(join(h.repo.root, ".mcp/tmp"))).toEqual([]);
+      expect(temps(h.repo.root)).toEqual([]);
       // and the history replays: rejecting one edit restores exactly that file
       await h.review({ action: "reject", editIds: [ids[7]!] });
       expect(h.read("d3/f7.txt")).toBe(text(7, "old"));
@@ -106,7 +107,7 @@ describe("recording a many-file tool call", () => {
     for (let i = 0; i < 12; i++) expect(h.read(`f${i}.txt`)).toBe(text(i, "old"));
     expect(await h.entries()).toEqual([]);
     expect(readdirSync(join(h.repo.root, ".mcp/edit_history/packs"))).toEqual([C]);
-    expect(readdirSync(join(h.repo.root, ".mcp/tmp"))).toEqual([]);
+    expect(temps(h.repo.root)).toEqual([]);
   });
 
   test("a diff batch that cannot be written takes every file back and removes the checkpoints written before it", async () => {
@@ -125,7 +126,7 @@ describe("recording a many-file tool call", () => {
     for (let i = 0; i < 12; i++) expect(h.read(`f${i}.txt`)).toBe(text(i, "old"));
     expect(await h.entries()).toEqual([]);
     expect(readdirSync(join(h.repo.root, ".mcp/edit_history/packs", C))).toEqual([]);
-    expect(readdirSync(join(h.repo.root, ".mcp/tmp"))).toEqual([]);
+    expect(temps(h.repo.root)).toEqual([]);
   });
 
   test("a log that cannot be written takes every file back and removes the call's pack", async () => {
@@ -146,7 +147,7 @@ describe("recording a many-file tool call", () => {
     expect(await h.entries()).toEqual([]);
     expect(readdirSync(join(h.repo.root, ".mcp/edit_history/packs", C))).toEqual([]);
     expect(readdirSync(join(h.repo.root, ".mcp/edit_history/diffs", C))).toEqual([]);
-    expect(readdirSync(join(h.repo.root, ".mcp/tmp"))).toEqual([]);
+    expect(temps(h.repo.root)).toEqual([]);
   });
 
   test("a large file's edits (recorded as islands of its diff) replay: rejecting the middle one of three keeps the others", async () => {
