@@ -11,8 +11,10 @@
  *   one of the strings' trigram sets; a set holding a string shorter than
  *   three bytes says nothing and is dropped;
  * - an ASCII fixed string searched case-insensitively: its trigrams in every
- *   mix of case, except those touching `k` or `s`, which `iu` also matches as
- *   the Kelvin sign and the long s (non-ASCII bytes the index keeps as such);
+ *   mix of case; where a window holds a `k` or an `s`, which `iu` also
+ *   matches as the Kelvin sign and the long s (non-ASCII: two and three bytes
+ *   of UTF-8, which the index keeps as such), the first three bytes of each
+ *   spelling with those signs too (a match spelt so starts with them);
  * - anything else (a case-insensitive non-ASCII pattern, a regex without a
  *   required literal of three bytes): no plan, the scan as before.
  */
@@ -51,18 +53,30 @@ function foldedClause(lower: string): TrigramQuery | null {
   const seen = new Set<string>();
   for (let i = 2; i < lower.length && positions.length < MAX_TRIGRAMS; i++) {
     const three = lower.slice(i - 2, i + 1);
-    if (/[ks]/.test(three) || seen.has(three)) continue;
+    if (seen.has(three)) continue;
     seen.add(three);
-    positions.push(caseVariants(three));
+    positions.push(spellings(three));
   }
   return positions.length > 0 ? [[positions]] : null;
 }
 
-function caseVariants(three: string): number[] {
-  let out = [0];
+/** The characters `iu` matches for an ASCII character: its two cases, and the sign that folds to k or to s. */
+const FOLDS_TO: Record<string, string> = { k: "\u212a", s: "\u017f" };
+
+/**
+ * The trigram each spelling of `three` under `iu` starts with: every mix of case, and every place of the Kelvin
+ * sign or the long s. A spelling with one of those is more than three bytes; its first three are in the file.
+ */
+function spellings(three: string): number[] {
+  let words = [""];
   for (const ch of three) {
-    const forms = new Set([ch.charCodeAt(0), ch.toUpperCase().charCodeAt(0)]);
-    out = out.flatMap((t) => [...forms].map((c) => (t << 8) | c));
+    const forms = new Set([ch, ch.toUpperCase(), ...(FOLDS_TO[ch] ?? "")]);
+    words = words.flatMap((w) => [...forms].map((f) => w + f));
   }
-  return out;
+  const out = new Set<number>();
+  for (const w of words) {
+    const b = Buffer.from(w, "utf8");
+    out.add((b[0]! << 16) | (b[1]! << 8) | b[2]!);
+  }
+  return [...out];
 }

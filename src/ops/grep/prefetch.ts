@@ -42,7 +42,10 @@ export class GrepPrefetch {
   private job: NativeJob | null;
   private taken = 0;
   private passing = 0;
+  /** by entry index, in the order first asked: ascending while `ordered` (the engine asks in walk order) */
   private readonly waiters = new Map<number, (() => void)[]>();
+  private ordered = true;
+  private lastWaiter = -1;
   /** a watch is set: the module calls onWake when the first unfinished file is done */
   private armed = false;
   /** hears of each file that may match, as soon as the read ahead knows (see follow) */
@@ -102,7 +105,11 @@ export class GrepPrefetch {
     this.collect();
     if (this.decided(index)) return done(this.settled(index, hash));
     let list = this.waiters.get(index);
-    if (!list) this.waiters.set(index, (list = []));
+    if (!list) {
+      this.waiters.set(index, (list = []));
+      if (index < this.lastWaiter) this.ordered = false;
+      this.lastWaiter = index;
+    }
     list.push(() => done(this.settled(index, hash)));
     this.arm();
   }
@@ -208,9 +215,18 @@ export class GrepPrefetch {
     this.onMayMatch?.(this.paths[index] as string, size);
   }
 
+  /**
+   * Wakes the waiters of every decided entry. Entries are decided in index order (the finished prefix), so while
+   * the waiters are in ascending order the first undecided one ends the walk: a query with thousands of files
+   * waiting (a case-insensitive search the index narrows little) would otherwise look at all of them on every
+   * wake and tick.
+   */
   private wakeAll(): void {
     for (const [index, list] of this.waiters) {
-      if (!this.decided(index)) continue;
+      if (!this.decided(index)) {
+        if (this.ordered) break;
+        continue;
+      }
       this.waiters.delete(index);
       for (const wake of list) wake();
     }
