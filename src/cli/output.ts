@@ -1,4 +1,4 @@
-import { writeSync } from "node:fs";
+import { fstatSync, statSync, writeSync } from "node:fs";
 import { canonicalJson } from "../core/canonical-json";
 import { publicError } from "../core/public-error";
 import { nativeModule } from "../repo/native";
@@ -64,6 +64,17 @@ export function stderr(data: string): void {
     writeAll(2, data);
   } catch {
     // nowhere left to report it
+  }
+}
+
+/** Whether `path` names the file this process's stdout writes to (`-o /dev/stdout`, or the pipe it is). */
+export function isStdout(path: string): boolean {
+  try {
+    const out = fstatSync(1);
+    const named = statSync(path);
+    return out.dev === named.dev && out.ino === named.ino;
+  } catch {
+    return false;
   }
 }
 

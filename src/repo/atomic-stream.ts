@@ -1,4 +1,4 @@
-import { chmodSync, closeSync, copyFileSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { chmodSync, closeSync, constants, copyFileSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { randomId128 } from "../core/hash";
 import { StagedFile, fsyncDir } from "./atomic-write";
@@ -30,6 +30,11 @@ function writeAll(fd: number, bytes: Uint8Array): void {
  * and the hashing happen on a thread of their own (src/native/sink.h), so the
  * producer builds the next bytes meanwhile; it waits on `behind()` /
  * `caughtUp()` so the queue stays bounded. Without it, both happen here.
+ *
+ * With `stream`, the target is a pipe or a character device (`/dev/stdout`,
+ * `/dev/null`, a FIFO) and the bytes are written into it as they come, as
+ * `tar -f` does: no temp file, no flush, no rename (which would put a regular
+ * file in place of the device), and nothing removed on abort.
  */
 export class AtomicFileWriter {
   private fd: number | null;
@@ -47,6 +52,9 @@ export class AtomicFileWriter {
   /** the gathered pieces handed over for good (write's `release`) */
   private released: Uint8Array[] = [];
   private readonly hasher: Bun.CryptoHasher | null = null;
+  private readonly stream: boolean;
+  /** the descriptor is the caller's: never closed here */
+  private borrowed = false;
 
   constructor(
     stateDir: string,
@@ -59,18 +67,29 @@ export class AtomicFileWriter {
       writebackStep?: number;
       /** with the writer thread, each writeback step is synced: the final fsync has only the last one to wait for */
       durableSteps?: boolean;
+      /** the target is a pipe or a character device, written into as a stream (opening a FIFO waits for its reader) */
+      stream?: boolean;
+      /** with `stream`: the target is this descriptor of the process (its stdout), written into and left open */
+      fd?: number;
     } = {},
   ) {
-    ensureStateDir(stateDir);
-    this.tmp = tempPath(stateDir, basename(target));
-    this.fd = openSync(this.tmp, "wx", 0o600);
+    this.stream = opts.stream === true;
+    if (this.stream) {
+      this.tmp = target;
+      this.borrowed = opts.fd !== undefined;
+      this.fd = opts.fd ?? openSync(target, constants.O_WRONLY | constants.O_NOCTTY);
+    } else {
+      ensureStateDir(stateDir);
+      this.tmp = tempPath(stateDir, basename(target));
+      this.fd = openSync(this.tmp, "wx", 0o600);
+    }
     this.m = nativeModule();
     try {
       if (this.m) this.sink = this.m.sinkOpen(this.fd, opts.hashPrefix, opts.writebackStep, opts.durableSteps);
       else this.hasher = new Bun.CryptoHasher("sha256");
     } catch (err) {
-      closeSync(this.fd);
-      rmSync(this.tmp, { force: true });
+      if (!this.borrowed) closeSync(this.fd);
+      if (!this.stream) rmSync(this.tmp, { force: true });
       throw err;
     }
     if (opts.hashPrefix) this.hasher?.update(opts.hashPrefix);
@@ -153,12 +172,13 @@ export class AtomicFileWriter {
     try {
       this.flush();
       sha256 = await this.drained();
-      fsyncSync(this.fd);
+      if (!this.stream) fsyncSync(this.fd);
     } finally {
       this.freeSink();
-      closeSync(this.fd);
+      if (!this.borrowed) closeSync(this.fd);
       this.fd = null;
     }
+    if (this.stream) return sha256;
     try {
       chmodSync(this.tmp, this.mode);
       renameSync(this.tmp, this.target);
@@ -180,6 +200,7 @@ export class AtomicFileWriter {
    */
   stage(): { staged: StagedFile; sha256: Promise<string> } {
     if (this.fd === null) throw new Error("AtomicFileWriter used after commit/abort");
+    if (this.stream) throw new Error("AtomicFileWriter: a stream is not staged");
     const fd = this.fd;
     let sha256: Promise<string>;
     try {
@@ -228,10 +249,10 @@ export class AtomicFileWriter {
   abort(): void {
     this.freeSink(); // the thread is done with the descriptor before it is closed
     if (this.fd !== null) {
-      closeSync(this.fd);
+      if (!this.borrowed) closeSync(this.fd);
       this.fd = null;
     }
-    rmSync(this.tmp, { force: true });
+    if (!this.stream) rmSync(this.tmp, { force: true });
   }
 
   private publishAcrossDevices(): void {

@@ -7,7 +7,8 @@ import { snapshotGrep, type GrepArgs } from "../../ops/snapshot/grep";
 import { importBundle } from "../../ops/snapshot/import";
 import type { Workspace } from "../../ops/workspace";
 import { UsageError, intFlag, type FlagSpec } from "../args";
-import { printJson, progressBar, stderr, stdout, warnUnreadable } from "../output";
+import { isStdout, printJson, progressBar, stderr, stdout, warnUnreadable } from "../output";
+import { canonicalJson } from "../../core/canonical-json";
 import { shownPath } from "../shown-path";
 
 /**
@@ -27,6 +28,7 @@ export const COMPARE_HELP = `  grep PATTERN [PATH...] [--snapshot ID] [-F] [-i] 
   export ID [PATH...] [-o FILE]  deterministic tar bundle of a snapshot
   export --worktree [PATH...] [-o FILE]
                                  capture the live tree and bundle it
+                                 (-o -: the bundle to stdout, the summary to stderr)
   import FILE                    verify a bundle and store its snapshot here
 FROM/TO are snapshot ids, "worktree" or git revisions (HEAD, HEAD~1, a branch,
 a tag, a commit); TO defaults to worktree.
@@ -120,16 +122,21 @@ export const COMPARE_SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> 
       if (!worktree && pos.length === 0) throw new UsageError("export needs a snapshot ID, or --worktree");
       const id = worktree ? undefined : pos[0];
       const paths = worktree ? pos : pos.slice(1);
-      const output = typeof flags.output === "string" ? resolve(process.cwd(), flags.output) : undefined;
+      // `-o -`, or a name of this process's stdout (/dev/stdout, which a socket behind it cannot be opened by): fd 1
+      const toStdout = flags.output === "-" || (typeof flags.output === "string" && isStdout(flags.output));
+      const output = toStdout ? "/dev/stdout" : typeof flags.output === "string" ? resolve(process.cwd(), flags.output) : undefined;
       const r = await exportSnapshot(ws, {
         mode: worktree ? "worktree" : "snapshot",
         snapshot_id: id,
         paths: paths.length > 0 ? paths : undefined,
         output,
+        outputFd: toStdout ? 1 : undefined,
         onProgress: flags.json ? undefined : progressBar("exporting"),
       });
-      if (flags.json) return printJson(r);
-      stdout(`${r.sha256}  ${shownPath(r.path)}\n`);
+      // a bundle written into stdout keeps it to itself: the summary goes to stderr
+      const say = toStdout ? stderr : stdout;
+      if (flags.json) return say(`${canonicalJson(r)}\n`);
+      say(`${r.sha256}  ${shownPath(r.path)}\n`);
       warnUnreadable(r);
     },
   },

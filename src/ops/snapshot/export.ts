@@ -1,6 +1,6 @@
-import { mkdirSync } from "node:fs";
+import { mkdirSync, realpathSync, statSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
-import { invalidArgument, notFound } from "../../core/errors";
+import { diskFullErrno, invalidArgument, isMissingPath, notFound, permissionDenied, tooLarge, WorksnapError } from "../../core/errors";
 import { hexOfBlobId } from "../../core/hash";
 import { ROOT, type RepoPath } from "../../core/repo-path";
 import { AtomicFileWriter } from "../../repo/atomic-stream";
@@ -26,6 +26,8 @@ export interface ExportArgs {
   paths?: string[];
   /** Absolute file to write; default `.mcp/exports/<snapshot hex>.tar`. */
   output?: string;
+  /** With `output`: that file is this descriptor of the process (the CLI's stdout for `-o -`), written into as a stream. */
+  outputFd?: number;
   signal?: AbortSignal;
   onProgress?: (done: number, total: number) => void;
 }
@@ -52,15 +54,22 @@ export async function exportSnapshot(ws: Workspace, args: ExportArgs): Promise<E
   const scope = parseScopeArg(args.paths);
   const src = args.mode === "worktree" ? await captureLive(ws, args, scope) : openStored(ws, args, scope);
   const hex = src.snapshotId.slice(7);
-  const target = args.output ?? join(ws.repo.stateDir, "exports", `${hex}.tar`);
-  mkdirSync(dirname(target), { recursive: true });
+  const output = args.output === undefined ? null : args.outputFd !== undefined ? { path: args.output, stream: true } : bundleDestination(args.output);
+  const target = output?.path ?? join(ws.repo.stateDir, "exports", `${hex}.tar`);
+  if (!output?.stream) {
+    try {
+      mkdirSync(dirname(target), { recursive: true });
+    } catch (err) {
+      throw output ? outputError(args.output!, err) : err;
+    }
+  }
   const sizes = await blobSizes(ws, src.entries, src.snapshotId);
-  const written = await writeBundle(ws, src, sizes, target, args);
-  const rel = relative(ws.repo.root, target);
+  const written = await writeBundle(ws, src, sizes, target, output === null ? null : { name: args.output!, stream: output.stream, fd: args.outputFd }, args);
+  const rel = relative(ws.repo.root, output?.stream ? args.output! : target);
   const result: ExportResult = {
     ...src.branch,
     snapshot_id: src.snapshotId,
-    path: rel.startsWith("..") || rel === "" ? target : rel.split(sep).join("/"),
+    path: rel.startsWith("..") || rel === "" ? (output?.stream ? args.output! : target) : rel.split(sep).join("/"),
     bytes: written.bytes,
     sha256: written.sha256,
     files: src.entries.length,
@@ -146,11 +155,75 @@ async function blobSizes(ws: Workspace, entries: SideEntry[], snapshotId: Snapsh
   return sizes;
 }
 
-async function writeBundle(ws: Workspace, src: BundleSource, sizes: number[], target: string, args: ExportArgs): Promise<{ bytes: number; sha256: string }> {
-  const out = new AtomicFileWriter(ws.repo.stateDir, target);
+/**
+ * Where `output` sends the bundle. A regular file is replaced whole (the bundle made in `.mcp/tmp`, flushed,
+ * renamed over it), through a symlink to it as `tar -f` and `cp` write through one; a name not there yet is
+ * made; a pipe or a character device (`/dev/stdout`, `/dev/null`, a FIFO) is written into as a stream, as `tar
+ * -f` does, since a rename would put a regular file in its place (as root, in place of /dev/null). A directory,
+ * a block device or a socket is refused before anything is read.
+ */
+function bundleDestination(output: string): { path: string; stream: boolean } {
+  let st;
+  try {
+    st = statSync(output);
+  } catch (err) {
+    if (isMissingPath(err)) return { path: output, stream: false };
+    throw outputError(output, err);
+  }
+  if (st.isFile()) return { path: realpathSync(output), stream: false };
+  if (st.isFIFO() || st.isCharacterDevice()) return { path: output, stream: true };
+  const what = st.isDirectory() ? "a directory" : st.isBlockDevice() ? "a block device" : st.isSocket() ? "a socket" : "not a file";
+  throw invalidArgument(`the output ${output} is ${what}; name a file, a pipe or a character device such as /dev/stdout`, { arg: "output", path: output });
+}
+
+/** A failure to write the bundle where `output` says, named by it (not by the temporary file it was made in). */
+function outputError(output: string, err: unknown): WorksnapError {
+  const full = diskFullErrno(err);
+  if (full !== null) return tooLarge(`no space left writing the bundle to ${output}`, { reason: "disk_full", errno: full, arg: "output", path: output });
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  const reasons: Record<string, string> = {
+    EACCES: "permission denied",
+    EPERM: "permission denied",
+    EROFS: "a read-only file system",
+    EPIPE: "the reader closed the pipe",
+    ENOENT: "no file can be made in its directory",
+    ENOTDIR: "a part of its directory is a file",
+    EISDIR: "it is a directory",
+    ENXIO: "nothing is reading from it",
+  };
+  const reason = (code !== undefined ? reasons[code] : undefined) ?? code ?? (err instanceof Error ? err.message : String(err));
+  const message = `cannot write the bundle to ${output}: ${reason}`;
+  const details = { arg: "output", path: output, ...(code ? { errno: code } : {}) };
+  return code === "EACCES" || code === "EPERM" || code === "EROFS" ? permissionDenied(message, details) : invalidArgument(message, details);
+}
+
+/**
+ * The bundle written to `target`. `output`: the file the caller named (null: the exports directory), by which a
+ * failure to write is reported; a failure to read a blob is reported as what it is.
+ */
+async function writeBundle(
+  ws: Workspace,
+  src: BundleSource,
+  sizes: number[],
+  target: string,
+  output: { name: string; stream: boolean; fd?: number } | null,
+  args: ExportArgs,
+): Promise<{ bytes: number; sha256: string }> {
+  const writing = (err: unknown) => (output !== null && !(err instanceof WorksnapError) ? outputError(output.name, err) : err);
+  let out: AtomicFileWriter;
+  try {
+    out = new AtomicFileWriter(ws.repo.stateDir, target, 0o644, { stream: output?.stream === true, fd: output?.fd });
+  } catch (err) {
+    throw writing(err);
+  }
   /** `release`: bytes read for the bundle alone, whose memory goes back once the writer has copied them. */
   const emit = (bytes: Uint8Array, release = false) => {
-    if (bytes.length > 0) out.write(bytes, release);
+    if (bytes.length === 0) return;
+    try {
+      out.write(bytes, release);
+    } catch (err) {
+      throw writing(err);
+    }
   };
   const ahead = new ExportReads(ws, src.entries, sizes, src.snapshotId);
   try {
@@ -178,7 +251,12 @@ async function writeBundle(ws: Workspace, src: BundleSource, sizes: number[], ta
       if (out.behind()) await out.caughtUp();
     }
     emit(tarTrailer());
-    const sha256 = await out.commit();
+    let sha256: string;
+    try {
+      sha256 = await out.commit();
+    } catch (err) {
+      throw writing(err);
+    }
     args.onProgress?.(total, total);
     return { bytes: out.written, sha256 };
   } catch (err) {
