@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,11 +50,17 @@ struct sink {
   uint8_t digest[32];
 };
 
+/* A pipe someone set non-blocking (a stdout the bundle streams into) answers EAGAIN while full: wait for its reader. */
 static int write_all(int fd, const uint8_t *p, size_t len) {
   while (len > 0) {
     ssize_t n = write(fd, p, len);
     if (n < 0) {
       if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        struct pollfd w = {.fd = fd, .events = POLLOUT};
+        (void)poll(&w, 1, -1);
+        continue;
+      }
       return errno;
     }
     p += n;

@@ -14,9 +14,20 @@ const DIRECT_MIN = 64 * 1024;
 const QUEUE_MAX = 24 * 1024 * 1024;
 const QUEUE_RESUME = 8 * 1024 * 1024;
 
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/** A pipe someone set non-blocking (a stdout the bundle streams into) answers EAGAIN while full: wait for its reader. */
 function writeAll(fd: number, bytes: Uint8Array): void {
   let off = 0;
-  while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+  while (off < bytes.length) {
+    try {
+      off += writeSync(fd, bytes, off, bytes.length - off);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === "EAGAIN" || code === "EWOULDBLOCK") Atomics.wait(pause, 0, 0, 2);
+      else if (code !== "EINTR") throw err;
+    }
+  }
 }
 
 /**

@@ -86,6 +86,23 @@ describe("snapshot export -o", () => {
     expect(r.stderr.toString()).toBe(`${sha(want)}  /dev/stdout\n`);
   });
 
+  for (const native of ["1", "0"]) {
+    test(`-o - into a pipe set non-blocking, read slowly: the whole bundle arrives (${native === "1" ? "the native writer thread" : "WORKSNAP_NATIVE=0"})`, async () => {
+      await using repo = await tmpRepo();
+      await using dir = tmpDir("ws-export-out-");
+      // 6 MB of bundle, which a pipe (64 KiB) takes only as its reader empties it
+      for (let i = 0; i < 6; i++) repo.write(`data/${i}.bin`, new Uint8Array(1 << 20).map((_, k) => (k * (i + 7) + (k >> 9)) & 255));
+      const id = await snapshotOf(repo);
+      // perl-base's Fcntl sets O_NONBLOCK on the pipe, as a runtime or a shell sharing it may; then runs worksnap
+      const setNonBlocking = `use Fcntl; fcntl(STDOUT, F_SETFL, fcntl(STDOUT, F_GETFL, 0) | O_NONBLOCK) or die; exec @ARGV`;
+      const script = `perl -e '${setNonBlocking}' -- "$0" snapshot export "$1" -o - --root "$2" 2>"$3/err" | (sleep 0.5; cat) > "$3/out.tar"`;
+      const p = Bun.spawnSync(["bash", "-c", script, BINARY, id, repo.root, dir.path], { env: { ...process.env, WORKSNAP_NATIVE: native } });
+      expect(readFileSync(join(dir.path, "err"), "utf8")).toBe(`${sha(reference(repo, id))}  /dev/stdout\n`);
+      expect(p.exitCode).toBe(0);
+      expect(sha(readFileSync(join(dir.path, "out.tar")))).toBe(sha(reference(repo, id)));
+    });
+  }
+
   test("a symlink to a file: the file it names is replaced, the link stays", async () => {
     await using repo = await tmpRepo();
     await using dir = tmpDir("ws-export-out-");
