@@ -30,6 +30,7 @@ export const COMPARE_HELP = `  grep PATTERN [PATH...] [--snapshot ID] [-F] [-i] 
                                  capture the live tree and bundle it
                                  (-o -: the bundle to stdout, the summary to stderr)
   import FILE                    verify a bundle and store its snapshot here
+                                 (FILE may be a pipe; -: stdin)
 FROM/TO are snapshot ids, "worktree" or git revisions (HEAD, HEAD~1, a branch,
 a tag, a commit); TO defaults to worktree.
 `;
@@ -143,8 +144,10 @@ export const COMPARE_SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> 
   import: {
     flags: {},
     run: async (ws, pos, flags) => {
-      if (pos.length !== 1) throw new UsageError("import takes exactly one FILE");
-      const r = await importBundle(ws, { file: resolve(process.cwd(), pos[0] as string), onProgress: flags.json ? undefined : progressBar("verifying") });
+      if (pos.length !== 1) throw new UsageError("import takes exactly one FILE (- for stdin)");
+      const stdin = pos[0] === "-";
+      const file = stdin ? "/dev/stdin" : resolve(process.cwd(), pos[0] as string);
+      const r = await importBundle(ws, { file, fd: stdin ? 0 : undefined, onProgress: flags.json ? undefined : progressBar("verifying") });
       if (flags.json) return printJson(r);
       stdout(`${r.snapshot_id}\n`);
     },

@@ -14,8 +14,10 @@ import { TarFormatError, TarReader, type TarEntryHeader } from "../../repo/tar";
 import type { Workspace } from "../workspace";
 
 export interface ImportArgs {
-  /** Absolute path of the bundle file. */
+  /** Absolute path of the bundle: a file, a pipe or a character device (read as a stream from start to end). */
   file: string;
+  /** A descriptor of the process to read the bundle from instead (the CLI's stdin for `import -`); `file` names it. */
+  fd?: number;
   signal?: AbortSignal;
   onProgress?: (done: number, total: number) => void;
 }
@@ -45,11 +47,15 @@ const BLOB_PERM = 0o444;
  * cannot carry the bundle's files out of the root.
  */
 export async function importBundle(ws: Workspace, args: ImportArgs): Promise<ImportResult> {
-  try {
-    if (!statSync(args.file).isFile()) throw invalidArgument(`${args.file} is not a file`, { file: args.file });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") throw notFound(`bundle ${args.file} does not exist`, { file: args.file });
-    throw err;
+  if (args.fd === undefined) {
+    try {
+      const st = statSync(args.file);
+      // read from start to end once: a pipe or a character device (/dev/stdin) does as well as a file
+      if (!st.isFile() && !st.isFIFO() && !st.isCharacterDevice()) throw invalidArgument(`${args.file} is ${st.isDirectory() ? "a directory" : "not a file"}`, { file: args.file });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") throw notFound(`bundle ${args.file} does not exist`, { file: args.file });
+      throw err;
+    }
   }
   const handles = TreeHandles.open(ws.repo.root);
   let tmp: DirHandle;
@@ -63,7 +69,7 @@ export async function importBundle(ws: Workspace, args: ImportArgs): Promise<Imp
     handles.close();
     throw err;
   }
-  const reader = new TarReader(bundleStream(args.file));
+  const reader = new TarReader(bundleStream(args.file, args.fd));
   const area = new StagingArea(staging, ws, handles);
   try {
     const bundle = await readManifest(reader);
@@ -102,28 +108,44 @@ export async function importBundle(ws: Workspace, args: ImportArgs): Promise<Imp
 const READ_CHUNK = 1 << 20;
 
 /**
+ * Up to a buffer of the bundle; 0 at its end. A pipe someone set non-blocking (a stdin the bundle comes
+ * through) answers EAGAIN until its writer writes: wait for it. A pipe's read may return less than a buffer.
+ */
+async function readSome(fd: number, buf: Uint8Array): Promise<number> {
+  for (;;) {
+    try {
+      return readSync(fd, buf, 0, buf.length, null);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === "EAGAIN" || code === "EWOULDBLOCK") await Bun.sleep(2);
+      else if (code !== "EINTR") throw err;
+    }
+  }
+}
+
+/**
  * The bundle's bytes, read on demand into three buffers taken in turn: the
  * import consumes each chunk (hashed and written, or copied) before it asks
  * for the next, and the reader copies what it keeps across chunks, so no
  * gigabyte of fresh memory is faulted in and collected for a gigabyte read.
  */
-function bundleStream(file: string): ReadableStream<Uint8Array> {
-  const fd = openSync(file, "r");
+function bundleStream(file: string, given?: number): ReadableStream<Uint8Array> {
+  const fd = given ?? openSync(file, "r");
   // plain Uint8Arrays, not Buffers: a Buffer's slice() is a view, and the reader's copies must be copies
   const buffers = [new Uint8Array(READ_CHUNK), new Uint8Array(READ_CHUNK), new Uint8Array(READ_CHUNK)];
   let turn = 0;
   let open = true;
   const done = () => {
-    if (open) closeSync(fd);
+    if (open && given === undefined) closeSync(fd);
     open = false;
   };
   return new ReadableStream<Uint8Array>(
     {
-      pull(controller) {
+      async pull(controller) {
         const buf = buffers[turn++ % buffers.length] as Uint8Array;
         let n: number;
         try {
-          n = readSync(fd, buf, 0, buf.length, null);
+          n = await readSome(fd, buf);
         } catch (err) {
           done();
           throw err;
