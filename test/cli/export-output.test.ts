@@ -103,6 +103,16 @@ describe("snapshot export -o", () => {
     });
   }
 
+  test("-o - into a reader that stops early (| head): a quiet 141, as any output into a closed pipe", async () => {
+    await using repo = await tmpRepo();
+    await using dir = tmpDir("ws-export-out-");
+    for (let i = 0; i < 4; i++) repo.write(`data/${i}.bin`, new Uint8Array(1 << 20).map((_, k) => (k * (i + 5)) & 255));
+    const id = await snapshotOf(repo);
+    const p = Bun.spawnSync(["bash", "-c", `"$0" snapshot export "$1" -o - --root "$2" 2>"$3/err" | head -c 10 >/dev/null; echo "\${PIPESTATUS[0]}"`, BINARY, id, repo.root, dir.path]);
+    expect(p.stdout.toString()).toBe("141\n");
+    expect(readFileSync(join(dir.path, "err"), "utf8")).toBe("");
+  });
+
   test("a symlink to a file: the file it names is replaced, the link stays", async () => {
     await using repo = await tmpRepo();
     await using dir = tmpDir("ws-export-out-");

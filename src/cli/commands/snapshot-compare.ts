@@ -7,7 +7,8 @@ import { snapshotGrep, type GrepArgs } from "../../ops/snapshot/grep";
 import { importBundle } from "../../ops/snapshot/import";
 import type { Workspace } from "../../ops/workspace";
 import { UsageError, intFlag, type FlagSpec } from "../args";
-import { isStdout, printJson, progressBar, stderr, stdout, warnUnreadable } from "../output";
+import { isStdout, OutputError, printJson, progressBar, stderr, stdout, warnUnreadable } from "../output";
+import { WorksnapError } from "../../core/errors";
 import { canonicalJson } from "../../core/canonical-json";
 import { shownPath } from "../shown-path";
 
@@ -133,6 +134,9 @@ export const COMPARE_SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> 
         output,
         outputFd: toStdout ? 1 : undefined,
         onProgress: flags.json ? undefined : progressBar("exporting"),
+      }).catch((err) => {
+        // the reader of stdout went away (`| head`): stop quietly, as any output into a closed pipe does
+        throw toStdout && err instanceof WorksnapError && err.details.errno === "EPIPE" ? new OutputError("EPIPE") : err;
       });
       // a bundle written into stdout keeps it to itself: the summary goes to stderr
       const say = toStdout ? stderr : stdout;

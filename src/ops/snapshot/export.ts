@@ -65,11 +65,13 @@ export async function exportSnapshot(ws: Workspace, args: ExportArgs): Promise<E
   }
   const sizes = await blobSizes(ws, src.entries, src.snapshotId);
   const written = await writeBundle(ws, src, sizes, target, output === null ? null : { name: args.output!, stream: output.stream, fd: args.outputFd }, args);
-  const rel = relative(ws.repo.root, output?.stream ? args.output! : target);
+  // a stream is named as given; a file by where it now is (through a symlink: the file replaced)
+  const where = output?.stream ? args.output! : target;
+  const rel = relative(ws.repo.root, where);
   const result: ExportResult = {
     ...src.branch,
     snapshot_id: src.snapshotId,
-    path: rel.startsWith("..") || rel === "" ? (output?.stream ? args.output! : target) : rel.split(sep).join("/"),
+    path: rel.startsWith("..") || rel === "" ? where : rel.split(sep).join("/"),
     bytes: written.bytes,
     sha256: written.sha256,
     files: src.entries.length,
