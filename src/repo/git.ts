@@ -78,20 +78,26 @@ export async function spawnWhenDescriptorsFree<T>(spawn: () => T): Promise<T> {
 
 export async function git(args: string[], opts: GitOptions): Promise<GitResult> {
   const { stdout, stderr, code, spooled } = await gitChildren.run(async () => {
-    const spool = opts.spool === undefined ? null : openSpool(opts.spool);
+    let spool: number | null = null;
     try {
-      const proc = await spawnWhenDescriptorsFree(() =>
-        Bun.spawn(["git", ...args], {
+      // A spool of its own for each attempt: a spawn can fail with EMFILE after the child has started (the runtime
+      // then lacks a descriptor to watch it by), and that child still writes its whole output to the spool it was
+      // given; a retry writing into the same file doubled the listing (every tracked file twice in a grep's walk).
+      const proc = await spawnWhenDescriptorsFree(() => {
+        if (spool !== null) closeSync(spool);
+        spool = opts.spool === undefined ? null : openSpool(opts.spool);
+        return Bun.spawn(["git", ...args], {
           cwd: opts.cwd,
           env: gitEnv(opts.env),
           stdin: opts.input === undefined ? "ignore" : new Blob([opts.input]),
           stdout: spool ?? "pipe",
           stderr: "pipe",
-        }),
-      );
-      const out = spool === null ? new Response(proc.stdout as ReadableStream<Uint8Array>).bytes() : proc.exited.then(() => readSpool(spool));
+        });
+      });
+      const used: number | null = spool;
+      const out = used === null ? new Response(proc.stdout as ReadableStream<Uint8Array>).bytes() : proc.exited.then(() => readSpool(used));
       const [bytes, err, exit] = await Promise.all([out, new Response(proc.stderr).text(), proc.exited]);
-      return { stdout: bytes, stderr: err, code: exit, spooled: spool !== null };
+      return { stdout: bytes, stderr: err, code: exit, spooled: used !== null };
     } finally {
       if (spool !== null) closeSync(spool);
     }

@@ -27,6 +27,35 @@ describe("git output spooled to a file", () => {
     expect(readdirSync(spoolDir)).toEqual([]);
   });
 
+  test("regression (a listing doubled under descriptor starvation): a spawn that fails after its child started leaves that child's output out of the answer", async () => {
+    await using tmp = tmpDir("git-spool-");
+    runGit(tmp.path, ["init", "-q"]);
+    for (let i = 0; i < 50; i++) writeFileSync(join(tmp.path, `f${i}.txt`), `${i}\n`);
+    runGit(tmp.path, ["add", "-A"]);
+    const args = ["ls-files", "-s", "-v", "-z"];
+    const piped = await git(args, { cwd: tmp.path });
+    // Out of descriptors, the runtime can start the child and then fail to watch it (EMFILE): the child runs on
+    // and writes all its output where it was told. The first spawn here does just that; the retry then succeeds.
+    const spawn = Bun.spawn;
+    const orphans: Bun.Subprocess[] = [];
+    let calls = 0;
+    (Bun as { spawn: unknown }).spawn = (...a: Parameters<typeof Bun.spawn>) => {
+      const child = spawn(...a);
+      if (calls++ > 0) return child;
+      orphans.push(child);
+      throw Object.assign(new Error("EMFILE: too many open files, spawn"), { code: "EMFILE" });
+    };
+    let spooled;
+    try {
+      spooled = await git(args, { cwd: tmp.path, spool: join(tmp.path, ".git", "listing") });
+    } finally {
+      (Bun as { spawn: unknown }).spawn = spawn;
+    }
+    await Promise.all(orphans.map((o) => o.exited));
+    expect(calls).toBe(2);
+    expect(new TextDecoder().decode(spooled.stdout)).toBe(new TextDecoder().decode(piped.stdout));
+  });
+
   test("where the file cannot be made (no such directory), the output comes through a pipe; failures are reported alike", async () => {
     await using tmp = tmpDir("git-spool-");
     runGit(tmp.path, ["init", "-q"]);
