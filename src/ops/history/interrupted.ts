@@ -124,7 +124,7 @@ async function completeOne(ws: Workspace, store: HistoryStore, intent: WriteInte
       done.add(p); // before and after alike
       continue;
     }
-    if (!matches(d, initial.get(p)!)) {
+    if (!matches(d, initial.get(p)!) && !movedHere(p, entries, d, done, initial)) {
       report.left.push(p);
       continue;
     }
@@ -186,6 +186,17 @@ function matches(d: DiskState, s: State): boolean {
 }
 
 /**
+ * Whether `path` holds, unchanged, the file a move of the call renamed to it from a source it has left: a move
+ * with edits is published as the rename, then the new bytes renamed over it, and a process killed between the two
+ * left the old bytes under the new name. (A move that changes only the case of a name is always published so:
+ * the two spellings name one file on a file system that folds case.) The new bytes are still to be written.
+ */
+function movedHere(path: string, entries: LogEntry[], d: DiskState, done: Set<string>, initial: Map<string, State>): boolean {
+  const e = [...entries].reverse().find((x) => x.file_path === path && x.operation !== "delete");
+  return e !== undefined && e.operation === "move" && done.has(e.source_path!) && matches(d, initial.get(e.source_path!) ?? null);
+}
+
+/**
  * The recorded new content of a path not yet published: its last entry's
  * change applied to the content it was made on (the path's own bytes before
  * the call, nothing for a creation, or a move's source), checked against the
@@ -205,8 +216,9 @@ async function newContent(
   if (e.operation === "create") on = { bytes: EMPTY, mode: "100644" };
   else {
     const from = e.operation === "move" ? e.source_path! : path;
-    const d = disk.get(from);
-    if (!d || !d.state || !matches(d, initial.get(from) ?? null)) return null;
+    // a move's source, or the move's target when the rename was published and its bytes not yet (movedHere)
+    const d = [disk.get(from), disk.get(path)].find((x) => x !== undefined && x.state !== null && matches(x, initial.get(from) ?? null));
+    if (!d || !d.state) return null;
     on = d.state;
   }
   const applied = applyChange(on, await objects.change(e), e.operation === "create" ? null : e.hash_before);

@@ -12,6 +12,7 @@ import { dirname, join } from "node:path";
 import { BINARY, cli, historyEntries, mcpSession } from "../../helpers/binary";
 import { caseFoldingFsForTests } from "../../helpers/case-folding-fs";
 import { runGit } from "../../helpers/tmp-repo";
+import { nativeModule } from "../../../src/repo/native";
 
 const fs = caseFoldingFsForTests();
 
@@ -196,6 +197,28 @@ describe.skipIf(!fs.canMount)("a file system that folds case", () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("only in case");
     expect(historyEntries(root).map((x) => x.conversation_id)).toEqual(["Fix-Login", "Fix-Login"]);
+  });
+
+  test.skipIf(nativeModule() === null)("regression (the old bytes left under the new name): killed between a case-only rename and its new bytes, the next command writes them and records the edit", async () => {
+    const root = repoOn("between", { "Name.txt": "one\ntwo\n" });
+    const patchFile = join(fs.path, "between.patch");
+    writeFileSync(patchFile, "diff --git a/Name.txt b/NAME.txt\nsimilarity index 50%\nrename from Name.txt\nrename to NAME.txt\n--- a/Name.txt\n+++ b/NAME.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+TWO\n");
+    // the write-crash worker dies after the publish's first file operation: the rename to the new spelling
+    const r = Bun.spawnSync([process.execPath, join(import.meta.dir, "..", "..", "fixtures", "write-crash-worker.ts"), root, patchFile, "renamed", "1"], { stdout: "pipe", stderr: "pipe" });
+    expect(r.signalCode ?? `exit ${r.exitCode}: ${r.stderr.toString()}`).toBe("SIGKILL");
+    expect(names(root)).toEqual(["NAME.txt"]);
+    expect(readFileSync(join(root, "NAME.txt"), "utf8")).toBe("one\ntwo\n");
+    const after = cli(["history", "status", "--root", root]);
+    expect({ code: after.code, error: after.stderr.includes("worksnap:") ? after.stderr : "" }).toEqual({ code: 0, error: "" });
+    expect(names(root)).toEqual(["NAME.txt"]);
+    expect(readFileSync(join(root, "NAME.txt"), "utf8")).toBe("one\nTWO\n");
+    const pending = historyEntries(root).filter((e) => e.status === "pending");
+    expect(pending.map((e) => e.file_path)).toEqual(["NAME.txt"]);
+    // and its undo gives back the old name and bytes
+    const undo = cli(["history", "reject", pending[0]!.edit_id, "--root", root]);
+    expect({ code: undo.code, error: undo.stderr.includes("worksnap:") ? undo.stderr : "" }).toEqual({ code: 0, error: "" });
+    expect(names(root)).toEqual(["Name.txt"]);
+    expect(readFileSync(join(root, "Name.txt"), "utf8")).toBe("one\ntwo\n");
   });
 
   test("kill -9 at any moment of a rename that changes only case: the file is there, old name and bytes or new, and the history says which", async () => {
