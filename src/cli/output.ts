@@ -1,5 +1,6 @@
-import { fstatSync, statSync, writeSync } from "node:fs";
+import { fstatSync, statSync } from "node:fs";
 import { canonicalJson } from "../core/canonical-json";
+import { writeFully } from "../core/write-fully";
 import { publicError } from "../core/public-error";
 import { nativeModule } from "../repo/native";
 import { UsageError } from "./args";
@@ -28,26 +29,14 @@ export class OutputError extends Error {
  * Every byte the CLI prints goes through here. A write returns only once all
  * of it is in the file or pipe, so nothing is left in a buffer when the
  * process exits (process.exit drops what a stream still holds: output into a
- * slow pipe was cut at 64 KiB). A pipe set non-blocking (by the runtime, or by
- * whoever shares it) answers EAGAIN while full: we wait for the reader.
+ * slow pipe was cut at 64 KiB); a pipe set non-blocking is waited on (writeFully).
  */
 function writeAll(fd: number, data: string | Uint8Array): void {
-  const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
-  let offset = 0;
-  while (offset < bytes.length) {
-    try {
-      offset += writeSync(fd, bytes, offset, bytes.length - offset);
-    } catch (err) {
-      const errno = (err as NodeJS.ErrnoException).code ?? "EIO";
-      if (errno === "EAGAIN" || errno === "EWOULDBLOCK") waitForReader();
-      else if (errno !== "EINTR") throw new OutputError(errno);
-    }
+  try {
+    writeFully(fd, typeof data === "string" ? Buffer.from(data, "utf8") : data);
+  } catch (err) {
+    throw new OutputError((err as NodeJS.ErrnoException).code ?? "EIO");
   }
-}
-
-const pause = new Int32Array(new SharedArrayBuffer(4));
-function waitForReader(): void {
-  Atomics.wait(pause, 0, 0, 2);
 }
 
 /** The command's output. Throws OutputError when it cannot be written (EPIPE: the reader is gone). */

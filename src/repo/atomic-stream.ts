@@ -1,6 +1,7 @@
-import { chmodSync, closeSync, constants, copyFileSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { chmodSync, closeSync, constants, copyFileSync, fsyncSync, openSync, renameSync, rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { randomId128 } from "../core/hash";
+import { writeFully } from "../core/write-fully";
 import { StagedFile, fsyncDir } from "./atomic-write";
 import { fsyncAll } from "./durable";
 import { errnoError, nativeModule, polled, type NativeModule, type NativeSink } from "./native";
@@ -13,22 +14,6 @@ const DIRECT_MIN = 64 * 1024;
 /** Bytes handed to the writer thread and not yet written, above which the producer waits (behind()). */
 const QUEUE_MAX = 24 * 1024 * 1024;
 const QUEUE_RESUME = 8 * 1024 * 1024;
-
-const pause = new Int32Array(new SharedArrayBuffer(4));
-
-/** A pipe someone set non-blocking (a stdout the bundle streams into) answers EAGAIN while full: wait for its reader. */
-function writeAll(fd: number, bytes: Uint8Array): void {
-  let off = 0;
-  while (off < bytes.length) {
-    try {
-      off += writeSync(fd, bytes, off, bytes.length - off);
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === "EAGAIN" || code === "EWOULDBLOCK") Atomics.wait(pause, 0, 0, 2);
-      else if (code !== "EINTR") throw err;
-    }
-  }
-}
 
 /**
  * writeFileAtomic for output too large to hold in memory (export bundles):
@@ -173,7 +158,7 @@ export class AtomicFileWriter {
       return;
     }
     this.hasher?.update(bytes);
-    writeAll(this.fd as number, bytes);
+    writeFully(this.fd as number, bytes);
   }
 
   /** Everything written, then the target made to appear; the SHA-256 of the bytes, in hex. */

@@ -30,14 +30,19 @@ function reference(repo: TmpRepo, id: string): Buffer {
 
 const sha = (b: Uint8Array) => createHash("sha256").update(b).digest("hex");
 
+/** A character device node of the test's own in `dir` (mknod, as root): were the fault back, it is this one replaced. */
+function deviceNode(dir: string, name: string, major: number, minor: number): string {
+  const node = join(dir, name);
+  expect(Bun.spawnSync(["mknod", "-m", "666", node, "c", String(major), String(minor)]).exitCode).toBe(0);
+  return node;
+}
+
 describe("snapshot export -o", () => {
   test.if(asRoot)("regression (a device replaced by a regular file): a character device is written into and stays a device", async () => {
     await using repo = await tmpRepo();
     await using dir = tmpDir("ws-export-out-");
     const id = await snapshotOf(repo);
-    // a node of its own for /dev/null (1, 3): were the bug back, this one would be replaced, not the system's
-    const node = join(dir.path, "null");
-    expect(Bun.spawnSync(["mknod", "-m", "666", node, "c", "1", "3"]).exitCode).toBe(0);
+    const node = deviceNode(dir.path, "null", 1, 3); // /dev/null's numbers
     const r = cli(["snapshot", "export", id, "-o", node, "--root", repo.root]);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(`${sha(reference(repo, id))}  ${node}\n`);
@@ -150,8 +155,7 @@ describe("snapshot export -o", () => {
     await using repo = await tmpRepo();
     await using dir = tmpDir("ws-export-out-");
     const id = await snapshotOf(repo);
-    const node = join(dir.path, "full");
-    expect(Bun.spawnSync(["mknod", "-m", "666", node, "c", "1", "7"]).exitCode).toBe(0);
+    const node = deviceNode(dir.path, "full", 1, 7); // /dev/full's numbers
     const full = cli(["snapshot", "export", id, "-o", node, "--root", repo.root]);
     expect(full.code).toBe(1);
     expect(full.stderr).toBe(`worksnap: TOO_LARGE: no space left writing the bundle to ${node}\n`);

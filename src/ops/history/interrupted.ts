@@ -185,6 +185,11 @@ function matches(d: DiskState, s: State): boolean {
   return d.kind === "file" && d.hash === s.hash && d.state!.mode === s.mode;
 }
 
+/** The call's last entry that gives `path` content (not a deletion). */
+function lastWriteOf(path: string, entries: LogEntry[]): LogEntry | undefined {
+  return entries.findLast((x) => x.file_path === path && x.operation !== "delete");
+}
+
 /**
  * Whether `path` holds, unchanged, the file a move of the call renamed to it from a source it has left: a move
  * with edits is published as the rename, then the new bytes renamed over it, and a process killed between the two
@@ -192,7 +197,7 @@ function matches(d: DiskState, s: State): boolean {
  * the two spellings name one file on a file system that folds case.) The new bytes are still to be written.
  */
 function movedHere(path: string, entries: LogEntry[], d: DiskState, done: Set<string>, initial: Map<string, State>): boolean {
-  const e = [...entries].reverse().find((x) => x.file_path === path && x.operation !== "delete");
+  const e = lastWriteOf(path, entries);
   return e !== undefined && e.operation === "move" && done.has(e.source_path!) && matches(d, initial.get(e.source_path!) ?? null);
 }
 
@@ -210,7 +215,7 @@ async function newContent(
   initial: Map<string, State>,
   objects: HistoryObjects,
 ): Promise<Content | null> {
-  const e = [...entries].reverse().find((x) => x.file_path === path && x.operation !== "delete");
+  const e = lastWriteOf(path, entries);
   if (!e) return null;
   let on: Content;
   if (e.operation === "create") on = { bytes: EMPTY, mode: "100644" };
