@@ -8,7 +8,10 @@ import type { CheckCommand } from "./check-detect";
  * together into a capped buffer. On timeout or cancellation the whole group
  * gets SIGTERM, then SIGKILL after KILL_GRACE_MS; after a normal exit the
  * group is killed too, so nothing a check left running (a watcher, a server
- * a test forgot) outlives it or holds its pipes open.
+ * a test forgot) outlives it or holds its pipes open. A process that left the
+ * group (a daemon started with setsid) is out of reach: once the command has
+ * exited, its output is read for PIPE_GRACE_MS more and then closed, so such a
+ * process can neither hold the check open nor make it look timed out.
  */
 export interface RunOutcome {
   /** null when the process was killed by a signal or never started. */
@@ -21,6 +24,8 @@ export interface RunOutcome {
   output: string;
   /** Bytes of output the command wrote in all. */
   outputBytes: number;
+  /** The output was still held open PIPE_GRACE_MS after the command exited, and was closed unread. */
+  outputHeld: boolean;
   durationMs: number;
 }
 
@@ -33,6 +38,8 @@ export interface RunOptions {
 }
 
 export const KILL_GRACE_MS = 2_000;
+/** How long output is still read once the command's process has exited and its group was killed. */
+export const PIPE_GRACE_MS = 1_000;
 const TICK_MS = 2_000;
 /** Output kept: the first and the last this many bytes. */
 export const OUTPUT_HEAD_BYTES = 128 * 1024;
@@ -44,6 +51,7 @@ class CappedOutput {
   private tail: Uint8Array[] = [];
   private tailBytes = 0;
   total = 0;
+  private trailer = "";
 
   add(chunk: Uint8Array): void {
     this.total += chunk.length;
@@ -64,11 +72,17 @@ class CappedOutput {
     }
   }
 
+  /** A line of worksnap's own after the output (not counted as the command's). */
+  note(line: string): void {
+    this.trailer = `${line}\n`;
+  }
+
   text(): string {
     const dec = (parts: Uint8Array[]) => new TextDecoder().decode(concat(parts));
     const kept = this.headBytes + this.tailBytes;
-    if (kept >= this.total) return dec([...this.head, ...this.tail]);
-    return `${dec(this.head)}\n[... ${this.total - kept} bytes of output left out ...]\n${dec(this.tail)}`;
+    const ending = (text: string) => (this.trailer && text && !text.endsWith("\n") ? `${text}\n${this.trailer}` : text + this.trailer);
+    if (kept >= this.total) return ending(dec([...this.head, ...this.tail]));
+    return ending(`${dec(this.head)}\n[... ${this.total - kept} bytes of output left out ...]\n${dec(this.tail)}`);
   }
 }
 
@@ -86,7 +100,7 @@ export async function runCommand(cmd: CheckCommand, opts: RunOptions): Promise<R
       stderr: "pipe",
     });
   } catch (err) {
-    return { exitCode: null, timedOut: false, cancelled: false, spawnError: (err as Error).message, output: "", outputBytes: 0, durationMs: Date.now() - started };
+    return { exitCode: null, timedOut: false, cancelled: false, spawnError: (err as Error).message, output: "", outputBytes: 0, outputHeld: false, durationMs: Date.now() - started };
   }
   const group = proc.pid;
   const killGroup = (signal: NodeJS.Signals) => {
@@ -114,14 +128,28 @@ export async function runCommand(cmd: CheckCommand, opts: RunOptions): Promise<R
   if (opts.signal?.aborted) onAbort();
   opts.signal?.addEventListener("abort", onAbort, { once: true });
   const ticker = opts.onTick ? setInterval(() => opts.onTick?.(Date.now() - started), TICK_MS) : undefined;
-  const drain = async (stream: ReadableStream<Uint8Array>) => {
-    for await (const chunk of stream) out.add(chunk);
+  const readers = [proc.stdout, proc.stderr].map((stream) => (stream as ReadableStream<Uint8Array>).getReader());
+  type Reader = (typeof readers)[number];
+  const drain = async (reader: Reader) => {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      out.add(value);
+    }
   };
-  const reading = Promise.all([drain(proc.stdout as ReadableStream<Uint8Array>), drain(proc.stderr as ReadableStream<Uint8Array>)]);
+  const reading = Promise.all(readers.map(drain)).then(() => true);
   try {
     const exitCode = await proc.exited;
+    const exitedAt = Date.now();
+    clearTimeout(timer); // a command that exited in time did not time out, whatever still holds its output
     killGroup("SIGKILL"); // whatever the command left behind
-    await reading.catch(() => undefined);
+    let grace: ReturnType<typeof setTimeout> | undefined;
+    const closed = await Promise.race([reading.catch(() => true), new Promise<false>((done) => (grace = setTimeout(() => done(false), PIPE_GRACE_MS)))]);
+    clearTimeout(grace);
+    if (!closed) {
+      await Promise.all(readers.map((reader) => reader.cancel().catch(() => undefined)));
+      out.note(`[output closed ${PIPE_GRACE_MS} ms after the command ended: a process it started outside its process group (setsid, a daemon) still held it]`);
+    }
     const killed = proc.signalCode !== null && proc.signalCode !== undefined;
     return {
       exitCode: killed ? null : exitCode,
@@ -129,7 +157,8 @@ export async function runCommand(cmd: CheckCommand, opts: RunOptions): Promise<R
       cancelled,
       output: out.text(),
       outputBytes: out.total,
-      durationMs: Date.now() - started,
+      outputHeld: !closed,
+      durationMs: (closed ? Date.now() : exitedAt) - started,
     };
   } finally {
     clearTimeout(timer);

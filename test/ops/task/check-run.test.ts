@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { runCheck } from "../../../src/ops/task/check";
 import type { CheckCommand } from "../../../src/ops/task/check-detect";
-import { OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES, runCommand } from "../../../src/ops/task/check-runner";
+import { OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES, PIPE_GRACE_MS, runCommand } from "../../../src/ops/task/check-runner";
 import { startTask } from "../../../src/ops/task/start";
 import { tmpDir, tmpRepo, type TmpRepo } from "../../helpers/tmp-repo";
 import { wsOf } from "../../helpers/workspace";
@@ -49,6 +49,77 @@ describe("running a check command", () => {
     expect(r.output.endsWith("LAST\n")).toBe(true);
     expect(r.output.length).toBeLessThan(OUTPUT_HEAD_BYTES + OUTPUT_TAIL_BYTES + 200);
     expect(r.output).toMatch(/\[\.\.\. \d+ bytes of output left out \.\.\.\]/);
+  });
+});
+
+/** A command that starts a process in a session of its own (out of the check's group) holding its output, and records its pid. */
+const daemonHoldingOutput = (pidFile: string) => `setsid sh -c 'echo $$ > ${pidFile}; echo from the daemon; exec sleep 60' & while [ ! -s ${pidFile} ]; do sleep 0.05; done; sleep 0.2; echo done`;
+
+async function killRecorded(pidFile: string): Promise<void> {
+  const pid = Number(readFileSync(pidFile, "utf8").trim());
+  if (pid > 0 && processRunning(pid)) process.kill(pid, "SIGKILL");
+}
+
+describe("a process that left the check's process group", () => {
+  test("regression: a daemon holding the output neither holds the check open nor makes it time out", async () => {
+    await using dir = tmpDir();
+    const pidFile = join(dir.path, "daemon");
+    try {
+      const t0 = Date.now();
+      const r = await runCommand(cmd(`${daemonHoldingOutput(pidFile)}; exit 3`, 20_000), { cwd: dir.path, env: { PATH: process.env.PATH ?? "" } });
+      const elapsed = Date.now() - t0;
+      expect(r).toMatchObject({ exitCode: 3, timedOut: false, cancelled: false, outputHeld: true });
+      expect(r.output).toContain("from the daemon\n");
+      expect(r.output).toContain("done\n");
+      expect(r.output).toMatch(/\[output closed \d+ ms after the command ended: a process it started outside its process group/);
+      expect(elapsed).toBeGreaterThanOrEqual(PIPE_GRACE_MS - 50);
+      expect(elapsed).toBeLessThan(10_000); // not the daemon's 60 s, nor the 20 s timeout
+      expect(processRunning(Number(readFileSync(pidFile, "utf8").trim()))).toBe(true); // out of reach, and left alone
+    } finally {
+      await killRecorded(pidFile);
+    }
+  });
+
+  test("a command that times out while such a daemon holds its output is answered after the timeout", async () => {
+    await using dir = tmpDir();
+    const pidFile = join(dir.path, "daemon");
+    try {
+      const t0 = Date.now();
+      const r = await runCommand(cmd(`${daemonHoldingOutput(pidFile)}; sleep 300`, 1_500), { cwd: dir.path, env: { PATH: process.env.PATH ?? "" } });
+      expect(r).toMatchObject({ exitCode: null, timedOut: true, outputHeld: true });
+      expect(Date.now() - t0).toBeLessThan(15_000);
+    } finally {
+      await killRecorded(pidFile);
+    }
+  });
+
+  test("output the command's own processes write before they end is read whole (no grace cut)", async () => {
+    await using dir = tmpDir();
+    const r = await runCommand(cmd("(sleep 0.3; echo late) & echo early"), { cwd: dir.path, env: { PATH: process.env.PATH ?? "" } });
+    // the background writer is in the group, killed when the command exits: its output is never waited for
+    expect(r).toMatchObject({ exitCode: 0, outputHeld: false, output: "early\n" });
+    const whole = await runCommand(cmd("head -c 300000 /dev/zero | tr '\\0' y; echo"), { cwd: dir.path, env: { PATH: process.env.PATH ?? "" } });
+    expect(whole.outputBytes).toBe(300_001);
+    expect(whole.outputHeld).toBe(false);
+  });
+
+  test("through task check: the check passes and its result is cached", async () => {
+    await using repo = await tmpRepo();
+    await using dir = tmpDir();
+    const pidFile = join(dir.path, "daemon");
+    try {
+      await repoWithTest(repo, daemonHoldingOutput(pidFile), 20);
+      using ws = wsOf(repo);
+      await startTask(ws, { task: "t" });
+      const t0 = Date.now();
+      const r = await runCheck(ws, { mode: "test" });
+      expect(Date.now() - t0).toBeLessThan(10_000);
+      expect(r.status).toBe("pass");
+      expect(r.commands[0]).toMatchObject({ passed: true, exitCode: 0 });
+      expect((await runCheck(ws, { mode: "test" })).commands[0]?.cached).toBe(true);
+    } finally {
+      await killRecorded(pidFile);
+    }
   });
 });
 
