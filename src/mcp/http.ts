@@ -73,6 +73,14 @@ export function serveHttp(opts: HttpOptions): HttpServer {
     port: opts.port,
     // SSE streams stay open while a call runs; the transport writes a keep-alive comment every 15 s
     idleTimeout: 60,
+    // Never Bun's development error page (the stack, source lines and directory of the process) in an answer.
+    development: false,
+    // Bun shares a port between servers when development is off; a port in use must stay a refusal.
+    reusePort: false,
+    error: (err) => {
+      log(`a request failed: ${(err as Error)?.stack ?? String(err)}`);
+      return plain(500, "internal error: the server could not answer this request (its log has the details)");
+    },
     fetch: (req) => handle(req),
   });
   const port = bun.port as number;

@@ -9,7 +9,7 @@
  * review records) while at least one page listens, and sends the new stamp
  * as a Server-Sent Event; the page then fetches the state again.
  */
-import { notFound } from "../core/errors";
+import { invalidArgument, notFound } from "../core/errors";
 import { randomId128 } from "../core/hash";
 import type { HistoryStore } from "../ops/history/store";
 import type { Workspace } from "../ops/workspace";
@@ -44,6 +44,14 @@ export function startReviewServer(opts: ReviewServerOptions): ReviewServer {
     hostname: "127.0.0.1",
     port: opts.port ?? 0,
     idleTimeout: 60,
+    // Never Bun's development error page (the stack, source lines and directory of the process) in an answer.
+    development: false,
+    // Bun shares a port between servers when development is off; a port in use must stay a refusal.
+    reusePort: false,
+    error: (err) => {
+      process.stderr.write(`worksnap: the review page failed a request: ${(err as Error)?.stack ?? String(err)}\n`);
+      return secure(errorResponse(err, opts.ws.repo.root));
+    },
     fetch: async (req, srv) => {
       const url = new URL(req.url);
       const verdict = checkRequest(guard!, req, url);
@@ -76,7 +84,10 @@ async function route(api: ReviewApi, req: Request, url: URL): Promise<Response> 
     const asset = PAGE_ASSETS[path];
     if (asset) return new Response(asset.body, { headers: { "content-type": asset.type } });
     if (path === "/api/state") return api.state();
-    if (path.startsWith("/api/edits/")) return api.edit(decodeURIComponent(path.slice("/api/edits/".length)));
+    if (path.startsWith("/api/edits/")) {
+      const id = decodedSegment(path.slice("/api/edits/".length));
+      return id === null ? errorResponse(invalidArgument("the edit id in the address is not valid percent-encoding", {})) : api.edit(id);
+    }
     return new Response("not found\n", { status: 404, headers: { "content-type": "text/plain; charset=utf-8" } });
   }
   let body: unknown;
@@ -89,6 +100,15 @@ async function route(api: ReviewApi, req: Request, url: URL): Promise<Response> 
   if (path === "/api/review") return api.review(body);
   if (path === "/api/recover") return api.recover(body);
   return errorResponse(notFound(`no such action ${path}`, { path }));
+}
+
+/** A percent-encoded path segment, or null when it is malformed (`%E0%A4%A`). */
+function decodedSegment(segment: string): string | null {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return null;
+  }
 }
 
 function secure(res: Response): Response {

@@ -8,7 +8,7 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
-import { httpServe } from "../helpers/binary";
+import { httpServe, requireBinary } from "../helpers/binary";
 import { tmpRepo } from "../helpers/tmp-repo";
 
 const INIT = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "0" } } };
@@ -178,6 +178,31 @@ describe("serve --http: sessions", () => {
     expect((await list(idle, 2)).status).toBe(404);
     expect(server.log()).toContain("expired");
   });
+
+  test("regression: a port in use or an address not of this machine is INVALID_ARGUMENT, never INTERNAL or a shared port", async () => {
+    await using repo = await tmpRepo();
+    const server = await httpServe(repo.root);
+    const port = Number(new URL(server.url).port);
+    const second = (listen: string) => {
+      // a server that bound the port too would serve on: the timeout ends it, and the test fails on its exit code
+      const r = Bun.spawnSync([requireBinary(), "serve", "--http", listen, "--root", repo.root], { stdout: "pipe", stderr: "pipe", timeout: 15_000 });
+      return { code: r.exitCode, stderr: r.stderr.toString() };
+    };
+    const taken = second(`127.0.0.1:${port}`);
+    expect(taken.code).toBe(1);
+    expect(taken.stderr).toContain(`INVALID_ARGUMENT: port ${port} on 127.0.0.1 is in use; pick another in --http`);
+    const foreign = second("192.0.2.1:0"); // TEST-NET-1: an address no machine has
+    expect(foreign.code).toBe(1);
+    expect(foreign.stderr).toContain("INVALID_ARGUMENT: 192.0.2.1 is not an address of this machine");
+    const unresolved = second("no-such-host.invalid:0");
+    expect(unresolved.code).toBe(1);
+    expect(unresolved.stderr).toContain("INVALID_ARGUMENT: cannot listen at no-such-host.invalid:0");
+    for (const r of [taken, foreign, unresolved]) expect(r.stderr).not.toContain("INTERNAL");
+    // the first server still answers, alone on its port
+    await using s = await server.session();
+    await s.call("snapshot_list", { path: "." });
+    expect(await server.stop()).toBe(0);
+  }, 60_000);
 
   test("SIGTERM closes every session and the server exits 0", async () => {
     await using repo = await tmpRepo();

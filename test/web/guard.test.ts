@@ -114,6 +114,29 @@ describe("review page guard (token, Host, Origin)", () => {
     expect(cli(["history", "status", "--json", "--root", repo.root]).json().entries[0].status).toBe("rejected");
   }, 60_000);
 
+  test("regression: a malformed address is a typed error with the page's headers, never the runtime's error page", async () => {
+    await using repo = await tmpRepo({ git: false });
+    await using page = await startReviewPage(repo.root);
+    const host = `Host: 127.0.0.1:${page.port}`;
+    const token = `X-Worksnap-Token: ${page.token}`;
+    const paths = ["/api/edits/%E0%A4%A", "/api/edits/%", "/api/edits/%00", "/api/edits/..%2F..%2F.git%2Fconfig", `/api/edits/${"a".repeat(6000)}`, "/%ZZ", "/api/%E0"];
+    for (const path of paths) {
+      const r = await raw(page.port, [`GET ${path} HTTP/1.1`, host, token]);
+      expect({ path, status: r.status }).toMatchObject({ path, status: expect.any(Number) });
+      expect(r.status).toBeGreaterThanOrEqual(400);
+      expect(r.status).toBeLessThan(500);
+      expect(r.headers["content-security-policy"]).toContain("default-src 'none'");
+      expect(r.body).not.toContain("<!doctype");
+      expect(r.body).not.toContain(repo.root);
+      expect(r.body).not.toContain("$bunfs");
+    }
+    const bad = await raw(page.port, ["GET /api/edits/%E0%A4%A HTTP/1.1", host, token]);
+    expect(bad.status).toBe(400);
+    expect(JSON.parse(bad.body).error).toMatchObject({ code: "INVALID_ARGUMENT" });
+    // the server still answers afterwards
+    expect((await raw(page.port, ["GET /api/state HTTP/1.1", host, token])).status).toBe(200);
+  }, 60_000);
+
   test("errors are the review's typed errors; `mcpdiff review` is the same page; a taken --port is a clear refusal", async () => {
     await using repo = await tmpRepo({ git: false });
     await using bin = tmpDir("ws-mcpdiff-");

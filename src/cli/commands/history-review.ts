@@ -8,6 +8,7 @@ import type { HistoryStore } from "../../ops/history/store";
 import type { Workspace } from "../../ops/workspace";
 import { startReviewServer, type ReviewServer } from "../../web/server";
 import { intFlag } from "../args";
+import { listenError } from "../listen-error";
 import { printJson, stderr, stdout } from "../output";
 
 export async function cmdReviewPage(ws: Workspace, store: HistoryStore, flags: Record<string, unknown>): Promise<number> {
@@ -17,8 +18,7 @@ export async function cmdReviewPage(ws: Workspace, store: HistoryStore, flags: R
   try {
     server = startReviewServer({ ws, store, port });
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "EADDRINUSE") throw invalidArgument(`port ${port} on 127.0.0.1 is in use; pick another with --port, or omit it`, { port });
-    throw err;
+    throw listenError(err, "127.0.0.1", port, "pick another with --port, or omit it") ?? err;
   }
   if (flags.json) printJson({ url: server.url, port: server.port });
   else stdout(`Review page: ${server.url}\n`);

@@ -1,4 +1,5 @@
 import { serveHttp } from "../../mcp/http";
+import { listenError } from "../listen-error";
 import type { TextMode } from "../../mcp/result";
 import { WorkspacePool } from "../../mcp/roots";
 import { type RootChoice, type ServeOptions, serveStdio, type ToolNaming } from "../../mcp/server";
@@ -97,7 +98,12 @@ async function serveOverHttp(roots: RootChoice, opts: ServeOptions, listen: stri
   const fromEnv = process.env.WORKSNAP_HTTP_TOKEN;
   if (fromEnv !== undefined && fromEnv.length < 16) throw new UsageError("WORKSNAP_HTTP_TOKEN must be at least 16 characters");
   const token = fromEnv ?? Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("hex");
-  const server = serveHttp({ ...opts, hostname, port, token, idleTimeoutMs, roots });
+  let server: ReturnType<typeof serveHttp>;
+  try {
+    server = serveHttp({ ...opts, hostname, port, token, idleTimeoutMs, roots });
+  } catch (err) {
+    throw listenError(err, hostname, port, "pick another in --http, or --http 0 for any free port") ?? err;
+  }
   stderr(fromEnv !== undefined ? "worksnap: token: from WORKSNAP_HTTP_TOKEN\n" : `worksnap: token: ${token}\n`);
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
