@@ -1,5 +1,5 @@
 #!/usr/bin/env bun
-import { realpathSync } from "node:fs";
+import { realpathSync, statSync } from "node:fs";
 import { basename, resolve } from "node:path";
 import { UsageError } from "./cli/args";
 import { reportError, stderr, stdout } from "./cli/output";
@@ -98,7 +98,9 @@ function rootOf(argv: string[]): string | null {
     else if (a.startsWith("--root=")) dir = a.slice("--root=".length);
   }
   try {
-    return realpathSync(resolve(dir));
+    const root = realpathSync(resolve(dir));
+    // a --root that is no directory (/dev/null) is named as given, not as "."
+    return statSync(root).isDirectory() ? root : null;
   } catch {
     return null;
   }

@@ -155,7 +155,12 @@ export function asWorksnapError(err: unknown): WorksnapError {
     const path = typeof sys.path === "string" ? sys.path : undefined;
     const details: ErrorDetails = path ? { errno: sys.code, path } : { errno: sys.code };
     if (sys.code === "ENOENT") return notFound(sys.message, details);
-    if (sys.code === "EACCES" || sys.code === "EPERM") return permissionDenied(sys.message, details);
+    if (sys.code === "EACCES" || sys.code === "EPERM") {
+      if (path !== undefined && /(^|\/)\.mcp(\/|$)/.test(path)) {
+        return permissionDenied(`worksnap's state directory .mcp is not open to this user (${sys.message}); run worksnap as a user who may read and write it, usually the repository's owner`, { ...details, reason: "state_dir_permission" });
+      }
+      return permissionDenied(sys.message, details);
+    }
     if (sys.code === "EFBIG") return tooLarge(sys.message, details);
     if (sys.code === "EROFS") return readOnlyFileSystem(path ?? null);
     // a symlink on a file system that has none (git's core.symlinks says otherwise, or git is not asked)

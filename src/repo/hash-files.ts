@@ -84,10 +84,10 @@ export class FileHasher {
   }
 
   private store(sha256: string, bytes: Uint8Array): void {
-    if (!this.deferWrites) return this.loose.writeKnown(blobIdFromHex(sha256), bytes);
+    if (!this.deferWrites) return storing(() => this.loose.writeKnown(blobIdFromHex(sha256), bytes));
     if (this.writing.has(sha256)) return; // the same bytes under another path, being written already
     const copy = Buffer.from(bytes); // the read buffer is reused for the next file
-    const writing = this.loose.writeKnownAsync(blobIdFromHex(sha256), copy);
+    const writing = storing(() => this.loose.writeKnownAsync(blobIdFromHex(sha256), copy));
     if (!writing) return;
     this.writing.add(sha256);
     this.pendingBytes += copy.length;
@@ -100,6 +100,8 @@ export class FileHasher {
       if (item.gitOid && (item.mode === "100644" || item.mode === "100755")) return this.hashClean(item, abs, item.mode);
       return this.hashOther(item, abs);
     } catch (err) {
+      // the store could not be written (a .mcp this user may not write, a full disk): not the file's fault
+      if (err instanceof StoreWriteFailed) throw err.cause;
       const code = (err as NodeJS.ErrnoException).code;
       if (code === "ENOENT" || code === "ENOTDIR" || code === "ELOOP" || code === "EISDIR") return { index: item.index, kind: "vanished" };
       if (code === "EACCES" || code === "EPERM") return { index: item.index, kind: "denied" };
@@ -210,6 +212,22 @@ export class FileHasher {
   }
 }
 
+/** A failure to write the loose store, told apart from a failure to read the file being hashed. */
+class StoreWriteFailed extends Error {
+  constructor(override readonly cause: unknown) {
+    super("the blob store could not be written");
+  }
+}
+
+/** Runs a write to the loose store; what it throws comes out as StoreWriteFailed. */
+function storing<T>(write: () => T): T {
+  try {
+    return write();
+  } catch (err) {
+    throw new StoreWriteFailed(err);
+  }
+}
+
 /** Copies a file into the loose store under `sha256`, only if the copied bytes really hash to it. */
 function copyIntoLooseStore(stateDir: string, loose: FsBlobStore, abs: string, sha256: string): boolean {
   const id = blobIdFromHex(sha256);
@@ -221,13 +239,16 @@ function copyIntoLooseStore(stateDir: string, loose: FsBlobStore, abs: string, s
   }
   const tmp = tempPath(stateDir, "blob");
   try {
-    const fd = openSync(tmp, "w", 0o444);
+    const fd = storing(() => openSync(tmp, "w", 0o444));
     const sha = new Bun.CryptoHasher("sha256");
     try {
+      // reading the file may fail as a read does (it vanished, it is denied now); writing the copy, as the store does
       for (const chunk of fileChunks(abs)) {
         sha.update(chunk);
-        let off = 0;
-        while (off < chunk.length) off += writeSync(fd, chunk, off, chunk.length - off);
+        storing(() => {
+          let off = 0;
+          while (off < chunk.length) off += writeSync(fd, chunk, off, chunk.length - off);
+        });
       }
     } finally {
       closeSync(fd);
@@ -236,8 +257,10 @@ function copyIntoLooseStore(stateDir: string, loose: FsBlobStore, abs: string, s
       rmSync(tmp, { force: true });
       return false;
     }
-    mkdirSync(join(dest, ".."), { recursive: true });
-    renameSync(tmp, dest);
+    storing(() => {
+      mkdirSync(join(dest, ".."), { recursive: true });
+      renameSync(tmp, dest);
+    });
     return true;
   } catch (err) {
     // a full disk can stop the copy half way: no partial temp file stays behind

@@ -1,6 +1,6 @@
 import { lstatSync, realpathSync, statSync } from "node:fs";
 import { dirname, join, sep } from "node:path";
-import { invalidArgument, isMissingPath, notFound } from "../core/errors";
+import { invalidArgument, isMissingPath, notFound, permissionDenied, type WorksnapError } from "../core/errors";
 import { gitSync } from "./git";
 
 /** The repository a server or command works on. `root` is canonical (symlinks resolved). */
@@ -78,7 +78,10 @@ function detectGit(root: string): { gitDir: string; prefix: string; top?: string
     }
     throw err;
   }
-  // 128: not a work tree after all (a bare repository, .git inside .git), or one git refuses (unsafe ownership)
+  // git refuses a repository another user owns (safe.directory): served as a plain directory, the tree would
+  // lose its ignore rules and history, so the refusal is passed on
+  if (r.code !== 0 && /safe\.directory/.test(r.stderr)) throw refusedOwnership(root, r.stderr);
+  // 128: not a work tree after all (a bare repository, .git inside .git)
   if (r.code !== 0) return null;
   const [top, , gitDir] = new TextDecoder().decode(r.stdout).split("\n");
   if (!top || !gitDir) return null;
@@ -94,4 +97,18 @@ function detectGit(root: string): { gitDir: string; prefix: string; top?: string
   // a directory the repository ignores (a build output, node_modules/x) holds no candidates of it: served as a plain directory
   if (gitSync(["check-ignore", "-q", "--no-index", "."], { cwd: root, okCodes: [1, 128] }).code === 0) return null;
   return { gitDir, prefix: `${root.slice(canonicalTop.length + 1).split(sep).join("/")}/`, top: canonicalTop };
+}
+
+/**
+ * git's refusal of a repository owned by another user (its `safe.directory`
+ * check, which keeps a repository's own configuration from running commands
+ * as whoever enters it): the same advice git gives, with the directory git
+ * named.
+ */
+function refusedOwnership(root: string, stderr: string): WorksnapError {
+  const named = /safe\.directory\s+(\S.*)$/m.exec(stderr)?.[1]?.trim() ?? root;
+  return permissionDenied(
+    `git refuses the repository at ${named}: it is owned by another user. Run worksnap as the repository's owner, or, if you trust the repository, add its absolute path to git's safe.directory (git config --global --add safe.directory PATH)`,
+    { reason: "git_dubious_ownership", directory: named },
+  );
 }

@@ -92,7 +92,10 @@ describe("a .mcp/ of worksnap 0.1.0 that this user cannot write", () => {
     await using dir = tmpDir("ws-readonly-");
     const root = unpack(dir.path);
     const asRoot = process.getuid?.() === 0;
-    // root writes anywhere: read as an unprivileged user then, with the tree readable to it; else drop write bits
+    // root writes anywhere: read as an unprivileged user then, the tree its own (git refuses another user's
+    // repository) but .mcp root's and only readable to it; else drop write bits
+    if (asRoot) Bun.spawnSync(["chown", "-R", "65534:65534", root]);
+    if (asRoot) Bun.spawnSync(["chown", "-R", "0:0", join(root, ".mcp")]);
     Bun.spawnSync(["chmod", "-R", asRoot ? "a+rX" : "a-w", join(root, ".mcp")]);
     Bun.spawnSync(["chmod", "a+rx", dir.path, root]);
     const args = [BINARY, "snapshot", "file", "src/util.ts", "--snapshot", expected.snapshots.second, "--root", root];
