@@ -147,3 +147,15 @@ export function warnUnreadable(r: { unreadable?: string[]; unreadable_total?: nu
   const more = total > names.length ? ` and ${total - names.length} more` : "";
   stderr(`worksnap: skipped ${total} path${total === 1 ? "" : "s"} that cannot be read: ${names.join(", ")}${more}\n`);
 }
+
+/**
+ * Names on stderr what a capture left out on purpose (its `skipped` counts): names that are not UTF-8, which
+ * a snapshot cannot hold, and submodules, which are repositories of their own.
+ */
+export function warnSkipped(skipped: { non_utf8: number; submodules: number }): void {
+  const parts = [
+    skipped.non_utf8 > 0 && `${skipped.non_utf8} path${skipped.non_utf8 === 1 ? "" : "s"} whose name is not UTF-8 (snapshots hold UTF-8 names only)`,
+    skipped.submodules > 0 && `${skipped.submodules} submodule${skipped.submodules === 1 ? "" : "s"} (a repository of its own)`,
+  ].filter(Boolean);
+  if (parts.length > 0) stderr(`worksnap: skipped ${parts.join(" and ")}\n`);
+}

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BINARY, cli } from "../helpers/binary";
@@ -167,6 +167,24 @@ describe("regressions", () => {
     expect(r.json().manifest_stats.files).toBe(4700);
     const again = cli(["snapshot", "create", "--root", repo.root, "--json"], { cwd: "/" }).json();
     expect(again.snapshot_id).toBe(r.json().snapshot_id);
+  });
+});
+
+describe("what a capture leaves out", () => {
+  test("regression (skipped silently): names that are not UTF-8 are named on stderr as skipped; --json counts them", async () => {
+    await using repo = await tmpRepo({ git: false });
+    repo.write("a.txt", "a\n");
+    writeFileSync(Buffer.concat([Buffer.from(`${repo.root}/bad`), Buffer.from([0xff, 0xfe]), Buffer.from(".txt")]), "x\n");
+    const r = cli(["snapshot", "create", "--root", repo.root]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^sha256:[0-9a-f]{64}\n$/);
+    expect(r.stderr).toBe("worksnap: skipped 1 path whose name is not UTF-8 (snapshots hold UTF-8 names only)\n");
+    const json = cli(["snapshot", "create", "--root", repo.root, "--json"]);
+    expect(json.json().skipped.non_utf8).toBe(1);
+    expect(json.stderr).toBe("");
+    await using clean = await tmpRepo({ git: false });
+    clean.write("a.txt", "a\n");
+    expect(cli(["snapshot", "create", "--root", clean.root]).stderr).toBe(""); // a capture that meets none says nothing
   });
 });
 

@@ -6,7 +6,7 @@ import { listEntries } from "../../ops/snapshot/list";
 import { closeWorkspace, openWorkspace, type Workspace } from "../../ops/workspace";
 import { COMPARE_HELP, COMPARE_SUBCOMMANDS } from "./snapshot-compare";
 import { UsageError, intFlag, parseArgv, type FlagSpec } from "../args";
-import { printJson, progressBar, stderr, stdout, warnUnreadable } from "../output";
+import { printJson, progressBar, stderr, stdout, warnSkipped, warnUnreadable } from "../output";
 import { shownPath } from "../shown-path";
 
 export const SNAPSHOT_HELP = `worksnap snapshot <command> [--root DIR] [--json]
@@ -39,6 +39,7 @@ const SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> = {
       const result = await createSnapshot(ws, { paths: pos.length > 0 ? pos : ["."], onProgress: flags.json ? undefined : progressBar("hashing") });
       if (flags.json) return printJson(result);
       stdout(`${result.snapshot_id}\n`);
+      warnSkipped(result.skipped);
       warnUnreadable(result);
     },
   },
