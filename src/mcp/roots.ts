@@ -1,4 +1,6 @@
-import { realpathSync } from "node:fs";
+import { existsSync, realpathSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { type ListRootsResult, ListRootsResultSchema, RootsListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
@@ -98,7 +100,7 @@ export class SessionRoot {
   /** The session's workspace now; `ask` sends roots/list to the client when the roots must be (re)learned. */
   workspace(ask: AskClient): Promise<Workspace> {
     if (this.fixed !== null) return Promise.resolve(this.pool.get(this.fixed));
-    if (!this.sdk.getClientCapabilities()?.roots) return Promise.resolve(this.pool.get(this.fallback));
+    if (!this.sdk.getClientCapabilities()?.roots) return this.fallbackWorkspace();
     if (this.current === null) {
       const learning = this.learn(ask);
       this.current = learning;
@@ -108,6 +110,17 @@ export class SessionRoot {
       });
     }
     return this.current;
+  }
+
+  /** The directory the server started in, unless that is a directory no one would mean (unservableFallback). */
+  private fallbackWorkspace(): Promise<Workspace> {
+    const why = unservableFallback(this.fallback);
+    if (why === null) return Promise.resolve(this.pool.get(this.fallback));
+    return Promise.reject(
+      notFound(`no repository to serve: the server was started in ${why}, with no --root, and the client names no root; add --root /path/to/the/repository to the server's arguments in the host's configuration`, {
+        reason: "no_root",
+      }),
+    );
   }
 
   private async learn(ask: AskClient): Promise<Workspace> {
@@ -122,7 +135,7 @@ export class SessionRoot {
     const roots = listed.roots.map((r) => r.uri);
     if (roots.length === 0) {
       this.log(`the client lists no roots; serving ${this.fallback}`);
-      return this.pool.get(this.fallback);
+      return this.fallbackWorkspace();
     }
     for (const uri of roots) {
       const dir = fileDir(uri);
@@ -137,6 +150,31 @@ export class SessionRoot {
     }
     throw notFound(`none of the client's roots is a directory on this machine (${roots.slice(0, 5).join(", ")}); start the server with --root`, { roots: roots.slice(0, 5) });
   }
+}
+
+/**
+ * Why the directory a server started in cannot stand in for a repository no
+ * one named, or null when it can: hosts start servers in `/` (Claude Desktop
+ * on macOS) or in the home directory, and serving those would capture,
+ * search and write state (`.mcp/`) across the whole disk or home. Named
+ * explicitly (`--root`, a client's root) any directory is served.
+ */
+export function unservableFallback(dir: string): string | null {
+  let real: string;
+  try {
+    real = realpathSync(dir);
+  } catch {
+    return null; // opening it says what is wrong
+  }
+  if (real === "/") return "the file system's root";
+  let home: string | null = null;
+  try {
+    home = realpathSync(homedir());
+  } catch {
+    // no home directory to compare with
+  }
+  if (home !== null && real === home && !existsSync(join(real, ".git"))) return "the home directory";
+  return null;
 }
 
 /** `file:///a/b` -> `/a/b`; null for any other scheme or a malformed URI. */

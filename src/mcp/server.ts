@@ -15,7 +15,7 @@ import { type TextMode, errorResult, successResult } from "./result";
 import type { PublicError } from "../core/public-error";
 import { McpSession } from "./session";
 import { LargeMessageStdioTransport } from "./stdio-transport";
-import { type RequestContext, SessionRoot, type WorkspacePool, askWith } from "./roots";
+import { type RequestContext, SessionRoot, type WorkspacePool, askWith, unservableFallback } from "./roots";
 
 export type ToolNaming = "underscore" | "dotted";
 
@@ -200,6 +200,12 @@ export function createServer(roots: RootChoice, opts: ServeOptions = {}): Worksn
  * answers every line); when stdout fails, nobody can be answered: in-flight
  * calls are abandoned.
  */
+/** What a server without --root serves, as its start-up line says. */
+function fallbackText(fallback: string): string {
+  const why = unservableFallback(fallback);
+  return why === null ? `the client's root (or ${fallback})` : `the client's root only (it started in ${why}, which it does not serve: pass --root)`;
+}
+
 export async function serveStdio(roots: RootChoice, opts: ServeOptions = {}): Promise<void> {
   const server = createServer(roots, opts);
   // The SDK's stdio transport drops messages over 10 MB; patches and writes can be larger.
@@ -208,7 +214,7 @@ export async function serveStdio(roots: RootChoice, opts: ServeOptions = {}): Pr
     server.sdk.onclose = resolve;
   });
   await server.connect(transport);
-  stderrLog(`${VERSION} serving ${roots.root !== null ? roots.pool.get(roots.root).repo.root : `the client's root (or ${roots.fallback})`}`);
+  stderrLog(`${VERSION} serving ${roots.root !== null ? roots.pool.get(roots.root).repo.root : fallbackText(roots.fallback)}`);
   await Promise.race([transport.inputEnded, closed]);
   await Promise.race([answered(server), closed]);
   await transport.drained();

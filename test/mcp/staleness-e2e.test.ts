@@ -249,6 +249,40 @@ describe("roots", () => {
     expect((await s.call("snapshot_file", { path: "which.txt" })).content).toBe("cwd\n");
   });
 
+  test("regression: a server started in / or in the home directory, with no --root and no client root, serves neither", async () => {
+    const hadRootState = existsSync("/.mcp");
+    {
+      await using s = await mcpSession("", [], { cwd: "/" });
+      const err = await s.callError("snapshot_list", { path: "." });
+      expect(err).toMatchObject({ code: "NOT_FOUND", details: { reason: "no_root" } });
+      expect(err.message).toContain("the file system's root");
+      expect(err.message).toContain("--root");
+    }
+    {
+      // a client that lists no roots falls back the same way
+      await using s = (await mcpSession("", [], { cwd: "/", roots: [] })) as RootsSession;
+      expect((await s.callError("snapshot_create", {})).details.reason).toBe("no_root");
+    }
+    expect(existsSync("/.mcp")).toBe(hadRootState);
+    await using home = tmpDir();
+    writeFileSync(join(home.path, "notes.txt"), "mine\n");
+    {
+      await using s = await mcpSession("", [], { cwd: home.path, env: { HOME: home.path } });
+      const err = await s.callError("snapshot_file", { path: "notes.txt" });
+      expect(err.details.reason).toBe("no_root");
+      expect(err.message).toContain("the home directory");
+    }
+    expect(existsSync(join(home.path, ".mcp"))).toBe(false);
+    // named, either is served; a home directory that is a repository is served as one
+    {
+      await using s = await mcpSession(home.path, [], { env: { HOME: home.path } });
+      expect((await s.call("snapshot_file", { path: "notes.txt" })).content).toBe("mine\n");
+    }
+    await using repoHome = await repoWith({ "which.txt": "home repo\n" });
+    await using s = await mcpSession("", [], { cwd: repoHome.root, env: { HOME: repoHome.root } });
+    expect((await s.call("snapshot_file", { path: "which.txt" })).content).toBe("home repo\n");
+  });
+
   test("roots that name no directory here: NOT_FOUND naming them, never another tree", async () => {
     await using cwd = tmpDir();
     await using s = (await mcpSession("", [], { roots: ["/nonexistent/worksnap-root"], cwd: cwd.path })) as RootsSession;
