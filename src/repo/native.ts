@@ -12,6 +12,7 @@
  */
 import { constants } from "node:os";
 import { internal } from "../core/errors";
+import { loadEmbeddedCopy } from "./native-copy";
 
 /** An opaque running job. */
 export type NativeJob = { readonly __nativeJob: unique symbol };
@@ -264,6 +265,8 @@ export interface NativeModule {
 const MODULE_VERSION = 18;
 let loaded: NativeModule | null | undefined;
 let loadError = "";
+/** Where the module was loaded from when the runtime's own extraction failed (native-copy.ts). */
+let loadedFrom: string | null = null;
 
 /** The module, or null when it was not built, cannot load here, or WORKSNAP_NATIVE=0. */
 export function nativeModule(): NativeModule | null {
@@ -279,14 +282,23 @@ export function nativeModule(): NativeModule | null {
     loadError = built;
     return null;
   }
+  let m: NativeModule | undefined;
   try {
     // a literal path, so that bun build embeds the module in the executable
-    const m = require("../../build/native/worksnap.node") as NativeModule;
-    if (m?.version === MODULE_VERSION) loaded = m;
-    else loadError = `unexpected module version ${String(m?.version)}`;
+    m = require("../../build/native/worksnap.node") as NativeModule;
   } catch (err) {
     loadError = err instanceof Error ? err.message.split("\n")[0]! : String(err);
+    // the temporary directory the runtime writes it to may not run code (noexec): a copy of the user's may
+    const copy = loadEmbeddedCopy();
+    if (typeof copy === "string") loadError += `; a copy failed too (${copy})`;
+    else {
+      m = copy.exports as NativeModule;
+      loadedFrom = copy.dir;
+    }
   }
+  if (m === undefined) return null;
+  if (m?.version === MODULE_VERSION) loaded = m;
+  else loadError = `unexpected module version ${String(m?.version)}`;
   return loaded;
 }
 
@@ -295,7 +307,7 @@ export function nativeSummary(): string {
   const m = nativeModule();
   if (!m) return `native: off (${loadError || "not built"})`;
   const d = m.describe();
-  return `native: on (sha256 ${d.sha256}, ${d.threads} threads)`;
+  return `native: on (sha256 ${d.sha256}, ${d.threads} threads${loadedFrom !== null ? `; loaded from ${loadedFrom}: the runtime's own copy would not load, ${loadError}` : ""})`;
 }
 
 /**
