@@ -1,5 +1,6 @@
 import { closeSync, fstatSync, openSync, readSync, unlinkSync } from "node:fs";
-import { internal, isDescriptorShortage } from "../core/errors";
+import { internal, isDescriptorShortage, notFound, type WorksnapError } from "../core/errors";
+import { redactAbsolutePaths } from "../core/public-error";
 import { Semaphore } from "../core/semaphore";
 
 /**
@@ -105,11 +106,34 @@ export async function git(args: string[], opts: GitOptions): Promise<GitResult> 
   const ok = code === 0 || (opts.okCodes ?? []).includes(code);
   // a run that failed with the spool runs again through a pipe (one that never had a spool is not run twice)
   if (!ok && spooled) return git(args, { ...opts, spool: undefined });
-  if (!ok) {
-    throw internal(`git ${args[0]} failed: ${stderr.trim() || `exit ${code}`}`, { args, exit: code });
-  }
+  if (!ok) throw gitFailed(args, stderr, code);
   return { code, stdout, stderr };
 }
+
+/**
+ * What git's failure means to the caller. A repository that cannot give an
+ * object the request needs (a partial clone whose promisor remote cannot be
+ * reached, a damaged object store) is a fact about the repository, answered
+ * NOT_FOUND with git's own words; anything else is INTERNAL, as a failure
+ * worksnap did not foresee.
+ */
+export function gitFailed(args: string[], stderr: string, code: number): WorksnapError {
+  const said = stderr.trim();
+  if (OBJECT_UNAVAILABLE.test(said)) {
+    // git's line about the object itself, never the remote's address (a path of this machine, a URL with a user)
+    const line = said.split("\n").find((l) => OBJECT_UNAVAILABLE.test(l) && !/remote repository/i.test(l)) ?? said.split("\n").find((l) => OBJECT_UNAVAILABLE.test(l)) ?? "";
+    const promisor = /remote|promisor/i.test(said);
+    return notFound(
+      `git cannot read an object this request needs (${redactAbsolutePaths(line.trim())}): ${promisor ? "the repository is a partial clone and its remote could not be reached; fetch the missing objects when it can be (git fetch), or ask about what is checked out" : "the repository's object store is missing it or is damaged; git fsck names what is wrong"}`,
+      { reason: "git_object_unavailable", command: args[0] },
+    );
+  }
+  return internal(`git ${args[0]} failed: ${said || `exit ${code}`}`, { args, exit: code });
+}
+
+/** git's words for an object it could not read or fetch. */
+const OBJECT_UNAVAILABLE =
+  /bad object|unable to read [0-9a-f]{7,}|missing (blob|tree|commit) |could not fetch [0-9a-f]+ from promisor remote|Could not read from remote repository|unable to read sha1 file|object file .* is empty|loose object .* is corrupt|packfile .* cannot be accessed|is corrupt$|invalid object [0-9a-f]+/im;
 
 /**
  * Runs git and hands its output to `look` chunk by chunk as it comes, keeping none of it: for a question about a
@@ -131,9 +155,7 @@ export async function gitScan(args: string[], opts: GitOptions, look: (chunk: Ui
       }
     }
     const [code, err] = await Promise.all([proc.exited, stderr]);
-    if (!found && code !== 0 && !(opts.okCodes ?? []).includes(code)) {
-      throw internal(`git ${args[0]} failed: ${err.trim() || `exit ${code}`}`, { args, exit: code });
-    }
+    if (!found && code !== 0 && !(opts.okCodes ?? []).includes(code)) throw gitFailed(args, err, code);
     return found;
   });
 }
@@ -182,9 +204,7 @@ export function gitSync(args: string[], opts: GitOptions): GitResult {
   });
   const code = proc.exitCode ?? 1;
   const stderr = proc.stderr ? new TextDecoder().decode(proc.stderr) : "";
-  if (code !== 0 && !(opts.okCodes ?? []).includes(code)) {
-    throw internal(`git ${args[0]} failed: ${stderr.trim() || `exit ${code}`}`, { args, exit: code });
-  }
+  if (code !== 0 && !(opts.okCodes ?? []).includes(code)) throw gitFailed(args, stderr, code);
   return { code, stdout: proc.stdout ?? new Uint8Array(), stderr };
 }
 

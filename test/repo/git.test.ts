@@ -1,8 +1,9 @@
 /** Running git: output through a pipe, or spooled to a removed file for large output (the index listing). */
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { git } from "../../src/repo/git";
+import { git, gitFailed } from "../../src/repo/git";
+import { cli } from "../helpers/binary";
 import { runGit, tmpDir } from "../helpers/tmp-repo";
 
 describe("git output spooled to a file", () => {
@@ -65,5 +66,49 @@ describe("git output spooled to a file", () => {
     expect(new TextDecoder().decode(r.stdout)).toBe("a\0");
     await expect(git(["rev-parse", "--verify", "no-such-rev"], { cwd: tmp.path, spool: join(tmp.path, "listing") })).rejects.toThrow(/git rev-parse failed/);
     expect(readdirSync(tmp.path).sort()).toEqual([".git", "a"]);
+  });
+});
+
+describe("objects git cannot give", () => {
+  const g = (cwd: string, ...args: string[]) => void runGit(cwd, args);
+
+  test("regression (INTERNAL, exit 70): a partial clone whose remote is gone is NOT_FOUND naming the object, never the remote's path", async () => {
+    await using dir = tmpDir();
+    const origin = join(dir.path, "origin");
+    mkdirSync(origin);
+    g(origin, "init", "-q");
+    for (let i = 1; i <= 3; i++) {
+      writeFileSync(join(origin, "f.txt"), `v${i}\n`);
+      g(origin, "add", ".");
+      g(origin, "commit", "-qm", `c${i}`);
+    }
+    g(origin, "config", "uploadpack.allowFilter", "true");
+    g(dir.path, "clone", "-q", "--filter=blob:none", `file://${origin}`, "clone");
+    const clone = join(dir.path, "clone");
+    // checked out, the tree is served as any other
+    expect(cli(["snapshot", "create", "--root", clone]).code).toBe(0);
+    renameSync(origin, `${origin}.gone`);
+    const r = cli(["snapshot", "diff", "HEAD~2", "HEAD", "--root", clone, "--json"]);
+    expect(r.code).toBe(1);
+    const err = JSON.parse(r.stdout).error;
+    expect(err).toMatchObject({ code: "NOT_FOUND", details: { reason: "git_object_unavailable" } });
+    expect(err.message).toMatch(/could not fetch [0-9a-f]{40} from promisor remote/);
+    expect(err.message).toContain("partial clone");
+    expect(r.stdout).not.toContain(origin);
+  });
+
+  test("a damaged object store (HEAD's commit gone) is NOT_FOUND saying so; other failures stay INTERNAL", async () => {
+    await using dir = tmpDir();
+    g(dir.path, "init", "-q");
+    writeFileSync(join(dir.path, "a.txt"), "a\n");
+    g(dir.path, "add", ".");
+    g(dir.path, "commit", "-qm", "x");
+    const head = Bun.spawnSync(["git", "rev-parse", "HEAD"], { cwd: dir.path }).stdout.toString().trim();
+    rmSync(join(dir.path, ".git", "objects", head.slice(0, 2), head.slice(2)));
+    const r = cli(["snapshot", "create", "--root", dir.path, "--json"]);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout).error).toMatchObject({ code: "NOT_FOUND", details: { reason: "git_object_unavailable" } });
+    expect(JSON.parse(r.stdout).error.message).toContain("fatal: bad object HEAD");
+    expect(gitFailed(["status"], "fatal: unable to write new index file", 128).code).toBe("INTERNAL");
   });
 });
