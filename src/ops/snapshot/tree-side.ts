@@ -5,6 +5,7 @@ import { ROOT, isWithin, parseRepoPath, refuseReserved, type RepoPath } from "..
 import type { FileMode } from "../../core/file-mode";
 import { captureEntries } from "../../repo/capture";
 import type { Fingerprint } from "../../repo/fingerprint";
+import { git } from "../../repo/git";
 import { resolveCommit } from "../../repo/git-revision";
 import type { ManifestEntry, SnapshotId } from "../../repo/manifest";
 import type { Lease } from "../live/leases";
@@ -124,6 +125,13 @@ export async function resolveSideRef(ws: Workspace, ref: unknown, argName: strin
   if (snapshot !== null) return { kind: "snapshot", id: snapshot };
   if (commit !== null) return { kind: "revision", commit };
   const git = ws.repo.gitDir ? "a git revision" : "a git revision (this is not a git repository)";
+  if (ws.repo.gitDir && (ref === "HEAD" || ref === "@") && (await unborn(ws))) {
+    throw notFound(`${argName} "${ref}" names no commit yet: the repository has none (its branch is unborn); compare with a snapshot id or "worktree", or commit first`, {
+      arg: argName,
+      side: ref,
+      reason: "unborn_head",
+    });
+  }
   throw notFound(`${argName} ${JSON.stringify(ref)} names no snapshot and no commit: pass a snapshot id, "worktree" or ${git}`, { arg: argName, side: ref });
 }
 
@@ -174,4 +182,12 @@ export function parseScopeArg(paths: string[] | undefined, argName = "paths"): R
 /** A side in an answer: "worktree", the full snapshot id, or the full commit id a revision named. */
 export function sideName(side: TreeSide): string {
   return side.kind === "worktree" ? WORKTREE : side.kind === "snapshot" ? side.id : side.commit;
+}
+
+/** Whether HEAD names a branch with no commit yet (a repository before its first commit). */
+async function unborn(ws: Workspace): Promise<boolean> {
+  const branch = await git(["symbolic-ref", "-q", "HEAD"], { cwd: ws.repo.root, okCodes: [1, 128] });
+  if (branch.code !== 0) return false; // detached: HEAD names a commit, present or not
+  const name = new TextDecoder().decode(branch.stdout).trim();
+  return (await git(["show-ref", "-q", "--verify", name], { cwd: ws.repo.root, okCodes: [1, 128] })).code !== 0;
 }

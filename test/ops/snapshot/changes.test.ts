@@ -146,7 +146,10 @@ describe("snapshot_changes", () => {
     const unknown = await snapshotChanges(ws, { from: a, to: `sha256:${"0".repeat(64)}` }).catch((e) => e);
     expect(unknown.code).toBe("NOT_FOUND");
     expect((await snapshotChanges(ws, { from: "deadbeef00", to: a }).catch((e) => e)).code).toBe("NOT_FOUND");
-    expect((await snapshotChanges(ws, { from: "HEAD", to: a }).catch((e) => e)).code).toBe("NOT_FOUND"); // no commit yet
+    const unborn = await snapshotChanges(ws, { from: "HEAD", to: a }).catch((e) => e); // no commit yet
+    expect(unborn).toMatchObject({ code: "NOT_FOUND", details: { reason: "unborn_head" } });
+    expect(unborn.message).toContain("names no commit yet: the repository has none");
+    expect((await snapshotChanges(ws, { from: "HEAD~1", to: a }).catch((e) => e)).message).toContain("names no snapshot and no commit");
     expect((await snapshotChanges(ws, { from: "", to: a }).catch((e) => e)).code).toBe("INVALID_ARGUMENT");
     expect((await snapshotChanges(ws, { from: a, to: a, paths: ["../x"] }).catch((e) => e)).code).toBe("INVALID_ARGUMENT");
     expect((await snapshotChanges(ws, { from: a, to: a, paths: ["/etc"] }).catch((e) => e)).code).toBe("INVALID_ARGUMENT");
