@@ -25,7 +25,8 @@ tools give (snap, check, snap_end, snap_fix): a 🧢|TYPE|... line, ---, a summa
   end ID [--outcome completed|abandoned|blocked] [--learning TEXT]...
   list                           task snapshots, newest first
   diff ID [WITH]                 snapshot ID against WITH, or the work tree
-  restore ID [--dry-run]         put the work tree back (recorded in the edit history)
+  restore ID [--dry-run]         put the work tree back (recorded in the edit history);
+                                 ID: a snapshot id, or a task id (task_<n>) for its start
 Check commands come from the committed configuration (worksnap.json "checks",
 else detected from package.json, Makefile, tsconfig.json, Cargo.toml, go.mod,
 Python tool configuration), never from arguments.

@@ -14,7 +14,7 @@ export const snapFixTool = wireTool({
       v.pipe(v.picklist(["list", "restore", "diff"]), v.description("Operation: list available, restore specific, or diff two snapshots.")),
       "list",
     ),
-    id: v.optional(v.pipe(v.string(), v.description("Snapshot ID for restore/diff."))),
+    id: v.optional(v.pipe(v.string(), v.description("Snapshot ID for restore/diff, or a task id (task_<n>) for the snapshot its start took."))),
     diffWith: v.optional(v.pipe(v.string(), v.description("Second snapshot ID for diff operation."))),
     dryRun: v.optional(v.pipe(v.boolean(), v.description("Preview restore without applying."))),
   }),

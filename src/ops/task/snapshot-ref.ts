@@ -4,6 +4,7 @@ import { WorksnapError } from "../../core/errors";
 import type { SnapshotId } from "../../repo/manifest";
 import type { Workspace } from "../workspace";
 import { taskError } from "./task-errors";
+import { loadTask, TASK_ID } from "./task-store";
 
 /** Hex digits an answer shows of a snapshot id: short, and still unique among millions of snapshots. */
 export const SHORT_ID_HEX = 12;
@@ -22,8 +23,18 @@ export function shortSnapshotId(ws: Workspace, id: SnapshotId): string {
   return hex.slice(0, n);
 }
 
-/** Resolves a snapshot id or prefix; an unknown one is SNAPSHOT_NOT_FOUND, a malformed one VALIDATION_FAILED. */
+/**
+ * Resolves a snapshot id or prefix, or a task id (task_<n>) as the snapshot its start took; an unknown one is
+ * SNAPSHOT_NOT_FOUND (NO_TASK for a task), a malformed one VALIDATION_FAILED.
+ */
 export function resolveSnapshot(ws: Workspace, ref: string, arg: string): SnapshotId {
+  if (TASK_ID.test(ref.trim())) {
+    const task = loadTask(ws, ref.trim());
+    if (task.snapshot.id === null) {
+      throw taskError("SNAPSHOT_NOT_FOUND", "NOT_FOUND", `task ${task.id} has no snapshot: its capture failed at the start (${task.snapshot.failure ?? "no reason recorded"})`, { task_id: task.id, arg });
+    }
+    return task.snapshot.id;
+  }
   try {
     return ws.snapshots.resolve(ref.trim(), arg);
   } catch (err) {

@@ -61,7 +61,7 @@ export interface TaskEnd {
   survey?: Record<string, number>;
 }
 
-const TASK_ID = /^task_([1-9][0-9]{0,9})$/;
+export const TASK_ID = /^task_([1-9][0-9]{0,9})$/;
 
 function taskFile(ws: Workspace, id: string): string {
   return join(areaDir(ws, "tasks"), `${id}.json`);

@@ -31,6 +31,8 @@ describe("snap_fix restore", () => {
     const broken = treeText(repo.root);
 
     const dry = await restoreSnapshot(ws, { id: t.snapshot.id!.slice(7, 19), dryRun: true });
+    // the task's id names the same snapshot (what a model or a person passes first)
+    expect(await restoreSnapshot(ws, { id: t.id, dryRun: true })).toEqual(dry);
     expect(dry.files).toEqual([
       { path: "run.sh", action: "write" },
       { path: "src/a.ts", action: "write" },
@@ -91,7 +93,9 @@ describe("snap_fix restore", () => {
     expect(await wireCodeOf(restoreSnapshot(ws, { id: "deadbeefdeadbeef" }))).toBe("SNAPSHOT_NOT_FOUND");
     expect(await wireCodeOf(restoreSnapshot(ws, { id: "xyz" }))).toBe("VALIDATION_FAILED");
     expect(await wireCodeOf(restoreSnapshot(ws, {}))).toBe("VALIDATION_FAILED");
+    expect(await wireCodeOf(restoreSnapshot(ws, { id: "task_7" }))).toBe("NO_TASK");
     expect(await wireCodeOf(diffSnapshots(ws, { id: "deadbeefdeadbeef" }))).toBe("SNAPSHOT_NOT_FOUND");
+    expect(await wireCodeOf(diffSnapshots(ws, { id: "task_7" }))).toBe("NO_TASK");
   });
 });
 
