@@ -10,7 +10,7 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { ErrorCode, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema, McpError, ReadResourceRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { RequestContext } from "./roots";
 import { encodeContent } from "../core/binary";
-import { invalidArgument } from "../core/errors";
+import { WorksnapError, invalidArgument } from "../core/errors";
 import { publicError } from "../core/public-error";
 import { hexOfBlobId } from "../core/hash";
 import { readSnapshotNode, type SnapshotNode } from "../ops/snapshot/path-node";
@@ -36,15 +36,19 @@ export type Bounded = <T>(name: string, signal: AbortSignal, run: () => Promise<
 export type WorkspaceFor = (extra: RequestContext) => Promise<Workspace>;
 
 export function registerResources(server: Server, workspaceFor: WorkspaceFor, bounded: Bounded): void {
-  server.setRequestHandler(ListResourcesRequestSchema, async (_req, extra) => ({
-    resources: listSnapshots(await workspaceFor(extra), LISTED_SNAPSHOTS).snapshots.map((s) => ({
-      uri: snapshotUri(s.snapshot_id),
-      name: `snapshot ${hexOfBlobId(s.snapshot_id).slice(0, 12)}`,
-      title: `Snapshot ${hexOfBlobId(s.snapshot_id).slice(0, 12)} (${s.created_at})`,
-      description: `${s.files} files, ${s.bytes} bytes, taken ${s.created_at}${s.paths.length > 0 ? ` of ${s.paths.slice(0, 5).join(", ")}${s.paths.length > 5 ? ", ..." : ""}` : ""}`,
-      mimeType: "text/plain",
-    })),
-  }));
+  server.setRequestHandler(ListResourcesRequestSchema, async (_req, extra) => {
+    const ws = await listedWorkspace(workspaceFor, extra);
+    const snapshots = ws === null ? [] : listSnapshots(ws, LISTED_SNAPSHOTS).snapshots;
+    return {
+      resources: snapshots.map((s) => ({
+        uri: snapshotUri(s.snapshot_id),
+        name: `snapshot ${hexOfBlobId(s.snapshot_id).slice(0, 12)}`,
+        title: `Snapshot ${hexOfBlobId(s.snapshot_id).slice(0, 12)} (${s.created_at})`,
+        description: `${s.files} files, ${s.bytes} bytes, taken ${s.created_at}${s.paths.length > 0 ? ` of ${s.paths.slice(0, 5).join(", ")}${s.paths.length > 5 ? ", ..." : ""}` : ""}`,
+        mimeType: "text/plain",
+      })),
+    };
+  });
 
   server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
     resourceTemplates: [
@@ -73,6 +77,20 @@ export function registerResources(server: Server, workspaceFor: WorkspaceFor, bo
       throw new McpError(code, `${e.code}: ${e.message}`, { code: e.code, details: e.code === "INTERNAL" ? {} : e.details });
     }
   });
+}
+
+/**
+ * The workspace whose snapshots resources/list shows, or null when the session has no repository (a server
+ * started in `/` without --root: roots.ts): hosts ask for the list on their own when they connect, and there is
+ * nothing to list then, not a failure to report; the tools say what to do.
+ */
+async function listedWorkspace(workspaceFor: WorkspaceFor, extra: RequestContext): Promise<Workspace | null> {
+  try {
+    return await workspaceFor(extra);
+  } catch (err) {
+    if (err instanceof WorksnapError && err.details.reason === "no_root") return null;
+    throw err;
+  }
 }
 
 /** `worksnap://snapshot/<id>/<path>`; the path may be empty (the root) and may carry %2F for "/". */

@@ -253,6 +253,8 @@ describe("roots", () => {
     const hadRootState = existsSync("/.mcp");
     {
       await using s = await mcpSession("", [], { cwd: "/" });
+      // what a host asks on its own when it connects: nothing to list, not an error
+      expect(await s.client.listResources()).toEqual({ resources: [] });
       const err = await s.callError("snapshot_list", { path: "." });
       expect(err).toMatchObject({ code: "NOT_FOUND", details: { reason: "no_root" } });
       expect(err.message).toContain("the file system's root");
