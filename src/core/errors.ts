@@ -156,7 +156,8 @@ export function asWorksnapError(err: unknown): WorksnapError {
     const details: ErrorDetails = path ? { errno: sys.code, path } : { errno: sys.code };
     if (sys.code === "ENOENT") return notFound(sys.message, details);
     if (sys.code === "EACCES" || sys.code === "EPERM") {
-      if (path !== undefined && /(^|\/)\.mcp(\/|$)/.test(path)) {
+      const dest = (sys as { dest?: unknown }).dest;
+      if ([path, dest].some((p) => typeof p === "string" && /(^|\/)\.mcp(\/|$)/.test(p))) {
         return permissionDenied(`worksnap's state directory .mcp is not open to this user (${sys.message}); run worksnap as a user who may read and write it, usually the repository's owner`, { ...details, reason: "state_dir_permission" });
       }
       return permissionDenied(sys.message, details);

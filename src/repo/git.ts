@@ -45,7 +45,29 @@ export function gitEnv(extra?: Record<string, string>): Record<string, string> {
     // A caller's GIT_DIR / GIT_INDEX_FILE must not redirect us to another repository.
     if (v !== undefined && !k.startsWith("GIT_")) env[k] = v;
   }
-  return { ...env, ...GIT_ENV, ...extra };
+  return { ...env, ...GIT_ENV, ...trustedEnv, ...extra };
+}
+
+/** The repositories the system's git configuration trusts though another user owns them, as command-scope config. */
+let trustedEnv: Record<string, string> = {};
+const trusted: string[] = [];
+
+/**
+ * Passes git's trust of a repository another user owns (`safe.directory`) on to every git this process runs.
+ * worksnap's git reads no system configuration (GIT_CONFIG_NOSYSTEM: what shapes a status must be files a
+ * watch can follow), so a repository trusted only in /etc/gitconfig, as container images do it, would be
+ * refused where the user's own git accepts it; the same trust given as command-scope configuration (protected,
+ * as system and global configuration are) is honoured. Only for a directory the system configuration trusts.
+ */
+export function trustAsSystemDoes(directory: string): void {
+  if (trusted.includes(directory)) return;
+  trusted.push(directory);
+  const env: Record<string, string> = { GIT_CONFIG_COUNT: String(trusted.length) };
+  trusted.forEach((dir, i) => {
+    env[`GIT_CONFIG_KEY_${i}`] = "safe.directory";
+    env[`GIT_CONFIG_VALUE_${i}`] = dir;
+  });
+  trustedEnv = env;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { lstatSync, realpathSync, statSync } from "node:fs";
 import { dirname, join, sep } from "node:path";
 import { invalidArgument, isMissingPath, notFound, permissionDenied, type WorksnapError } from "../core/errors";
-import { gitSync } from "./git";
+import { gitSync, trustAsSystemDoes } from "./git";
 
 /** The repository a server or command works on. `root` is canonical (symlinks resolved). */
 export interface RepoRoot {
@@ -80,7 +80,14 @@ function detectGit(root: string): { gitDir: string; prefix: string; top?: string
   }
   // git refuses a repository another user owns (safe.directory): served as a plain directory, the tree would
   // lose its ignore rules and history, so the refusal is passed on
-  if (r.code !== 0 && /safe\.directory/.test(r.stderr)) throw refusedOwnership(root, r.stderr);
+  if (r.code !== 0 && /safe\.directory/.test(r.stderr)) {
+    // trusted by the system's configuration, which worksnap's git does not read: the same trust, passed on
+    const named = /safe\.directory\s+(\S.*)$/m.exec(r.stderr)?.[1]?.trim();
+    const system = gitSync(["rev-parse", "--show-toplevel"], { cwd: root, okCodes: [128], env: { GIT_CONFIG_NOSYSTEM: "0" } });
+    if (system.code !== 0 || named === undefined) throw refusedOwnership(root, r.stderr);
+    trustAsSystemDoes(named);
+    return detectGit(root);
+  }
   // 128: not a work tree after all (a bare repository, .git inside .git)
   if (r.code !== 0) return null;
   const [top, , gitDir] = new TextDecoder().decode(r.stdout).split("\n");

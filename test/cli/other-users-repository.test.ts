@@ -6,10 +6,10 @@
  * Needs root to make that other user (the tests' unprivileged user, nobody).
  */
 import { describe, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
+import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { cli, cliUnprivileged } from "../helpers/binary";
-import { tmpRepo } from "../helpers/tmp-repo";
+import { cli, cliUnprivileged, requireBinary, unprivileged } from "../helpers/binary";
+import { tmpDir, tmpRepo } from "../helpers/tmp-repo";
 
 const asRoot = process.getuid?.() === 0;
 
@@ -38,6 +38,40 @@ describe.skipIf(!asRoot)("a repository another user owns", () => {
     }
     // its owner is served as before
     expect(cli(["snapshot", "list", "--root", repo.root, "--json"]).json().entries.map((e: { path: string }) => e.path)).toEqual([".gitignore", "a.txt"]);
+  });
+
+  test("one the system's git configuration trusts (safe.directory in /etc/gitconfig, as images have it) is served as git serves it", async () => {
+    await using repo = await tmpRepo();
+    repo.write("a.txt", "a\n");
+    repo.write(".gitignore", "build/\n");
+    repo.write("build/out.bin", "built\n");
+    repo.commit();
+    repo.write("a.txt", "changed\n");
+    openToReaders(repo.root);
+    await using etc = tmpDir("ws-etc-");
+    const systemConfig = join(etc.path, "gitconfig");
+    writeFileSync(systemConfig, `[safe]\n\tdirectory = ${repo.root}\n`);
+    chmodSync(etc.path, 0o755);
+    chmodSync(systemConfig, 0o644);
+    // the system configuration replaced in a mount namespace of this command alone; .mcp left to the user
+    const mcp = join(repo.root, ".mcp");
+    mkdirSync(mcp);
+    Bun.spawnSync(["chown", "65534:65534", mcp]);
+    const inNamespace = (args: string[]) => {
+      const script = `mount --bind "$0" /etc/gitconfig && exec "$@"`;
+      const r = Bun.spawnSync(["unshare", "-m", "sh", "-c", script, systemConfig, ...unprivileged([requireBinary(), ...args])], {
+        env: { ...process.env, HOME: "/tmp", NO_COLOR: "1" },
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      return { code: r.exitCode, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
+    };
+    const changes = inNamespace(["snapshot", "changes", "HEAD", "worktree", "--root", repo.root, "--json"]);
+    expect(changes.stderr).toBe("");
+    expect(changes.code).toBe(0);
+    expect(JSON.parse(changes.stdout).changes.map((c: { path: string; status: string }) => [c.path, c.status])).toEqual([["a.txt", "modified"]]);
+    const listed = inNamespace(["snapshot", "list", "--root", repo.root, "--json"]);
+    expect(JSON.parse(listed.stdout).entries.map((e: { path: string }) => e.path)).toEqual([".gitignore", "a.txt"]); // its ignore rules apply
   });
 
   test("regression: a state directory this user may not write is an error naming it, never readable files called unreadable", async () => {
