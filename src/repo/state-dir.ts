@@ -3,6 +3,7 @@ import { dirname, join } from "node:path";
 import { permissionDenied } from "../core/errors";
 import { randomId128 } from "../core/hash";
 import { BESIDE_NOTE, removeBesideTemps } from "./beside-temps";
+import { gitSync } from "./git";
 import { TreeHandles } from "./dir-handle";
 import { checkStateFormat, FORMAT_FILE, STATE_FORMAT } from "./state-format";
 
@@ -20,6 +21,7 @@ export function ensureStateDir(stateDir: string): void {
   refuseSymlinks(stateDir);
   if (prepared.has(stateDir) && existsSync(join(stateDir, "tmp"))) return;
   const found = existsSync(stateDir) ? checkStateFormat(stateDir) : null;
+  if (found && !found.marked) refuseTrackedFiles(stateDir);
   mkdirSync(join(stateDir, "tmp"), { recursive: true });
   if (!existsSync(join(stateDir, ".gitignore"))) writeStateFile(stateDir, ".gitignore", "*\n");
   if (!found) writeStateFile(stateDir, FORMAT_FILE, `${STATE_FORMAT}\n`);
@@ -33,6 +35,31 @@ export function ensureStateDir(stateDir: string): void {
     }
   }
   prepared.add(stateDir);
+}
+
+/**
+ * A `.mcp/` worksnap has not marked as its own yet (no `format`) may be the
+ * repository's: a directory of MCP configuration some projects commit. Its
+ * files would be hidden from every tool (`.mcp` is reserved) and worksnap's
+ * state mixed in among them, so it is refused, once, before anything is
+ * written there; a `.mcp/` left by an earlier worksnap holds nothing git
+ * tracks and is taken as it is.
+ */
+function refuseTrackedFiles(stateDir: string): void {
+  const root = dirname(stateDir);
+  if (!existsSync(join(root, ".git"))) return; // no work tree of its own here (a plain directory, or below the top)
+  let tracked: string[];
+  try {
+    const r = gitSync(["ls-files", "-z", "--", ".mcp"], { cwd: root, okCodes: [128] });
+    tracked = r.code === 0 ? new TextDecoder().decode(r.stdout).split("\0").filter(Boolean) : [];
+  } catch {
+    return; // git cannot say: nothing to refuse on
+  }
+  if (tracked.length === 0) return;
+  throw permissionDenied(
+    `.mcp/ holds files the repository tracks (${tracked.slice(0, 3).join(", ")}${tracked.length > 3 ? `, and ${tracked.length - 3} more` : ""}); worksnap keeps its own state in .mcp/ at the root and will not mix it with them, nor hide them from its tools. Move them elsewhere (git mv .mcp <another name>), then retry`,
+    { path: ".mcp", reason: "state_dir_tracked", tracked: tracked.slice(0, 20) },
+  );
 }
 
 /** Writes a small file of `.mcp/` atomically (temp, fsync, rename). */
