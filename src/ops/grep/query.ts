@@ -25,6 +25,7 @@
 import { invalidArgument } from "../../core/errors";
 import { decodeCursor, queryIdentity, type CursorPosition } from "./cursor";
 import { planRegex, type RegexPlan } from "./regex-analysis";
+import { fromRipgrepSyntax } from "./ripgrep-syntax";
 
 export interface GrepOptions {
   pattern: string;
@@ -123,8 +124,10 @@ function compileMatcher(pattern: string, fixedStrings: boolean, caseInsensitive:
     );
   }
   if (fixedStrings && !caseInsensitive) return { kind: "literal", needle: new Uint8Array(Buffer.from(pattern, "utf8")) };
-  const source = fixedStrings ? escapeRegex(pattern) : pattern;
-  const plan = planRegex(source, caseInsensitive);
+  // a pattern written for ripgrep ((?i)foo, [[:alpha:]], \p{Greek}) runs as ripgrep would run it
+  const js = fixedStrings ? { source: escapeRegex(pattern), caseInsensitive } : fromRipgrepSyntax(pattern, caseInsensitive);
+  const source = js.source;
+  const plan = planRegex(source, js.caseInsensitive);
   if (fixedStrings && /^[\x00-\x7f]*$/.test(pattern)) plan.fold = { source, guards: foldGuards(pattern), lower: pattern.toLowerCase() };
   return { kind: "regex", plan };
 }

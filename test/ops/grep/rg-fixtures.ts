@@ -72,6 +72,20 @@ export const CASES: { pattern: string; fixed?: boolean; ci?: boolean }[] = [
   { pattern: "^k", ci: true },
   { pattern: "crlf$" },
   { pattern: "\\t" },
+  // ripgrep's own spellings (ripgrep-syntax.ts)
+  { pattern: "(?i)abcd" },
+  { pattern: "TODO|(?i)fixme" },
+  { pattern: "x(?i)C|(?-i)Z" },
+  { pattern: "[[:upper:]]{3,}" },
+  { pattern: "^[[:^alpha:]]+$" },
+  { pattern: "\\p{Han}+" },
+  { pattern: "\\pN+" },
+  { pattern: "(?P<word>foo)\\d+" },
+  { pattern: "\\x{65E5}" },
+  { pattern: "\\Afoo" },
+  { pattern: "bar\\z" },
+  { pattern: "(?s)a.c" },
+  { pattern: "(?i)k" },
 ];
 
 export function theirs(root: string, textPaths: string[], c: (typeof CASES)[number]): string[] {
