@@ -11,7 +11,7 @@ export const cursorArg = v.pipe(v.string(), v.description("From a cut answer; re
 
 export const scopeArg = v.pipe(
   v.array(v.string()),
-  v.description("Files or directories; default all."),
+  v.description("Files, directories or globs; default all."),
 );
 
 /**

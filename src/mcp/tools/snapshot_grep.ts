@@ -18,7 +18,7 @@ export const snapshotGrepTool = defineTool({
     mode: v.optional(modeArg),
     snapshot_id: v.optional(snapshotIdArg),
     lease_id: v.optional(leaseIdArg),
-    pattern: v.pipe(v.string(), v.minLength(1), v.description("Regex within a line (ripgrep or JavaScript syntax), or text with fixed_strings.")),
+    pattern: v.pipe(v.string(), v.minLength(1), v.description("Regex within a line (ripgrep or JS syntax), or text with fixed_strings.")),
     fixed_strings: v.optional(v.boolean()),
     case_insensitive: v.optional(v.boolean()),
     paths: v.optional(v.pipe(v.array(v.string()), v.description("Files or directories; default all."))),

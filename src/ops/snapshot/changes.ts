@@ -4,7 +4,8 @@ import type { FileMode } from "../../core/file-mode";
 import type { Fingerprint } from "../../repo/fingerprint";
 import { touch } from "../live/leases";
 import { decodeCursor, encodeCursor } from "./page-cursor";
-import { type OpenedSides, type SideEntry, openSides, parseScopeArg, sideName } from "./tree-side";
+import { narrowedSides, parsePathsArg } from "./paths-arg";
+import { type OpenedSides, type SideEntry, openSides, sideName } from "./tree-side";
 import { unreadableFields, type UnreadableFields } from "./unreadable";
 import type { Workspace } from "../workspace";
 
@@ -130,13 +131,14 @@ export function touchPairs(sides: OpenedSides, pairs: ChangePair[]): void {
  * a byte budget and a cursor.
  */
 export async function snapshotChanges(ws: Workspace, args: ChangesArgs): Promise<ChangesResult> {
-  const scope = parseScopeArg(args.paths);
+  const paths = parsePathsArg(args.paths);
   const limit = args.limit ?? CHANGES_DEFAULT_LIMIT;
   if (!Number.isInteger(limit) || limit < 1 || limit > CHANGES_MAX_LIMIT) {
     throw invalidArgument(`limit must be an integer from 1 to ${CHANGES_MAX_LIMIT}`, { arg: "limit" });
   }
-  const sides = await openSides(ws, args, scope);
-  const keys = { tool: "snapshot_changes", query: { from: sideName(sides.from), to: sideName(sides.to), paths: scope }, state: sidesState(sides) };
+  const opened = await openSides(ws, args, paths.scope);
+  const sides = narrowedSides(opened, paths.filter);
+  const keys = { tool: "snapshot_changes", query: { from: sideName(sides.from), to: sideName(sides.to), paths: paths.key }, state: sidesState(sides) };
   const after = args.cursor === undefined ? null : decodeCursor(args.cursor, keys, (p): p is string => typeof p === "string");
   const pairs = diffEntries(sides.from.entries, sides.to.entries);
   let start = 0;

@@ -15,7 +15,8 @@ import {
   sidesState,
   touchPairs,
 } from "./changes";
-import { type SideEntry, openSides, parseScopeArg, sideName } from "./tree-side";
+import { narrowedSides, parsePathsArg } from "./paths-arg";
+import { type SideEntry, openSides, sideName } from "./tree-side";
 import { unreadableFields, type UnreadableFields } from "./unreadable";
 import type { Workspace } from "../workspace";
 
@@ -89,13 +90,14 @@ const isPosition = (v: unknown): v is Position =>
  * (with line numbers that apply on top of the previous pages).
  */
 export async function snapshotDiff(ws: Workspace, args: DiffArgs): Promise<DiffResult> {
-  const scope = parseScopeArg(args.paths);
+  const paths = parsePathsArg(args.paths);
   const context = args.context_lines ?? DIFF_CONTEXT_DEFAULT;
   if (!Number.isInteger(context) || context < 0 || context > DIFF_CONTEXT_MAX) {
     throw invalidArgument(`context_lines must be an integer from 0 to ${DIFF_CONTEXT_MAX}`, { arg: "context_lines" });
   }
-  const sides = await openSides(ws, args, scope);
-  const keys = { tool: "snapshot_diff", query: { from: sideName(sides.from), to: sideName(sides.to), paths: scope, context, ...(args.binary ? { binary: true } : {}) }, state: sidesState(sides) };
+  const opened = await openSides(ws, args, paths.scope);
+  const sides = narrowedSides(opened, paths.filter);
+  const keys = { tool: "snapshot_diff", query: { from: sideName(sides.from), to: sideName(sides.to), paths: paths.key, context, ...(args.binary ? { binary: true } : {}) }, state: sidesState(sides) };
   const pos = args.cursor === undefined ? null : decodeCursor(args.cursor, keys, isPosition);
   const pairs = diffEntries(sides.from.entries, sides.to.entries);
   let i = 0;

@@ -14,7 +14,8 @@ import { conversionConfigured, unsettled, untrackedAttributes } from "./grep-ind
 import { touch, type Lease } from "../live/leases";
 import { type BranchFields, type ModeArgs, branchFields, openReadContext } from "../live/read-context";
 import { globFilter } from "./glob";
-import { inScope, parseScopeArg } from "./tree-side";
+import { type PathsArg, parsePathsArg } from "./paths-arg";
+import { inScope } from "./tree-side";
 import type { ShownFile } from "./file";
 import { refuseNamedUnreadable, unreadableFields, type UnreadableFields } from "./unreadable";
 import type { Workspace } from "../workspace";
@@ -60,12 +61,15 @@ export type GrepAnswer = BranchFields &
  */
 export async function snapshotGrep(ws: Workspace, args: GrepArgs): Promise<GrepAnswer> {
   if (typeof args.pattern !== "string" || args.pattern === "") throw invalidArgument("pattern must not be empty", { arg: "pattern" });
-  const scope = parseScopeArg(args.paths);
-  const filter = globFilter(args.include, args.exclude);
+  const paths = parsePathsArg(args.paths);
+  const scope = paths.scope;
+  const globs = globFilter(args.include, args.exclude);
+  const inPaths = paths.filter;
+  const filter = inPaths === null ? globs : (path: string) => inPaths(path) && globs(path);
   const index = indexFilter(ws.trigrams, fileQueryOf(args));
   const early = args.mode === "worktree" ? startWorktreeReadAhead(ws, args, scope, filter, index) : null;
   try {
-    return await search(ws, args, scope, filter, early, index);
+    return await search(ws, args, paths, filter, early, index);
   } finally {
     (await early?.prefetch.catch(() => null))?.release();
     early?.speculation?.dispose();
@@ -75,11 +79,12 @@ export async function snapshotGrep(ws: Workspace, args: GrepArgs): Promise<GrepA
 async function search(
   ws: Workspace,
   args: GrepArgs,
-  scope: RepoPath[],
+  paths: PathsArg,
   filter: (path: string) => boolean,
   early: WorktreeReadAhead | null,
   index: IndexFilter | null,
 ): Promise<GrepAnswer> {
+  const scope = paths.scope;
   // live files are taken as their index blobs only where git converts no content (grep-index.ts)
   const convertible = index && args.mode === "worktree" ? conversionConfigured(ws.repo) : Promise.resolve(false);
   const ctx = await openReadContext(ws, args, scope, early?.listing);
@@ -103,7 +108,7 @@ async function search(
     throw notFound(`${scope.join(", ")}: nothing to search in the work tree (missing or ignored)`, { paths: scope });
   }
   const tree = ctx.mode === "snapshot" ? ctx.snapshotId : { worktree: ctx.live.fingerprint };
-  const queryKey = canonicalJson({ exclude: args.exclude ?? [], include: args.include ?? [], paths: scope, tree });
+  const queryKey = canonicalJson({ exclude: args.exclude ?? [], include: args.include ?? [], paths: paths.key, tree });
   const touches = ctx.mode === "worktree" ? new LeaseTouches(ws, ctx.lease, files as TreeEntry[]) : null;
   const liveIndex = touches && !(await convertible) && !untrackedAttributes(ctx.mode === "worktree" ? ctx.live.entries : []) ? index : null;
   // the files the index settles are counted and touched here rather than walked by the engine one by one (a

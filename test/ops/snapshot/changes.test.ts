@@ -4,6 +4,8 @@ import { join } from "node:path";
 import type { BlobId } from "../../../src/core/hash";
 import { createSnapshot } from "../../../src/ops/snapshot/create";
 import { diffEntries, snapshotChanges } from "../../../src/ops/snapshot/changes";
+import { snapshotDiff } from "../../../src/ops/snapshot/diff";
+import { snapshotGrep } from "../../../src/ops/snapshot/grep";
 import type { SideEntry } from "../../../src/ops/snapshot/tree-side";
 import { closeWorkspace, openWorkspace, type Workspace } from "../../../src/ops/workspace";
 import { tmpRepo, type TmpRepo } from "../../helpers/tmp-repo";
@@ -63,6 +65,40 @@ describe("snapshot_changes", () => {
       "mode_changed run.sh",
       "modified src/b.ts",
     ]);
+    closeWorkspace(ws);
+  });
+
+  test("regression (a glob taken as a path that names nothing: an empty answer): globs in paths narrow every side, with diff and grep alike", async () => {
+    await using repo = await tmpRepo();
+    seed(repo);
+    repo.write("src/deep/c.txt", "c\n");
+    repo.write("app/[slug]/page.tsx", "p\n");
+    repo.write("what?.txt", "q\n");
+    repo.commit();
+    change(repo);
+    repo.write("src/deep/c.txt", "C\n");
+    repo.write("app/[slug]/page.tsx", "P\n");
+    repo.write("what?.txt", "Q\n");
+    const ws = openWorkspace(repo.root);
+    const paths = async (...p: string[]) => (await snapshotChanges(ws, { from: "HEAD", to: "worktree", paths: p })).changes.map((c) => c.path);
+    expect(await paths("*.txt")).toEqual(["edit.txt", "gone.txt", "new.txt", "src/deep/c.txt", "what?.txt"]); // at any depth
+    expect(await paths("src/*.ts")).toEqual(["src/b.ts"]); // from the root: direct children
+    expect(await paths("src/**/*.txt", "run.sh")).toEqual(["run.sh", "src/deep/c.txt"]);
+    expect(await paths("app/[slug]/page.tsx")).toEqual(["app/[slug]/page.tsx"]); // no * or ?: a path, brackets and all
+    expect(await paths("what?.txt")).toEqual(["what?.txt"]); // a glob also matches the path it spells
+    expect(await paths("*.nothing")).toEqual([]);
+    const cut = await snapshotChanges(ws, { from: "HEAD", to: "worktree", paths: ["*.txt"], limit: 2 });
+    expect(cut.counts.total).toBe(5);
+    const rest = await snapshotChanges(ws, { from: "HEAD", to: "worktree", paths: ["*.txt"], limit: 10, cursor: cut.cursor });
+    expect([...cut.changes, ...rest.changes].map((c) => c.path)).toEqual(await paths("*.txt"));
+    expect((await snapshotChanges(ws, { from: "HEAD", to: "worktree", paths: ["*.ts"], cursor: cut.cursor }).catch((e) => e)).code).toBe("INVALID_ARGUMENT"); // a cursor of other paths
+    const diff = await snapshotDiff(ws, { from: "HEAD", to: "worktree", paths: ["src/**"] });
+    expect([...diff.diff.matchAll(/^diff --git a\/(\S+)/gm)].map((m) => m[1])).toEqual(["src/b.ts", "src/deep/c.txt"]);
+    const found = await snapshotGrep(ws, { mode: "worktree", pattern: "^[A-Z]$", paths: ["*.txt", "*.ts"] });
+    expect(found.matches.map((m) => m.path)).toEqual(["src/b.ts", "src/deep/c.txt", "what?.txt"]);
+    for (const bad of ["/etc/*", "../*.txt", "src/../../*"]) {
+      expect((await snapshotChanges(ws, { from: "HEAD", to: "worktree", paths: [bad] }).catch((e) => e)).code).toBe("INVALID_ARGUMENT");
+    }
     closeWorkspace(ws);
   });
 
