@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { canonicalJson } from "../core/canonical-json";
 import { invalidArgument, isMissingPath, notFound } from "../core/errors";
@@ -93,6 +93,7 @@ export class SnapshotStore {
     const h = hex(meta.snapshot_id);
     if (existsSync(this.metaPath(h))) {
       if (manifest instanceof StagedFile) await manifest.discard();
+      this.freshen(meta.snapshot_id);
       return this.loadMeta(h);
     }
     mkdirSync(this.dir, { recursive: true });
@@ -201,6 +202,36 @@ export class SnapshotStore {
     } catch (err) {
       if (isMissingPath(err)) throw notFound(`snapshot sha256:${h} does not exist`, { snapshot_id: `sha256:${h}` });
       throw err;
+    }
+  }
+
+  /**
+   * Marks a stored snapshot as just used (its metadata file's mtime): a capture that finds its state stored
+   * already hands out the id again, and `gc --snapshots-older-than` keeps what was used since its cutoff.
+   */
+  freshen(id: SnapshotId): void {
+    const now = new Date();
+    try {
+      utimesSync(this.metaPath(hex(id)), now, now);
+    } catch {
+      // gone, or not ours to touch (a read-only .mcp): nothing to keep fresh
+    }
+  }
+
+  /** When the snapshot was last captured or handed out again (freshen), in ms; null when it is not stored. */
+  lastUsed(id: SnapshotId): number | null {
+    return statSync(this.metaPath(hex(id)), { throwIfNoEntry: false })?.mtimeMs ?? null;
+  }
+
+  /** Removes a stored snapshot: its metadata first (from then on it does not exist), then its manifest. */
+  remove(id: SnapshotId): void {
+    const h = hex(id);
+    rmSync(this.metaPath(h), { force: true });
+    rmSync(join(this.dir, `${h}.manifest`), { force: true });
+    const cached = this.cache.get(h);
+    if (cached) {
+      this.cache.delete(h);
+      this.cachedEntries -= cached.entries.length;
     }
   }
 

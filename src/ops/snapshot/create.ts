@@ -98,6 +98,7 @@ async function create(
   const key = warm && inputs.git ? warmKey(fingerprintJson(fingerprint), scope, listing, inputs.git.untracked.map((u) => u.path)) : "";
   const hit = warm ? await warm.lookup(key, ws.repo.root, indexBefore, async () => flaggedEntriesDigest(await (inputs.git as GitTreeInputs).listing())) : null;
   if (hit && ws.snapshots.has(hit.snapshot_id)) {
+    ws.snapshots.freshen(hit.snapshot_id); // handed out again: used now, as far as gc's retention goes
     const meta = ws.snapshots.loadMeta(hit.snapshot_id.slice(7));
     const out: CreateSnapshotResult = { snapshot_id: meta.snapshot_id, cache_hint: "immutable", fingerprint, created_at: meta.created_at, manifest_stats: meta.manifest_stats, skipped: hit.skipped };
     if (args.allowMissing) out.missing = missingOf(wanted, ws.snapshots.load(meta.snapshot_id).entries);

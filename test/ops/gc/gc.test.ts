@@ -11,6 +11,8 @@ import { writeFileOp } from "../../../src/ops/mutate/write-file";
 import { LOOSE_GRACE_MS } from "../../../src/repo/fs-blob-store";
 import { cli } from "../../helpers/binary";
 import { tmpRepo } from "../../helpers/tmp-repo";
+import { startTask } from "../../../src/ops/task/start";
+import { diffSnapshots } from "../../../src/ops/task/fix";
 import { enc, wsOf } from "../../helpers/workspace";
 
 const HOUR_AGO = (Date.now() - 2 * LOOSE_GRACE_MS) / 1000;
@@ -59,7 +61,51 @@ describe("worksnap gc", () => {
     // what is kept still reads
     const back = await readFile(ws, { mode: "snapshot", snapshot_id: snap.snapshot_id, path: "notes.txt" });
     expect(back.content).toBe("draft two\n");
-    expect((await collectGarbage(ws)).removed).toEqual({ exports: { files: 0, bytes: 0 }, blobs: { files: 0, bytes: 0 }, scratch: { files: 0, bytes: 0 } });
+    expect((await collectGarbage(ws)).removed).toEqual({ snapshots: { files: 0, bytes: 0 }, exports: { files: 0, bytes: 0 }, blobs: { files: 0, bytes: 0 }, scratch: { files: 0, bytes: 0 } });
+  });
+
+  test("--snapshots-older-than removes snapshots not used since, with the blobs only they held; a task's snapshot and one handed out again stay", async () => {
+    await using repo = await tmpRepo();
+    repo.write("a.txt", "a\n");
+    repo.commit();
+    using ws = wsOf(repo);
+    repo.write("u.txt", "only in the old snapshot\n");
+    const old = await createSnapshot(ws, { paths: ["."] });
+    repo.write("u.txt", "in the reused one\n");
+    const reused = await createSnapshot(ws, { paths: ["."] });
+    repo.write("u.txt", "at the task's start\n");
+    const task = (await startTask(ws, { task: "t", files: ["u.txt"] })).task;
+    repo.write("u.txt", "now\n");
+    const later = await createSnapshot(ws, { paths: ["."] });
+    // every snapshot, and every loose blob, last used two days ago
+    const twoDaysAgo = (Date.now() - 2 * 86_400_000) / 1000;
+    for (const n of readdirSync(join(repo.root, ".mcp", "snapshots"))) utimesSync(join(repo.root, ".mcp", "snapshots", n), twoDaysAgo, twoDaysAgo);
+    ageLooseBlobs(repo.root);
+    // the reused state captured again: its id handed out again, so it counts as used now
+    repo.write("u.txt", "in the reused one\n");
+    expect((await createSnapshot(ws, { paths: ["."] })).snapshot_id).toBe(reused.snapshot_id);
+
+    const day = 86_400_000;
+    expect((await collectGarbage(ws, { snapshotsOlderThanMs: 3 * day })).removed.snapshots.files).toBe(0);
+    const dry = await collectGarbage(ws, { snapshotsOlderThanMs: day, dry_run: true });
+    expect(dry.removed.snapshots.files).toBe(4); // two snapshots: metadata and manifest each
+    expect(ws.snapshots.has(old.snapshot_id)).toBe(true);
+    const r = await collectGarbage(ws, { snapshotsOlderThanMs: day });
+    expect(r.removed.snapshots.files).toBe(4);
+    expect(r.kept.snapshots).toBe(2);
+    expect(ws.snapshots.has(old.snapshot_id)).toBe(false);
+    expect(ws.snapshots.has(later.snapshot_id)).toBe(false);
+    expect(ws.snapshots.has(reused.snapshot_id)).toBe(true);
+    expect(ws.snapshots.has(task.snapshot.id!)).toBe(true);
+    expect(existsSync(loosePath(repo.root, "only in the old snapshot\n"))).toBe(false); // only the removed one named it
+    expect(existsSync(loosePath(repo.root, "at the task's start\n"))).toBe(true);
+    expect((await readFile(ws, { mode: "snapshot", snapshot_id: reused.snapshot_id, path: "u.txt" })).content).toBe("in the reused one\n");
+    expect((await readFile(ws, { mode: "snapshot", snapshot_id: old.snapshot_id, path: "u.txt" }).catch((e) => e)).code).toBe("NOT_FOUND");
+    // the task still diffs against its start
+    expect((await diffSnapshots(ws, { id: task.id })).changed).toEqual(["u.txt"]);
+    // the CLI: a duration, or a usage error
+    expect(cli(["gc", "--snapshots-older-than", "1d", "--root", repo.root]).code).toBe(0);
+    expect(cli(["gc", "--snapshots-older-than", "soon", "--root", repo.root]).code).toBe(2);
   });
 
   test("young unreferenced blobs are spared, and a capture that reuses an old blob makes it young again", async () => {
