@@ -51,7 +51,8 @@ function refuseTrackedFiles(stateDir: string): void {
   let tracked: string[];
   try {
     const r = gitSync(["ls-files", "-z", "--", ".mcp"], { cwd: root, okCodes: [128] });
-    tracked = r.code === 0 ? new TextDecoder().decode(r.stdout).split("\0").filter(Boolean) : [];
+    // worksnap's own .gitignore, committed by someone, is no reason to refuse
+    tracked = r.code === 0 ? new TextDecoder().decode(r.stdout).split("\0").filter((p) => p !== "" && p !== ".mcp/.gitignore") : [];
   } catch {
     return; // git cannot say: nothing to refuse on
   }

@@ -31,6 +31,13 @@ describe("a .mcp/ that is the repository's", () => {
     repo.write(".mcp/snapshots/.keep", "");
     expect(cli(["snapshot", "create", "--root", repo.root]).code).toBe(0);
     expect(readFileSync(join(repo.root, ".mcp", "format"), "utf8")).toMatch(/^\d+\n$/);
+    // worksnap's own .gitignore committed by someone is no repository file of its own
+    await using committed = await tmpRepo();
+    committed.write(".mcp/.gitignore", "*\n");
+    runGit(committed.root, ["add", "-f", ".mcp/.gitignore"]);
+    committed.write("a.txt", "a\n");
+    committed.commit();
+    expect(cli(["snapshot", "create", "--root", committed.root]).code).toBe(0);
     await using plain = await tmpRepo({ git: false });
     plain.write(".mcp/config.json", "{}\n");
     plain.write("b.txt", "b\n");
