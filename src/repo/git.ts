@@ -58,9 +58,10 @@ const trusted: string[] = [];
  * watch can follow), so a repository trusted only in /etc/gitconfig, as container images do it, would be
  * refused where the user's own git accepts it; the same trust given as command-scope configuration (protected,
  * as system and global configuration are) is honoured. Only for a directory the system configuration trusts.
+ * False when it was passed on already (git refused it all the same).
  */
-export function trustAsSystemDoes(directory: string): void {
-  if (trusted.includes(directory)) return;
+export function trustAsSystemDoes(directory: string): boolean {
+  if (trusted.includes(directory)) return false;
   trusted.push(directory);
   const env: Record<string, string> = { GIT_CONFIG_COUNT: String(trusted.length) };
   trusted.forEach((dir, i) => {
@@ -68,6 +69,7 @@ export function trustAsSystemDoes(directory: string): void {
     env[`GIT_CONFIG_VALUE_${i}`] = dir;
   });
   trustedEnv = env;
+  return true;
 }
 
 /**

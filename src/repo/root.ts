@@ -82,10 +82,9 @@ function detectGit(root: string): { gitDir: string; prefix: string; top?: string
   // lose its ignore rules and history, so the refusal is passed on
   if (r.code !== 0 && /safe\.directory/.test(r.stderr)) {
     // trusted by the system's configuration, which worksnap's git does not read: the same trust, passed on
-    const named = /safe\.directory\s+(\S.*)$/m.exec(r.stderr)?.[1]?.trim();
+    const named = namedByGit(r.stderr);
     const system = gitSync(["rev-parse", "--show-toplevel"], { cwd: root, okCodes: [128], env: { GIT_CONFIG_NOSYSTEM: "0" } });
-    if (system.code !== 0 || named === undefined) throw refusedOwnership(root, r.stderr);
-    trustAsSystemDoes(named);
+    if (system.code !== 0 || named === undefined || !trustAsSystemDoes(named)) throw refusedOwnership(root, r.stderr);
     return detectGit(root);
   }
   // 128: not a work tree after all (a bare repository, .git inside .git)
@@ -113,9 +112,16 @@ function detectGit(root: string): { gitDir: string; prefix: string; top?: string
  * named.
  */
 function refusedOwnership(root: string, stderr: string): WorksnapError {
-  const named = /safe\.directory\s+(\S.*)$/m.exec(stderr)?.[1]?.trim() ?? root;
+  const named = namedByGit(stderr) ?? root;
   return permissionDenied(
     `git refuses the repository at ${named}: it is owned by another user. Run worksnap as the repository's owner, or, if you trust the repository, add its absolute path to git's safe.directory (git config --global --add safe.directory PATH)`,
     { reason: "git_dubious_ownership", directory: named },
   );
+}
+
+/** The directory git's safe.directory advice names (`git config --global --add safe.directory '/a b'`), unquoted. */
+function namedByGit(stderr: string): string | undefined {
+  const said = /safe\.directory\s+(\S.*)$/m.exec(stderr)?.[1]?.trim();
+  // git quotes a path as a shell word when it must ('it'\''s' for it's)
+  return said?.startsWith("'") && said.endsWith("'") ? said.slice(1, -1).replaceAll("'\\''", "'") : said;
 }

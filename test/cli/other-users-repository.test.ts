@@ -41,7 +41,8 @@ describe.skipIf(!asRoot)("a repository another user owns", () => {
   });
 
   test("one the system's git configuration trusts (safe.directory in /etc/gitconfig, as images have it) is served as git serves it", async () => {
-    await using repo = await tmpRepo();
+    // a name git quotes in its advice ('...'\''s repo ...')
+    await using repo = await tmpRepo({ name: "ws-other's repo-" });
     repo.write("a.txt", "a\n");
     repo.write(".gitignore", "build/\n");
     repo.write("build/out.bin", "built\n");
