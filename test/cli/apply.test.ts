@@ -68,6 +68,38 @@ describe("worksnap apply", () => {
     for (const [p, bytes] of Object.entries(expected)) expect(readFileSync(join(repo.root, p)).equals(bytes)).toBe(true);
   });
 
+  test("--check says what the patch would change, or its rejects, as git apply --check decides, and writes nothing", async () => {
+    await using repo = await tmpRepo();
+    await using scratch = tmpDir();
+    const { patch, expected } = fixture(repo, 6);
+    const file = join(scratch.path, "change.diff");
+    writeFileSync(file, patch);
+    const before = new Map(Object.keys(expected).filter((p) => p !== "added/new.txt").map((p) => [p, readFileSync(join(repo.root, p)).toString("base64")]));
+    const r = cli(["apply", "--check", file, "--root", repo.root]);
+    expect([r.code, r.stderr]).toEqual([0, ""]);
+    expect(r.stdout).toContain("would be modified crlf.txt\n");
+    expect(r.stdout).toContain("would be created added/new.txt\n");
+    expect(r.stdout.endsWith("checked: nothing was written\n")).toBe(true);
+    const json = cli(["apply", "--check", file, "--root", repo.root, "--json"]).json();
+    expect([json.applied, json.checked, json.changed_total]).toEqual([true, true, 8]);
+    expect(json.diff).toContain("+line 2 of 0, changed");
+    expect(json.mcp_conversation_id).toBeUndefined();
+    // nothing written, nothing recorded, nothing left in .mcp/tmp but spares
+    for (const [p, bytes] of before) expect(readFileSync(join(repo.root, p)).toString("base64")).toBe(bytes);
+    expect(statSync(join(repo.root, "added"), { throwIfNoEntry: false })).toBeUndefined();
+    expect(historyEntries(repo.root)).toEqual([]);
+    expect(temps(repo.root).every((n) => n.startsWith(POOL_PREFIX))).toBe(true);
+    expect(repo.git("status", "--porcelain")).toBe("");
+    // the verdict is git's: a patch git apply --check refuses is refused, exit 1, with the reject
+    repo.write("crlf.txt", "a\r\nX\r\n");
+    const gitVerdict = Bun.spawnSync(["git", "apply", "--check", file], { cwd: repo.root }).exitCode;
+    const refused = cli(["apply", "--check", file, "--root", repo.root]);
+    expect([gitVerdict, refused.code]).toEqual([1, 1]);
+    expect(refused.stdout).toContain("rejected crlf.txt hunk 0: context_mismatch");
+    expect(refused.stdout.endsWith("nothing was written\n")).toBe(true);
+    expect(cli(["apply", "--check", "--snapshot", "abcdef12", file, "--root", repo.root]).code).toBe(2);
+  });
+
   test("a patch read from a named FIFO, through a symlink, or of more than 256 KiB (read into memory of its own) applies as from a plain file", async () => {
     await using repo = await tmpRepo();
     await using scratch = tmpDir();

@@ -9,7 +9,7 @@ import { handOffInBackground } from "../hand-off";
 import { EXIT, printJson, stdout } from "../output";
 import { shownPath } from "../shown-path";
 
-export const APPLY_HELP = `worksnap apply [PATCH | -] [--snapshot ID] [--conv ID] [--root DIR] [--json]
+export const APPLY_HELP = `worksnap apply [PATCH | -] [--check] [--snapshot ID] [--conv ID] [--root DIR] [--json]
 
 Applies a unified diff (plain or git style, as workspace_apply_patch takes it)
 byte for byte, all or nothing, through the same write path as the MCP tool:
@@ -19,6 +19,8 @@ read from standard input. Its bytes are applied as they are, as git apply does:
 a patch of a file that is not UTF-8 (Latin-1, say) applies byte for byte.
 Prints each changed path ("status path"), or every rejected hunk with nothing
 written (exit 1).
+  --check         only check: print what the patch would change, or its rejects
+                  (exit 1), and write nothing, as git apply --check
   --snapshot ID   apply to a stored snapshot instead: prints the new snapshot's id
   --conv ID       record under this edit conversation (default: a new one)
 `;
@@ -44,7 +46,10 @@ function readPatch(pos: string[]): Uint8Array {
 }
 
 export async function cmdApply(argv: string[]): Promise<number> {
-  const { flags, positionals } = parseArgv(argv, { root: { kind: "string" }, json: { kind: "bool" }, snapshot: { kind: "string" }, conv: { kind: "string" } });
+  const { flags, positionals } = parseArgv(argv, { root: { kind: "string" }, json: { kind: "bool" }, snapshot: { kind: "string" }, conv: { kind: "string" }, check: { kind: "bool" } });
+  const check = flags.check === true;
+  if (check && flags.snapshot !== undefined) throw new UsageError("--check checks against the work tree; it takes no --snapshot");
+  if (check && flags.conv !== undefined) throw new UsageError("--check records nothing; it takes no --conv");
   const patch = readPatch(positionals);
   const ws = openWorkspace((flags.root as string | undefined) ?? process.cwd(), { handOff: true });
   try {
@@ -56,19 +61,20 @@ export async function cmdApply(argv: string[]): Promise<number> {
       ...(flags.conv === undefined ? {} : { mcp_conversation_id: flags.conv as string }),
       // the text names the changed paths only: no lease (it would die with this process), no fingerprint, no diff
       brief: flags.json !== true,
+      ...(check ? { check: true } : {}),
     });
     if (flags.json) printJson(r);
-    else stdout(render(r));
+    else stdout(render(r, check));
     // The files are published, durable and recorded: removing what they replaced, and making spare files for the
     // next write, happen after we exit.
-    handOffInBackground(ws);
+    if (!check) handOffInBackground(ws);
     return r.applied ? EXIT.ok : EXIT.user;
   } finally {
     closeWorkspace(ws);
   }
 }
 
-function render(r: ApplyPatchResult): string {
+function render(r: ApplyPatchResult, check: boolean): string {
   const out: string[] = [];
   if (!r.applied) {
     for (const f of r.rejects ?? []) for (const h of f.hunks) out.push(`rejected ${f.path === "" ? "patch" : `${shownPath(f.path)} hunk ${h.index}`}: ${h.reason}: ${h.message}`);
@@ -77,10 +83,12 @@ function render(r: ApplyPatchResult): string {
     out.push("nothing was written");
     return `${out.join("\n")}\n`;
   }
-  for (const c of r.changed) out.push(c.from ? `${c.status} ${shownPath(c.from)} -> ${shownPath(c.path)}` : `${c.status} ${shownPath(c.path)}`);
-  if (r.truncated) out.push(`(${r.changed_total} paths changed in all)`);
+  const would = check ? "would be " : "";
+  for (const c of r.changed) out.push(c.from ? `${would}${c.status} ${shownPath(c.from)} -> ${shownPath(c.path)}` : `${would}${c.status} ${shownPath(c.path)}`);
+  if (r.truncated) out.push(`(${r.changed_total} paths ${check ? "would change" : "changed"} in all)`);
   for (const w of r.warnings) out.push(`warning: ${w}`);
-  if (r.cache_hint === "immutable") out.push(`snapshot ${r.snapshot_id}`);
+  if (check) out.push("checked: nothing was written");
+  else if (r.cache_hint === "immutable") out.push(`snapshot ${r.snapshot_id}`);
   else if (r.mcp_conversation_id !== undefined) out.push(`recorded under conversation ${r.mcp_conversation_id}`);
   return `${out.join("\n")}\n`;
 }

@@ -1,4 +1,5 @@
 import { compareUtf8 } from "../../core/byte-order";
+import { blobIdOfState } from "../../core/content-hash";
 import { internal, invalidArgument } from "../../core/errors";
 import type { BlobId } from "../../core/hash";
 import type { RepoPath } from "../../core/repo-path";
@@ -68,6 +69,11 @@ export interface MutationArgs {
    * no lease_id or fingerprint; and no diff is rendered into it. A lease_id given with it is still checked.
    */
   brief?: boolean;
+  /**
+   * Plan the change set against the work tree and answer what it would change (or its rejects), as `git apply
+   * --check` does: nothing is staged, written or recorded, and no conversation starts. Work-tree mode only.
+   */
+  check?: boolean;
 }
 
 /** A path a work-tree write left behind, as the caller may pin it. */
@@ -145,6 +151,8 @@ export type MutationResult<T> = MutationBranch &
     stale_reads_total?: number;
     mcp_conversation_id?: string;
     note?: string;
+    /** A check (MutationArgs.check): `changed` and `diff` say what the change set would do; nothing was written. */
+    checked?: true;
   };
 
 /** An answer, and every change in full for the op that builds on it. */
@@ -202,6 +210,7 @@ export async function runMutation<T extends object>(
     return finish({ cache_hint: "immutable", snapshot_id: derived.snapshotId, base_snapshot_id: baseId }, built, derived.changes, false);
   }
   if (args.mode !== "worktree") throw invalidArgument('mode must be "worktree" or "snapshot"', { arg: "mode" });
+  if (args.check === true && args.lease_id !== undefined) throw invalidArgument("a check writes nothing: it takes no lease_id", { arg: "lease_id" });
   if (args.snapshot_id !== undefined) throw invalidArgument('snapshot_id applies to mode "snapshot" only', { arg: "snapshot_id" });
   return withWorktreeLock(ws, async () => {
     // The directories the change set reads and writes are held open for the whole call (write/target.ts).
@@ -209,7 +218,7 @@ export async function runMutation<T extends object>(
     // The checkpoints of a many-file read, started as soon as the files are read (EditRecorder.checkpointAhead).
     let ahead: AheadCheckpoints | null = null;
     const checkpointReads = async (states: { path: RepoPath; state: PathState }[]) => {
-      if (ahead !== null || !ws.recorder?.checkpointAhead) return;
+      if (ahead !== null || !ws.recorder?.checkpointAhead || args.check === true) return;
       // only a head start: where it fails, prepare writes the checkpoints itself (and reports what fails then)
       ahead = await ws.recorder.checkpointAhead(conv.id, states).catch(() => null);
     };
@@ -245,6 +254,11 @@ export async function runMutation<T extends object>(
         return finish({ cache_hint: "until_dirty", lease_id: kept.id, fingerprint: now }, built, [], false, unchanged);
       }
       built.changes = changes;
+      if (args.check === true) {
+        const checked = finish({ cache_hint: "until_dirty" }, built, changes.map((c) => wouldApply(c, reads)), false, "checked: nothing was written");
+        checked.result.checked = true;
+        return checked;
+      }
       progress(1, "writing");
       // The new fingerprint is read as soon as the files are published, while the history appends its log: the work
       // tree no longer changes under the lock, and the history lives in .mcp, which git does not list.
@@ -383,6 +397,17 @@ function finishAnswer<T extends object>(
   }
   if (note !== undefined) out.note = note;
   return { result: out, applied: sorted };
+}
+
+/** What a change would do to the work tree as the build read it (a check's answer): the write path's own shape. */
+function wouldApply(c: WriteChange, reads: Map<string, KnownState>): AppliedChange {
+  const stateOf = (p: RepoPath) => reads.get(p)?.state ?? null;
+  if (c.kind === "delete") return { status: "deleted", path: c.path, requested: c.path, before: stateOf(c.path), after: null, blob: null };
+  const before = stateOf(c.kind === "move" ? c.from : c.path);
+  const bytes = c.bytes ?? before?.bytes ?? new Uint8Array();
+  const after = { bytes, mode: c.mode ?? before?.mode ?? "100644" };
+  if (c.kind === "move") return { status: "renamed", path: c.path, requested: c.path, from: c.from, before, after, blob: blobIdOfState(bytes) };
+  return { status: before ? "modified" : "created", path: c.path, requested: c.path, before, after, blob: blobIdOfState(bytes) };
 }
 
 /**
