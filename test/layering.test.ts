@@ -93,5 +93,5 @@ const ROOM_ARROWS: Record<string, string[]> = {
   live: [],
   grep: [],
   patch: [],
-  gc: ["history"],
+  gc: ["history", "task"],
 };
