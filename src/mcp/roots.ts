@@ -112,9 +112,13 @@ export class SessionRoot {
     return this.current;
   }
 
+  /** unservableFallback of the start directory, asked once: it does not change while the server runs. */
+  private fallbackRefused: string | null | undefined;
+
   /** The directory the server started in, unless that is a directory no one would mean (unservableFallback). */
   private fallbackWorkspace(): Promise<Workspace> {
-    const why = unservableFallback(this.fallback);
+    if (this.fallbackRefused === undefined) this.fallbackRefused = unservableFallback(this.fallback);
+    const why = this.fallbackRefused;
     if (why === null) return Promise.resolve(this.pool.get(this.fallback));
     return Promise.reject(
       notFound(`no repository to serve: the server was started in ${why}, with no --root, and the client names no root; add --root /path/to/the/repository to the server's arguments in the host's configuration`, {

@@ -193,6 +193,12 @@ export function createServer(roots: RootChoice, opts: ServeOptions = {}): Worksn
   };
 }
 
+/** What a server without --root serves, as its start-up line says. */
+function fallbackText(fallback: string): string {
+  const why = unservableFallback(fallback);
+  return why === null ? `the client's root (or ${fallback})` : `the client's root only (it started in ${why}, which it does not serve: pass --root)`;
+}
+
 /**
  * Serves MCP over stdio until stdin ends. Logs go to stderr only. When the
  * client closes stdin, the calls it already sent are still answered, and the
@@ -200,12 +206,6 @@ export function createServer(roots: RootChoice, opts: ServeOptions = {}): Worksn
  * answers every line); when stdout fails, nobody can be answered: in-flight
  * calls are abandoned.
  */
-/** What a server without --root serves, as its start-up line says. */
-function fallbackText(fallback: string): string {
-  const why = unservableFallback(fallback);
-  return why === null ? `the client's root (or ${fallback})` : `the client's root only (it started in ${why}, which it does not serve: pass --root)`;
-}
-
 export async function serveStdio(roots: RootChoice, opts: ServeOptions = {}): Promise<void> {
   const server = createServer(roots, opts);
   // The SDK's stdio transport drops messages over 10 MB; patches and writes can be larger.

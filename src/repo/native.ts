@@ -297,8 +297,8 @@ export function nativeModule(): NativeModule | null {
     }
   }
   if (m === undefined) return null;
-  if (m?.version === MODULE_VERSION) loaded = m;
-  else loadError = `unexpected module version ${String(m?.version)}`;
+  if (m.version === MODULE_VERSION) loaded = m;
+  else loadError = `unexpected module version ${String(m.version)}`;
   return loaded;
 }
 

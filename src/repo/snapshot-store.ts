@@ -223,11 +223,16 @@ export class SnapshotStore {
     return statSync(this.metaPath(hex(id)), { throwIfNoEntry: false })?.mtimeMs ?? null;
   }
 
+  /** The files a stored snapshot is kept in: its metadata, then its manifest. */
+  files(id: SnapshotId): string[] {
+    const h = hex(id);
+    return [this.metaPath(h), join(this.dir, `${h}.manifest`)];
+  }
+
   /** Removes a stored snapshot: its metadata first (from then on it does not exist), then its manifest. */
   remove(id: SnapshotId): void {
     const h = hex(id);
-    rmSync(this.metaPath(h), { force: true });
-    rmSync(join(this.dir, `${h}.manifest`), { force: true });
+    for (const f of this.files(id)) rmSync(f, { force: true });
     const cached = this.cache.get(h);
     if (cached) {
       this.cache.delete(h);

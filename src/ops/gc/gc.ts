@@ -109,7 +109,7 @@ function expired(ws: Workspace, id: SnapshotId, args: GcArgs, graceCutoff: numbe
   const cutoff = Math.min(graceCutoff, Date.now() - args.snapshotsOlderThanMs);
   const used = ws.snapshots.lastUsed(id);
   if (used === null || used > cutoff || started.has(id)) return false;
-  const files = [`${id.slice(7)}.json`, `${id.slice(7)}.manifest`].map((n) => statSync(join(ws.repo.stateDir, "snapshots", n), { throwIfNoEntry: false }));
+  const files = ws.snapshots.files(id).map((f) => statSync(f, { throwIfNoEntry: false }));
   if (!dry) {
     if ((ws.snapshots.lastUsed(id) ?? 0) > cutoff) return false;
     ws.snapshots.remove(id);

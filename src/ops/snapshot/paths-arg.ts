@@ -21,15 +21,18 @@ export interface PathsArg {
   key: string[];
 }
 
+/** An entry that is a glob: it holds `*` or `?` (`[` alone does not make one). */
+const isGlob = (entry: unknown): entry is string => typeof entry === "string" && /[*?]/.test(entry);
+
 export function parsePathsArg(paths: string[] | undefined, argName = "paths"): PathsArg {
-  if (paths === undefined || !Array.isArray(paths) || !paths.some((p) => typeof p === "string" && /[*?]/.test(p))) {
+  if (paths === undefined || !Array.isArray(paths) || !paths.some(isGlob)) {
     const scope = parseScopeArg(paths, argName);
     return { scope, filter: null, key: scope };
   }
   const literal: string[] = [];
   const globs: string[] = [];
   for (const raw of paths) {
-    if (typeof raw !== "string" || !/[*?]/.test(raw)) {
+    if (!isGlob(raw)) {
       literal.push(raw);
       continue;
     }
