@@ -111,9 +111,9 @@ function topOf(repo: RepoRoot): string {
  * any file git does not vouch for. Each directory above them is looked at once, from the top, so a sparse
  * checkout's absent directories cost one lstat each, not one per entry. Only a missing path (or one below
  * something that is not a directory) is absent; any other failure leaves the entry to the capture, which names
- * what it cannot read.
+ * what it cannot read. `absentEntries`: the absent entries themselves, in their order.
  */
-export function presentSkipWorktree<E extends { path: string }>(root: string, hidden: readonly E[]): { present: E[]; absent: string[] } {
+export function presentSkipWorktree<E extends { path: string }>(root: string, hidden: readonly E[]): { present: E[]; absent: string[]; absentEntries: E[] } {
   const dirs = new Map<string, boolean>();
   const isDir = (dir: string): boolean => {
     let known = dirs.get(dir);
@@ -129,6 +129,7 @@ export function presentSkipWorktree<E extends { path: string }>(root: string, hi
   };
   const present: E[] = [];
   const absent: string[] = [];
+  const absentEntries: E[] = [];
   for (let k = 0; k < hidden.length; ) {
     const e = hidden[k] as E;
     let cut: string | null = null;
@@ -140,19 +141,22 @@ export function presentSkipWorktree<E extends { path: string }>(root: string, hi
       // the entries below an absent directory come together (byte order): "dir/..." sorts before "dir0", the
       // first name after every one of them
       absent.push(cut);
-      k = searchUtf8(hidden, `${cut}0`, pathOf, k + 1);
+      const next = searchUtf8(hidden, `${cut}0`, pathOf, k + 1);
+      for (; k < next; k++) absentEntries.push(hidden[k] as E);
       continue;
     }
     try {
       lstatSync(join(root, e.path));
       present.push(e);
     } catch (err) {
-      if (isMissingPath(err)) absent.push(e.path);
-      else present.push(e);
+      if (isMissingPath(err)) {
+        absent.push(e.path);
+        absentEntries.push(e);
+      } else present.push(e);
     }
     k++;
   }
-  return { present, absent };
+  return { present, absent, absentEntries };
 }
 
 const pathOf = (e: { path: string }) => e.path;

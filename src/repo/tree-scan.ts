@@ -211,7 +211,7 @@ perPath(sharedField);
 const parsed = new WeakMap<Uint8Array, IndexRecord[]>();
 
 /** Splits ls-files -s output; decodes in one pass when it is all UTF-8 (the usual case). */
-function indexRecords(raw: Uint8Array): IndexRecord[] {
+export function indexRecords(raw: Uint8Array): IndexRecord[] {
   let records = parsed.get(raw);
   if (!records) parsed.set(raw, (records = splitIndexRecords(raw)));
   return records;

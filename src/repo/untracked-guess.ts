@@ -93,6 +93,6 @@ export function listOthers(repo: RepoRoot, pathspecs: string[]): Promise<GitResu
 }
 
 /** Whether the index is of version 2 (no extended flags: no skip-worktree entry) and not split. */
-function plainIndex(gitDir: string): boolean {
+export function plainIndex(gitDir: string): boolean {
   return indexVersion(join(gitDir, "index")) === 2 && !splitIndex(gitDir);
 }

@@ -1,38 +1,62 @@
 import { blobIdFromHex, sha256Hex } from "../../core/hash";
 import { ConversionCheck } from "../../repo/content-conversion";
-import { listRevisionTree } from "../../repo/git-revision";
+import { type RevisionEntry, listRevisionTree } from "../../repo/git-revision";
 import type { SideEntry } from "./tree-side";
 import type { Workspace } from "../workspace";
 
-/** Commits whose entries a process keeps (a commit never changes, so they never go stale). */
+/** Commits whose listings and entries a process keeps (a commit never changes, so they never go stale). */
 const KEPT = 4;
 /** Blob reads in flight at once when a commit's blobs are new to the store. */
 const READ_WINDOW = 256;
+const listings = new Map<string, RevisionEntry[]>();
 const kept = new Map<string, SideEntry[]>();
+
+function remember<T>(cache: Map<string, T>, key: string, value: T): T {
+  if (cache.size >= KEPT) cache.delete(cache.keys().next().value as string);
+  cache.set(key, value);
+  return value;
+}
+
+/** Every file of a commit's tree as git stores it (listRevisionTree), sorted by bytes; kept per commit. */
+export async function revisionTree(ws: Workspace, commit: string): Promise<RevisionEntry[]> {
+  const key = `${ws.repo.stateDir}\0${commit}`;
+  return listings.get(key) ?? remember(listings, key, (await listRevisionTree(ws.repo, commit)).entries);
+}
 
 /**
  * A commit's files as one side of a comparison: what git stores, read from
- * its objects (no checkout, no index, no lock). Each blob's sha256 comes from
- * the blob map when the private store already holds it (every clean tracked
- * file a capture has seen); the others are copied into the private store the
- * way a capture copies them and hashed once, so later reads and diffs find
- * them by sha256 like any snapshot's. The bytes are git's, not converted for
- * the work tree (no eol conversion, no filters): see docs/decisions.md.
- *
- * The blob map also tells a capture what a clean tracked file holds, which is
- * only true where git converts nothing; in a repository where it may, a new
- * blob goes to the loose store instead and the map is left as it was.
+ * its objects (no checkout, no index, no lock); revisionBlobs of the whole
+ * tree, kept per commit.
  */
 export async function revisionEntries(ws: Workspace, commit: string, signal?: AbortSignal): Promise<SideEntry[]> {
   const key = `${ws.repo.stateDir}\0${commit}`;
-  const hit = kept.get(key);
-  if (hit) return hit;
-  const tree = await listRevisionTree(ws.repo, commit);
+  return kept.get(key) ?? remember(kept, key, await revisionBlobs(ws, await revisionTree(ws, commit), signal));
+}
+
+/**
+ * Entries named by git blob id (a commit's, or the index's) as side entries.
+ * Each blob's sha256 comes from the blob map when the private store already
+ * holds it (every clean tracked file a capture has seen); the others are
+ * copied into the private store the way a capture copies them and hashed
+ * once, so later reads and diffs find them by sha256 like any snapshot's.
+ * Only these entries' blobs are read: a comparison of one directory of a
+ * commit reads none of the others. The bytes are git's, not converted for
+ * the work tree (no eol conversion, no filters): see docs/decisions.md.
+ *
+ * The blob map also tells a capture what a clean tracked file holds, which is
+ * only true where git converts nothing; where it may, a new blob goes to the
+ * loose store instead and the map is left as it was. The map is by blob, not
+ * by path, so "where" is every file of `conversionScope` (the whole commit,
+ * when some of its files are compared), not only these entries.
+ */
+export async function revisionBlobs(ws: Workspace, entries: readonly RevisionEntry[], signal?: AbortSignal, conversionScope: readonly (readonly RevisionEntry[])[] = [entries]): Promise<SideEntry[]> {
   const map = ws.blobs.gitMap;
-  const unknown = [...new Set(tree.entries.filter((e) => !map.has(e.oid)).map((e) => e.oid))];
+  const unknown = [...new Set(entries.filter((e) => !map.has(e.oid)).map((e) => e.oid))];
   const loose = new Map<string, string>();
   if (unknown.length > 0) {
-    const converting = await new ConversionCheck(ws.repo).possibleFor(tree.entries);
+    const check = new ConversionCheck(ws.repo);
+    let converting = false;
+    for (const files of conversionScope) if (!converting) converting = await check.possibleFor(files);
     await ws.blobs.gitObjects.importFrom(ws.repo, unknown);
     for (let i = 0; i < unknown.length; i += READ_WINDOW) {
       if (signal?.aborted) throw signal.reason ?? new Error("aborted");
@@ -48,8 +72,5 @@ export async function revisionEntries(ws: Workspace, commit: string, signal?: Ab
       }
     }
   }
-  const entries = tree.entries.map((e) => ({ path: e.path, mode: e.mode, blob: blobIdFromHex(loose.get(e.oid) ?? map.get(e.oid)!.sha256) }));
-  if (kept.size >= KEPT) kept.delete(kept.keys().next().value as string);
-  kept.set(key, entries);
-  return entries;
+  return entries.map((e) => ({ path: e.path, mode: e.mode, blob: blobIdFromHex(loose.get(e.oid) ?? map.get(e.oid)!.sha256) }));
 }

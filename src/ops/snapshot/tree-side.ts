@@ -4,6 +4,7 @@ import type { BlobId } from "../../core/hash";
 import { ROOT, isWithin, parseRepoPath, refuseReserved, type RepoPath } from "../../core/repo-path";
 import type { FileMode } from "../../core/file-mode";
 import { captureEntries } from "../../repo/capture";
+import { absentSkipWorktree, type SparseEntry } from "../../repo/sparse-entries";
 import type { Fingerprint } from "../../repo/fingerprint";
 import { git } from "../../repo/git";
 import { resolveCommit } from "../../repo/git-revision";
@@ -12,7 +13,7 @@ import type { Lease } from "../live/leases";
 import { readLiveTree } from "../live/live-tree";
 import { refuseNamedUnreadable, withoutUnreadable } from "./unreadable";
 import type { Workspace } from "../workspace";
-import { revisionEntries } from "./revision-side";
+import { revisionBlobs, revisionEntries, revisionTree } from "./revision-side";
 import { acquireLease } from "../live/stale-lease";
 
 /** One file of a side: its content is in the blob store under `blob`. */
@@ -82,15 +83,81 @@ export async function openSides(ws: Workspace, args: SideArgs, scope: RepoPath[]
     unreadable = [...tree.unreadable, ...captured.unreadable].sort(compareUtf8);
     live = { fingerprint: tree.fingerprint, entries: captured.entries.map((e) => ({ path: e.path, blob: e.blob, mode: e.mode })) };
   }
-  const side = async (ref: SideRef): Promise<TreeSide> => {
-    if (ref.kind === "worktree") return { kind: "worktree", ...(live as NonNullable<typeof live>) };
-    const stored: TreeSide =
-      ref.kind === "snapshot"
-        ? snapshotSide(ws, ref.id, scope)
-        : { kind: "revision", commit: ref.commit, entries: scoped(await revisionEntries(ws, ref.commit, args.signal), scope) };
-    return unreadable.length === 0 ? stored : { ...stored, entries: withoutUnreadable(stored.entries, unreadable) };
-  };
-  return { from: await side(fromRef), to: await side(toRef), lease, unreadable };
+  const refs = [fromRef, toRef] as const;
+  const sides: (TreeSide | null)[] = refs.map((ref) =>
+    ref.kind === "worktree" ? { kind: "worktree", ...(live as NonNullable<typeof live>) } : ref.kind === "snapshot" ? snapshotSide(ws, ref.id, scope) : null,
+  );
+  let sparse: SparseEntry[] | null = null;
+  for (const i of [0, 1]) {
+    const ref = refs[i] as SideRef;
+    if (ref.kind !== "revision") continue;
+    const other = sides[1 - i];
+    if (refs[1 - i]?.kind === "revision" || !other) {
+      sides[i] = { kind: "revision", commit: ref.commit, entries: await revisionSide(ws, ref.commit, scope, args.signal) };
+      continue;
+    }
+    sparse ??= await absentSkipWorktree(ws.repo, scope);
+    const compared = await againstCheckout(ws, ref.commit, scope, other.entries, sparse, args.signal);
+    sides[i] = { kind: "revision", commit: ref.commit, entries: compared.revision };
+    sides[1 - i] = { ...other, entries: compared.checkout } as TreeSide;
+  }
+  const [from, to] = sides.map((side) => {
+    const stored = side as TreeSide;
+    return stored.kind === "worktree" || unreadable.length === 0 ? stored : { ...stored, entries: withoutUnreadable(stored.entries, unreadable) };
+  }) as [TreeSide, TreeSide];
+  return { from, to, lease, unreadable };
+}
+
+/** A commit's files under `scope`: only their blobs are read (the whole tree's kept per commit when the scope is all of it). */
+async function revisionSide(ws: Workspace, commit: string, scope: RepoPath[], signal?: AbortSignal): Promise<SideEntry[]> {
+  if (scope.length === 1 && scope[0] === ROOT) return revisionEntries(ws, commit, signal);
+  const tree = await revisionTree(ws, commit);
+  return revisionBlobs(ws, scoped(tree, scope), signal, [tree]);
+}
+
+/**
+ * A commit compared with the work tree or a snapshot of it, where a sparse checkout leaves files out of the work
+ * tree: each absent skip-worktree entry of the index (`sparse`) the checkout side does not hold is taken for what
+ * the index holds, as git's status and `git diff HEAD` take it. One the commit holds alike is left out of both
+ * sides (neither its blob read nor, in a partial clone, fetched); one the index holds otherwise, or the commit
+ * lacks, joins the checkout side with the index's blob.
+ */
+async function againstCheckout(
+  ws: Workspace,
+  commit: string,
+  scope: RepoPath[],
+  checkout: SideEntry[],
+  sparse: SparseEntry[],
+  signal?: AbortSignal,
+): Promise<{ revision: SideEntry[]; checkout: SideEntry[] }> {
+  const held = sparse.length === 0 ? null : new Set(checkout.map((e) => e.path));
+  const outside = held === null ? [] : sparse.filter((e) => !held.has(e.path));
+  if (outside.length === 0) return { revision: await revisionSide(ws, commit, scope, signal), checkout };
+  const tree = await revisionTree(ws, commit);
+  const byPath = new Map(outside.map((e) => [e.path, e]));
+  const alike = new Set<string>();
+  const compared = scoped(tree, scope).filter((e) => {
+    const o = byPath.get(e.path);
+    if (!o || o.oid !== e.oid || o.mode !== e.mode) return true;
+    alike.add(e.path);
+    return false;
+  });
+  const indexed = outside.filter((e) => !alike.has(e.path));
+  const blobs = await revisionBlobs(ws, [...compared, ...indexed], signal, [tree, indexed]);
+  const added = blobs.slice(compared.length);
+  return { revision: blobs.slice(0, compared.length), checkout: added.length === 0 ? checkout : mergeByPath(checkout, added) };
+}
+
+/** Two path-sorted lists of distinct paths as one. */
+function mergeByPath(a: SideEntry[], b: SideEntry[]): SideEntry[] {
+  const out: SideEntry[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    if (j >= b.length || (i < a.length && compareUtf8((a[i] as SideEntry).path, (b[j] as SideEntry).path) < 0)) out.push(a[i++] as SideEntry);
+    else out.push(b[j++] as SideEntry);
+  }
+  return out;
 }
 
 /**
@@ -142,7 +209,7 @@ export function snapshotSide(ws: Workspace, id: SnapshotId, scope: RepoPath[]): 
 }
 
 /** Entries (path-sorted) under `scope`. */
-function scoped(entries: SideEntry[], scope: RepoPath[]): SideEntry[] {
+function scoped<E extends { path: string }>(entries: E[], scope: RepoPath[]): E[] {
   if (scope.length === 1 && scope[0] === ROOT) return entries;
   return entries.filter((e) => inScope(e.path, scope));
 }

@@ -1,0 +1,126 @@
+/**
+ * A commit compared with a sparse checkout (tree-side.ts, repo/sparse-entries.ts): the files the checkout leaves
+ * out are what the index holds, as git's status and `git diff` take them, and no blob outside the checkout is
+ * read or fetched to say so; a comparison scoped to a directory reads the commit's blobs there only.
+ */
+import { describe, expect, test } from "bun:test";
+import { mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { snapshotChanges } from "../../../src/ops/snapshot/changes";
+import { createSnapshot } from "../../../src/ops/snapshot/create";
+import { snapshotDiff } from "../../../src/ops/snapshot/diff";
+import { closeWorkspace, openWorkspace, type Workspace } from "../../../src/ops/workspace";
+import { cli } from "../../helpers/binary";
+import { runGit, tmpDir } from "../../helpers/tmp-repo";
+
+const LETTER: Record<string, string> = { added: "A", modified: "M", deleted: "D", mode_changed: "M" };
+
+/** An origin of three directories of 20 files each, two commits (the second edits b/ and c/), filters allowed. */
+function origin(dir: string): string {
+  const at = join(dir, "origin");
+  mkdirSync(at);
+  runGit(at, ["init", "-q", "-b", "main"]);
+  for (const d of ["a", "b", "c"]) {
+    mkdirSync(join(at, d));
+    for (let i = 0; i < 20; i++) writeFileSync(join(at, d, `f${i}.txt`), `${d} ${i}\n`);
+  }
+  runGit(at, ["add", "-A"]);
+  runGit(at, ["commit", "-qm", "first"]);
+  writeFileSync(join(at, "b", "f1.txt"), "b one, edited\n");
+  writeFileSync(join(at, "c", "new.txt"), "c new\n");
+  runGit(at, ["add", "-A"]);
+  runGit(at, ["commit", "-qm", "second"]);
+  runGit(at, ["config", "uploadpack.allowFilter", "true"]);
+  return at;
+}
+
+/** `git diff --name-status <args>` as {path: letter}. */
+function gitNameStatus(cwd: string, ...args: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const l of runGit(cwd, ["diff", "--no-renames", "--name-status", ...args]).split("\n").filter(Boolean)) {
+    const [status, path] = l.split("\t") as [string, string];
+    out[path] = status;
+  }
+  return out;
+}
+
+async function changesOf(ws: Workspace, from: string, to: string, paths?: string[]): Promise<Record<string, string>> {
+  const r = await snapshotChanges(ws, { from, to, ...(paths ? { paths } : {}) });
+  return Object.fromEntries(r.changes.map((c) => [c.path, LETTER[c.status] as string]));
+}
+
+function withWorkspace<T>(root: string, run: (ws: Workspace) => Promise<T>): Promise<T> {
+  const ws = openWorkspace(root);
+  return run(ws).finally(() => closeWorkspace(ws));
+}
+
+describe("a commit against a sparse checkout", () => {
+  test("HEAD -> worktree lists what `git diff HEAD` lists: the checkout's own edits, and entries outside it as the index holds them", async () => {
+    await using dir = tmpDir("ws-sparse-");
+    const from = origin(dir.path);
+    const clone = join(dir.path, "clone");
+    runGit(dir.path, ["clone", "-q", "--sparse", from, clone]);
+    runGit(clone, ["sparse-checkout", "set", "a"]);
+    writeFileSync(join(clone, "a", "f0.txt"), "a zero, edited\n");
+    writeFileSync(join(clone, "a", "untracked.txt"), "new\n");
+    // outside the checkout: a staged change to a file, and a file only the index holds, both kept skip-worktree
+    const oid = runGit(clone, ["rev-parse", "HEAD:b/f2.txt"]).trim();
+    const staged = Bun.spawnSync(["git", "hash-object", "-w", "--stdin"], { cwd: clone, stdin: new Blob(["staged outside\n"]) }).stdout.toString().trim();
+    runGit(clone, ["update-index", "--cacheinfo", `100644,${staged},b/f3.txt`]);
+    runGit(clone, ["update-index", "--skip-worktree", "b/f3.txt"]);
+    runGit(clone, ["update-index", "--add", "--cacheinfo", `100644,${oid},c/only-in-index.txt`]);
+    runGit(clone, ["update-index", "--skip-worktree", "c/only-in-index.txt"]);
+
+    const expected: Record<string, string> = { ...gitNameStatus(clone, "HEAD"), "a/untracked.txt": "A" };
+    expect(expected).toEqual({ "a/f0.txt": "M", "a/untracked.txt": "A", "b/f3.txt": "M", "c/only-in-index.txt": "A" });
+    await withWorkspace(clone, async (ws) => {
+      expect(await changesOf(ws, "HEAD", "worktree")).toEqual(expected);
+      // reversed: the same paths, added and deleted swapped
+      expect(await changesOf(ws, "worktree", "HEAD")).toEqual({ ...expected, "a/untracked.txt": "D", "c/only-in-index.txt": "D" });
+      // a snapshot of the checkout is compared the same way
+      const snap = await createSnapshot(ws, { paths: ["."] });
+      expect(await changesOf(ws, "HEAD", snap.snapshot_id)).toEqual(expected);
+      // the text: the index's content for the staged file, nothing for the 57 files outside the checkout
+      const diff = await snapshotDiff(ws, { from: "HEAD", to: "worktree" });
+      expect(diff.diff).toContain("-b 3\n+staged outside\n");
+      expect(diff.diff).not.toContain("deleted file");
+      // an older commit: what changed outside the checkout since is told as git tells it
+      expect(await changesOf(ws, "HEAD~1", "worktree")).toEqual({ ...gitNameStatus(clone, "HEAD~1"), "a/untracked.txt": "A" });
+    });
+  });
+
+  test("a partial clone whose remote is gone: HEAD -> worktree answers from the checkout alone (it needed every blob outside it)", async () => {
+    await using dir = tmpDir("ws-sparse-partial-");
+    const from = origin(dir.path);
+    const clone = join(dir.path, "clone");
+    runGit(dir.path, ["clone", "-q", "--filter=blob:none", "--sparse", `file://${from}`, clone]);
+    runGit(clone, ["sparse-checkout", "set", "a"]);
+    renameSync(from, `${from}.gone`);
+    writeFileSync(join(clone, "a", "f5.txt"), "a five, edited\n");
+    await withWorkspace(clone, async (ws) => {
+      expect(await changesOf(ws, "HEAD", "worktree")).toEqual({ "a/f5.txt": "M" });
+      const diff = await snapshotDiff(ws, { from: "HEAD", to: "worktree" });
+      expect(diff.counts).toMatchObject({ total: 1, modified: 1 });
+      // scoped to the checkout, an older commit needs no blob outside it either (b/ and c/ changed since)
+      expect(await changesOf(ws, "HEAD~1", "HEAD", ["a"])).toEqual({});
+    });
+    // and through the binary
+    const r = cli(["snapshot", "changes", "HEAD", "worktree", "--root", clone, "--json"]);
+    expect(r.code).toBe(0);
+    expect(r.json().changes).toEqual([{ path: "a/f5.txt", status: "modified" }]);
+  });
+
+  test("without a sparse checkout nothing changes: a deleted tracked file is deleted, a skip-worktree file present on disk is compared as it is", async () => {
+    await using dir = tmpDir("ws-sparse-none-");
+    const from = origin(dir.path);
+    const clone = join(dir.path, "clone");
+    runGit(dir.path, ["clone", "-q", from, clone]);
+    Bun.spawnSync(["rm", join(clone, "b", "f4.txt")]);
+    // flagged by hand but still on disk, and edited: read like any file git does not vouch for
+    runGit(clone, ["update-index", "--skip-worktree", "c/f6.txt"]);
+    writeFileSync(join(clone, "c", "f6.txt"), "c six, edited behind the flag\n");
+    await withWorkspace(clone, async (ws) => {
+      expect(await changesOf(ws, "HEAD", "worktree")).toEqual({ "b/f4.txt": "D", "c/f6.txt": "M" });
+    });
+  });
+});
