@@ -51,7 +51,9 @@ export async function revisionEntries(ws: Workspace, commit: string, signal?: Ab
  */
 export async function revisionBlobs(ws: Workspace, entries: readonly RevisionEntry[], signal?: AbortSignal, conversionScope: readonly (readonly RevisionEntry[])[] = [entries]): Promise<SideEntry[]> {
   const map = ws.blobs.gitMap;
-  const unknown = [...new Set(entries.filter((e) => !map.has(e.oid)).map((e) => e.oid))];
+  // one lookup an entry: 100k of them are most of a commit's side once its listing is kept
+  const known = entries.map((e) => map.get(e.oid)?.sha256);
+  const unknown = [...new Set(entries.filter((_, i) => known[i] === undefined).map((e) => e.oid))];
   const loose = new Map<string, string>();
   if (unknown.length > 0) {
     const check = new ConversionCheck(ws.repo);
@@ -72,5 +74,5 @@ export async function revisionBlobs(ws: Workspace, entries: readonly RevisionEnt
       }
     }
   }
-  return entries.map((e) => ({ path: e.path, mode: e.mode, blob: blobIdFromHex(loose.get(e.oid) ?? map.get(e.oid)!.sha256) }));
+  return entries.map((e, i) => ({ path: e.path, mode: e.mode, blob: blobIdFromHex(known[i] ?? loose.get(e.oid) ?? map.get(e.oid)!.sha256) }));
 }

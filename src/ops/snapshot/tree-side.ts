@@ -3,7 +3,10 @@ import { WorksnapError, invalidArgument, notFound } from "../../core/errors";
 import type { BlobId } from "../../core/hash";
 import { ROOT, isWithin, parseRepoPath, refuseReserved, type RepoPath } from "../../core/repo-path";
 import type { FileMode } from "../../core/file-mode";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { captureEntries } from "../../repo/capture";
+import { commonDir } from "../../repo/common-dir";
 import { absentSkipWorktree, type SparseEntry } from "../../repo/sparse-entries";
 import type { Fingerprint } from "../../repo/fingerprint";
 import { git } from "../../repo/git";
@@ -199,7 +202,19 @@ export async function resolveSideRef(ws: Workspace, ref: unknown, argName: strin
       reason: "unborn_head",
     });
   }
+  if (ws.repo.gitDir && /[~^]|^[0-9a-f]{4,}$/.test(ref) && isShallow(ws.repo.gitDir)) {
+    // CI checkouts fetch one commit by default: HEAD~1 is then no commit of this clone, though it is one of the project's
+    throw notFound(
+      `${argName} ${JSON.stringify(ref)} names no commit this clone holds: it is a shallow clone, and the history before its oldest commit was not fetched; fetch more of it (git fetch --deepen=N, or git fetch --unshallow) or compare with a commit it holds`,
+      { arg: argName, side: ref, reason: "shallow_clone" },
+    );
+  }
   throw notFound(`${argName} ${JSON.stringify(ref)} names no snapshot and no commit: pass a snapshot id, "worktree" or ${git}`, { arg: argName, side: ref });
+}
+
+/** Whether the repository is a shallow clone (git's `shallow` file in its common directory lists where its history was cut). */
+function isShallow(gitDir: string): boolean {
+  return existsSync(join(commonDir(gitDir) ?? gitDir, "shallow"));
 }
 
 /** A snapshot's entries under `scope`; a manifest read, no file reads. */

@@ -124,3 +124,22 @@ describe("a commit against a sparse checkout", () => {
     });
   });
 });
+
+describe("a commit a shallow clone does not hold", () => {
+  test("HEAD~1 in a clone of depth 1 (a CI checkout's default) is NOT_FOUND saying the clone is shallow and how to fetch more; a name that is no commit anywhere is told as before", async () => {
+    await using dir = tmpDir("ws-shallow-");
+    const from = origin(dir.path);
+    const clone = join(dir.path, "clone");
+    runGit(dir.path, ["clone", "-q", "--depth", "1", `file://${from}`, clone]);
+    await withWorkspace(clone, async (ws) => {
+      const err = await snapshotChanges(ws, { from: "HEAD~1", to: "worktree" }).catch((e) => e);
+      expect(err).toMatchObject({ code: "NOT_FOUND", details: { reason: "shallow_clone", side: "HEAD~1" } });
+      expect(err.message).toContain("git fetch --deepen=N");
+      const other = await snapshotChanges(ws, { from: "no-such-branch", to: "worktree" }).catch((e) => e);
+      expect(other.code).toBe("NOT_FOUND");
+      expect(other.details.reason).toBeUndefined();
+      runGit(clone, ["fetch", "-q", "--deepen=1"]);
+      expect(await changesOf(ws, "HEAD~1", "HEAD")).toEqual({ "b/f1.txt": "M", "c/new.txt": "A" });
+    });
+  });
+});
