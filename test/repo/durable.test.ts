@@ -147,13 +147,22 @@ describe.skipIf(nativeModule()?.syncfsStart === undefined)("a flush on the nativ
       const started = performance.now() - t0;
       setImmediate(turn);
       let result: number | null;
-      while ((result = m.syncfsResult!(flush)) === null) await Bun.sleep(1);
+      let polls = 0;
+      while ((result = m.syncfsResult!(flush)) === null) {
+        polls++;
+        await Bun.sleep(1);
+      }
       const took = performance.now() - t0;
       turning = false;
       expect(result).toBe(0);
       expect(started).toBeLessThan(50);
-      // a flush that took a while left the thread free meanwhile (a blocking flush gives no turn at all)
-      if (took > 20) expect(turns).toBeGreaterThan(2);
+      // a flush that went on well after the start returned was seen running from this thread, which took turns
+      // meanwhile (a result that waited for the flush on this thread would be found at the first poll, with no
+      // turn). How many turns depends on how a loaded machine schedules this process: one is enough to tell
+      if (took > started + 20) {
+        expect(polls).toBeGreaterThan(0);
+        expect(turns).toBeGreaterThanOrEqual(1);
+      }
     } finally {
       closeSync(fd);
     }
