@@ -123,7 +123,7 @@ async function repoWideConversion(repo: RepoRoot, gitDir: string, wholeIndex: Pr
  */
 async function presentFiles(root: string, paths: string[]): Promise<string[]> {
   const m = nativeModule();
-  if (!m || paths.length < 64) return paths.filter((p) => statSync(join(root, p), { throwIfNoEntry: false }) !== undefined);
+  if (!m || paths.length < 64) return paths.filter((p) => isThere(join(root, p)));
   const L = m.layout;
   const records = await statRecordsOf(m, root, paths);
   // a regular file, or something else that is there (hasContent decides); gone or unreachable: none
@@ -133,6 +133,18 @@ async function presentFiles(root: string, paths: string[]): Promise<string[]> {
     if (status === 0 || status === 4) present.push(paths[k] as string);
   }
   return present;
+}
+
+/**
+ * Whether something is at `path`, as the native stat above tells it: a path below something that is no longer
+ * a directory (a directory of the commit compared, now a file: ENOTDIR) or that cannot be reached is not.
+ */
+function isThere(path: string): boolean {
+  try {
+    return statSync(path, { throwIfNoEntry: false }) !== undefined;
+  } catch {
+    return false;
+  }
 }
 
 /**

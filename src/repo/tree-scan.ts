@@ -3,6 +3,7 @@ import { compareUtf8, searchUtf8 } from "../core/byte-order";
 import { sha256Hex } from "../core/hash";
 import { isReservedPath, isWithin, type RepoPath } from "../core/repo-path";
 import { isAscii } from "node:buffer";
+import { lstatSync } from "node:fs";
 import { join } from "node:path";
 import { presentSkipWorktree } from "./index-flags";
 import { indexIdentity } from "./index-identity";
@@ -568,6 +569,11 @@ async function untrackedCandidates(repo: RepoRoot, st: StatusInfo, scope: RepoPa
   const out: TreeEntry[] = [];
   for (const path of st.untrackedFiles) if (!isReservedPath(path) && inScope(path, scope)) out.push({ path, mode: "" });
   const dirs = st.untrackedDirs.filter((d) => !isReservedPath(d) && (inScope(d, scope) || scope.some((s) => isWithin(s, d as RepoPath))));
+  // git's status (untracked files "normal") names no untracked directory standing where a tracked file was deleted
+  // (" D a", and a directory `a/` made in its place): its files are listed like any untracked directory's
+  for (const path of st.missing) {
+    if (!isReservedPath(path) && (inScope(path, scope) || scope.some((s) => isWithin(s, path as RepoPath))) && isDirectory(join(repo.root, path))) dirs.push(path);
+  }
   rememberUntracked(repo, scope, dirs);
   if (dirs.length > 0) {
     const others = await (guess && sameDirs(guess.dirs, dirs) ? guess.listing : listOthers(repo, literalPathspecs(dirs as RepoPath[])));
@@ -579,6 +585,14 @@ async function untrackedCandidates(repo: RepoRoot, st: StatusInfo, scope: RepoPa
     }
   }
   return out.sort((a, b) => compareUtf8(a.path, b.path));
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return lstatSync(path).isDirectory();
+  } catch {
+    return false; // gone, as the status said, or below something that is not a directory
+  }
 }
 
 /** Merges two byte-sorted lists; a path present in both keeps the first list's entry. */

@@ -117,6 +117,30 @@ describe("candidate walk", () => {
   });
 });
 
+describe("a directory where a tracked file was", () => {
+  test("regression (untracked files missed): git's status names no untracked directory standing where a tracked file was deleted; its files are candidates all the same, at any depth, ignore rules kept", async () => {
+    await using repo = await tmpRepo();
+    repo.write("a", "file\n");
+    repo.write("deep/b", "file\n");
+    repo.write(".gitignore", "*.log\n");
+    repo.commit();
+    Bun.spawnSync(["rm", join(repo.root, "a"), join(repo.root, "deep", "b")]);
+    repo.write("a/new.txt", "in a directory now\n");
+    repo.write("a/sub/more.txt", "deeper\n");
+    repo.write("a/skip.log", "ignored\n");
+    repo.write("deep/b/c/d.txt", "nested\n");
+    // git's own status, untracked files "normal", says nothing of them (-uall does)
+    expect(runGit(repo.root, ["status", "--porcelain", "--untracked-files=normal"])).toBe(" D a\n D deep/b\n");
+    const want = [".gitignore", "a/new.txt", "a/sub/more.txt", "deep/b/c/d.txt"];
+    expect(paths(await readLiveTree(openWorkspace(repo.root)))).toEqual(want);
+    expect(paths(await readLiveTree(openWorkspace(repo.root), ["a" as RepoPath]))).toEqual(["a/new.txt", "a/sub/more.txt"]);
+    const server = openWorkspace(repo.root, { longLived: true, index: { diskBudget: 0 } });
+    expect(paths(await readLiveTree(server))).toEqual(want);
+    repo.write("a/later.txt", "added after\n");
+    expect(paths(await readLiveTree(server))).toEqual([".gitignore", "a/later.txt", "a/new.txt", "a/sub/more.txt", "deep/b/c/d.txt"]);
+  });
+});
+
 describe("mergeSorted", () => {
   test("tracked and untracked entries merge into byte order, a path in both keeping the tracked entry: the walk and the binary-search placement agree with a sort (property)", () => {
     const name = fc.constantFrom("a", "b", "a/b", "a.txt", "é", "\uffff", "\u{10000}", "z", "d/e", "d/\ue000");

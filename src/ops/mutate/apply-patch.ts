@@ -109,7 +109,12 @@ function patchTooLarge(size: number, unit: "characters" | "bytes") {
 }
 
 function notAFile(path: RepoPath) {
-  return invalidArgument(`the patch names ${path}, which is a directory, not a file`, { path });
+  // git apply takes a patch deleting a directory's files and creating a file in its place at once; here the file
+  // comes in a second call, once the first has removed the emptied directory (docs/decisions.md)
+  return invalidArgument(
+    `the patch names ${path}, which is a directory, not a file; to put a file in a directory's place, delete the directory's files in one call (the emptied directory goes with them), then create the file in another`,
+    { path, reason: "directory_in_the_way" },
+  );
 }
 
 function toWriteChange(c: PlannedChange): WriteChange {

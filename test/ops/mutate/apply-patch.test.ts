@@ -324,3 +324,26 @@ describe("workspace_apply_patch: property", () => {
     );
   }, 120_000);
 });
+
+describe("workspace_apply_patch: a file in a directory's place", () => {
+  test("refused with what to do instead, nothing written; done in the two calls the message names, the tree is the one git apply makes", async () => {
+    await using repo = await tmpRepo();
+    repo.write("d/x", "in\n");
+    repo.write("keep.txt", "k\n");
+    repo.commit();
+    using ws = wsOf(repo);
+    const before = treeText(repo.root);
+    const remove = "diff --git a/d/x b/d/x\ndeleted file mode 100644\n--- a/d/x\n+++ /dev/null\n@@ -1 +0,0 @@\n-in\n";
+    const create = "diff --git a/d b/d\nnew file mode 100644\n--- /dev/null\n+++ b/d\n@@ -0,0 +1 @@\n+now a file\n";
+    // git apply takes both at once
+    writeFileSync(repo.beside(".patch"), create + remove);
+    repo.git("apply", "--check", repo.beside(".patch"));
+    const err = await applyPatchOp(ws, { mode: "worktree", patch: create + remove }).catch((e) => e);
+    expect(err).toMatchObject({ code: "INVALID_ARGUMENT", details: { path: "d", reason: "directory_in_the_way" } });
+    expect(err.message).toContain("delete the directory's files in one call");
+    expect(treeText(repo.root)).toEqual(before);
+    expect((await applyPatchOp(ws, { mode: "worktree", patch: remove })).applied).toBe(true);
+    expect((await applyPatchOp(ws, { mode: "worktree", patch: create })).applied).toBe(true);
+    expect(readFileSync(join(repo.root, "d"), "utf8")).toBe("now a file\n");
+  });
+});

@@ -143,3 +143,25 @@ describe("a commit a shallow clone does not hold", () => {
     });
   });
 });
+
+describe("a commit's directory that is a file in the work tree", () => {
+  test("regression (INTERNAL: ENOTDIR for d/.gitattributes): HEAD -> worktree where a directory became a file and a file a directory is what git tells, with the new files added", async () => {
+    await using dir = tmpDir("ws-dir-to-file-");
+    const root = join(dir.path, "repo");
+    mkdirSync(join(root, "d"), { recursive: true });
+    runGit(root, ["init", "-q", "-b", "main"]);
+    writeFileSync(join(root, "d", "x"), "in\n");
+    writeFileSync(join(root, "a"), "file\n");
+    runGit(root, ["add", "-A"]);
+    runGit(root, ["commit", "-qm", "first"]);
+    Bun.spawnSync(["rm", "-r", join(root, "d"), join(root, "a")]);
+    writeFileSync(join(root, "d"), "now a file\n");
+    mkdirSync(join(root, "a"));
+    writeFileSync(join(root, "a", "b"), "nested\n");
+    await withWorkspace(root, async (ws) => {
+      expect(await changesOf(ws, "HEAD", "worktree")).toEqual({ a: "D", "a/b": "A", d: "A", "d/x": "D" });
+      const diff = await snapshotDiff(ws, { from: "HEAD", to: "worktree" });
+      expect(diff.counts).toMatchObject({ added: 2, deleted: 2, total: 4 });
+    });
+  });
+});
