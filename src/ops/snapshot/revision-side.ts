@@ -4,15 +4,17 @@ import { type RevisionEntry, listRevisionTree } from "../../repo/git-revision";
 import type { SideEntry } from "./tree-side";
 import type { Workspace } from "../workspace";
 
-/** Commits whose listings and entries a process keeps (a commit never changes, so they never go stale). */
+/** Commits whose entries a process keeps (a commit never changes, so they never go stale). */
 const KEPT = 4;
+/** Commits whose listings (git's blob ids too: some 20 MB for 100k files) it keeps, for the comparisons that need them. */
+const KEPT_LISTINGS = 2;
 /** Blob reads in flight at once when a commit's blobs are new to the store. */
 const READ_WINDOW = 256;
 const listings = new Map<string, RevisionEntry[]>();
 const kept = new Map<string, SideEntry[]>();
 
-function remember<T>(cache: Map<string, T>, key: string, value: T): T {
-  if (cache.size >= KEPT) cache.delete(cache.keys().next().value as string);
+function remember<T>(cache: Map<string, T>, key: string, value: T, most = KEPT): T {
+  if (cache.size >= most) cache.delete(cache.keys().next().value as string);
   cache.set(key, value);
   return value;
 }
@@ -20,7 +22,7 @@ function remember<T>(cache: Map<string, T>, key: string, value: T): T {
 /** Every file of a commit's tree as git stores it (listRevisionTree), sorted by bytes; kept per commit. */
 export async function revisionTree(ws: Workspace, commit: string): Promise<RevisionEntry[]> {
   const key = `${ws.repo.stateDir}\0${commit}`;
-  return listings.get(key) ?? remember(listings, key, (await listRevisionTree(ws.repo, commit)).entries);
+  return listings.get(key) ?? remember(listings, key, (await listRevisionTree(ws.repo, commit)).entries, KEPT_LISTINGS);
 }
 
 /**
@@ -30,7 +32,11 @@ export async function revisionTree(ws: Workspace, commit: string): Promise<Revis
  */
 export async function revisionEntries(ws: Workspace, commit: string, signal?: AbortSignal): Promise<SideEntry[]> {
   const key = `${ws.repo.stateDir}\0${commit}`;
-  return kept.get(key) ?? remember(kept, key, await revisionBlobs(ws, await revisionTree(ws, commit), signal));
+  const hit = kept.get(key);
+  if (hit) return hit;
+  // the listing is kept only where a comparison needs it again (revisionTree): the entries hold all of it that this needs
+  const tree = listings.get(key) ?? (await listRevisionTree(ws.repo, commit)).entries;
+  return remember(kept, key, await revisionBlobs(ws, tree, signal));
 }
 
 /**
