@@ -2,6 +2,7 @@ import { compareUtf8 } from "../../core/byte-order";
 import { ROOT, isWithin, type RepoPath } from "../../core/repo-path";
 import { captureEntries } from "../../repo/capture";
 import { type Fingerprint, type GitState, readGitState } from "../../repo/fingerprint";
+import { absentSkipWorktree } from "../../repo/sparse-entries";
 import type { TreeEntry } from "../../repo/tree-scan";
 import { liveTreeOf, readLiveInputs } from "../live/live-tree";
 import { type ChangePair, diffEntries } from "../snapshot/changes";
@@ -44,9 +45,10 @@ export interface TaskStateOptions {
  * In a git work tree only candidates are compared: paths git status names
  * now, paths the snapshot holds, paths absent at the start, named paths that
  * did not exist, and paths that differ between the starting HEAD and HEAD now
- * (commits made during the task). Every other path is clean now and was clean
- * then at the same commit, so it cannot differ. Equality is blob equality
- * (sha256 of the bytes) plus the mode.
+ * (commits made during the task), but none a sparse checkout leaves out of
+ * the work tree now. Every other path is clean now and was clean then at the
+ * same commit, so it cannot differ. Equality is blob equality (sha256 of the
+ * bytes) plus the mode.
  */
 export async function taskState(ws: Workspace, task: TaskRecord, opts: TaskStateOptions = {}): Promise<TaskState> {
   const snapshotEntries = snapshotEntriesOf(ws, task);
@@ -61,6 +63,9 @@ export async function taskState(ws: Workspace, task: TaskRecord, opts: TaskState
   const status = statusPaths(state.status, ws.repo.gitPrefix);
   const moved = await pathsChangedBetween(ws, task.base.head_oid, state.fingerprint.head_oid);
   const candidateFiles = new Set<string>([...status.present, ...status.absent, ...snapshotEntries.map((e) => e.path), ...task.base.absent, ...moved]);
+  // Files a sparse checkout leaves out of the work tree now are no change of the task's, whatever HEAD did to them
+  // meanwhile (a pull brings thousands): compared, they would read as deleted, and a restore would write them out
+  for (const e of await absentSkipWorktree(ws.repo, [ROOT])) candidateFiles.delete(e.path);
   const candidateDirs = [...status.untrackedDirs, ...task.named.held, ...task.named.missing];
   for (const p of task.named.missing) candidateFiles.add(p);
   const scope = candidateFiles.size + candidateDirs.length > MAX_SCOPE_PATHS ? [ROOT] : ([...candidateFiles, ...candidateDirs] as RepoPath[]);

@@ -124,3 +124,34 @@ describe("snap_fix list and diff", () => {
     expect([none.added, none.removed, none.changed]).toEqual([[], [], []]);
   });
 });
+
+describe("a task in a sparse checkout", () => {
+  test("regression (files outside the checkout written out): a pull during the task changes files outside the cone; the task's changes and its restore leave them alone", async () => {
+    await using origin = await tmpRepo();
+    for (const d of ["a", "b"]) for (let i = 0; i < 5; i++) origin.write(`${d}/f${i}.txt`, `${d} ${i}\n`);
+    origin.commit("first");
+    await using repo = await tmpRepo();
+    repo.git("remote", "add", "origin", origin.root);
+    repo.git("fetch", "-q", "origin");
+    repo.git("checkout", "-q", "-b", "work", "origin/main");
+    repo.git("sparse-checkout", "set", "a");
+    using ws = wsOf(repo);
+    const t = (await startTask(ws, { task: "edit a", files: ["a/f1.txt"] })).task;
+    const atStart = treeText(repo.root);
+    // upstream changes files on both sides of the cone; the task pulls them, then edits a file of its own
+    origin.write("b/f2.txt", "b two, upstream\n");
+    origin.write("a/f3.txt", "a three, upstream\n");
+    origin.commit("upstream");
+    repo.git("pull", "-q", "--ff-only", "origin", "main");
+    repo.write("a/f1.txt", "edited by the task\n");
+    expect(treeText(repo.root)).not.toHaveProperty("b/f2.txt");
+
+    const dry = await restoreSnapshot(ws, { id: t.id, dryRun: true });
+    expect(dry.files).toEqual([
+      { path: "a/f1.txt", action: "write" },
+      { path: "a/f3.txt", action: "write" },
+    ]);
+    await restoreSnapshot(ws, { id: t.id });
+    expect(treeText(repo.root)).toEqual(atStart);
+  });
+});
