@@ -51,7 +51,12 @@ export function gitConfigFiles(gitDir: string): string[] {
 export function configStamp(files: readonly string[]): string {
   return files
     .map((f) => {
-      const st = statSync(f, { throwIfNoEntry: false });
+      let st;
+      try {
+        st = statSync(f, { throwIfNoEntry: false });
+      } catch {
+        st = undefined; // below something that is not a directory (XDG_CONFIG_HOME naming a file), or unreachable: git reads none either
+      }
       return st ? `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}` : "-";
     })
     .join("\0");
