@@ -152,8 +152,19 @@ export function gitFailed(args: string[], stderr: string, code: number): Worksna
       { reason: "git_object_unavailable", command: args[0] },
     );
   }
+  const index = said.split("\n").find((l) => INDEX_UNREADABLE.test(l));
+  if (index !== undefined) {
+    return notFound(
+      `git cannot read the repository's index (${redactAbsolutePaths(index.trim())}): the file is damaged, and git status fails the same way; git rebuilds it from HEAD, keeping the work tree's files but not what was staged (rm .git/index && git reset)`,
+      { reason: "git_index_unreadable", command: args[0] },
+    );
+  }
   return internal(`git ${args[0]} failed: ${said || `exit ${code}`}`, { args, exit: code });
 }
+
+/** git's words for an index file it cannot read (read-cache.c). */
+const INDEX_UNREADABLE =
+  /index file smaller than expected|bad signature 0x[0-9a-f]+|bad index version|bad index file sha1 signature|index file corrupt|index uses .* extension, which we do not understand|unordered stage entries|multiple stage entries for merged file|index entry is a directory, but not sparse|unknown index entry format/i;
 
 /** git's words for an object it could not read or fetch. */
 const OBJECT_UNAVAILABLE =

@@ -111,4 +111,25 @@ describe("objects git cannot give", () => {
     expect(JSON.parse(r.stdout).error.message).toContain("fatal: bad object HEAD");
     expect(gitFailed(["status"], "fatal: unable to write new index file", 128).code).toBe("INTERNAL");
   });
+
+  test("regression (INTERNAL for a damaged index): an index git cannot read is NOT_FOUND saying so and how git rebuilds it, on every call", async () => {
+    await using dir = tmpDir();
+    g(dir.path, "init", "-q");
+    writeFileSync(join(dir.path, "a.txt"), "a\n");
+    g(dir.path, "add", ".");
+    g(dir.path, "commit", "-qm", "x");
+    // empty (a write cut short), and bytes of something else (a sync tool's conflict copy put in its place)
+    for (const damaged of [new Uint8Array(0), new TextEncoder().encode("PK\x03\x04 this is no index file ".repeat(4))]) {
+      writeFileSync(join(dir.path, ".git", "index"), damaged);
+      for (const args of [["snapshot", "create"], ["snapshot", "changes", "HEAD", "worktree"]]) {
+        const r = cli([...args, "--root", dir.path, "--json"]);
+        expect(r.code).toBe(1);
+        const err = JSON.parse(r.stdout).error;
+        expect(err).toMatchObject({ code: "NOT_FOUND", details: { reason: "git_index_unreadable" } });
+        expect(err.message).toContain("git reset");
+        expect(r.stdout).not.toContain(dir.path);
+      }
+    }
+    expect(gitFailed(["status"], "error: bad signature 0x00000000\nfatal: index file corrupt", 128).details.reason).toBe("git_index_unreadable");
+  });
 });
