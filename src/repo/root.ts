@@ -87,6 +87,13 @@ function detectGit(root: string): { gitDir: string; prefix: string; top?: string
     if (system.code !== 0 || named === undefined || !trustAsSystemDoes(named)) throw refusedOwnership(root, r.stderr);
     return detectGit(root);
   }
+  // a `.git` file naming a git directory that is gone (a linked work tree or submodule whose repository moved or
+  // was removed): git refuses every command there, and served as a plain directory the tree would lose its ignore
+  // rules and history without a word
+  if (r.code !== 0 && /not a git repository: /.test(r.stderr)) {
+    const file = nearestGitFile(root);
+    if (file !== null) throw brokenGitFile(root, file);
+  }
   // 128: not a work tree after all (a bare repository, .git inside .git)
   if (r.code !== 0) return null;
   const [top, , gitDir] = new TextDecoder().decode(r.stdout).split("\n");
@@ -103,6 +110,26 @@ function detectGit(root: string): { gitDir: string; prefix: string; top?: string
   // a directory the repository ignores (a build output, node_modules/x) holds no candidates of it: served as a plain directory
   if (gitSync(["check-ignore", "-q", "--no-index", "."], { cwd: root, okCodes: [1, 128] }).code === 0) return null;
   return { gitDir, prefix: `${root.slice(canonicalTop.length + 1).split(sep).join("/")}/`, top: canonicalTop };
+}
+
+/** The nearest `.git` at or above `root`, when it is a file (`gitdir: ...`) rather than a directory; null otherwise. */
+function nearestGitFile(root: string): string | null {
+  for (let dir = root; ; dir = dirname(dir)) {
+    try {
+      return lstatSync(join(dir, ".git")).isFile() ? join(dir, ".git") : null;
+    } catch {
+      // not here
+    }
+    if (dirname(dir) === dir) return null;
+  }
+}
+
+function brokenGitFile(root: string, file: string): WorksnapError {
+  const at = dirname(file) === root ? "The root's .git file" : "The .git file of a directory above the root";
+  return notFound(
+    `${at} names a git directory git cannot open: a linked work tree (git worktree add) or submodule whose repository moved or was removed, and git refuses it too. Repair the link from the repository (git worktree repair PATH, run in the repository), or remove the .git file to serve the files as a plain directory`,
+    { reason: "git_dir_missing" },
+  );
 }
 
 /**

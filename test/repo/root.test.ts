@@ -147,3 +147,34 @@ describe("a root opened with no descriptor free", () => {
     expect(() => openRoot(join(repo.root, "no-such-dir"))).toThrow(/does not exist/);
   });
 });
+
+describe("a .git file naming a git directory that is gone", () => {
+  test("regression (served as a plain directory): a linked work tree whose repository moved is NOT_FOUND saying so and how to repair it, from its top and below; repaired, it is served as before", async () => {
+    await using repo = await tmpRepo();
+    repo.write("a.txt", "a\n");
+    repo.write("sub/b.txt", "b\n");
+    repo.commit();
+    const linked = repo.beside("-linked");
+    repo.git("worktree", "add", "-q", linked);
+    const moved = repo.beside("-moved");
+    Bun.spawnSync(["mv", repo.root, moved]);
+    try {
+      for (const root of [linked, join(linked, "sub")]) {
+        const r = cli(["snapshot", "create", "--root", root, "--json"]);
+        expect(r.code).toBe(1);
+        const err = JSON.parse(r.stdout).error;
+        expect(err).toMatchObject({ code: "NOT_FOUND", details: { reason: "git_dir_missing" } });
+        expect(err.message).toContain("git worktree repair");
+        expect(r.stdout).not.toContain(moved);
+        expect(r.stdout).not.toContain(linked);
+      }
+      expect(() => openRoot(linked)).toThrow("names a git directory git cannot open");
+      Bun.spawnSync(["git", "worktree", "repair", linked], { cwd: moved });
+      const fixed = cli(["snapshot", "changes", "HEAD", "worktree", "--root", linked]);
+      expect(fixed.code).toBe(0);
+      expect(fixed.stdout).toBe("");
+    } finally {
+      Bun.spawnSync(["mv", moved, repo.root]);
+    }
+  });
+});
