@@ -152,6 +152,7 @@ export function gitFailed(args: string[], stderr: string, code: number): Worksna
       { reason: "git_object_unavailable", command: args[0] },
     );
   }
+  if (/^fatal: not a git repository/m.test(said)) return repositoryGone(args[0] as string);
   const index = said.split("\n").find((l) => INDEX_UNREADABLE.test(l));
   if (index !== undefined) {
     return notFound(
@@ -160,6 +161,17 @@ export function gitFailed(args: string[], stderr: string, code: number): Worksna
     );
   }
   return internal(`git ${args[0]} failed: ${said || `exit ${code}`}`, { args, exit: code });
+}
+
+/**
+ * The repository a root belongs to, which git could open when the root was, can no longer be (moved or removed
+ * meanwhile: the main repository of a linked work tree, most often).
+ */
+export function repositoryGone(command: string): WorksnapError {
+  return notFound(
+    "git can no longer open the repository this root belongs to: it was moved or removed while worksnap served the root. Serve it where it is now, or repair a linked work tree's link from the repository (git worktree repair PATH)",
+    { reason: "git_dir_missing", command },
+  );
 }
 
 /** git's words for an index file it cannot read (read-cache.c). */

@@ -1,6 +1,7 @@
 import { compareUtf8 } from "../../core/byte-order";
 import { blobIdOfState } from "../../core/content-hash";
-import { internal, invalidArgument } from "../../core/errors";
+import { WorksnapError, internal, invalidArgument } from "../../core/errors";
+import { redactAbsolutePaths } from "../../core/public-error";
 import type { BlobId } from "../../core/hash";
 import type { RepoPath } from "../../core/repo-path";
 import type { Fingerprint } from "../../repo/fingerprint";
@@ -297,7 +298,12 @@ export async function runMutation<T extends object>(
       const learning = lease ? [lease] : [];
       if (!args.brief) {
         progress(2, "reading the new fingerprint");
-        const after = await (fingerprintAfter ?? liveFingerprint(ws));
+        let after: Fingerprint;
+        try {
+          after = await (fingerprintAfter ?? liveFingerprint(ws));
+        } catch (err) {
+          throw writtenUnread(err, conv.id, outcome.changes);
+        }
         const next = ws.leases.issue(after);
         if (lease) for (const [p, b] of lease.touched) next.touched.set(p, b);
         learning.push(next);
@@ -397,6 +403,23 @@ function finishAnswer<T extends object>(
   }
   if (note !== undefined) out.note = note;
   return { result: out, applied: sorted };
+}
+
+/**
+ * A write that was made and recorded, whose answer cannot be given: the work tree's state after it could not be
+ * read (the repository moved away meanwhile, git failing), and a work-tree answer carries that state and a lease
+ * on it. The error says what was written, so that a caller does not take it for "nothing written" and repeat it.
+ */
+function writtenUnread(err: unknown, conversationId: string, changes: AppliedChange[]): WorksnapError {
+  const cause = err instanceof WorksnapError ? err : null;
+  const why = redactAbsolutePaths(cause ? cause.message : String((err as Error)?.message ?? err));
+  const paths = changes.map((c) => c.path).sort(compareUtf8);
+  const named = paths.length === 1 ? (paths[0] as string) : `${paths.length} files`;
+  return new WorksnapError(
+    cause?.code ?? "INTERNAL",
+    `${named} written and recorded (conversation ${conversationId}), but the work tree's state after the write could not be read, so no lease comes with this answer: ${why}`,
+    { ...(cause?.details ?? {}), written: true, mcp_conversation_id: conversationId, written_paths: paths.slice(0, CHANGED_CAP), written_total: paths.length },
+  );
 }
 
 /** What a change would do to the work tree as the build read it (a check's answer): the write path's own shape. */

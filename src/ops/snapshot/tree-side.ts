@@ -9,7 +9,7 @@ import { captureEntries } from "../../repo/capture";
 import { commonDir } from "../../repo/common-dir";
 import { absentSkipWorktree, type SparseEntry } from "../../repo/sparse-entries";
 import type { Fingerprint } from "../../repo/fingerprint";
-import { git } from "../../repo/git";
+import { git, repositoryGone } from "../../repo/git";
 import { resolveCommit } from "../../repo/git-revision";
 import type { ManifestEntry, SnapshotId } from "../../repo/manifest";
 import type { Lease } from "../live/leases";
@@ -202,6 +202,7 @@ export async function resolveSideRef(ws: Workspace, ref: unknown, argName: strin
       reason: "unborn_head",
     });
   }
+  if (ws.repo.gitDir && !existsSync(ws.repo.gitDir)) throw repositoryGone("rev-parse");
   if (ws.repo.gitDir && /[~^]|^[0-9a-f]{4,}$/.test(ref) && isShallow(ws.repo.gitDir)) {
     // CI checkouts fetch one commit by default: HEAD~1 is then no commit of this clone, though it is one of the project's
     throw notFound(

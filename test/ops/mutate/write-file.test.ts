@@ -8,6 +8,9 @@ import { snapshotInfo } from "../../../src/ops/snapshot/info";
 import { deleteOp } from "../../../src/ops/mutate/delete";
 import { moveOp } from "../../../src/ops/mutate/move";
 import { WRITE_MAX_BYTES, decodeWriteContent, writeFileOp } from "../../../src/ops/mutate/write-file";
+import { FsHistoryStore } from "../../../src/ops/history/fs-history-store";
+import { snapshotChanges } from "../../../src/ops/snapshot/changes";
+import { closeWorkspace, openWorkspace } from "../../../src/ops/workspace";
 import { tmpRepo } from "../../helpers/tmp-repo";
 import { enc, permOf, read, recordingRecorder, temps, treeText, wsOf } from "../../helpers/workspace";
 
@@ -245,5 +248,33 @@ describe("outside a git work tree", () => {
     // an outside change moves the listing fingerprint: the old lease is stale
     writeFileSync(join(dir.root, "x.txt"), "x");
     expect((await writeFileOp(ws, { mode: "worktree", lease_id: lease(d), path: "y.txt", content: "y" }).catch((e) => e)).code).toBe("STALE_LEASE");
+  });
+});
+
+describe("a write whose repository goes away meanwhile", () => {
+  test("regression (INTERNAL for a write that was made): the answer says the file was written and recorded, under which conversation; reads say the repository is gone", async () => {
+    await using main = await tmpRepo();
+    main.write("a.txt", "a\n");
+    main.commit();
+    const linked = main.beside("-linked");
+    main.git("worktree", "add", "-q", linked);
+    const ws = openWorkspace(linked);
+    const moved = main.beside("-moved");
+    try {
+      expect((await snapshotChanges(ws, { from: "HEAD", to: "worktree" })).changes).toEqual([]);
+      Bun.spawnSync(["mv", main.root, moved]);
+      for (const read of [() => snapshotChanges(ws, { from: "HEAD", to: "worktree" }), () => createSnapshot(ws, { paths: ["."] })]) {
+        expect(await read().catch((e) => e)).toMatchObject({ code: "NOT_FOUND", details: { reason: "git_dir_missing" } });
+      }
+      const err = await writeFileOp(ws, { mode: "worktree", path: "new.txt", content: "made\n" }).catch((e) => e);
+      expect(err).toMatchObject({ code: "NOT_FOUND", details: { reason: "git_dir_missing", written: true, written_paths: ["new.txt"], written_total: 1 } });
+      expect(err.message).toContain("new.txt written and recorded (conversation conv_");
+      expect(readFileSync(join(linked, "new.txt"), "utf8")).toBe("made\n");
+      const log = await new FsHistoryStore(ws.repo.stateDir).readLog(err.details.mcp_conversation_id);
+      expect(log.map((e) => [e.file_path, e.operation])).toEqual([["new.txt", "create"]]);
+    } finally {
+      closeWorkspace(ws);
+      Bun.spawnSync(["mv", moved, main.root]);
+    }
   });
 });
