@@ -121,6 +121,10 @@ describe("a commit against a sparse checkout", () => {
     writeFileSync(join(clone, "c", "f6.txt"), "c six, edited behind the flag\n");
     await withWorkspace(clone, async (ws) => {
       expect(await changesOf(ws, "HEAD", "worktree")).toEqual({ "b/f4.txt": "D", "c/f6.txt": "M" });
+      // an index of version 4 (feature.manyFiles) without the flag: the same
+      runGit(clone, ["update-index", "--no-skip-worktree", "c/f6.txt"]);
+      runGit(clone, ["update-index", "--index-version", "4"]);
+      expect(await changesOf(ws, "HEAD", "worktree")).toEqual({ "b/f4.txt": "D", "c/f6.txt": "M" });
     });
   });
 });
