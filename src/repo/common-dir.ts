@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
 
@@ -30,6 +30,11 @@ export function objectIdHexLength(gitDir: string): 40 | 64 {
   } catch {
     return 40;
   }
+}
+
+/** Whether the repository is a shallow clone (git's `shallow` file in its common directory lists where its history was cut). */
+export function isShallow(gitDir: string): boolean {
+  return existsSync(join(commonDir(gitDir) ?? gitDir, "shallow"));
 }
 
 /** The repository's object directory, which a linked work tree's git directory does not hold. */

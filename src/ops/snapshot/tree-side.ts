@@ -4,9 +4,8 @@ import type { BlobId } from "../../core/hash";
 import { ROOT, isWithin, parseRepoPath, refuseReserved, type RepoPath } from "../../core/repo-path";
 import type { FileMode } from "../../core/file-mode";
 import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { captureEntries } from "../../repo/capture";
-import { commonDir } from "../../repo/common-dir";
+import { isShallow } from "../../repo/common-dir";
 import { absentSkipWorktree, type SparseEntry } from "../../repo/sparse-entries";
 import type { Fingerprint } from "../../repo/fingerprint";
 import { git, repositoryGone } from "../../repo/git";
@@ -211,11 +210,6 @@ export async function resolveSideRef(ws: Workspace, ref: unknown, argName: strin
     );
   }
   throw notFound(`${argName} ${JSON.stringify(ref)} names no snapshot and no commit: pass a snapshot id, "worktree" or ${git}`, { arg: argName, side: ref });
-}
-
-/** Whether the repository is a shallow clone (git's `shallow` file in its common directory lists where its history was cut). */
-function isShallow(gitDir: string): boolean {
-  return existsSync(join(commonDir(gitDir) ?? gitDir, "shallow"));
 }
 
 /** A snapshot's entries under `scope`; a manifest read, no file reads. */
