@@ -6,7 +6,8 @@ import { git } from "./git";
 import { nativeModule, statRecordsOf } from "./native";
 import type { RepoRoot } from "./root";
 import { perPath } from "../core/per-path";
-import { commonDir } from "./common-dir";
+import { commonDir, configStamp, gitConfigFiles } from "./common-dir";
+import { indexIdentity } from "./index-identity";
 
 /**
  * Whether git may convert content between the work tree and its blobs for
@@ -47,7 +48,7 @@ export class ConversionCheck {
   /** Starts reading what applies to the whole repository (configuration, attributes files), before it is asked. */
   begin(): void {
     if (!this.repo.gitDir || this.repoWide) return;
-    this.repoWide = repoWideConversion(this.repo, this.repo.gitDir, this.wholeIndex);
+    this.repoWide = repoWideKept(this.repo, this.repo.gitDir, this.wholeIndex);
     this.repoWide.catch(() => {}); // reported to whoever asks
   }
 
@@ -88,8 +89,26 @@ export class ConversionCheck {
   }
 }
 
-/** Configuration and attributes files that apply to the whole repository. */
-async function repoWideConversion(repo: RepoRoot, gitDir: string, wholeIndex: Promise<Uint8Array> | undefined): Promise<boolean> {
+/** The last answer of repoWideConversion per root, and what it was read from. */
+const repoWideAnswers = new Map<string, { key: string; sources: string[]; sourcesStamp: string; possible: boolean }>();
+
+/**
+ * repoWideConversion, kept while what it read is unchanged: the index (its tracked attributes files), git's
+ * configuration files, and the attributes files it looked at (their stat data). A server asks for every
+ * comparison with a commit; this spares it a `git ls-files` over the whole index each time.
+ */
+async function repoWideKept(repo: RepoRoot, gitDir: string, wholeIndex: Promise<Uint8Array> | undefined): Promise<boolean> {
+  const key = `${indexIdentity(join(gitDir, "index"))}\0${configStamp(gitConfigFiles(gitDir))}`;
+  const kept = repoWideAnswers.get(repo.root);
+  if (kept && kept.key === key && configStamp(kept.sources) === kept.sourcesStamp) return kept.possible;
+  const sources: string[] = [];
+  const possible = await repoWideConversion(repo, gitDir, wholeIndex, sources);
+  repoWideAnswers.set(repo.root, { key, sources, sourcesStamp: configStamp(sources), possible });
+  return possible;
+}
+
+/** Configuration and attributes files that apply to the whole repository; `read`: the attributes files looked at. */
+async function repoWideConversion(repo: RepoRoot, gitDir: string, wholeIndex: Promise<Uint8Array> | undefined, read: string[] = []): Promise<boolean> {
   // the whole index, not only the root's part: an attributes file above a root below the top applies to it too
   const askGit = () => git(["ls-files", "-z", "--", ":(top,glob)**/.gitattributes"], { cwd: repo.root }).then((r) => r.stdout.length > 0);
   const [config, indexed] = await Promise.all([
@@ -114,6 +133,7 @@ async function repoWideConversion(repo: RepoRoot, gitDir: string, wholeIndex: Pr
   const top = join(repo.root, ...above.map(() => ".."));
   for (let k = 0; k < above.length; k++) sources.push(join(top, ...above.slice(0, k), ".gitattributes"));
   if (!process.env.GIT_ATTR_NOSYSTEM) sources.push("/etc/gitattributes", "/usr/local/etc/gitattributes");
+  read.push(...sources);
   return sources.some(hasContent);
 }
 

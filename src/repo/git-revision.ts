@@ -70,3 +70,47 @@ export async function listRevisionTree(repo: RepoRoot, commit: string): Promise<
   entries.sort((a, b) => compareUtf8(a.path, b.path));
   return { entries, skipped };
 }
+
+/** Paths per `git diff` call: command lines stay far below the system's limit. */
+const DIFF_PATHS_PER_CALL = 500;
+
+/**
+ * Which of `paths` (files of the work tree git tracks, named from the root) differ between `commit` and the work
+ * tree as git compares them: through the content conversion git applies on the way into the repository (eol
+ * conversion, a clean filter such as Git LFS's), as `git status` does, never a smudge filter (nothing is checked
+ * out or fetched). Read-only (optional locks off: the refreshed index is not written). Names only: no diff
+ * driver or textconv runs.
+ */
+export async function pathsDifferingFromWorkTree(repo: RepoRoot, commit: string, paths: readonly string[]): Promise<Set<string>> {
+  const differing = new Set<string>();
+  for (let i = 0; i < paths.length; i += DIFF_PATHS_PER_CALL) {
+    const specs = paths.slice(i, i + DIFF_PATHS_PER_CALL).map((p) => `:(literal)${p}`);
+    const args = ["diff", "--no-ext-diff", "--no-textconv", "--no-renames", "--ignore-submodules=all", "--name-only", "-z", "--relative", commit, "--", ...specs];
+    const r = await git(args, { cwd: repo.root });
+    for (const rec of splitNul(r.stdout)) {
+      const path = decodePath(rec);
+      if (path !== null) differing.add(path);
+    }
+  }
+  return differing;
+}
+
+/**
+ * Which of `paths` (named from the root) carry an attribute by which git's conversion can make of a file's bytes
+ * something other than its line endings: a `filter` (Git LFS's), `ident`, `working-tree-encoding`
+ * (`git check-attr`: attributes files only, nothing runs).
+ */
+export async function pathsWithContentFilters(repo: RepoRoot, paths: readonly string[]): Promise<Set<string>> {
+  const found = new Set<string>();
+  for (let i = 0; i < paths.length; i += DIFF_PATHS_PER_CALL) {
+    const r = await git(["check-attr", "-z", "filter", "ident", "working-tree-encoding", "--", ...paths.slice(i, i + DIFF_PATHS_PER_CALL)], { cwd: repo.root });
+    const fields = splitNul(r.stdout);
+    for (let k = 0; k + 2 < fields.length; k += 3) {
+      const value = new TextDecoder().decode(fields[k + 2]);
+      if (value === "unspecified" || value === "unset") continue;
+      const path = decodePath(fields[k] as Uint8Array);
+      if (path !== null) found.add(path);
+    }
+  }
+  return found;
+}

@@ -4,7 +4,7 @@
  * read or fetched to say so; a comparison scoped to a directory reads the commit's blobs there only.
  */
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { snapshotChanges } from "../../../src/ops/snapshot/changes";
 import { createSnapshot } from "../../../src/ops/snapshot/create";
@@ -166,6 +166,68 @@ describe("a commit's directory that is a file in the work tree", () => {
       expect(await changesOf(ws, "HEAD", "worktree")).toEqual({ a: "D", "a/b": "A", d: "A", "d/x": "D" });
       const diff = await snapshotDiff(ws, { from: "HEAD", to: "worktree" });
       expect(diff.counts).toMatchObject({ added: 2, deleted: 2, total: 4 });
+    });
+  });
+});
+
+describe("a commit against a work tree git converts", () => {
+  async function converted(setup: (root: string) => void): Promise<{ root: string } & AsyncDisposable> {
+    const dir = tmpDir("ws-convert-");
+    const root = join(dir.path, "repo");
+    mkdirSync(root);
+    runGit(root, ["init", "-q", "-b", "main"]);
+    setup(root);
+    runGit(root, ["add", "-A"]);
+    runGit(root, ["commit", "-qm", "first"]);
+    // checked out again: the work tree holds what git's conversion makes of the blobs
+    runGit(root, ["rm", "-q", "--cached", "-r", "."]);
+    for (const f of runGit(root, ["ls-tree", "-r", "--name-only", "HEAD"]).split("\n").filter(Boolean)) Bun.spawnSync(["rm", join(root, f)]);
+    runGit(root, ["reset", "-q", "--hard"]);
+    return { root, [Symbol.asyncDispose]: () => dir[Symbol.asyncDispose]() };
+  }
+
+  test("eol attributes and core.autocrlf: files git holds unchanged are no change, an edited one is; both directions; what git diff names", async () => {
+    await using repo = await converted((root) => {
+      writeFileSync(join(root, ".gitattributes"), "*.bat text eol=crlf\n");
+      writeFileSync(join(root, "run.bat"), "@echo off\necho hi\n");
+      writeFileSync(join(root, "tool.bat"), "@echo off\necho tool\n");
+      writeFileSync(join(root, "plain.txt"), "plain\n");
+    });
+    expect(Bun.file(join(repo.root, "run.bat")).size).toBe(20); // CRLF in the work tree, LF in the blob
+    await withWorkspace(repo.root, async (ws) => {
+      expect(await changesOf(ws, "HEAD", "worktree")).toEqual({});
+      writeFileSync(join(repo.root, "tool.bat"), "@echo off\r\necho changed\r\n");
+      writeFileSync(join(repo.root, "new.bat"), "new\r\n");
+      const want = { "new.bat": "A", "tool.bat": "M" };
+      expect({ ...gitNameStatus(repo.root, "HEAD"), "new.bat": "A" }).toEqual(want);
+      expect(await changesOf(ws, "HEAD", "worktree")).toEqual(want);
+      expect(await changesOf(ws, "worktree", "HEAD")).toEqual({ "new.bat": "D", "tool.bat": "M" });
+    });
+    runGit(repo.root, ["config", "core.autocrlf", "true"]);
+    runGit(repo.root, ["checkout", "--", "tool.bat"]);
+    Bun.spawnSync(["rm", join(repo.root, "plain.txt"), join(repo.root, "new.bat")]);
+    runGit(repo.root, ["checkout", "--", "plain.txt"]);
+    expect(Bun.file(join(repo.root, "plain.txt")).size).toBe(7); // "plain\r\n"
+    await withWorkspace(repo.root, async (ws) => {
+      expect(await changesOf(ws, "HEAD", "worktree")).toEqual({});
+    });
+  });
+
+  test("a clean filter (as Git LFS's): a file the filter turns into the blob is no change; an edited one is", async () => {
+    await using repo = await converted((root) => {
+      runGit(root, ["config", "filter.flip.clean", "rev"]);
+      runGit(root, ["config", "filter.flip.smudge", "rev"]);
+      writeFileSync(join(root, ".gitattributes"), "*.dat filter=flip\n");
+      writeFileSync(join(root, "a.dat"), "abc\ndef\n");
+      writeFileSync(join(root, "b.dat"), "ghi\n");
+    });
+    expect(readFileSync(join(repo.root, "a.dat"), "utf8")).toBe("abc\ndef\n");
+    expect(runGit(repo.root, ["cat-file", "-p", "HEAD:a.dat"])).toBe("cba\nfed\n");
+    await withWorkspace(repo.root, async (ws) => {
+      expect(await changesOf(ws, "HEAD", "worktree")).toEqual({});
+      writeFileSync(join(repo.root, "b.dat"), "xyz\n");
+      expect(gitNameStatus(repo.root, "HEAD")).toEqual({ "b.dat": "M" });
+      expect(await changesOf(ws, "HEAD", "worktree")).toEqual({ "b.dat": "M" });
     });
   });
 });
