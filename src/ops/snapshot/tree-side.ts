@@ -186,11 +186,16 @@ async function asGitCompares(ws: Workspace, commit: string, revision: SideEntry[
   // git's eol conversion only turns CR LF into LF on the way in: a file holding no CR is changed whatever it says of
   // line endings, unless a filter, `ident` or an encoding applies to it (one `git check-attr`, not a `git diff`,
   // which reads the whole index and the commit's tree: about 70 ms on 100k files)
-  const withCr: SideEntry[] = [];
-  const withoutCr: SideEntry[] = [];
-  for (const e of modified) ((await holdsCr(ws, e.blob)) ? withCr : withoutCr).push(e);
-  const filtered = withoutCr.length === 0 ? new Set<string>() : await pathsWithContentFilters(ws.repo, withoutCr.map((e) => e.path));
-  const asked = [...withCr, ...withoutCr.filter((e) => filtered.has(e.path))];
+  // (past LOOK_MAX files, as where core.autocrlf converts every file of the tree, one `git diff` over the whole tree
+  // answers sooner than reading each)
+  let asked = modified;
+  if (modified.length <= LOOK_MAX) {
+    const withCr: SideEntry[] = [];
+    const withoutCr: SideEntry[] = [];
+    for (const e of modified) ((await holdsCr(ws, e.blob)) ? withCr : withoutCr).push(e);
+    const filtered = withoutCr.length === 0 ? new Set<string>() : await pathsWithContentFilters(ws.repo, withoutCr.map((e) => e.path));
+    asked = [...withCr, ...withoutCr.filter((e) => filtered.has(e.path))];
+  }
   if (asked.length === 0) return revision;
   const differing = await pathsDifferingFromWorkTree(ws.repo, commit, asked.map((e) => e.path));
   const alike = new Map(asked.filter((e) => !differing.has(e.path)).map((e) => [e.path, e.blob]));
@@ -200,6 +205,9 @@ async function asGitCompares(ws: Workspace, commit: string, revision: SideEntry[
     return blob === undefined ? e : { ...e, blob };
   });
 }
+
+/** More changed files than this are put to git without being looked into first. */
+const LOOK_MAX = 256;
 
 /** Larger files are asked about without being looked into. */
 const CR_LOOK_MAX = 8 << 20;

@@ -213,6 +213,21 @@ describe("a commit against a work tree git converts", () => {
     });
   });
 
+  test("core.autocrlf over more files than are looked into one by one: git is asked once about the whole tree; the edited ones are the changes", async () => {
+    await using repo = await converted((root) => {
+      runGit(root, ["config", "core.autocrlf", "true"]);
+      for (let i = 0; i < 300; i++) writeFileSync(join(root, `f${String(i).padStart(3, "0")}.txt`), `line ${i}\nmore\n`);
+    });
+    expect(readFileSync(join(repo.root, "f000.txt"), "utf8")).toBe("line 0\r\nmore\r\n");
+    await withWorkspace(repo.root, async (ws) => {
+      expect(await changesOf(ws, "HEAD", "worktree")).toEqual({});
+      writeFileSync(join(repo.root, "f007.txt"), "edited\r\n");
+      writeFileSync(join(repo.root, "f250.txt"), "edited without a CR\n");
+      expect(gitNameStatus(repo.root, "HEAD")).toEqual({ "f007.txt": "M", "f250.txt": "M" });
+      expect(await changesOf(ws, "HEAD", "worktree")).toEqual({ "f007.txt": "M", "f250.txt": "M" });
+    });
+  });
+
   test("a clean filter (as Git LFS's): a file the filter turns into the blob is no change; an edited one is", async () => {
     await using repo = await converted((root) => {
       runGit(root, ["config", "filter.flip.clean", "rev"]);
