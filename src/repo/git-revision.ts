@@ -87,7 +87,7 @@ export async function pathsDifferingFromWorkTree(repo: RepoRoot, commit: string,
   const batches = paths.length > DIFF_PATHS_PER_CALL ? [null] : [paths];
   for (const batch of batches) {
     const specs = batch === null ? [] : batch.map((p) => `:(literal)${p}`);
-    const args = ["diff", "--no-ext-diff", "--no-textconv", "--no-renames", "--ignore-submodules=all", "--name-only", "-z", "--relative", commit, ...(specs.length > 0 ? ["--", ...specs] : [])];
+    const args = ["diff", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames", "--ignore-submodules=all", "--name-only", "-z", "--relative", commit, ...(specs.length > 0 ? ["--", ...specs] : [])];
     const r = await git(args, { cwd: repo.root });
     for (const rec of splitNul(r.stdout)) {
       const path = decodePath(rec);
