@@ -44,29 +44,29 @@ export function openRoot(dir: string): RepoRoot {
     throw err;
   }
   if (!statSync(root).isDirectory()) throw invalidArgument(`root ${dir} is not a directory`, { root: dir });
-  const git = insideGitWorkTree(root) ? detectGit(root) : null;
+  const dotGit = nearestDotGit(root);
+  const git = dotGit ? detectGit(root, dotGit) : null;
   const stateDir = join(root, ".mcp");
   return { root, gitDir: git?.gitDir ?? null, gitPrefix: git?.prefix ?? "", stateDir, lockStateDir: git?.top ? join(git.top, ".mcp") : stateDir };
 }
 
 /**
- * Whether the root or a directory above it holds `.git` (a directory, or the
- * file a linked work tree or submodule has), looked up without running git:
- * only then is git asked about it, so a plain directory never needs git.
+ * The `.git` nearest the root, at it or in a directory above it (a directory,
+ * or the file a linked work tree or submodule has), looked up without running
+ * git: only then is git asked about it, so a plain directory never needs git.
  */
-function insideGitWorkTree(root: string): boolean {
+function nearestDotGit(root: string): { path: string; isFile: boolean } | null {
   for (let dir = root; ; dir = dirname(dir)) {
     try {
-      lstatSync(join(dir, ".git"));
-      return true;
+      return { path: join(dir, ".git"), isFile: lstatSync(join(dir, ".git")).isFile() };
     } catch {
       // not here
     }
-    if (dirname(dir) === dir) return false;
+    if (dirname(dir) === dir) return null;
   }
 }
 
-function detectGit(root: string): { gitDir: string; prefix: string; top?: string } | null {
+function detectGit(root: string, dotGit: { path: string; isFile: boolean }): { gitDir: string; prefix: string; top?: string } | null {
   let r: ReturnType<typeof gitSync>;
   try {
     r = gitSync(["rev-parse", "--show-toplevel", "--show-prefix", "--absolute-git-dir"], { cwd: root, okCodes: [128] });
@@ -85,15 +85,12 @@ function detectGit(root: string): { gitDir: string; prefix: string; top?: string
     const named = namedByGit(r.stderr);
     const system = gitSync(["rev-parse", "--show-toplevel"], { cwd: root, okCodes: [128], env: { GIT_CONFIG_NOSYSTEM: "0" } });
     if (system.code !== 0 || named === undefined || !trustAsSystemDoes(named)) throw refusedOwnership(root, r.stderr);
-    return detectGit(root);
+    return detectGit(root, dotGit);
   }
   // a `.git` file naming a git directory that is gone (a linked work tree or submodule whose repository moved or
   // was removed): git refuses every command there, and served as a plain directory the tree would lose its ignore
   // rules and history without a word
-  if (r.code !== 0 && /not a git repository: /.test(r.stderr)) {
-    const file = nearestGitFile(root);
-    if (file !== null) throw brokenGitFile(root, file);
-  }
+  if (r.code !== 0 && /not a git repository: /.test(r.stderr) && dotGit.isFile) throw brokenGitFile(root, dotGit.path);
   // 128: not a work tree after all (a bare repository, .git inside .git)
   if (r.code !== 0) return null;
   const [top, , gitDir] = new TextDecoder().decode(r.stdout).split("\n");
@@ -110,18 +107,6 @@ function detectGit(root: string): { gitDir: string; prefix: string; top?: string
   // a directory the repository ignores (a build output, node_modules/x) holds no candidates of it: served as a plain directory
   if (gitSync(["check-ignore", "-q", "--no-index", "."], { cwd: root, okCodes: [1, 128] }).code === 0) return null;
   return { gitDir, prefix: `${root.slice(canonicalTop.length + 1).split(sep).join("/")}/`, top: canonicalTop };
-}
-
-/** The nearest `.git` at or above `root`, when it is a file (`gitdir: ...`) rather than a directory; null otherwise. */
-function nearestGitFile(root: string): string | null {
-  for (let dir = root; ; dir = dirname(dir)) {
-    try {
-      return lstatSync(join(dir, ".git")).isFile() ? join(dir, ".git") : null;
-    } catch {
-      // not here
-    }
-    if (dirname(dir) === dir) return null;
-  }
 }
 
 function brokenGitFile(root: string, file: string): WorksnapError {
