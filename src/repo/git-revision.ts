@@ -1,7 +1,7 @@
 import { compareUtf8 } from "../core/byte-order";
 import type { FileMode } from "../core/file-mode";
 import { isReservedPath } from "../core/repo-path";
-import { decodePath, git, splitNul } from "./git";
+import { decodePath, git, gitFailed, splitNul } from "./git";
 import type { RepoRoot } from "./root";
 import type { ScanSkips } from "./tree-scan";
 
@@ -21,13 +21,16 @@ export interface RevisionTree {
 /**
  * The commit a git revision names (`HEAD`, `HEAD~2`, a branch, a tag, a
  * commit or its prefix, anything `git rev-parse` reads), or null when it
- * names none (or this is not a git repository). Read-only: rev-parse takes no
+ * names none (or this is not a git repository; one git can no longer open
+ * is NOT_FOUND, git_dir_missing). Read-only: rev-parse takes no
  * lock and writes nothing. A name starting with "-" is never an option
  * (`--end-of-options`), and one with control characters is not a revision.
  */
 export async function resolveCommit(repo: RepoRoot, rev: string): Promise<string | null> {
   if (!repo.gitDir || rev === "" || rev.startsWith("-") || /[\x00-\x1f\x7f]/.test(rev)) return null;
   const r = await git(["rev-parse", "--verify", "--quiet", "--end-of-options", `${rev}^{commit}`], { cwd: repo.root, okCodes: [1, 128] });
+  // a repository git can no longer open is not a name that names nothing
+  if (r.code !== 0 && /^fatal: not a git repository/m.test(r.stderr)) throw gitFailed(["rev-parse"], r.stderr, r.code);
   if (r.code !== 0) return null;
   const oid = new TextDecoder().decode(r.stdout).trim();
   return /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(oid) ? oid : null;
@@ -82,17 +85,13 @@ const DIFF_PATHS_PER_CALL = 500;
  * driver or textconv runs.
  */
 export async function pathsDifferingFromWorkTree(repo: RepoRoot, commit: string, paths: readonly string[]): Promise<Set<string>> {
-  const differing = new Set<string>();
   // many paths: one call over the whole tree (about 150 ms on 100k files) rather than one per batch (about 70 each)
-  const batches = paths.length > DIFF_PATHS_PER_CALL ? [null] : [paths];
-  for (const batch of batches) {
-    const specs = batch === null ? [] : batch.map((p) => `:(literal)${p}`);
-    const args = ["diff", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames", "--ignore-submodules=all", "--name-only", "-z", "--relative", commit, ...(specs.length > 0 ? ["--", ...specs] : [])];
-    const r = await git(args, { cwd: repo.root });
-    for (const rec of splitNul(r.stdout)) {
-      const path = decodePath(rec);
-      if (path !== null) differing.add(path);
-    }
+  const specs = paths.length > DIFF_PATHS_PER_CALL ? [] : ["--", ...paths.map((p) => `:(literal)${p}`)];
+  const args = ["diff", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames", "--ignore-submodules=all", "--name-only", "-z", "--relative", commit, ...specs];
+  const differing = new Set<string>();
+  for (const rec of splitNul((await git(args, { cwd: repo.root })).stdout)) {
+    const path = decodePath(rec);
+    if (path !== null) differing.add(path);
   }
   return differing;
 }

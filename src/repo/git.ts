@@ -167,7 +167,7 @@ export function gitFailed(args: string[], stderr: string, code: number): Worksna
  * The repository a root belongs to, which git could open when the root was, can no longer be (moved or removed
  * meanwhile: the main repository of a linked work tree, most often).
  */
-export function repositoryGone(command: string): WorksnapError {
+function repositoryGone(command: string): WorksnapError {
   return notFound(
     "git can no longer open the repository this root belongs to: it was moved or removed while worksnap served the root. Serve it where it is now, or repair a linked work tree's link from the repository (git worktree repair PATH)",
     { reason: "git_dir_missing", command },

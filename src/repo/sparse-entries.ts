@@ -12,6 +12,7 @@ import type { FileMode } from "../core/file-mode";
 import type { RepoPath } from "../core/repo-path";
 import { join } from "node:path";
 import { hiddenEntriesOfFile, presentSkipWorktree } from "./index-flags";
+import type { GitResult } from "./git";
 import type { RepoRoot } from "./root";
 import { indexRecords, startIndexListing } from "./tree-scan";
 import { plainIndex } from "./untracked-guess";
@@ -26,17 +27,17 @@ export interface SparseEntry {
 /**
  * The skip-worktree entries under `scope` the work tree holds nothing at, sorted by bytes. An index of version 2,
  * not split, holds none (the flag needs version 3): answered without reading it, the usual case; another is
- * listed by git only when its flags show such an entry.
+ * listed by git only when its flags show such an entry. `listing`: the index listing for `scope`, when the caller
+ * has it started already (a work tree read lists the index anyway).
  */
-export async function absentSkipWorktree(repo: RepoRoot, scope: RepoPath[]): Promise<SparseEntry[]> {
+export async function absentSkipWorktree(repo: RepoRoot, scope: RepoPath[], listing?: Promise<GitResult>): Promise<SparseEntry[]> {
   if (!repo.gitDir || plainIndex(repo.gitDir)) return [];
   // an index of version 3 or 4 with no such entry (`feature.manyFiles` writes version 4, `git add -N` version 3):
   // the flags read from the file itself (about 9 ms for 100k entries), not a listing from git (about 50)
   const marks = hiddenEntriesOfFile(join(repo.gitDir, "index"));
   if (marks !== null && !marks.some((e) => e.skipWorktree)) return [];
-  const listing = (await startIndexListing(repo, scope)).stdout;
   const flagged: SparseEntry[] = [];
-  for (const rec of indexRecords(listing)) {
+  for (const rec of indexRecords((await (listing ?? startIndexListing(repo, scope))).stdout)) {
     // ls-files -v: S skip-worktree, s skip-worktree and assume-unchanged; gitlinks are never files of a side
     if ((rec.tag !== "S" && rec.tag !== "s") || rec.stage !== "0" || rec.path === null || rec.reserved || rec.mode === "160000") continue;
     flagged.push({ path: rec.path, mode: rec.mode as FileMode, oid: rec.oid });

@@ -596,43 +596,43 @@ function isDirectory(path: string): boolean {
 }
 
 /** Merges two byte-sorted lists; a path present in both keeps the first list's entry. */
-export function mergeSorted(a: TreeEntry[], b: TreeEntry[]): TreeEntry[] {
+export function mergeSorted<E extends { path: string }>(a: E[], b: E[]): E[] {
   // a few untracked files among many tracked ones (the usual case): each is placed by a binary search, and the
   // runs of `a` between them are copied whole, instead of comparing every path of `a`
   if (b.length * 32 < a.length) return insertSorted(a, b);
-  const out: TreeEntry[] = new Array(a.length + b.length);
+  const out: E[] = new Array(a.length + b.length);
   let i = 0;
   let j = 0;
   let k = 0;
   while (i < a.length && j < b.length) {
-    const c = compareUtf8((a[i] as TreeEntry).path, (b[j] as TreeEntry).path);
-    if (c < 0) out[k++] = a[i++] as TreeEntry;
-    else if (c > 0) out[k++] = b[j++] as TreeEntry;
+    const c = compareUtf8((a[i] as E).path, (b[j] as E).path);
+    if (c < 0) out[k++] = a[i++] as E;
+    else if (c > 0) out[k++] = b[j++] as E;
     else {
-      out[k++] = a[i++] as TreeEntry;
+      out[k++] = a[i++] as E;
       j++;
     }
   }
-  while (i < a.length) out[k++] = a[i++] as TreeEntry;
-  while (j < b.length) out[k++] = b[j++] as TreeEntry;
+  while (i < a.length) out[k++] = a[i++] as E;
+  while (j < b.length) out[k++] = b[j++] as E;
   out.length = k;
   return out;
 }
 
 /** mergeSorted for a short `b`: each of b's placed by binary search in `a`, the runs of `a` between them copied whole. */
-function insertSorted(a: TreeEntry[], b: TreeEntry[]): TreeEntry[] {
-  const parts: TreeEntry[][] = [];
+function insertSorted<E extends { path: string }>(a: E[], b: E[]): E[] {
+  const parts: E[][] = [];
   let from = 0;
   for (const e of b) {
     const lo = searchUtf8(a, e.path, pathOf, from);
     if (lo > from) parts.push(a.slice(from, lo));
     from = lo;
     // a path in both keeps a's entry (copied with the next run)
-    if (lo < a.length && (a[lo] as TreeEntry).path === e.path) continue;
+    if (lo < a.length && (a[lo] as E).path === e.path) continue;
     parts.push([e]);
   }
   if (from < a.length) parts.push(from === 0 ? a.slice() : a.slice(from));
-  return ([] as TreeEntry[]).concat(...parts);
+  return ([] as E[]).concat(...parts);
 }
 
 const pathOf = (e: { path: string }) => e.path;

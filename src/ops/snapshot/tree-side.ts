@@ -3,15 +3,14 @@ import { WorksnapError, invalidArgument, notFound } from "../../core/errors";
 import type { BlobId } from "../../core/hash";
 import { ROOT, isWithin, parseRepoPath, refuseReserved, type RepoPath } from "../../core/repo-path";
 import type { FileMode } from "../../core/file-mode";
-import { existsSync } from "node:fs";
 import { captureEntries } from "../../repo/capture";
 import { isShallow } from "../../repo/common-dir";
 import { absentSkipWorktree, type SparseEntry } from "../../repo/sparse-entries";
 import type { Fingerprint } from "../../repo/fingerprint";
-import { git, repositoryGone } from "../../repo/git";
+import { type GitResult, git } from "../../repo/git";
 import { pathsDifferingFromWorkTree, pathsWithContentFilters, resolveCommit } from "../../repo/git-revision";
 import { ConversionCheck } from "../../repo/content-conversion";
-import type { TreeEntry } from "../../repo/tree-scan";
+import { mergeSorted, startIndexListing, type TreeEntry } from "../../repo/tree-scan";
 import type { ManifestEntry, SnapshotId } from "../../repo/manifest";
 import type { Lease } from "../live/leases";
 import { readLiveTree } from "../live/live-tree";
@@ -73,10 +72,14 @@ export async function openSides(ws: Workspace, args: SideArgs, scope: RepoPath[]
   }
   let live: { fingerprint: Fingerprint; entries: SideEntry[] } | null = null;
   let candidates: TreeEntry[] = [];
+  let listing: Promise<GitResult> | undefined;
   let lease: Lease | null = null;
   let unreadable: string[] = [];
   if (needsTree) {
-    const tree = await readLiveTree(ws, scope);
+    // the index listing the live tree reads is the one the sparse entries are read from too (one `git ls-files`)
+    listing = ws.repo.gitDir ? startIndexListing(ws.repo, scope) : undefined;
+    listing?.catch(() => undefined); // a failure is the live tree's to report
+    const tree = await readLiveTree(ws, scope, listing);
     candidates = tree.entries;
     lease = await acquireLease(ws, args.lease_id, tree.fingerprint);
     refuseNamedUnreadable(ws.repo, scope, tree.unreadable);
@@ -102,7 +105,7 @@ export async function openSides(ws: Workspace, args: SideArgs, scope: RepoPath[]
       sides[i] = { kind: "revision", commit: ref.commit, entries: await revisionSide(ws, ref.commit, scope, args.signal) };
       continue;
     }
-    sparse ??= await absentSkipWorktree(ws.repo, scope);
+    sparse ??= await absentSkipWorktree(ws.repo, scope, listing);
     const compared = await againstCheckout(ws, ref.commit, scope, other.entries, sparse, args.signal);
     const revision = other.kind === "worktree" ? await asGitCompares(ws, ref.commit, compared.revision, compared.checkout, candidates) : compared.revision;
     sides[i] = { kind: "revision", commit: ref.commit, entries: revision };
@@ -152,7 +155,7 @@ async function againstCheckout(
   const indexed = outside.filter((e) => !alike.has(e.path));
   const blobs = await revisionBlobs(ws, [...compared, ...indexed], signal, [tree, indexed]);
   const added = blobs.slice(compared.length);
-  return { revision: blobs.slice(0, compared.length), checkout: added.length === 0 ? checkout : mergeByPath(checkout, added) };
+  return { revision: blobs.slice(0, compared.length), checkout: added.length === 0 ? checkout : mergeSorted(checkout, added) };
 }
 
 /**
@@ -223,17 +226,6 @@ async function holdsCr(ws: Workspace, blob: BlobId): Promise<boolean> {
   return (await ws.blobs.loose.read(blob)).includes(13);
 }
 
-/** Two path-sorted lists of distinct paths as one. */
-function mergeByPath(a: SideEntry[], b: SideEntry[]): SideEntry[] {
-  const out: SideEntry[] = [];
-  let i = 0;
-  let j = 0;
-  while (i < a.length || j < b.length) {
-    if (j >= b.length || (i < a.length && compareUtf8((a[i] as SideEntry).path, (b[j] as SideEntry).path) < 0)) out.push(a[i++] as SideEntry);
-    else out.push(b[j++] as SideEntry);
-  }
-  return out;
-}
 
 /**
  * What a side argument names, in this order: "worktree"; a snapshot id or
@@ -274,7 +266,6 @@ export async function resolveSideRef(ws: Workspace, ref: unknown, argName: strin
       reason: "unborn_head",
     });
   }
-  if (ws.repo.gitDir && !existsSync(ws.repo.gitDir)) throw repositoryGone("rev-parse");
   if (ws.repo.gitDir && /[~^]|^[0-9a-f]{4,}$/.test(ref) && isShallow(ws.repo.gitDir)) {
     // CI checkouts fetch one commit by default: HEAD~1 is then no commit of this clone, though it is one of the project's
     throw notFound(
