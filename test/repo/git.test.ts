@@ -4,7 +4,7 @@ import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:
 import { join } from "node:path";
 import { git, gitFailed } from "../../src/repo/git";
 import { cli } from "../helpers/binary";
-import { runGit, tmpDir } from "../helpers/tmp-repo";
+import { runGit, tmpDir, tmpRepo } from "../helpers/tmp-repo";
 
 describe("git output spooled to a file", () => {
   test("the same bytes as through a pipe, for half a megabyte of listing (many pipe buffers); nothing is left where the file was made", async () => {
@@ -113,21 +113,19 @@ describe("objects git cannot give", () => {
   });
 
   test("regression (INTERNAL for a damaged index): an index git cannot read is NOT_FOUND saying so and how git rebuilds it, on every call", async () => {
-    await using dir = tmpDir();
-    g(dir.path, "init", "-q");
-    writeFileSync(join(dir.path, "a.txt"), "a\n");
-    g(dir.path, "add", ".");
-    g(dir.path, "commit", "-qm", "x");
+    await using repo = await tmpRepo();
+    repo.write("a.txt", "a\n");
+    repo.commit("x");
     // empty (a write cut short), and bytes of something else (a sync tool's conflict copy put in its place)
     for (const damaged of [new Uint8Array(0), new TextEncoder().encode("PK\x03\x04 this is no index file ".repeat(4))]) {
-      writeFileSync(join(dir.path, ".git", "index"), damaged);
+      writeFileSync(join(repo.root, ".git", "index"), damaged);
       for (const args of [["snapshot", "create"], ["snapshot", "changes", "HEAD", "worktree"]]) {
-        const r = cli([...args, "--root", dir.path, "--json"]);
+        const r = cli([...args, "--root", repo.root, "--json"]);
         expect(r.code).toBe(1);
         const err = JSON.parse(r.stdout).error;
         expect(err).toMatchObject({ code: "NOT_FOUND", details: { reason: "git_index_unreadable" } });
         expect(err.message).toContain("git reset");
-        expect(r.stdout).not.toContain(dir.path);
+        expect(r.stdout).not.toContain(repo.root);
       }
     }
     expect(gitFailed(["status"], "error: bad signature 0x00000000\nfatal: index file corrupt", 128).details.reason).toBe("git_index_unreadable");
