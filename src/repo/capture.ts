@@ -35,6 +35,11 @@ export interface CaptureResult {
    * `entries`, as git and ripgrep skip what they cannot read, and named.
    */
   unreadable: string[];
+  /**
+   * Candidates git vouched for (`gitOid`) whose bytes, read, are not their index blob's (git converts their content
+   * here, or they changed after git's status); every other such candidate's entry holds its index blob.
+   */
+  notAsIndexed: ReadonlySet<string>;
 }
 
 export interface CaptureOptions {
@@ -180,7 +185,7 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
   vanished.sort(compareUtf8);
   unreadable.sort(compareUtf8);
   const captured = vanished.length + unreadable.length === 0 ? (slots as CapturedEntry[]) : slots.filter((s): s is CapturedEntry => s !== null);
-  return { entries: captured, vanished, unreadable };
+  return { entries: captured, vanished, unreadable, notAsIndexed: entries.notAsIndexed };
 }
 
 /**
@@ -194,6 +199,8 @@ class EntryFold {
   readonly settled: Uint8Array;
   readonly vanished: string[] = [];
   readonly unreadable: string[] = [];
+  /** CaptureResult.notAsIndexed */
+  readonly notAsIndexed = new Set<string>();
   /** what enters the blob map: each blob once, however many paths hold it */
   readonly imports = new Map<string, { oid: string; sha256: string; size: number }>();
   /** the entries before it have been given to onEntry */
@@ -243,7 +250,10 @@ class EntryFold {
     this.slots[i] = { path: cand.path, blob: blobIdFromHex(o.sha256), mode: this.gitMode(cand, o.mode), size: o.size };
     if (cand.gitOid && o.gitOid === cand.gitOid) {
       if (!this.imports.has(cand.gitOid)) this.imports.set(cand.gitOid, { oid: cand.gitOid, sha256: o.sha256, size: o.size });
-    } else this.statCache.record(cand.path, o, o.sha256, o.hashedAt);
+    } else {
+      if (cand.gitOid) this.notAsIndexed.add(cand.path);
+      this.statCache.record(cand.path, o, o.sha256, o.hashedAt);
+    }
   }
 
   /** Gives onEntry every entry final from the last one told on. */

@@ -3,7 +3,8 @@ import type { FileMode } from "../core/file-mode";
 import { isReservedPath } from "../core/repo-path";
 import { decodePath, git, gitFailed, splitNul } from "./git";
 import type { RepoRoot } from "./root";
-import type { ScanSkips } from "./tree-scan";
+import { tempPath } from "./state-dir";
+import { type ScanSkips, WIDE, wideFrom } from "./tree-scan";
 
 /** One file of a commit's tree, as git stores it. */
 export interface RevisionEntry {
@@ -45,34 +46,75 @@ export async function resolveCommit(repo: RepoRoot, rev: string): Promise<string
  * them; paths under `.git/` or `.mcp/` are left out, as from every side.
  */
 export async function listRevisionTree(repo: RepoRoot, commit: string): Promise<RevisionTree> {
-  const r = await git(["ls-tree", "-r", "-z", "--full-tree", commit], { cwd: repo.root });
+  // spooled to a file and read at once, as the index listing is: 11 MB for 100k files, 10-100 ms sooner than a pipe
+  const r = await git(["ls-tree", "-r", "-z", "--full-tree", commit], { cwd: repo.root, spool: tempPath(repo.stateDir, "tree") });
+  return revisionRecords(r.stdout, repo.gitPrefix);
+}
+
+const MODES = new Map<string, FileMode>([
+  ["100644", "100644"],
+  ["100755", "100755"],
+  ["120000", "120000"],
+]);
+
+/**
+ * `git ls-tree -r -z` output as a commit's entries (listRevisionTree). Read as Latin-1, one character a byte, as
+ * the index listing is (tree-scan.ts): the fields are ASCII, a plain ASCII name is already right, and only a name
+ * holding a byte of 0x80 or more is decoded as UTF-8 on its own. git lists a tree in the order of its index, which
+ * is byte order: sorted again only if the listing ever says otherwise. (100k files: 70-90 ms, where splitting it
+ * into records, decoding each and sorting took 90-220.)
+ */
+export function revisionRecords(raw: Uint8Array, gitPrefix = ""): RevisionTree {
+  const bytes = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  const text = bytes.toString("latin1");
+  let nextWide = wideFrom(text, 0);
   const entries: RevisionEntry[] = [];
   const skipped: ScanSkips = { non_utf8: 0, submodules: 0 };
-  for (const rec of splitNul(r.stdout)) {
-    const tab = rec.indexOf(9);
-    if (tab < 0) continue;
-    const [mode, type, oid] = new TextDecoder().decode(rec.subarray(0, tab)).split(" ") as [string, string, string];
+  let sorted = true;
+  let last = "";
+  let lastWide = false;
+  for (let start = 0; start < text.length; ) {
+    let end = text.indexOf("\0", start);
+    if (end < 0) end = text.length;
+    // "<mode> <type> <oid>\t<path>"
+    const sp1 = text.indexOf(" ", start);
+    const sp2 = sp1 < 0 || sp1 > end ? -1 : text.indexOf(" ", sp1 + 1);
+    const tab = sp2 < 0 || sp2 > end ? -1 : text.indexOf("\t", sp2 + 1);
+    const at = start;
+    start = end + 1;
+    if (tab < 0 || tab > end) continue;
+    const type = text.slice(sp1 + 1, sp2);
     if (type === "commit") {
       skipped.submodules++;
       continue;
     }
     if (type !== "blob") continue;
-    let path = decodePath(rec.subarray(tab + 1));
+    let path: string | null = text.slice(tab + 1, end);
+    let wide = false;
+    if (nextWide < end) {
+      path = decodePath(bytes.subarray(tab + 1, end));
+      wide = path !== null && WIDE.test(path);
+      nextWide = wideFrom(text, end);
+    }
     if (path === null) {
       skipped.non_utf8++;
       continue;
     }
-    if (repo.gitPrefix !== "") {
+    if (gitPrefix !== "") {
       // a root below the top of the work tree: its part of the commit, named from the root
-      if (!path.startsWith(repo.gitPrefix)) continue;
-      path = path.slice(repo.gitPrefix.length);
+      if (!path.startsWith(gitPrefix)) continue;
+      path = path.slice(gitPrefix.length);
     }
     if (isReservedPath(path)) continue;
-    entries.push({ path, mode: (mode === "100755" || mode === "120000" ? mode : "100644") as FileMode, oid });
+    if (sorted && last !== "" && (wide || lastWide ? compareUtf8(last, path) > 0 : last > path)) sorted = false;
+    last = path;
+    lastWide = wide;
+    entries.push({ path, mode: MODES.get(text.slice(at, sp1)) ?? "100644", oid: text.slice(sp2 + 1, tab) });
   }
-  entries.sort((a, b) => compareUtf8(a.path, b.path));
+  if (!sorted) entries.sort((a, b) => compareUtf8(a.path, b.path));
   return { entries, skipped };
 }
+
 
 /** Paths per `git diff` call: command lines stay far below the system's limit. */
 const DIFF_PATHS_PER_CALL = 500;

@@ -323,11 +323,12 @@ function scanRecords(text: string, bytes: Buffer): IndexRecord[] {
 }
 
 const NON_ASCII = /[^\x00-\x7f]/;
-const WIDE = /[\ud800-\uffff]/;
+/** A UTF-16 unit of U+D800 or above: where UTF-16 order and byte order can differ (byte-order.ts). */
+export const WIDE = /[\ud800-\uffff]/;
 const NON_ASCII_FROM = /[^\x00-\x7f]/g;
 
 /** The position of the first character of 0x80 or more at or after `from`, or Infinity (one scan of the listing in all, not a test of every name). */
-function wideFrom(text: string, from: number): number {
+export function wideFrom(text: string, from: number): number {
   NON_ASCII_FROM.lastIndex = from;
   return NON_ASCII_FROM.exec(text)?.index ?? Infinity;
 }

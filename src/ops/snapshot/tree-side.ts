@@ -16,7 +16,9 @@ import type { Lease } from "../live/leases";
 import { readLiveTree } from "../live/live-tree";
 import { refuseNamedUnreadable, withoutUnreadable } from "./unreadable";
 import type { Workspace } from "../workspace";
-import { revisionBlobs, revisionEntries, revisionTree } from "./revision-side";
+import { type CommitFiles, IndexedBlobs, commitFiles, commitListed, revisionBlobs, revisionEntries, revisionTree } from "./revision-side";
+import type { RevisionEntry } from "../../repo/git-revision";
+import { indexRead, revisionViaIndex } from "../../repo/revision-via-index";
 import { acquireLease } from "../live/stale-lease";
 
 /** One file of a side: its content is in the blob store under `blob`. */
@@ -73,12 +75,21 @@ export async function openSides(ws: Workspace, args: SideArgs, scope: RepoPath[]
   let live: { fingerprint: Fingerprint; entries: SideEntry[] } | null = null;
   let candidates: TreeEntry[] = [];
   let listing: Promise<GitResult> | undefined;
+  let viaIndex: Promise<RevisionEntry[] | null> | undefined;
+  let indexed: IndexedBlobs | undefined;
   let lease: Lease | null = null;
   let unreadable: string[] = [];
   if (needsTree) {
-    // the index listing the live tree reads is the one the sparse entries are read from too (one `git ls-files`)
+    // the index listing the live tree reads is the one the sparse entries are read from too (one `git ls-files`),
+    // and a commit's files are told from (revision-via-index.ts)
+    const commit = fromRef.kind === "revision" ? fromRef.commit : toRef.kind === "revision" ? toRef.commit : null;
+    const before = commit === null || commitListed(ws, commit, scope) ? null : indexRead(ws.repo);
     listing = ws.repo.gitDir ? startIndexListing(ws.repo, scope) : undefined;
     listing?.catch(() => undefined); // a failure is the live tree's to report
+    if (listing && before && commit !== null) {
+      viaIndex = revisionViaIndex(ws.repo, commit, scope, listing, before);
+      viaIndex.catch(() => undefined); // the commit's tree is listed instead (commitFiles)
+    }
     const tree = await readLiveTree(ws, scope, listing);
     candidates = tree.entries;
     lease = await acquireLease(ws, args.lease_id, tree.fingerprint);
@@ -91,6 +102,7 @@ export async function openSides(ws: Workspace, args: SideArgs, scope: RepoPath[]
     refuseNamedUnreadable(ws.repo, scope, captured.unreadable);
     unreadable = [...tree.unreadable, ...captured.unreadable].sort(compareUtf8);
     live = { fingerprint: tree.fingerprint, entries: captured.entries.map((e) => ({ path: e.path, blob: e.blob, mode: e.mode })) };
+    indexed = new IndexedBlobs(tree.entries, live.entries, captured.notAsIndexed);
   }
   const refs = [fromRef, toRef] as const;
   const sides: (TreeSide | null)[] = refs.map((ref) =>
@@ -106,8 +118,9 @@ export async function openSides(ws: Workspace, args: SideArgs, scope: RepoPath[]
       continue;
     }
     sparse ??= await absentSkipWorktree(ws.repo, scope, listing);
-    const compared = await againstCheckout(ws, ref.commit, scope, other.entries, sparse, args.signal);
-    const revision = other.kind === "worktree" ? await asGitCompares(ws, ref.commit, compared.revision, compared.checkout, candidates) : compared.revision;
+    const fromTree = other.kind === "worktree" ? { viaIndex, indexed } : {};
+    const compared = await againstCheckout(ws, ref.commit, scope, other.entries, sparse, args.signal, fromTree);
+    const revision = other.kind === "worktree" ? await asGitCompares(ws, ref.commit, compared.revision, compared.checkout, candidates, wholeIndex(ws, scope, listing)) : compared.revision;
     sides[i] = { kind: "revision", commit: ref.commit, entries: revision };
     sides[1 - i] = { ...other, entries: compared.checkout } as TreeSide;
   }
@@ -118,11 +131,28 @@ export async function openSides(ws: Workspace, args: SideArgs, scope: RepoPath[]
   return { from, to, lease, unreadable };
 }
 
-/** A commit's files under `scope`: only their blobs are read (the whole tree's kept per commit when the scope is all of it). */
-async function revisionSide(ws: Workspace, commit: string, scope: RepoPath[], signal?: AbortSignal): Promise<SideEntry[]> {
-  if (scope.length === 1 && scope[0] === ROOT) return revisionEntries(ws, commit, signal);
-  const tree = await revisionTree(ws, commit);
-  return revisionBlobs(ws, scoped(tree, scope), signal, [tree]);
+/**
+ * A commit's files under `scope`: only their blobs are read (the whole tree's kept per commit when the scope is all
+ * of it).
+ */
+async function revisionSide(ws: Workspace, commit: string, scope: RepoPath[], signal?: AbortSignal, fromTree: FromWorkTree = {}): Promise<SideEntry[]> {
+  if (scope.length === 1 && scope[0] === ROOT) return revisionEntries(ws, commit, signal, fromTree.viaIndex, fromTree.indexed);
+  const tree = await commitFiles(ws, commit, scope, fromTree.viaIndex);
+  return revisionBlobs(ws, scoped(tree.entries, scope), signal, conversionScope(ws, commit, tree), fromTree.indexed);
+}
+
+/**
+ * What a read of the work tree tells of a commit compared with it: its files, from the index listing
+ * (revision-via-index.ts), and the blobs of those the capture took as their index blobs (IndexedBlobs).
+ */
+interface FromWorkTree {
+  viaIndex?: Promise<RevisionEntry[] | null>;
+  indexed?: IndexedBlobs;
+}
+
+/** Where a commit's blobs new to the blob map may be checked out: its whole tree, listed only when asked for (revisionBlobs). */
+function conversionScope(ws: Workspace, commit: string, tree: CommitFiles, ...more: RevisionEntry[][]): () => Promise<RevisionEntry[][]> {
+  return async () => [tree.whole ? tree.entries : await revisionTree(ws, commit), ...more];
 }
 
 /**
@@ -139,21 +169,22 @@ async function againstCheckout(
   checkout: SideEntry[],
   sparse: SparseEntry[],
   signal?: AbortSignal,
+  fromTree: FromWorkTree = {},
 ): Promise<{ revision: SideEntry[]; checkout: SideEntry[] }> {
   const held = sparse.length === 0 ? null : new Set(checkout.map((e) => e.path));
   const outside = held === null ? [] : sparse.filter((e) => !held.has(e.path));
-  if (outside.length === 0) return { revision: await revisionSide(ws, commit, scope, signal), checkout };
-  const tree = await revisionTree(ws, commit);
+  if (outside.length === 0) return { revision: await revisionSide(ws, commit, scope, signal, fromTree), checkout };
+  const tree = await commitFiles(ws, commit, scope, fromTree.viaIndex);
   const byPath = new Map(outside.map((e) => [e.path, e]));
   const alike = new Set<string>();
-  const compared = scoped(tree, scope).filter((e) => {
+  const compared = scoped(tree.entries, scope).filter((e) => {
     const o = byPath.get(e.path);
     if (!o || o.oid !== e.oid || o.mode !== e.mode) return true;
     alike.add(e.path);
     return false;
   });
   const indexed = outside.filter((e) => !alike.has(e.path));
-  const blobs = await revisionBlobs(ws, [...compared, ...indexed], signal, [tree, indexed]);
+  const blobs = await revisionBlobs(ws, [...compared, ...indexed], signal, conversionScope(ws, commit, tree, indexed), fromTree.indexed);
   const added = blobs.slice(compared.length);
   return { revision: blobs.slice(0, compared.length), checkout: added.length === 0 ? checkout : mergeSorted(checkout, added) };
 }
@@ -167,7 +198,14 @@ async function againstCheckout(
  * a filter, `ident` or an encoding: elsewhere bytes decide alone, as before. Files git names are compared by
  * their bytes, as everywhere.
  */
-async function asGitCompares(ws: Workspace, commit: string, revision: SideEntry[], worktree: SideEntry[], candidates: readonly TreeEntry[]): Promise<SideEntry[]> {
+async function asGitCompares(
+  ws: Workspace,
+  commit: string,
+  revision: SideEntry[],
+  worktree: SideEntry[],
+  candidates: readonly TreeEntry[],
+  index?: Promise<Uint8Array>,
+): Promise<SideEntry[]> {
   const tracked = (path: string) => {
     const k = searchUtf8(candidates, path, (e) => e.path);
     return k < candidates.length && (candidates[k] as TreeEntry).path === path && (candidates[k] as TreeEntry).mode !== "";
@@ -185,7 +223,7 @@ async function asGitCompares(ws: Workspace, commit: string, revision: SideEntry[
       j++;
     }
   }
-  if (modified.length === 0 || !(await new ConversionCheck(ws.repo).possibleFor(modified))) return revision;
+  if (modified.length === 0 || !(await new ConversionCheck(ws.repo, index).possibleFor(modified))) return revision;
   // git's eol conversion only turns CR LF into LF on the way in: a file holding no CR is changed whatever it says of
   // line endings, unless a filter, `ident` or an encoding applies to it (one `git check-attr`, not a `git diff`,
   // which reads the whole index and the commit's tree: about 70 ms on 100k files)
@@ -207,6 +245,15 @@ async function asGitCompares(ws: Workspace, commit: string, revision: SideEntry[
     const blob = alike.get(e.path);
     return blob === undefined ? e : { ...e, blob };
   });
+}
+
+/**
+ * The listing of the whole index, where the work tree's read made one (the scope is all of a root at the top of the
+ * work tree): the conversion check looks for tracked attributes files in it instead of asking git over the index.
+ */
+function wholeIndex(ws: Workspace, scope: RepoPath[], listing: Promise<GitResult> | undefined): Promise<Uint8Array> | undefined {
+  if (!listing || ws.repo.gitPrefix !== "" || scope.length !== 1 || scope[0] !== ROOT) return undefined;
+  return listing.then((r) => r.stdout);
 }
 
 /** More changed files than this are put to git without being looked into first. */

@@ -246,3 +246,72 @@ describe("a commit against a work tree git converts", () => {
     });
   });
 });
+
+describe("a commit against the work tree, its files told from the index (revision-via-index.ts)", () => {
+  /** What `snapshot_changes <rev> worktree` must say: git's diff of the commit with the work tree, and the untracked files. */
+  function expectedOf(root: string, rev: string, untracked: string[], scope?: string): Record<string, string> {
+    // a type change (a file become a symlink) is a change of mode here
+    const out = Object.fromEntries(Object.entries(gitNameStatus(root, rev, ...(scope ? ["--", scope] : []))).map(([p, s]) => [p, s === "T" ? "M" : s]));
+    for (const u of untracked) if (!scope || u.startsWith(`${scope}/`)) out[u] = "A";
+    return out;
+  }
+
+  test("staged and unstaged edits, intent-to-add, a mode change, a file become a symlink, an unmerged merge: each commit as git diff tells it, again in one workspace as the index changes", async () => {
+    await using dir = tmpDir("ws-via-index-");
+    const root = join(dir.path, "repo");
+    mkdirSync(root);
+    runGit(root, ["init", "-q", "-b", "main"]);
+    const write = (path: string, text: string) => {
+      mkdirSync(join(root, path, ".."), { recursive: true });
+      writeFileSync(join(root, path), text);
+    };
+    for (let i = 0; i < 30; i++) write(`d${i % 3}/f${i}.txt`, `file ${i}\n`);
+    write("shared.txt", "base\n");
+    runGit(root, ["add", "-A"]);
+    runGit(root, ["commit", "-qm", "one"]);
+    write("d0/f0.txt", "two\n");
+    write("d1/added-in-two.txt", "two\n");
+    runGit(root, ["rm", "-q", "d2/f2.txt"]);
+    runGit(root, ["add", "-A"]);
+    runGit(root, ["commit", "-qm", "two"]);
+    runGit(root, ["checkout", "-q", "-b", "other"]);
+    write("shared.txt", "other\n");
+    runGit(root, ["commit", "-qam", "other"]);
+    runGit(root, ["checkout", "-q", "main"]);
+    write("shared.txt", "main\n");
+    runGit(root, ["commit", "-qam", "three"]);
+    expect(() => runGit(root, ["merge", "-q", "other"])).toThrow(/merge/);
+
+    write("d0/f3.txt", "staged\n");
+    runGit(root, ["add", "d0/f3.txt"]);
+    write("d0/f3.txt", "staged, then edited again\n");
+    write("d1/f4.txt", "unstaged\n");
+    write("d1/ita.txt", "intent to add\n");
+    runGit(root, ["add", "-N", "d1/ita.txt"]);
+    runGit(root, ["update-index", "--chmod=+x", "d2/f5.txt"]);
+    Bun.spawnSync(["rm", join(root, "d2/f8.txt")]);
+    Bun.spawnSync(["ln", "-s", "f5.txt", join(root, "d2/f8.txt")]);
+    write("d2/untracked.txt", "untracked\n");
+    const untracked = ["d2/untracked.txt"];
+
+    await withWorkspace(root, async (ws) => {
+      for (const rev of ["HEAD", "HEAD~1", "HEAD~2", "other"]) {
+        expect({ rev, changes: await changesOf(ws, rev, "worktree") }).toEqual({ rev, changes: expectedOf(root, rev, untracked) });
+        expect({ rev, changes: await changesOf(ws, rev, "worktree", ["d0"]) }).toEqual({ rev, changes: expectedOf(root, rev, untracked, "d0") });
+      }
+      // the merge concluded and more staged: the same workspace (a server's) tells the new state
+      write("shared.txt", "resolved\n");
+      runGit(root, ["add", "shared.txt"]);
+      runGit(root, ["commit", "-qm", "merged"]);
+      runGit(root, ["add", "d1/f4.txt"]);
+      runGit(root, ["rm", "-q", "d0/f6.txt"]);
+      for (const rev of ["HEAD", "HEAD~1", "HEAD~3"]) {
+        expect({ rev, changes: await changesOf(ws, rev, "worktree") }).toEqual({ rev, changes: expectedOf(root, rev, untracked) });
+        expect({ rev, changes: await changesOf(ws, "worktree", rev, ["d1"]) }).toEqual({
+          rev,
+          changes: Object.fromEntries(Object.entries(expectedOf(root, rev, untracked, "d1")).map(([p, s]) => [p, s === "A" ? "D" : s === "D" ? "A" : s])),
+        });
+      }
+    });
+  });
+});
