@@ -94,7 +94,9 @@ export class IndexedBlobs {
   blobOf(path: string, oid: string): BlobId | undefined {
     const candidates = this.candidates;
     let i = this.at;
-    if (i < candidates.length && (candidates[i] as TreeEntry).path !== path && compareUtf8((candidates[i] as TreeEntry).path, path) > 0) i = 0;
+    if (i < candidates.length && (candidates[i] as TreeEntry).path !== path && compareUtf8((candidates[i] as TreeEntry).path, path) > 0) {
+      i = searchUtf8(candidates, path, (e) => e.path);
+    }
     while (i < candidates.length && (candidates[i] as TreeEntry).path !== path && compareUtf8((candidates[i] as TreeEntry).path, path) < 0) i++;
     this.at = i;
     const cand = candidates[i];

@@ -6,6 +6,7 @@ import { createSnapshot } from "../../../src/ops/snapshot/create";
 import { snapshotChanges } from "../../../src/ops/snapshot/changes";
 import { snapshotDiff } from "../../../src/ops/snapshot/diff";
 import { readFile } from "../../../src/ops/snapshot/file";
+import { IndexedBlobs } from "../../../src/ops/snapshot/revision-side";
 import { tmpRepo, type TmpRepo } from "../../helpers/tmp-repo";
 import { wsOf } from "../../helpers/workspace";
 
@@ -212,5 +213,56 @@ describe("git revisions as sides", () => {
     expect(read.content).toBe("a\r\nb\r\n");
     // a snapshot holds bytes, which git's verdict on the work tree says nothing of: compared with the commit by them
     expect((await snapshotChanges(ws, { from: "HEAD", to: snap.snapshot_id })).changes).toEqual([{ path: "crlf.txt", status: "modified" }]);
+  });
+});
+
+describe("IndexedBlobs: the work tree capture's blobs looked up by path and git blob id", () => {
+  const entry = (path: string, gitOid?: string) => ({ path, mode: "100644" as const, ...(gitOid ? { gitOid } : {}) });
+  const side = (path: string, n: number) => ({ path, mode: "100644" as const, blob: `sha256:${String(n).padStart(64, "0")}` as const });
+
+  test("answers the same in any order of asking, only where the capture took the index blob that is asked for", () => {
+    const candidates = [entry("a", "oa"), entry("b/c", "ob"), entry("b/d"), entry("e", "oe"), entry("\u{1F600}", "of")];
+    // "b/d" is named by git's status (no blob id), "e" was read and found to differ from its index blob
+    const captured = candidates.map((c, i) => side(c.path, i));
+    const told = (order: [string, string][]) => {
+      const indexed = new IndexedBlobs(candidates, captured, new Set(["e"]));
+      return Object.fromEntries(order.map(([p, o]) => [`${p} ${o}`, indexed.blobOf(p, o) ?? null]));
+    };
+    const asks: [string, string][] = [
+      ["a", "oa"],
+      ["a", "other"],
+      ["b/c", "ob"],
+      ["b/d", "od"],
+      ["e", "oe"],
+      ["missing", "om"],
+      ["\u{1F600}", "of"],
+    ];
+    const expected = {
+      "a oa": side("a", 0).blob,
+      "a other": null,
+      "b/c ob": side("b/c", 1).blob,
+      "b/d od": null,
+      "e oe": null,
+      "missing om": null,
+      "\u{1F600} of": side("\u{1F600}", 4).blob,
+    };
+    expect(told(asks)).toEqual(expected);
+    expect(told([...asks].reverse())).toEqual(expected);
+    expect(told([asks[6], asks[0], asks[2], asks[1], asks[5]] as [string, string][])).toEqual({
+      "\u{1F600} of": expected["\u{1F600} of"],
+      "a oa": expected["a oa"],
+      "b/c ob": expected["b/c ob"],
+      "a other": null,
+      "missing om": null,
+    });
+  });
+
+  test("where some candidates vanished (fewer captured entries than candidates), each path still gets its own blob", () => {
+    const candidates = [entry("a", "oa"), entry("gone", "og"), entry("z", "oz")];
+    const captured = [side("a", 0), side("z", 2)];
+    const indexed = new IndexedBlobs(candidates, captured, new Set());
+    expect(indexed.blobOf("z", "oz")).toBe(side("z", 2).blob);
+    expect(indexed.blobOf("gone", "og")).toBeUndefined();
+    expect(indexed.blobOf("a", "oa")).toBe(side("a", 0).blob);
   });
 });
