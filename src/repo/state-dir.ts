@@ -46,21 +46,25 @@ export function ensureStateDir(stateDir: string): void {
  * tracks and is taken as it is.
  */
 function refuseTrackedFiles(stateDir: string): void {
-  const root = dirname(stateDir);
-  if (!existsSync(join(root, ".git"))) return; // no work tree of its own here (a plain directory, or below the top)
-  let tracked: string[];
-  try {
-    const r = gitSync(["ls-files", "-z", "--", ".mcp"], { cwd: root, okCodes: [128] });
-    // worksnap's own .gitignore, committed by someone, is no reason to refuse
-    tracked = r.code === 0 ? new TextDecoder().decode(r.stdout).split("\0").filter((p) => p !== "" && p !== ".mcp/.gitignore") : [];
-  } catch {
-    return; // git cannot say: nothing to refuse on
-  }
+  const tracked = trackedAt(stateDir);
   if (tracked.length === 0) return;
   throw permissionDenied(
     `.mcp/ holds files the repository tracks (${tracked.slice(0, 3).join(", ")}${tracked.length > 3 ? `, and ${tracked.length - 3} more` : ""}); worksnap keeps its own state in .mcp/ at the root and will not mix it with them, nor hide them from its tools. Move them elsewhere (git mv .mcp <another name>), then retry`,
     { path: ".mcp", reason: "state_dir_tracked", tracked: tracked.slice(0, 20) },
   );
+}
+
+/** What the repository tracks at or under `.mcp` (worksnap's own `.gitignore` aside); none where git cannot say. */
+function trackedAt(stateDir: string): string[] {
+  const root = dirname(stateDir);
+  if (!existsSync(join(root, ".git"))) return []; // no work tree of its own here (a plain directory, or below the top)
+  try {
+    const r = gitSync(["ls-files", "-z", "--", ".mcp"], { cwd: root, okCodes: [128] });
+    // worksnap's own .gitignore, committed by someone, is no reason to refuse
+    return r.code === 0 ? new TextDecoder().decode(r.stdout).split("\0").filter((p) => p !== "" && p !== ".mcp/.gitignore") : [];
+  } catch {
+    return [];
+  }
 }
 
 /** Writes a small file of `.mcp/` atomically (temp, fsync, rename). */
@@ -92,7 +96,17 @@ function refuseSymlinks(stateDir: string): void {
     const st = lstatSync(dir, { throwIfNoEntry: false });
     if (st?.isSymbolicLink() || (st && !st.isDirectory())) {
       const name = dir === stateDir ? ".mcp" : ".mcp/tmp";
-      throw permissionDenied(`${name} is ${st.isSymbolicLink() ? "a symbolic link" : "not a directory"}; worksnap keeps its state in a real directory ${name} inside the root. Remove it (worksnap makes it again) and retry`, {
+      const what = `${name} is ${st.isSymbolicLink() ? "a symbolic link" : "not a directory"}; worksnap keeps its state in a real directory ${name} inside the root`;
+      // .mcp/tmp is worksnap's own; a .mcp that is not a directory is someone else's, and may be the repository's
+      if (dir !== stateDir) throw permissionDenied(`${what}. Remove it (worksnap makes it again) and retry`, { path: name, reason: "state_dir_not_a_directory" });
+      if (trackedAt(stateDir).length > 0) {
+        throw permissionDenied(`${what}, and the repository tracks this one, which worksnap will not replace nor hide from its tools. Move it elsewhere (git mv .mcp <another name>), then retry`, {
+          path: name,
+          reason: "state_dir_tracked",
+          tracked: [name],
+        });
+      }
+      throw permissionDenied(`${what}. Move it aside (mv .mcp <another name>: worksnap will not remove what it did not make), then retry`, {
         path: name,
         reason: "state_dir_not_a_directory",
       });

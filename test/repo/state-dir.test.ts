@@ -43,4 +43,32 @@ describe("a .mcp/ that is the repository's", () => {
     plain.write("b.txt", "b\n");
     expect(cli(["snapshot", "create", "--root", plain.root]).code).toBe(0);
   });
+
+  test("regression (advice to remove a file the repository tracks): a .mcp file the repository tracks is refused saying to move it with git; an untracked one, to move it aside; neither is touched", async () => {
+    await using repo = await tmpRepo();
+    repo.write(".mcp", '{"mcpServers":{}}\n');
+    repo.write("a.txt", "a\n");
+    repo.commit();
+    const r = cli(["snapshot", "create", "--root", repo.root, "--json"]);
+    expect(r.code).toBe(1);
+    const err = JSON.parse(r.stdout).error;
+    expect(err).toMatchObject({ code: "PERMISSION_DENIED", details: { reason: "state_dir_tracked", tracked: [".mcp"] } });
+    expect(err.message).toContain("the repository tracks this one");
+    expect(err.message).toContain("git mv .mcp");
+    expect(err.message).not.toContain("Remove it");
+    expect(readFileSync(join(repo.root, ".mcp"), "utf8")).toBe('{"mcpServers":{}}\n');
+    expect(runGit(repo.root, ["status", "--porcelain", "--ignored"])).toBe("");
+
+    await using loose = await tmpRepo();
+    loose.write("a.txt", "a\n");
+    loose.commit();
+    loose.write(".mcp", "someone's notes\n");
+    const u = cli(["snapshot", "create", "--root", loose.root, "--json"]);
+    expect(u.code).toBe(1);
+    const uerr = JSON.parse(u.stdout).error;
+    expect(uerr).toMatchObject({ code: "PERMISSION_DENIED", details: { reason: "state_dir_not_a_directory" } });
+    expect(uerr.message).toContain("Move it aside");
+    expect(uerr.message).not.toContain("Remove it");
+    expect(readFileSync(join(loose.root, ".mcp"), "utf8")).toBe("someone's notes\n");
+  });
 });
