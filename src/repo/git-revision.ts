@@ -144,16 +144,68 @@ export async function pathsDifferingFromWorkTree(repo: RepoRoot, commit: string,
  * (`git check-attr`: attributes files only, nothing runs).
  */
 export async function pathsWithContentFilters(repo: RepoRoot, paths: readonly string[]): Promise<Set<string>> {
-  const found = new Set<string>();
+  const attrs = await attributesOf(repo, paths, ["filter", "ident", "working-tree-encoding"]);
+  return new Set(paths.filter((p) => [...(attrs.get(p)?.values() ?? [])].some(given)));
+}
+
+/** An attribute's value from `git check-attr` that sets it to something (not "unspecified", not "unset"). */
+const given = (value: string | undefined) => value !== undefined && value !== "unspecified" && value !== "unset";
+
+/** `names`' values for each of `paths` (named from the root), as `git check-attr` tells them: attributes files only, nothing runs. */
+async function attributesOf(repo: RepoRoot, paths: readonly string[], names: string[], env?: Record<string, string>): Promise<Map<string, Map<string, string>>> {
+  const attrs = new Map<string, Map<string, string>>();
+  const text = new TextDecoder();
   for (let i = 0; i < paths.length; i += DIFF_PATHS_PER_CALL) {
-    const r = await git(["check-attr", "-z", "filter", "ident", "working-tree-encoding", "--", ...paths.slice(i, i + DIFF_PATHS_PER_CALL)], { cwd: repo.root });
+    const r = await git(["check-attr", "-z", ...names, "--", ...paths.slice(i, i + DIFF_PATHS_PER_CALL)], { cwd: repo.root, env });
     const fields = splitNul(r.stdout);
     for (let k = 0; k + 2 < fields.length; k += 3) {
-      const value = new TextDecoder().decode(fields[k + 2]);
-      if (value === "unspecified" || value === "unset") continue;
       const path = decodePath(fields[k] as Uint8Array);
-      if (path !== null) found.add(path);
+      if (path === null) continue;
+      const of = attrs.get(path) ?? new Map<string, string>();
+      of.set(text.decode(fields[k + 1]), text.decode(fields[k + 2]));
+      attrs.set(path, of);
     }
   }
-  return found;
+  return attrs;
+}
+
+/**
+ * Which of `paths` (files named from the root) git may convert on checkout, by their attributes and
+ * `core.autocrlf` (`git check-attr`, `git config`: attributes files and configuration only, system's included, as
+ * for the checkout): `ident` or `working-tree-encoding`; an `eol=crlf`; `text` set or `auto`; no `text` attribute
+ * where core.autocrlf is true. Not `-text`, and never a file a `filter` names (its program is not run here).
+ */
+async function mayConvertOnCheckout(repo: RepoRoot, paths: readonly string[]): Promise<string[]> {
+  const env = { GIT_CONFIG_NOSYSTEM: "0" };
+  const config = await git(["config", "--type=bool", "--get", "core.autocrlf"], { cwd: repo.root, okCodes: [1, 128], env });
+  const autocrlf = config.code === 0 && new TextDecoder().decode(config.stdout).trim() === "true";
+  const attrs = await attributesOf(repo, paths, ["filter", "ident", "working-tree-encoding", "eol", "text"], env);
+  return paths.filter((p) => {
+    const a = attrs.get(p);
+    if (!a || given(a.get("filter"))) return false;
+    if (given(a.get("ident")) || given(a.get("working-tree-encoding"))) return true;
+    const text = a.get("text");
+    if (text === "unset") return false;
+    if (a.get("eol") === "crlf" || text === "set" || text === "auto") return true;
+    return text === "unspecified" && autocrlf;
+  });
+}
+
+/**
+ * The bytes of each of `paths` (files of `commit`, named from the root) as git would check them out here: its eol
+ * conversion, `ident` and `working-tree-encoding` applied to the blob (`git cat-file --filters`), by this work
+ * tree's attributes and configuration. Only files git may convert (mayConvertOnCheckout) are asked about; a file
+ * a `filter` attribute names is never: its smudge program (Git LFS's) does not run, nothing is fetched or
+ * executed. Read-only; one git a file, at most GIT_CHILDREN_MAX at once.
+ */
+export async function checkoutForms(repo: RepoRoot, commit: string, paths: readonly string[]): Promise<Map<string, Uint8Array>> {
+  const forms = new Map<string, Uint8Array>();
+  const env = { GIT_CONFIG_NOSYSTEM: "0" };
+  await Promise.all(
+    (await mayConvertOnCheckout(repo, paths)).map(async (path) => {
+      const r = await git(["cat-file", "--filters", `${commit}:${repo.gitPrefix}${path}`], { cwd: repo.root, env });
+      forms.set(path, r.stdout);
+    }),
+  );
+  return forms;
 }

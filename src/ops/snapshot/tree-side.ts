@@ -1,6 +1,6 @@
 import { compareUtf8, searchUtf8 } from "../../core/byte-order";
 import { WorksnapError, invalidArgument, notFound } from "../../core/errors";
-import type { BlobId } from "../../core/hash";
+import { type BlobId, blobIdFromHex, sha256Hex } from "../../core/hash";
 import { ROOT, isWithin, parseRepoPath, refuseReserved, type RepoPath } from "../../core/repo-path";
 import type { FileMode } from "../../core/file-mode";
 import { captureEntries } from "../../repo/capture";
@@ -8,7 +8,7 @@ import { isShallow } from "../../repo/common-dir";
 import { absentSkipWorktree, type SparseEntry } from "../../repo/sparse-entries";
 import type { Fingerprint } from "../../repo/fingerprint";
 import { type GitResult, git } from "../../repo/git";
-import { pathsDifferingFromWorkTree, pathsWithContentFilters, resolveCommit } from "../../repo/git-revision";
+import { checkoutForms, pathsDifferingFromWorkTree, pathsWithContentFilters, resolveCommit } from "../../repo/git-revision";
 import { ConversionCheck } from "../../repo/content-conversion";
 import { mergeSorted, startIndexListing, type TreeEntry } from "../../repo/tree-scan";
 import type { ManifestEntry, SnapshotId } from "../../repo/manifest";
@@ -240,11 +240,40 @@ async function asGitCompares(
   if (asked.length === 0) return revision;
   const differing = await pathsDifferingFromWorkTree(ws.repo, commit, asked.map((e) => e.path));
   const alike = new Map(asked.filter((e) => !differing.has(e.path)).map((e) => [e.path, e.blob]));
-  if (alike.size === 0) return revision;
+  const changed = asked.filter((e) => differing.has(e.path));
+  const checkedOut = changed.length === 0 ? new Map<string, BlobId>() : await asCheckedOut(ws, commit, revision, changed);
+  if (alike.size === 0 && checkedOut.size === 0) return revision;
   return revision.map((e) => {
-    const blob = alike.get(e.path);
+    const blob = alike.get(e.path) ?? checkedOut.get(e.path);
     return blob === undefined ? e : { ...e, blob };
   });
+}
+
+/** More changed files than this git converts are compared as their bytes. */
+const CHECKOUT_FORM_MAX = 256;
+
+/**
+ * The commit's side of files git converts and names as changed, as git would check them out here (checkoutForms):
+ * the blob of a `*.bat eol=crlf` file holds LF line ends, its file in the work tree CR LF, so the bytes differ in
+ * every line, and a diff of the two showed every line changed, where `git diff` shows the edited ones. Compared in
+ * the work tree's form, the diff shows what was edited and applies to the work tree as it is, and its reverse
+ * gives back the file git would check out. Where the commit's blob is what git checks out (no conversion for that
+ * file), or the form is the work tree's file itself, nothing changes; the form's bytes go to the loose store.
+ */
+async function asCheckedOut(ws: Workspace, commit: string, revision: SideEntry[], changed: SideEntry[]): Promise<Map<string, BlobId>> {
+  const out = new Map<string, BlobId>();
+  if (changed.length > CHECKOUT_FORM_MAX) return out;
+  const forms = await checkoutForms(ws.repo, commit, changed.map((e) => e.path));
+  const stored = new Map(revision.filter((e) => forms.has(e.path)).map((e) => [e.path, e.blob]));
+  for (const e of changed) {
+    const bytes = forms.get(e.path);
+    if (bytes === undefined) continue;
+    const id = blobIdFromHex(sha256Hex(bytes));
+    if (id === e.blob || id === stored.get(e.path)) continue;
+    ws.blobs.loose.writeKnown(id, bytes);
+    out.set(e.path, id);
+  }
+  return out;
 }
 
 /**

@@ -247,6 +247,70 @@ describe("a commit against a work tree git converts", () => {
   });
 });
 
+describe("a file git converts, compared in the form git checks it out here", () => {
+  test("regression (every line of an edited CRLF file shown changed): the diff shows the edited line, applies to the work tree, and its reverse gives back git's checkout; a smudge filter never runs", async () => {
+    await using dir = tmpDir("ws-checkout-form-");
+    const root = join(dir.path, "repo");
+    mkdirSync(root);
+    runGit(root, ["init", "-q", "-b", "main"]);
+    writeFileSync(join(root, ".gitattributes"), "*.bat text eol=crlf\n*.dat filter=flip\n");
+    runGit(root, ["config", "filter.flip.clean", "rev"]);
+    runGit(root, ["config", "filter.flip.smudge", "rev"]);
+    writeFileSync(join(root, "run.bat"), "@echo off\necho one\necho two\necho three\n");
+    writeFileSync(join(root, "a.dat"), "abc\n");
+    runGit(root, ["add", "-A"]);
+    runGit(root, ["commit", "-qm", "first"]);
+    Bun.spawnSync(["rm", join(root, "run.bat")]);
+    runGit(root, ["checkout", "--", "run.bat"]);
+    const checkedOut = readFileSync(join(root, "run.bat"));
+    expect(checkedOut.toString()).toBe("@echo off\r\necho one\r\necho two\r\necho three\r\n");
+    // from now on a smudge would leave a mark: nothing here may run it
+    const mark = join(dir.path, "smudged");
+    runGit(root, ["config", "filter.flip.smudge", `sh -c 'touch ${mark}; rev'`]);
+    writeFileSync(join(root, "run.bat"), "@echo off\r\necho one\r\necho TWO\r\necho three\r\n");
+    writeFileSync(join(root, "a.dat"), "xyz\n");
+    expect(gitNameStatus(root, "HEAD")).toEqual({ "a.dat": "M", "run.bat": "M" });
+    const patch = join(dir.path, "back.patch");
+    await withWorkspace(root, async (ws) => {
+      expect(await changesOf(ws, "HEAD", "worktree")).toEqual({ "a.dat": "M", "run.bat": "M" });
+      const diff = (await snapshotDiff(ws, { from: "HEAD", to: "worktree", paths: ["run.bat"] })).diff;
+      expect(diff).toContain(" echo one\r\n-echo two\r\n+echo TWO\r\n echo three\r\n");
+      expect(diff).not.toContain("-@echo off");
+      // git's own diff shows the same edit (in its stored form, without the CRs)
+      expect(runGit(root, ["diff", "HEAD", "--", "run.bat"])).toContain(" echo one\n-echo two\n+echo TWO\n echo three\n");
+      writeFileSync(patch, (await snapshotDiff(ws, { from: "worktree", to: "HEAD", paths: ["run.bat"] })).diff);
+    });
+    const applied = cli(["apply", patch, "--root", root]);
+    expect({ code: applied.code, stderr: applied.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(readFileSync(join(root, "run.bat"))).toEqual(checkedOut);
+    expect(gitNameStatus(root, "HEAD")).toEqual({ "a.dat": "M" });
+    expect(Bun.spawnSync(["test", "-e", mark]).exitCode).toBe(1);
+  });
+
+  test("core.autocrlf=true: an edited file's diff is its edited lines, in both directions", async () => {
+    await using dir = tmpDir("ws-checkout-form-");
+    const root = join(dir.path, "repo");
+    mkdirSync(root);
+    runGit(root, ["init", "-q", "-b", "main"]);
+    runGit(root, ["config", "core.autocrlf", "true"]);
+    const lines = Array.from({ length: 40 }, (_, i) => `line ${i}`);
+    writeFileSync(join(root, "notes.txt"), `${lines.join("\n")}\n`);
+    runGit(root, ["add", "-A"]);
+    runGit(root, ["commit", "-qm", "first"]);
+    Bun.spawnSync(["rm", join(root, "notes.txt")]);
+    runGit(root, ["checkout", "--", "notes.txt"]);
+    lines[20] = "line twenty, edited";
+    writeFileSync(join(root, "notes.txt"), `${lines.join("\r\n")}\r\n`);
+    await withWorkspace(root, async (ws) => {
+      for (const [from, to, sign] of [["HEAD", "worktree", "+"], ["worktree", "HEAD", "-"]] as const) {
+        const diff = (await snapshotDiff(ws, { from, to })).diff;
+        const changed = diff.split("\n").filter((l) => /^[-+][^-+]/.test(l));
+        expect(changed).toEqual(sign === "+" ? ["-line 20\r", "+line twenty, edited\r"] : ["-line twenty, edited\r", "+line 20\r"]);
+      }
+    });
+  });
+});
+
 describe("a commit against the work tree, its files told from the index (revision-via-index.ts)", () => {
   /** What `snapshot_changes <rev> worktree` must say: git's diff of the commit with the work tree, and the untracked files. */
   function expectedOf(root: string, rev: string, untracked: string[], scope?: string): Record<string, string> {
