@@ -40,6 +40,14 @@ export interface CaptureResult {
    * here, or they changed after git's status); every other such candidate's entry holds its index blob.
    */
   notAsIndexed: ReadonlySet<string>;
+  /**
+   * The pairs of git blob id and sha256 the capture learnt (files read whose bytes were their index blob's, or that
+   * git vouched for): in the blob map already, unless the caller asked to enter them (learntByCaller). A pair is
+   * only as sound as the candidates: a clean candidate named with a blob its file does not hold (a status and a
+   * listing of two indexes) pairs that blob with other bytes, and the store would then serve the file's bytes as
+   * the blob's, or the blob's as the file's.
+   */
+  learnt: { oid: string; sha256: string; size: number }[];
 }
 
 export interface CaptureOptions {
@@ -54,8 +62,11 @@ export interface CaptureOptions {
   gitComparedAt?: number;
   /** Files already being read ahead of the status (a cold capture); used where they are still clean. */
   prehash?: Prehash;
-  /** The blobs learnt are entered in the blob map when the caller flushes it (GitBlobMap.addLater), not now. */
-  blobMapLater?: boolean;
+  /**
+   * The blobs learnt are not entered in the blob map: they are returned (CaptureResult.learnt) for the caller to
+   * enter once it knows its candidates were sound (a snapshot's capture: see createSnapshot's IndexReplaced).
+   */
+  learntByCaller?: boolean;
   /**
    * Told each entry, in order, as soon as it and every one before it are known (a snapshot's manifest is
    * encoded and written while the rest is read: SnapshotStore.manifestWriter).
@@ -178,14 +189,14 @@ export async function captureEntries(repo: RepoRoot, store: RepoBlobStore, candi
   entries.tell();
   if (opts.signal?.aborted) throw opts.signal.reason ?? new Error("aborted");
   await Promise.all([importing, ahead.length + reread.length > 0 ? opts.prehash?.importing : undefined]);
-  if (opts.blobMapLater) store.gitMap.addLater([...entries.imports.values()]);
-  else store.gitMap.add([...entries.imports.values()]);
+  const learnt = [...entries.imports.values()];
+  if (!opts.learntByCaller) store.gitMap.add(learnt);
   statCache.save();
   opts.onProgress?.(candidates.length, candidates.length);
   vanished.sort(compareUtf8);
   unreadable.sort(compareUtf8);
   const captured = vanished.length + unreadable.length === 0 ? (slots as CapturedEntry[]) : slots.filter((s): s is CapturedEntry => s !== null);
-  return { entries: captured, vanished, unreadable, notAsIndexed: entries.notAsIndexed };
+  return { entries: captured, vanished, unreadable, notAsIndexed: entries.notAsIndexed, learnt };
 }
 
 /**

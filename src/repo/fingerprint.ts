@@ -40,6 +40,12 @@ export interface GitState {
   statusStartedAt: number;
   /** Directories git status could not open (it warns and goes on), as it named them, without the trailing "/". */
   unreadableDirs: string[];
+  /**
+   * The index's identity (index-identity.ts) before the status started: a reader that pairs this status with a
+   * listing of the index compares it with the identity after the listing (a status and a listing of two indexes
+   * make a tree that never was: readLiveTree).
+   */
+  index: string | null;
 }
 
 /**
@@ -50,6 +56,7 @@ export interface GitState {
  */
 export async function readGitState(repo: RepoRoot): Promise<GitState> {
   if (!repo.gitDir) throw new Error("readGitState needs a git root");
+  const index = indexIdentity(join(repo.gitDir, "index"));
   const statusStartedAt = Date.now();
   // the status first: the longest of the three, it should not wait for the others' spawns
   const statusRead = gitStatus(repo);
@@ -63,6 +70,7 @@ export async function readGitState(repo: RepoRoot): Promise<GitState> {
     unreadableDirs: unopenedDirectories(status.stderr)
       .filter((d) => d.startsWith(repo.gitPrefix))
       .map((d) => d.slice(repo.gitPrefix.length)),
+    index,
   };
 }
 

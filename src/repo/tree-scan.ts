@@ -125,7 +125,11 @@ export function startIndexListing(repo: RepoRoot, scope: RepoPath[]): Promise<Gi
   const identity = index ? indexIdentity(index) : null;
   const key = `${repo.root}\0${scope.join("\0")}`;
   const hit = listings.get(key);
-  if (hit && identity !== null && hit.identity === identity) return Promise.resolve(hit.result);
+  if (hit && identity !== null && hit.identity === identity) {
+    const known = Promise.resolve(hit.result);
+    listingStarts.set(known, identity);
+    return known;
+  }
   const listing = git(["ls-files", "-s", "-v", "-z", "--", ...literalPathspecs(scope)], { cwd: repo.root, spool: tempPath(repo.stateDir, "listing") });
   const kept = listing.then((result) => {
     // kept only when the index was the same file before and after git read it
@@ -139,7 +143,20 @@ export function startIndexListing(repo: RepoRoot, scope: RepoPath[]): Promise<Gi
   // Started ahead and awaited later (after git status, which fails first on a corrupt index): a failure before
   // then is not unhandled; whoever awaits the listing gets it.
   kept.catch(() => undefined);
+  listingStarts.set(kept, identity);
   return kept;
+}
+
+/** Each listing's index identity when it was started (startIndexListing). */
+const listingStarts = new WeakMap<Promise<GitResult>, string | null>();
+
+/**
+ * The identity the index had when `listing` was started (index-identity.ts), or undefined for a listing
+ * startIndexListing did not start: a read that must know the listing read the same index as a status compares it
+ * with the identity after both.
+ */
+export function listingStartIdentity(listing: Promise<GitResult>): string | null | undefined {
+  return listingStarts.get(listing);
 }
 
 /**

@@ -5,7 +5,10 @@ import type { GitResult } from "../../repo/git";
 import { knownModeRules, modeRules } from "../../repo/mode-rules";
 import { walkPlainTree } from "../../repo/plain-walk";
 import { rememberState } from "../../repo/state-memory";
-import { type GitTreeInputs, type ScanSkips, type TreeEntry, gitTreeEntries, literalPathspecs, readGitTreeInputs, startIndexListing } from "../../repo/tree-scan";
+import { type GitTreeInputs, type ScanSkips, type TreeEntry, gitTreeEntries, listingStartIdentity, literalPathspecs, readGitTreeInputs, startIndexListing } from "../../repo/tree-scan";
+import { indexIdentity } from "../../repo/index-identity";
+import { busy, type WorksnapError } from "../../core/errors";
+import { join } from "node:path";
 import { guessUntracked, listOthers } from "../../repo/untracked-guess";
 import type { Workspace } from "../workspace";
 
@@ -19,6 +22,8 @@ export interface LiveTree {
   gitComparedAt?: number;
   /** TreeScan.absentSkipWorktree (git only; empty elsewhere). */
   absentSkipWorktree: string[];
+  /** The index listing the tree was read from (git only): the one status and listing agreed on (readLiveTree). */
+  listing?: Promise<GitResult>;
 }
 
 /** The live fingerprint alone (lease validation before a write). */
@@ -80,9 +85,51 @@ export async function liveTreeOf(inputs: LiveInputs): Promise<LiveTree> {
   return { fingerprint, entries: scan.entries, skipped: scan.skipped, unreadable, gitComparedAt: inputs.gitComparedAt, absentSkipWorktree: scan.absentSkipWorktree };
 }
 
-/** The live fingerprint and the candidate files under `scope` (`listing`: the index listing for it, started already). */
+/**
+ * The live fingerprint and the candidate files under `scope` (`listing`: the index listing for it, started already).
+ *
+ * In git, the files come from two reads of the index: `git status` (which files differ from it, which are
+ * untracked) and its listing (the tracked files and their blobs). Another program staging or unstaging files
+ * meanwhile (an editor's git view, another agent, `git add` in a terminal) can make the two read different indexes,
+ * and the tree then mixes them: a file staged in one and not in the other taken as its other blob (a snapshot that
+ * records what the file held before it was edited), one removed from the index in one missing altogether. So the
+ * index's identity (git replaces it by a rename) is taken before either read starts and again after both end; a
+ * tree read across a change is read again, INDEX_READS times at most, and then refused as BUSY
+ * (`details.reason: "index_changing"`): a refusal to retry, never a tree of two indexes.
+ */
 export async function readLiveTree(ws: Workspace, scope: RepoPath[] = [ROOT], listing?: Promise<GitResult>): Promise<LiveTree> {
-  return liveTreeOf(await readLiveInputs(ws, scope, { listing }));
+  const gitDir = ws.repo.gitDir;
+  if (!gitDir) return liveTreeOf(await readLiveInputs(ws, scope, { listing }));
+  const index = join(gitDir, "index");
+  for (let read = 1; ; read++) {
+    // a listing started by the caller: the identity when it started; else the identity before this one starts
+    const started = listing === undefined ? undefined : listingStartIdentity(listing);
+    const before = started !== undefined ? started : indexIdentity(index);
+    const own = listing ?? startIndexListing(ws.repo, scope);
+    const tree = await liveTreeOf(await readLiveInputs(ws, scope, { listing: own }));
+    if (indexIdentity(index) === before) return { ...tree, listing: own };
+    if (read >= INDEX_READS) throw indexChanging(read);
+    listing = undefined;
+    await indexSettle(read);
+  }
+}
+
+/** Reads of the tree across a change of the index before one is refused. */
+export const INDEX_READS = 4;
+
+/**
+ * A pause before the next read of a changing index, longer each time (20, 40, 60 ms): a program that stages files
+ * one `git add` at a time is usually done within it.
+ */
+export function indexSettle(read: number): Promise<void> {
+  return Bun.sleep(20 * read);
+}
+
+/** The refusal of a tree read while the index kept changing (readLiveTree). */
+export function indexChanging(reads: number): WorksnapError {
+  return busy(`the git index was replaced during each of ${reads} reads of the work tree (another program is staging or unstaging files); nothing was answered: try again`, {
+    reason: "index_changing",
+  });
 }
 
 /**

@@ -13,7 +13,7 @@ import { Prehash } from "../../repo/prehash";
 import { flaggedEntriesDigest, startIndexListing } from "../../repo/tree-scan";
 import { indexIdentity } from "../../repo/index-identity";
 import { MAX_ABSENT, WarmCache, warmKey } from "../../repo/warm-cache";
-import { liveTreeOf, readLiveInputs } from "../live/live-tree";
+import { INDEX_READS, indexChanging, indexSettle, liveTreeOf, readLiveInputs } from "../live/live-tree";
 import { manifestStats, type ManifestStats, type SnapshotMeta } from "../../repo/snapshot-store";
 import { refuseNamedUnreadable, unreadableFields, type UnreadableFields } from "./unreadable";
 import type { Workspace } from "../workspace";
@@ -57,16 +57,34 @@ export async function createSnapshot(ws: Workspace, args: CreateSnapshotArgs): P
   const named = args.paths === undefined ? null : parseScope(args.paths);
   const scope = named ?? [ROOT];
   // On a cold store, clean tracked files are read while git status runs (see Prehash).
-  const comparedBefore = Date.now();
-  const early = named && ws.repo.gitDir && Prehash.worthwhile(ws.blobs) ? startIndexListing(ws.repo, scope) : undefined;
-  const prehash = early ? new Prehash(ws.repo, ws.blobs, early, scope, comparedBefore, args.onProgress) : undefined;
-  try {
-    return await create(ws, args, named, scope, prehash, early);
-  } finally {
-    // Settled already when the capture used it; stopped here when the state was captured before or on error.
-    await prehash?.cancel();
+  const indexFile = ws.repo.gitDir ? join(ws.repo.gitDir, "index") : null;
+  for (let read = 1; ; read++) {
+    // a read after the index changed starts afresh: no read ahead, and the caller's state is not the index's now
+    const first = read === 1;
+    // taken before anything reads the index (the caller's status, the read ahead's listing): see IndexReplaced
+    const indexBefore = first && args.gitState ? args.gitState.index : indexFile ? indexIdentity(indexFile) : null;
+    const comparedBefore = Date.now();
+    const early = first && named && ws.repo.gitDir && Prehash.worthwhile(ws.blobs) ? startIndexListing(ws.repo, scope) : undefined;
+    const prehash = early ? new Prehash(ws.repo, ws.blobs, early, scope, comparedBefore, args.onProgress) : undefined;
+    try {
+      return await create(ws, first ? args : { ...args, gitState: undefined }, named, scope, prehash, early, { file: indexFile, before: indexBefore });
+    } catch (err) {
+      if (!(err instanceof IndexReplaced)) throw err;
+      if (read >= INDEX_READS) throw indexChanging(read);
+    } finally {
+      // Settled already when the capture used it; stopped here when the state was captured before or on error.
+      await prehash?.cancel();
+    }
+    await indexSettle(read);
   }
 }
+
+/**
+ * The index was replaced while a capture read it (another program staged or unstaged files): its status and its
+ * listing may be of two indexes, and the capture a tree that never was (readLiveTree). Nothing is saved, and the
+ * capture runs again.
+ */
+class IndexReplaced extends Error {}
 
 async function create(
   ws: Workspace,
@@ -75,12 +93,14 @@ async function create(
   scope: RepoPath[],
   prehash: Prehash | undefined,
   early: Promise<GitResult> | undefined,
+  index: { file: string | null; before: string | null },
 ): Promise<CreateSnapshotResult> {
   // The fingerprint does not tell which index entries git status does not look at (warm-cache.ts): a remembered
-  // capture names the index file it read, taken before anything is read here, and a capture during which the
-  // index was replaced is not remembered.
-  const indexFile = named && ws.repo.gitDir ? join(ws.repo.gitDir, "index") : null;
-  const indexBefore = indexFile ? indexIdentity(indexFile) : null;
+  // capture names the index file it read, taken before anything is read, and a capture during which the index was
+  // replaced is neither remembered nor saved (IndexReplaced).
+  const indexFile = index.file;
+  const indexBefore = index.before;
+  const replaced = () => indexFile !== null && indexIdentity(indexFile) !== indexBefore;
   const inputs = await readLiveInputs(ws, scope, { lazyListing: true, listing: early, state: args.gitState });
   const fingerprint = inputs.fingerprint;
   let wanted: RepoPath[];
@@ -98,6 +118,7 @@ async function create(
   const key = warm && inputs.git ? warmKey(fingerprintJson(fingerprint), scope, listing, inputs.git.untracked.map((u) => u.path)) : "";
   const hit = warm ? await warm.lookup(key, ws.repo.root, indexBefore, async () => flaggedEntriesDigest(await (inputs.git as GitTreeInputs).listing())) : null;
   if (hit && ws.snapshots.has(hit.snapshot_id)) {
+    if (replaced()) throw new IndexReplaced();
     ws.snapshots.freshen(hit.snapshot_id); // handed out again: used now, as far as gc's retention goes
     const meta = ws.snapshots.loadMeta(hit.snapshot_id.slice(7));
     const out: CreateSnapshotResult = { snapshot_id: meta.snapshot_id, cache_hint: "immutable", fingerprint, created_at: meta.created_at, manifest_stats: meta.manifest_stats, skipped: hit.skipped };
@@ -124,10 +145,14 @@ async function create(
       onProgress: args.onProgress,
       gitComparedAt: live.gitComparedAt,
       prehash,
-      blobMapLater: true,
+      learntByCaller: true,
       onEntry: (entry) => manifest.add(entry),
     });
     if (named && !args.allowMissing) refuseNamedUnreadable(ws.repo, named, captured.unreadable);
+    // before anything is kept: the pairs a capture of two indexes learnt may be wrong (CaptureResult.learnt)
+    if (replaced()) throw new IndexReplaced();
+    // entered at the map's flush, while the I/O threads flush the manifest (below)
+    ws.blobs.gitMap.addLater(captured.learnt);
     ({ staged, id } = manifest.end());
   } catch (err) {
     manifest.abort();
@@ -160,7 +185,7 @@ async function create(
   const skipped = { ...live.skipped, vanished: captured.vanished.length };
   // a capture that skipped files is not remembered: the same state, readable again, must be captured whole
   const absent = live.absentSkipWorktree;
-  if (warm && captured.vanished.length === 0 && unreadable.length === 0 && absent.length <= MAX_ABSENT && indexIdentity(indexFile as string) === indexBefore) {
+  if (warm && captured.vanished.length === 0 && unreadable.length === 0 && absent.length <= MAX_ABSENT && !replaced()) {
     const loose = looseEntries(candidates, captured.entries);
     const flagged = flaggedEntriesDigest(await (inputs.git as GitTreeInputs).listing());
     warm.put(key, { snapshot_id: snapshotId, loose, skipped, ...(absent.length > 0 ? { absent } : {}), index: indexBefore, flagged });

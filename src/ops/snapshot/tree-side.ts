@@ -91,6 +91,8 @@ export async function openSides(ws: Workspace, args: SideArgs, scope: RepoPath[]
       viaIndex.catch(() => undefined); // the commit's tree is listed instead (commitFiles)
     }
     const tree = await readLiveTree(ws, scope, listing);
+    // read again where the index changed meanwhile: the listing the tree was read from is the one to go on with
+    listing = tree.listing ?? listing;
     candidates = tree.entries;
     lease = await acquireLease(ws, args.lease_id, tree.fingerprint);
     refuseNamedUnreadable(ws.repo, scope, tree.unreadable);

@@ -1,10 +1,12 @@
 import { compareUtf8 } from "../../core/byte-order";
 import { ROOT, isWithin, type RepoPath } from "../../core/repo-path";
-import { captureEntries } from "../../repo/capture";
+import { type CaptureResult, captureEntries } from "../../repo/capture";
+import { indexIdentity } from "../../repo/index-identity";
+import { join } from "node:path";
 import { type Fingerprint, type GitState, readGitState } from "../../repo/fingerprint";
 import { absentSkipWorktree } from "../../repo/sparse-entries";
 import type { TreeEntry } from "../../repo/tree-scan";
-import { liveTreeOf, readLiveInputs } from "../live/live-tree";
+import { INDEX_READS, indexChanging, indexSettle, liveTreeOf, readLiveInputs, readLiveTree } from "../live/live-tree";
 import { type ChangePair, diffEntries } from "../snapshot/changes";
 import { type SideEntry, sideEntries } from "../snapshot/tree-side";
 import type { Workspace } from "../workspace";
@@ -53,13 +55,27 @@ export interface TaskStateOptions {
 export async function taskState(ws: Workspace, task: TaskRecord, opts: TaskStateOptions = {}): Promise<TaskState> {
   const snapshotEntries = snapshotEntriesOf(ws, task);
   if (!task.base.git || !ws.repo.gitDir) {
-    const inputs = await readLiveInputs(ws, [ROOT]);
-    const live = await liveTreeOf(inputs);
+    const live = await readLiveTree(ws, [ROOT]);
     const after = await capture(ws, live.entries, live.gitComparedAt, opts);
     const changes = diffEntries(snapshotEntries, after);
     return { changes, fingerprint: live.fingerprint, dirtyNow: changes.length };
   }
-  const state = opts.state ?? (await readGitState(ws.repo));
+  for (let read = 1; ; read++) {
+    // a read after the index changed reads the state again, and captures the candidates itself
+    const first = read === 1;
+    const state = (first ? opts.state : undefined) ?? (await readGitState(ws.repo));
+    const answer = await gitTaskState(ws, task, snapshotEntries, state, first ? opts : { ...opts, live: undefined });
+    if (answer !== null) return answer;
+    if (read >= INDEX_READS) throw indexChanging(read);
+    await indexSettle(read);
+  }
+}
+
+/**
+ * taskState in a git work tree, from `state`; null when the index was replaced after the state's status began (the
+ * status and the listing the candidates were read from may be of two indexes: readLiveTree), with nothing learnt.
+ */
+async function gitTaskState(ws: Workspace, task: TaskRecord, snapshotEntries: SideEntry[], state: GitState, opts: TaskStateOptions): Promise<TaskState | null> {
   const status = statusPaths(state.status, ws.repo.gitPrefix);
   const moved = await pathsChangedBetween(ws, task.base.head_oid, state.fingerprint.head_oid);
   const candidateFiles = new Set<string>([...status.present, ...status.absent, ...snapshotEntries.map((e) => e.path), ...task.base.absent, ...moved]);
@@ -71,7 +87,10 @@ export async function taskState(ws: Workspace, task: TaskRecord, opts: TaskState
   const scope = candidateFiles.size + candidateDirs.length > MAX_SCOPE_PATHS ? [ROOT] : ([...candidateFiles, ...candidateDirs] as RepoPath[]);
   const covered = (p: string) => candidateFiles.has(p) || candidateDirs.some((d) => isWithin(p, d as RepoPath));
   if (scope.length === 0) return { changes: [], fingerprint: state.fingerprint, dirtyNow: 0 };
-  const after = opts.live ? (await opts.live).filter((e) => covered(e.path)) : await captureCandidates(ws, scope, state, covered, opts);
+  const captured = opts.live ? { entries: (await opts.live).filter((e) => covered(e.path)), learnt: [] } : await captureCandidates(ws, scope, state, covered, opts);
+  if (indexIdentity(join(ws.repo.gitDir as string, "index")) !== state.index) return null;
+  ws.blobs.gitMap.add(captured.learnt);
+  const after = captured.entries;
 
   // The starting state of every path that may differ.
   const wanted = [...new Set<string>([...after.map((e) => e.path), ...candidateFiles])];
@@ -81,10 +100,12 @@ export async function taskState(ws: Workspace, task: TaskRecord, opts: TaskState
   return { changes: diffEntries(before, after), fingerprint: state.fingerprint, dirtyNow };
 }
 
-async function captureCandidates(ws: Workspace, scope: RepoPath[], state: GitState, covered: (path: string) => boolean, opts: TaskStateOptions): Promise<SideEntry[]> {
+/** The candidates' entries, and the blobs learnt, which the caller enters in the blob map once it knows the index held still. */
+async function captureCandidates(ws: Workspace, scope: RepoPath[], state: GitState, covered: (path: string) => boolean, opts: TaskStateOptions): Promise<{ entries: SideEntry[]; learnt: CaptureResult["learnt"] }> {
   const inputs = await readLiveInputs(ws, scope, { state });
   const live = await liveTreeOf(inputs);
-  return capture(ws, live.entries.filter((e) => covered(e.path)), live.gitComparedAt, opts);
+  const captured = await captureEntries(ws.repo, ws.blobs, live.entries.filter((e) => covered(e.path)), { signal: opts.signal, onProgress: opts.onProgress, gitComparedAt: live.gitComparedAt, learntByCaller: true });
+  return { entries: captured.entries.map((e) => ({ path: e.path, blob: e.blob, mode: e.mode })), learnt: captured.learnt };
 }
 
 async function capture(ws: Workspace, entries: TreeEntry[], gitComparedAt: number | undefined, opts: TaskStateOptions): Promise<SideEntry[]> {

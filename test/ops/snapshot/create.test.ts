@@ -10,6 +10,7 @@ import { openWorkspace } from "../../../src/ops/workspace";
 import { captureEntries } from "../../../src/repo/capture";
 import { readLiveTree } from "../../../src/ops/live/live-tree";
 import { cliWithUnreadable } from "../../helpers/binary";
+import { INDEX_BUSY, answersWhileStaging } from "../../helpers/index-toggler";
 import { runGit, tmpRepo, type TmpRepo } from "../../helpers/tmp-repo";
 
 function seed(repo: TmpRepo): void {
@@ -289,5 +290,30 @@ describe("snapshot_create", () => {
     const named = cliWithUnreadable(repo.root, "secret.txt", ["snapshot", "create", "secret.txt", "--root", repo.root, "--json"]);
     expect(named.code).toBe(1);
     expect(named.json().error).toMatchObject({ code: "PERMISSION_DENIED", details: { path: "secret.txt" } });
+  });
+});
+
+describe("a capture while the index changes", () => {
+  test("regression (a snapshot of a tree that never was: a staged edit recorded as the file's old content): every snapshot holds the work tree's bytes, or the call is refused as BUSY", async () => {
+    await using repo = await tmpRepo();
+    for (let i = 0; i < 200; i++) repo.write(`f${i}.txt`, `file ${i}\n`);
+    repo.commit();
+    repo.write("f7.txt", "edited\n");
+    repo.write("gone.txt", "tracked now and then\n");
+    const ws = openWorkspace(repo.root);
+    const right = JSON.stringify({ f7: "edited\n", gone: "tracked now and then\n", count: 201 });
+    const snap = async () => {
+      const made = await createSnapshot(ws, { paths: ["."] });
+      const read = async (path: string) => (await readFile(ws, { mode: "snapshot", snapshot_id: made.snapshot_id, path })).content;
+      return JSON.stringify({ f7: await read("f7.txt"), gone: await read("gone.txt"), count: made.manifest_stats.files });
+    };
+    // a second process stages and unstages an edit, and adds and removes a file from the index, over and over
+    const seen = await answersWhileStaging(repo.root, ["f7.txt", "gone.txt"], snap);
+    expect(seen.filter((s) => s !== right && s !== INDEX_BUSY)).toEqual([]);
+    // and once the index holds still, the same store captures the work tree (no blob learnt from a mixed read)
+    runGit(repo.root, ["add", "f7.txt", "gone.txt"]);
+    expect(await snap()).toBe(right);
+    runGit(repo.root, ["reset", "-q", "f7.txt", "gone.txt"]);
+    expect(await snap()).toBe(right);
   });
 });

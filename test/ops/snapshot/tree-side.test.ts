@@ -11,6 +11,7 @@ import { createSnapshot } from "../../../src/ops/snapshot/create";
 import { snapshotDiff } from "../../../src/ops/snapshot/diff";
 import { closeWorkspace, openWorkspace, type Workspace } from "../../../src/ops/workspace";
 import { cli } from "../../helpers/binary";
+import { INDEX_BUSY, answersWhileStaging } from "../../helpers/index-toggler";
 import { runGit, tmpDir } from "../../helpers/tmp-repo";
 
 const LETTER: Record<string, string> = { added: "A", modified: "M", deleted: "D", mode_changed: "M" };
@@ -376,6 +377,31 @@ describe("a commit against the work tree, its files told from the index (revisio
           changes: Object.fromEntries(Object.entries(expectedOf(root, rev, untracked, "d1")).map(([p, s]) => [p, s === "A" ? "D" : s === "D" ? "A" : s])),
         });
       }
+    });
+  });
+});
+
+describe("a commit against the work tree while the index changes", () => {
+  test("staged and unstaged over and over beside the comparisons: every answer is the work tree's change, whichever index each read saw", async () => {
+    await using dir = tmpDir("ws-index-race-");
+    const root = join(dir.path, "repo");
+    mkdirSync(root);
+    runGit(root, ["init", "-q", "-b", "main"]);
+    for (let i = 0; i < 200; i++) writeFileSync(join(root, `f${i}.txt`), `file ${i}\n`);
+    runGit(root, ["add", "-A"]);
+    runGit(root, ["commit", "-qm", "one"]);
+    writeFileSync(join(root, "f7.txt"), "edited\n");
+    await withWorkspace(root, async (ws) => {
+      const right = JSON.stringify({ "f7.txt": "M" });
+      const ask = async () => JSON.stringify(await changesOf(ws, "HEAD", "worktree"));
+      // a second process stages and unstages the edit over and over: an index replaced during every read is
+      // refused as BUSY (a refusal to retry), never answered wrong
+      const seen = await answersWhileStaging(root, ["f7.txt"], ask);
+      expect(seen.filter((s) => s !== right && s !== INDEX_BUSY)).toEqual([]);
+      runGit(root, ["add", "f7.txt"]);
+      expect(await ask()).toBe(right);
+      runGit(root, ["reset", "-q", "f7.txt"]);
+      expect(await ask()).toBe(right);
     });
   });
 });
