@@ -2,12 +2,14 @@
 export const INDEX_BUSY = "refused: BUSY index_changing";
 
 /**
- * `ask`'s answers, `times` over, while a second process stages and unstages `paths` (git add, git reset) every
- * 10 ms: an error is recorded as `refused: <code> <details.reason>` (INDEX_BUSY for the refusal to retry).
+ * `ask`'s answers, `times` over, while a second process stages and unstages `paths` (git add, git reset), pausing
+ * `pauseMs` after each: an error is recorded as `refused: <code> <details.reason>` (INDEX_BUSY for the refusal to
+ * retry).
  */
-export async function answersWhileStaging(root: string, paths: string[], ask: () => Promise<string>, times = 40): Promise<string[]> {
+export async function answersWhileStaging(root: string, paths: string[], ask: () => Promise<string>, times = 40, pauseMs = 10): Promise<string[]> {
   const list = paths.join(" ");
-  const toggler = Bun.spawn(["sh", "-c", `while :; do git add ${list}; sleep 0.01; git reset -q ${list}; sleep 0.01; done`], {
+  const pause = (pauseMs / 1000).toFixed(3);
+  const toggler = Bun.spawn(["sh", "-c", `while :; do git add ${list}; sleep ${pause}; git reset -q ${list}; sleep ${pause}; done`], {
     cwd: root,
     stdout: "ignore",
     stderr: "ignore",

@@ -6,6 +6,7 @@ import { plainStatusBytes } from "../helpers/git-status";
 import { mcpSession } from "../helpers/binary";
 import { processRunning } from "../helpers/process";
 import { rng } from "../ops/patch/fixtures";
+import { answersWhileStaging, INDEX_BUSY } from "../helpers/index-toggler";
 import { runGit, tmpRepo, type TmpRepo } from "../helpers/tmp-repo";
 
 /** git's own status of the tree, as a user runs it (no copy, no cache, no monitor): what every fingerprint must hash. */
@@ -133,4 +134,40 @@ describe.if(linux)("servers whose statuses a watch tells", () => {
       expect((await next.call("snapshot_file", { path: "app/m1.ts" })).fingerprint.status_hash).toBe(plainStatusHash(repo.root));
     }
   }, 60_000);
+
+  test("regression (a snapshot of a tree that never was): a server capturing and comparing while another program stages and unstages answers the work tree, or BUSY", async () => {
+    await using repo = await tmpRepo();
+    for (let i = 0; i < 200; i++) repo.write(`f${i}.txt`, `file ${i}\n`);
+    repo.commit("seed");
+    repo.write("f7.txt", "edited\n");
+    repo.write("gone.txt", "tracked now and then\n");
+    await using s = await mcpSession(repo.root);
+    // the watch starts with the server: calls until it tells the statuses, as a session finds it
+    for (let i = 0; i < 100 && watched && privateCopies(repo.root).length === 0; i++) {
+      await s.call("snapshot_file", { path: "f0.txt" });
+      await Bun.sleep(20);
+    }
+    /** A tool's structured answer, or its structured error thrown as such (what answersWhileStaging records). */
+    const tool = async (name: string, args: Record<string, unknown>): Promise<any> => {
+      const r: any = await s.raw(name, args);
+      if (r.isError) throw r.structuredContent.error;
+      return r.structuredContent;
+    };
+    const right = JSON.stringify({ f7: "edited\n", gone: "tracked now and then\n", count: 201, changed: ["added gone.txt", "modified f7.txt"] });
+    const answer = async () => {
+      const made = await tool("snapshot_create", { paths: ["."] });
+      const read = async (path: string) => (await tool("snapshot_file", { mode: "snapshot", snapshot_id: made.snapshot_id, path })).content;
+      const changes = await tool("snapshot_changes", { from: "HEAD", to: "worktree" });
+      const changed = changes.changes.map((c: { status: string; path: string }) => `${c.status} ${c.path}`).sort();
+      return JSON.stringify({ f7: await read("f7.txt"), gone: await read("gone.txt"), count: made.manifest_stats.files, changed });
+    };
+    // the index replaced every 46 ms here: some reads span a change and are read again, some span one each time (BUSY)
+    const seen = await answersWhileStaging(repo.root, ["f7.txt", "gone.txt"], answer, 30, 30);
+    expect(seen.filter((a) => a !== right && a !== INDEX_BUSY)).toEqual([]);
+    // the same server, once the index holds still: the work tree, staged or not (nothing wrong learnt meanwhile)
+    runGit(repo.root, ["add", "f7.txt", "gone.txt"]);
+    expect(await answer()).toBe(right);
+    runGit(repo.root, ["reset", "-q", "f7.txt", "gone.txt"]);
+    expect(await answer()).toBe(right);
+  }, 120_000);
 });
