@@ -256,13 +256,15 @@ export interface NativeModule {
   accelerate(on: boolean): boolean;
   /** Gives the C heap's free memory (the jobs' threads' arenas) back to the system; whether any was (glibc only). */
   trimMemory(): boolean;
+  /** From now on, the C heap keeps freed memory for reuse instead of giving it back (glibc only); whether it could. */
+  keepFreedMemory(): boolean;
   /** Starts a syncfs(2) of the file system `fd` is on, on a thread of its own (Linux only). */
   syncfsStart?(fd: number): NativeSyncfs;
   /** null while that flush runs, then its errno (0: every write-back succeeded). */
   syncfsResult?(flush: NativeSyncfs): number | null;
 }
 
-const MODULE_VERSION = 18;
+const MODULE_VERSION = 19;
 let loaded: NativeModule | null | undefined;
 let loadError = "";
 /** Where the module was loaded from when the runtime's own extraction failed (native-copy.ts). */
@@ -380,6 +382,15 @@ export function joinPaths(paths: readonly string[]): Uint8Array {
   let bytes = joined.get(paths);
   if (!bytes) joined.set(paths, (bytes = Buffer.from(paths.join("\0") + "\0", "utf8")));
   return bytes;
+}
+
+/**
+ * For the rest of a process that ends soon after its work (a CLI command), the native module's freed C heap is
+ * kept for its next allocations rather than given back to the system (nativeModule().keepFreedMemory): an export's
+ * reads, each freed once written, reuse memory already touched. False without the module or off glibc.
+ */
+export function keepFreedNativeMemory(): boolean {
+  return nativeModule()?.keepFreedMemory() ?? false;
 }
 
 /** Gives the native module's freed C heap back to the system, where it can (nativeModule().trimMemory); false without the module. */

@@ -3,6 +3,7 @@ import type { GrepMatch } from "../../ops/grep";
 import { snapshotChanges } from "../../ops/snapshot/changes";
 import { snapshotDiff } from "../../ops/snapshot/diff";
 import { exportSnapshot } from "../../ops/snapshot/export";
+import { keepFreedNativeMemory } from "../../repo/native";
 import { snapshotGrep, type GrepArgs } from "../../ops/snapshot/grep";
 import { importBundle } from "../../ops/snapshot/import";
 import type { Workspace } from "../../ops/workspace";
@@ -127,6 +128,8 @@ export const COMPARE_SUBCOMMANDS: Record<string, { flags: FlagSpec; run: Sub }> 
       // `-o -`, or a name of this process's stdout (/dev/stdout, which a socket behind it cannot be opened by): fd 1
       const toStdout = flags.output === "-" || (typeof flags.output === "string" && isStdout(flags.output));
       const output = toStdout ? "/dev/stdout" : typeof flags.output === "string" ? resolve(process.cwd(), flags.output) : undefined;
+      // this process ends with the export: the memory of each blob read, freed once written, is kept for the next
+      keepFreedNativeMemory();
       const r = await exportSnapshot(ws, {
         mode: worktree ? "worktree" : "snapshot",
         snapshot_id: id,
