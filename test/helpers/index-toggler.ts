@@ -9,7 +9,10 @@ export const INDEX_BUSY = "refused: BUSY index_changing";
 export async function answersWhileStaging(root: string, paths: string[], ask: () => Promise<string>, times = 40, pauseMs = 10): Promise<string[]> {
   const list = paths.join(" ");
   const pause = (pauseMs / 1000).toFixed(3);
-  const toggler = Bun.spawn(["sh", "-c", `while :; do git add ${list}; sleep ${pause}; git reset -q ${list}; sleep ${pause}; done`], {
+  // on SIGTERM the shell ends after the git command it waits for (a trap runs once the foreground command is done):
+  // killing it outright would leave that git running, holding index.lock past the end of this call
+  const loop = `trap 'exit 0' TERM; while :; do git add ${list}; sleep ${pause}; git reset -q ${list}; sleep ${pause}; done`;
+  const toggler = Bun.spawn(["sh", "-c", loop], {
     cwd: root,
     stdout: "ignore",
     stderr: "ignore",
@@ -25,7 +28,7 @@ export async function answersWhileStaging(root: string, paths: string[], ask: ()
       }
     }
   } finally {
-    toggler.kill();
+    toggler.kill("SIGTERM");
     await toggler.exited;
   }
   return seen;
