@@ -11,6 +11,8 @@ import { ensureStateDir, tempPath } from "./state-dir";
 const WRITE_BUFFER = 1 << 20;
 /** Writes at least this large go out as they are, not through the gathering buffer. */
 const DIRECT_MIN = 64 * 1024;
+/** Scratch memory for small pieces made in place (scratch()). */
+const SCRATCH_BYTES = 256 * 1024;
 /** Bytes handed to the writer thread and not yet written, above which the producer waits (behind()). */
 const QUEUE_MAX = 24 * 1024 * 1024;
 const QUEUE_RESUME = 8 * 1024 * 1024;
@@ -47,6 +49,9 @@ export class AtomicFileWriter {
   private pieceBytes = 0;
   /** the gathered pieces handed over for good (write's `release`) */
   private released: Uint8Array[] = [];
+  /** scratch(): regions handed out since the gathered pieces were last copied */
+  private scratchBuffer: Uint8Array | null = null;
+  private scratchUsed = 0;
   private readonly hasher: Bun.CryptoHasher | null = null;
   private readonly stream: boolean;
   /** the descriptor is the caller's: never closed here */
@@ -128,6 +133,22 @@ export class AtomicFileWriter {
     } else this.out(bytes);
   }
 
+  /**
+   * `n` bytes (at most 256 KiB) of the writer's own memory for the caller to fill and then write(), before it
+   * asks again: a small piece made there (a tar header) allocates nothing. The memory is used again once the
+   * writer has copied what was written from it.
+   */
+  scratch(n: number): Uint8Array {
+    if (n > SCRATCH_BYTES) throw new RangeError(`AtomicFileWriter.scratch: ${n} bytes asked, at most ${SCRATCH_BYTES}`);
+    this.scratchBuffer ??= new Uint8Array(SCRATCH_BYTES); // not a Buffer: its slice() would be a view, not a copy
+    // without the writer thread, write() copies at once; with it, the gathered pieces are copied at flush()
+    if (!this.sink) this.scratchUsed = 0;
+    else if (this.scratchUsed + n > SCRATCH_BYTES) this.flush();
+    const at = this.scratchUsed;
+    this.scratchUsed += n;
+    return this.scratchBuffer.subarray(at, at + n);
+  }
+
   /** True when the writer thread has fallen far enough behind for the producer to wait (caughtUp). */
   behind(): boolean {
     return this.sink !== null && this.queued > QUEUE_MAX;
@@ -145,6 +166,7 @@ export class AtomicFileWriter {
       this.pieces = [];
       this.pieceBytes = 0;
       this.released = [];
+      this.scratchUsed = 0;
     }
     if (this.used === 0 || this.fd === null) return;
     this.out(this.pending.subarray(0, this.used));

@@ -24,7 +24,9 @@ export class GitBlobMap {
   private readonly byPrefix = new Map<number, number>();
   /** Records whose 48-bit prefix collides with an earlier one. */
   private readonly collisions = new Map<string, number>();
-  private bySha: Map<string, string> | null = null;
+  /** By the sha256's first 48 bits, built on the first lookup by sha256 (as byPrefix; the full sha256 checked on a hit). */
+  private bySha: Map<number, number> | null = null;
+  private shaCollisions = new Map<string, number>();
   private buf = Buffer.alloc(0);
   private readonly file: string;
   private loaded = false;
@@ -63,11 +65,8 @@ export class GitBlobMap {
       const from = this.buf.length;
       this.buf = next.subarray(0, off - ((off - from) % RECORD));
       for (let r = from; r < this.buf.length; r += RECORD) {
-        const key = this.buf.readUIntBE(r, 6);
-        const prev = this.byPrefix.get(key);
-        if (prev === undefined || this.buf.compare(this.buf, r, r + 32, prev, prev + 32) === 0) this.byPrefix.set(key, r);
-        else this.collisions.set(oidHex(this.buf, r), r);
-        this.bySha?.set(this.buf.toString("hex", r + 32, r + 64), oidHex(this.buf, r));
+        indexRecord(this.buf, r, 0, this.byPrefix, this.collisions);
+        if (this.bySha) indexRecord(this.buf, r, 32, this.bySha, this.shaCollisions);
       }
     } finally {
       closeSync(fd);
@@ -101,7 +100,7 @@ export class GitBlobMap {
     this.ensureLoaded();
     const key = oidPrefixKey(oid);
     let r = this.byPrefix.get(key);
-    if (r === undefined || !oidAt(this.buf, r, oid)) r = this.collisions.get(oid);
+    if (r === undefined || !hexAt(this.buf, r, oid)) r = this.collisions.get(oid);
     return r;
   }
 
@@ -109,17 +108,32 @@ export class GitBlobMap {
     const hit = this.oidKnown(sha256);
     if (hit) return hit;
     this.reload();
-    return this.bySha?.get(sha256);
+    return this.oidKnown(sha256);
   }
 
   /** oidOf without looking for other processes' records on a miss: for many lookups after one reload(). */
   oidKnown(sha256: string): string | undefined {
+    const r = this.shaRecord(sha256);
+    return r === undefined ? undefined : oidHex(this.buf, r);
+  }
+
+  /** The size of the blob whose SHA-256 is `sha256` (hex), when recorded; like oidKnown, no reload on a miss. */
+  sizeKnown(sha256: string): number | undefined {
+    const r = this.shaRecord(sha256);
+    return r === undefined ? undefined : this.buf.readDoubleLE(r + 64);
+  }
+
+  private shaRecord(sha256: string): number | undefined {
     this.ensureLoaded();
     if (!this.bySha) {
       this.bySha = new Map();
-      for (let r = 0; r < this.buf.length; r += RECORD) this.bySha.set(this.buf.toString("hex", r + 32, r + 64), oidHex(this.buf, r));
+      this.shaCollisions = new Map();
+      for (let r = 0; r < this.buf.length; r += RECORD) indexRecord(this.buf, r, 32, this.bySha, this.shaCollisions);
     }
-    return this.bySha.get(sha256);
+    if (sha256.length !== 64) return undefined;
+    let r = this.bySha.get(oidPrefixKey(sha256));
+    if (r === undefined || !hexAt(this.buf, r + 32, sha256)) r = this.shaCollisions.get(sha256);
+    return r;
   }
 
   /** Records blobs that are now in the private store. */
@@ -186,14 +200,27 @@ function hexValue(c: number): number {
   return c <= 57 ? c - 48 : (c | 32) - 87;
 }
 
-/** The record at `r` holds `oid` (hex; a sha1 is zero-padded to 32 bytes). */
-function oidAt(buf: Buffer, r: number, oid: string): boolean {
-  const n = oid.length >> 1;
+/** The 32 bytes at `at` are `hex`: an oid (a sha1 zero-padded to 32 bytes) or a sha256. */
+function hexAt(buf: Buffer, at: number, hex: string): boolean {
+  const n = hex.length >> 1;
   for (let i = 0; i < n; i++) {
-    if (buf[r + i] !== ((hexValue(oid.charCodeAt(2 * i)) << 4) | hexValue(oid.charCodeAt(2 * i + 1)))) return false;
+    if (buf[at + i] !== ((hexValue(hex.charCodeAt(2 * i)) << 4) | hexValue(hex.charCodeAt(2 * i + 1)))) return false;
   }
-  for (let i = n; i < 32; i++) if (buf[r + i] !== 0) return false;
+  for (let i = n; i < 32; i++) if (buf[at + i] !== 0) return false;
   return true;
+}
+
+/**
+ * Indexes the record at `r` by the 32-byte id at r + `field` (0: the oid, 32: the sha256): its first 48 bits as
+ * the key; a record whose key an earlier, different id holds goes to `collisions` under its hex (the oid's hex
+ * for the oid, as lookups ask for it).
+ */
+function indexRecord(buf: Buffer, r: number, field: number, byKey: Map<number, number>, collisions: Map<string, number>): void {
+  const at = r + field;
+  const key = buf.readUIntBE(at, 6);
+  const prev = byKey.get(key);
+  if (prev === undefined || buf.compare(buf, at, at + 32, prev + field, prev + field + 32) === 0) byKey.set(key, r);
+  else collisions.set(field === 0 ? oidHex(buf, r) : buf.toString("hex", at, at + 32), r);
 }
 
 /** A sha1 oid is stored zero-padded to 32 bytes; a sha256 oid fills the slot. */

@@ -53,6 +53,21 @@ export class RepoBlobStore implements BlobStore {
     return known ?? this.loose.size(id);
   }
 
+  /**
+   * size() of each of `ids`: the map read again for other processes' records once, not on every blob it lacks
+   * (an export of a tree with loose blobs opened the map's file once for each of them), and each size read from
+   * the map's record without building its oid.
+   */
+  async sizes(ids: BlobId[]): Promise<(number | null)[]> {
+    this.gitMap.reload();
+    const out: (number | null)[] = new Array(ids.length);
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i] as BlobId;
+      out[i] = this.gitMap.sizeKnown(hexOfBlobId(id)) ?? (await this.loose.size(id));
+    }
+    return out;
+  }
+
   close(): void {
     this.gitMap.flush();
     this.gitObjects.close();

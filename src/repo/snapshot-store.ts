@@ -162,8 +162,26 @@ export class SnapshotStore {
       this.cache.set(h, hit); // most recently used last
       return hit;
     }
+    return this.parsed(h, this.manifest(id));
+  }
+
+  /**
+   * A stored snapshot and its canonical manifest bytes, the file read once (an export wants both: the entries to
+   * walk and the bytes to write; reading the 15 MB manifest of a 100k-file snapshot twice and encoding its text
+   * again cost an export a third of a second before its first file).
+   */
+  loadWithManifest(id: SnapshotId): { snapshot: StoredSnapshot; manifest: Uint8Array } {
+    const h = hex(id);
+    const bytes = this.readStored(h, join(this.dir, `${h}.manifest`), null);
+    const hit = this.cache.get(h);
+    if (hit) return { snapshot: this.load(id), manifest: bytes };
+    return { snapshot: this.parsed(h, bytes.toString("utf8")), manifest: bytes };
+  }
+
+  /** A snapshot's manifest text parsed and kept in the cache. */
+  private parsed(h: string, text: string): StoredSnapshot {
     const meta = this.loadMeta(h);
-    const entries = (JSON.parse(this.manifest(id)) as { entries: ManifestEntry[] }).entries;
+    const entries = (JSON.parse(text) as { entries: ManifestEntry[] }).entries;
     shareBlobIds(entries);
     const snap = { meta, entries };
     this.cache.set(h, snap);
@@ -196,9 +214,11 @@ export class SnapshotStore {
    * descriptor free, permission) is thrown as it is, so a server out of descriptors answers BUSY and runs the
    * call again instead of calling a snapshot missing (regression: the starved flood's snapshot_info).
    */
-  private readStored(h: string, path: string): string {
+  private readStored(h: string, path: string): string;
+  private readStored(h: string, path: string, encoding: null): Buffer;
+  private readStored(h: string, path: string, encoding: "utf8" | null = "utf8"): string | Buffer {
     try {
-      return readFileSync(path, "utf8");
+      return encoding === null ? readFileSync(path) : readFileSync(path, encoding);
     } catch (err) {
       if (isMissingPath(err)) throw notFound(`snapshot sha256:${h} does not exist`, { snapshot_id: `sha256:${h}` });
       throw err;

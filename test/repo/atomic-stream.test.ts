@@ -71,6 +71,35 @@ describe("AtomicFileWriter", () => {
     expect([view.byteLength, shared.byteLength, view[4095]]).toEqual([4096, 8192, 0x5a]);
   });
 
+  test("pieces made in the writer's scratch memory land as they were filled, however many outlive a gathering (no region used again before it was copied)", async () => {
+    await using dir = tmpDir("ws-atomic-");
+    const state = join(dir.path, ".mcp");
+    const target = join(dir.path, "out.tar");
+    const out = new AtomicFileWriter(state, target);
+    const want: Uint8Array[] = [];
+    const big = pieces(6 * 1024 * 1024);
+    for (let i = 0; i < 3000; i++) {
+      // 3,000 blocks are 1.5 MB: the scratch memory (256 KiB) is used again several times over, in the first
+      // half with nothing large written between (only what the writer gathers is copied then)
+      const block = out.scratch(512);
+      block.fill(i & 0xff);
+      block[0] = i >> 8;
+      want.push(block.slice());
+      out.write(block);
+      const p = i >= 1500 && i % 50 === 0 ? big[(i / 50) % big.length] : new Uint8Array(i % 700).fill(0x33);
+      if (p) {
+        want.push(p.slice());
+        out.write(p);
+      }
+      if (out.behind()) await out.caughtUp();
+    }
+    const digest = await out.commit();
+    const written = readFileSync(target);
+    expect(Buffer.compare(written, Buffer.concat(want))).toBe(0);
+    expect(digest).toBe(sha256(written));
+    expect(() => new AtomicFileWriter(state, join(dir.path, "other.tar")).scratch(256 * 1024 + 1)).toThrow(RangeError);
+  });
+
   test("abort leaves neither the target nor a temp file, with writes still queued", async () => {
     await using dir = tmpDir("ws-atomic-");
     const state = join(dir.path, ".mcp");
@@ -88,7 +117,12 @@ describe("AtomicFileWriter", () => {
       import { AtomicFileWriter } from ${JSON.stringify(join(ROOT, "src/repo/atomic-stream.ts"))};
       const [state, target] = process.argv.slice(2);
       const out = new AtomicFileWriter(state, target);
-      for (let i = 0; i < 3000; i++) out.write(new Uint8Array(i % 7 === 0 ? 200000 : i).fill(i & 0xff));
+      for (let i = 0; i < 3000; i++) {
+        out.write(new Uint8Array(i % 7 === 0 ? 200000 : i).fill(i & 0xff));
+        const block = out.scratch(512);
+        block.fill(i % 251);
+        out.write(block);
+      }
       console.log(await out.commit());
     `;
     const file = join(dir.path, "write.ts");

@@ -35,6 +35,22 @@ describe("BlobStore conformance", () => {
   });
 });
 
+describe("RepoBlobStore.sizes", () => {
+  test("the size of each blob, from the git map or the loose store; null for one in neither; records another process added are seen", async () => {
+    await using s = stateDir();
+    const store = new RepoBlobStore(s.dir);
+    const loose = await store.write(new TextEncoder().encode("loose bytes"));
+    const inGit = blobIdOf(new TextEncoder().encode("in git"));
+    const absent = blobIdOf(new TextEncoder().encode("nowhere"));
+    expect(await store.sizes([loose, inGit, absent])).toEqual([11, null, null]);
+    // another process records the blob as copied into the private git store
+    new RepoBlobStore(s.dir).gitMap.add([{ oid: "a".repeat(40), sha256: inGit.slice(7), size: 6 }]);
+    expect(await store.sizes([inGit, loose, absent, inGit])).toEqual([6, 11, null, 6]);
+    expect(await Promise.all([inGit, loose, absent].map((id) => store.size(id)))).toEqual([6, 11, null]);
+    store.close();
+  });
+});
+
 describe("FsBlobStore", () => {
   test("lays blobs out as .mcp/blobs/sha256/<2 hex>/<rest>", async () => {
     await using s = stateDir();

@@ -26,6 +26,34 @@ describe("GitBlobMap", () => {
     }
   });
 
+  test("by SHA-256: blobs whose SHA-256s share a 48-bit prefix stay distinct; a size and an oid for each, nothing for one not recorded", () => {
+    const dir = mkdtempSync(join(tmpdir(), "ws-map-"));
+    try {
+      const s1 = `0123456789ab${"1".repeat(52)}`;
+      const s2 = `0123456789ab${"2".repeat(52)}`;
+      const s3 = `0123456789ab${"3".repeat(52)}`;
+      const m = new GitBlobMap(dir);
+      m.add([
+        { oid: "1".repeat(40), sha256: s1, size: 10 },
+        { oid: "2".repeat(40), sha256: s2, size: 20 },
+        { oid: "3".repeat(64), sha256: s3, size: 30 },
+      ]);
+      const fresh = new GitBlobMap(dir);
+      expect([fresh.sizeKnown(s1), fresh.sizeKnown(s2), fresh.sizeKnown(s3)]).toEqual([10, 20, 30]);
+      expect([fresh.oidKnown(s1), fresh.oidKnown(s2), fresh.oidKnown(s3)]).toEqual(["1".repeat(40), "2".repeat(40), "3".repeat(64)]);
+      expect(fresh.sizeKnown(`0123456789ab${"4".repeat(52)}`)).toBeUndefined();
+      expect(fresh.sizeKnown("0123456789ab")).toBeUndefined();
+      // records another process appends reach the index already built, at the next reload
+      new GitBlobMap(dir).add([{ oid: "5".repeat(40), sha256: `0123456789ab${"5".repeat(52)}`, size: 50 }]);
+      expect(fresh.sizeKnown(`0123456789ab${"5".repeat(52)}`)).toBeUndefined();
+      fresh.reload();
+      expect(fresh.sizeKnown(`0123456789ab${"5".repeat(52)}`)).toBe(50);
+      expect(fresh.oidOf(`0123456789ab${"2".repeat(52)}`)).toBe("2".repeat(40));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test("a torn tail from a crashed writer is ignored; appends by another process are picked up", () => {
     const dir = mkdtempSync(join(tmpdir(), "ws-map-"));
     try {

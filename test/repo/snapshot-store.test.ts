@@ -76,6 +76,24 @@ describe("snapshot store", () => {
   });
 });
 
+describe("a snapshot loaded with its manifest's bytes (an export)", () => {
+  test("the bytes are the stored manifest's and the entries load()'s, read once whether the snapshot was loaded before or not; an unknown id is NOT_FOUND", async () => {
+    await using dir = tmpDir();
+    ensureStateDir(dir.path);
+    const store = new SnapshotStore(dir.path);
+    const a = await saveSnapshot(store, "a", 40, 3);
+    const first = store.loadWithManifest(a.id);
+    expect(Buffer.from(first.manifest).toString("utf8")).toBe(a.manifest);
+    expect(first.snapshot.entries).toEqual(a.entries);
+    expect(new Set(first.snapshot.entries.map((e) => e.blob)).size).toBe(3);
+    expect(store.load(a.id)).toBe(first.snapshot); // kept, as load() keeps it
+    const again = store.loadWithManifest(a.id);
+    expect(again.snapshot).toBe(first.snapshot);
+    expect(Buffer.from(again.manifest).toString("utf8")).toBe(a.manifest);
+    expect(() => store.loadWithManifest(`sha256:${"e".repeat(64)}`)).toThrow(WorksnapError);
+  });
+});
+
 describe("a manifest staged while its id is hashed", () => {
   test("saved: the manifest's bytes under the id; staged again for a snapshot that exists: the first stays, the temp file goes", async () => {
     await using dir = tmpDir();

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { concat } from "../../src/core/bytes";
-import { BLOCK, TarFormatError, TarReader, tarHeader, tarPadding, tarTrailer, type TarHeaderFields } from "../../src/repo/tar";
+import { BLOCK, putTarHeader, TarFormatError, TarReader, tarHeader, tarPadding, tarTrailer, type TarHeaderFields } from "../../src/repo/tar";
 import { tmpDir } from "../helpers/tmp-repo";
 
 const enc = new TextEncoder();
@@ -108,6 +108,36 @@ describe("tar writer", () => {
     expect(readlinkSync(join(out, "longlink"))).toBe(`../${"t".repeat(120)}`);
     expect(statSync(join(out, "bin/run.sh")).mode & 0o777).toBe(0o755);
     expect(readFileSync(join(out, "exact")).length).toBe(BLOCK);
+  });
+
+  test("a header written in place is the same block tarHeader makes, and is refused where a pax header is needed", () => {
+    const fits: TarHeaderFields[] = [
+      { path: "a.txt", type: "file", mode: 0o644, size: 6 },
+      { path: "bin/run.sh", type: "file", mode: 0o755, size: 0o77777777777 },
+      { path: "link", type: "symlink", mode: 0o777, size: 0, linkTarget: enc.encode("t".repeat(100)) },
+      { path: "x".repeat(100), type: "file", mode: 0o644, size: 0 },
+      { path: `${"x".repeat(98)}é`, type: "file", mode: 0o644, size: 1 }, // 100 bytes, the last two one character
+      { path: "ünï/ç.txt", type: "file", mode: 0o644, size: 8 },
+      { path: "lone\ud800surrogate", type: "file", mode: 0o644, size: 3 },
+    ];
+    // a block dirtied by an earlier, longer header: nothing of it may show through
+    const block = new Uint8Array(BLOCK);
+    for (const f of fits) {
+      block.fill(0xee);
+      expect(putTarHeader(block, f)).toBe(true);
+      expect(Buffer.from(block).equals(Buffer.from(tarHeader(f)))).toBe(true);
+    }
+    const needPax: TarHeaderFields[] = [
+      { path: "x".repeat(101), type: "file", mode: 0o644, size: 0 },
+      { path: `${"x".repeat(99)}é`, type: "file", mode: 0o644, size: 0 }, // 101 bytes: the character does not fit
+      { path: "big", type: "file", mode: 0o644, size: 0o77777777777 + 1 },
+      { path: "longlink", type: "symlink", mode: 0o777, size: 0, linkTarget: enc.encode("t".repeat(101)) },
+    ];
+    for (const f of needPax) {
+      expect(tarHeader(f).length).toBeGreaterThan(BLOCK);
+      expect(putTarHeader(new Uint8Array(BLOCK), f)).toBe(false);
+    }
+    expect(putTarHeader(new Uint8Array(BLOCK + 1), fits[0] as TarHeaderFields)).toBe(false);
   });
 
   test("the same entries always give the same bytes", () => {

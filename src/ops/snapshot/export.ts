@@ -4,11 +4,11 @@ import { diskFullErrno, invalidArgument, isMissingPath, notFound, permissionDeni
 import { hexOfBlobId } from "../../core/hash";
 import { ROOT, type RepoPath } from "../../core/repo-path";
 import { AtomicFileWriter } from "../../repo/atomic-stream";
-import { bundleEntryName, bundleManifestJson, BUNDLE_MANIFEST } from "../../repo/bundle";
+import { bundleEntryName, bundleManifestPieces, BUNDLE_MANIFEST } from "../../repo/bundle";
 import { captureEntries } from "../../repo/capture";
 import type { Fingerprint } from "../../repo/fingerprint";
 import { manifestJson, snapshotIdOf, type SnapshotId } from "../../repo/manifest";
-import { tarHeader, tarPadding, tarTrailer } from "../../repo/tar";
+import { BLOCK, putTarHeader, tarHeader, tarPadding, tarTrailer, type TarHeaderFields } from "../../repo/tar";
 import { touch } from "../live/leases";
 import { readLiveTree } from "../live/live-tree";
 import type { BranchFields } from "../live/read-context";
@@ -84,7 +84,8 @@ interface BundleSource {
   snapshotId: SnapshotId;
   sourceId?: SnapshotId;
   fingerprint: Fingerprint;
-  manifest: string;
+  /** the canonical manifest's bytes */
+  manifest: Uint8Array;
   entries: SideEntry[];
   branch: BranchFields;
   /** What a live capture could not read (UnreadableFields). */
@@ -96,12 +97,13 @@ function openStored(ws: Workspace, args: ExportArgs, scope: RepoPath[]): BundleS
   if (args.snapshot_id === undefined) throw invalidArgument('pass snapshot_id, or mode "worktree" to export the live tree', { arg: "snapshot_id" });
   if (args.lease_id !== undefined) throw invalidArgument('lease_id applies to mode "worktree" only', { arg: "lease_id" });
   const id = ws.snapshots.resolve(args.snapshot_id);
-  const snap = ws.snapshots.load(id);
+  const { snapshot: snap, manifest: stored } = ws.snapshots.loadWithManifest(id);
   const entries = sideEntries(snap.entries, scope);
   requireEach(scope, entries, `snapshot ${id}`);
   const whole = entries.length === snap.entries.length;
-  const manifest = whole ? ws.snapshots.manifest(id) : manifestJson(entries);
-  const snapshotId = whole ? id : snapshotIdOf(snap.meta.fingerprint, manifest);
+  const narrowed = whole ? null : manifestJson(entries);
+  const snapshotId = narrowed === null ? id : snapshotIdOf(snap.meta.fingerprint, narrowed);
+  const manifest = narrowed === null ? stored : new TextEncoder().encode(narrowed);
   return { snapshotId, sourceId: id, fingerprint: snap.meta.fingerprint, manifest, entries, branch: { cache_hint: "immutable", snapshot_id: snapshotId } };
 }
 
@@ -131,7 +133,7 @@ async function captureLive(ws: Workspace, args: ExportArgs, scope: RepoPath[]): 
   return {
     snapshotId,
     fingerprint: live.fingerprint,
-    manifest,
+    manifest: new TextEncoder().encode(manifest),
     entries: captured.entries.map((e) => ({ path: e.path, blob: e.blob, mode: e.mode })),
     branch: { cache_hint: "until_dirty", lease_id: lease.id, fingerprint: live.fingerprint },
     unreadable,
@@ -147,14 +149,10 @@ function requireEach(scope: RepoPath[], entries: { path: string }[], where: stri
 
 /** Every blob must be present before a byte is written, so a missing one fails fast and by name. */
 async function blobSizes(ws: Workspace, entries: SideEntry[], snapshotId: SnapshotId): Promise<number[]> {
-  const sizes: number[] = new Array(entries.length);
-  for (let i = 0; i < entries.length; i++) {
-    const e = entries[i] as SideEntry;
-    const size = await ws.blobs.size(e.blob);
-    if (size === null) throw missingBlob(e, snapshotId);
-    sizes[i] = size;
-  }
-  return sizes;
+  const sizes = await ws.blobs.sizes(entries.map((e) => e.blob));
+  const missing = sizes.indexOf(null);
+  if (missing >= 0) throw missingBlob(entries[missing] as SideEntry, snapshotId);
+  return sizes as number[];
 }
 
 /**
@@ -227,12 +225,19 @@ async function writeBundle(
       throw writing(err);
     }
   };
+  /** An entry's header, made in the writer's scratch memory unless it needs a pax header. */
+  const header = (fields: TarHeaderFields) => {
+    const block = out.scratch(BLOCK);
+    emit(putTarHeader(block, fields) ? block : tarHeader(fields));
+  };
   const ahead = new ExportReads(ws, src.entries, sizes, src.snapshotId);
   try {
-    const manifestBytes = new TextEncoder().encode(bundleManifestJson(src.manifest, src.fingerprint, src.snapshotId));
-    emit(tarHeader({ path: BUNDLE_MANIFEST, type: "file", mode: 0o644, size: manifestBytes.length }));
-    emit(manifestBytes);
-    emit(tarPadding(manifestBytes.length));
+    const [entriesPart, tail] = bundleManifestPieces(src.manifest, src.fingerprint, src.snapshotId);
+    const manifestSize = entriesPart.length + tail.length;
+    emit(tarHeader({ path: BUNDLE_MANIFEST, type: "file", mode: 0o644, size: manifestSize }));
+    emit(entriesPart);
+    emit(tail);
+    emit(tarPadding(manifestSize));
     const total = src.entries.length;
     for (let i = 0; i < total; i++) {
       if (args.signal?.aborted) throw args.signal.reason ?? new Error("aborted");
@@ -241,10 +246,10 @@ async function writeBundle(
       const size = sizes[i] as number;
       if (e.mode === "120000") {
         const link = await ahead.take(i);
-        emit(tarHeader({ path: bundleEntryName(e.path), type: "symlink", mode: 0o777, size: 0, linkTarget: link }));
+        header({ path: bundleEntryName(e.path), type: "symlink", mode: 0o777, size: 0, linkTarget: link });
         continue;
       }
-      emit(tarHeader({ path: bundleEntryName(e.path), type: "file", mode: e.mode === "100755" ? 0o755 : 0o644, size }));
+      header({ path: bundleEntryName(e.path), type: "file", mode: e.mode === "100755" ? 0o755 : 0o644, size });
       if (!ahead.streamed(i)) {
         const bytes = await ahead.take(i);
         emit(bytes, ahead.isOwn(bytes));
