@@ -311,6 +311,8 @@ static int needles(napi_env env, napi_value array, needle_t **out, size_t *count
  * flags: a Uint8Array (bit 0: hash), or a number for every file; known: a Float64Array of 5 stamps a file (NaN:
  * none), or null.
  */
+static int typed_of(napi_env env, napi_value v, napi_typedarray_type want, void **data, size_t *count);
+
 static napi_value scan_start(napi_env env, napi_callback_info info) {
   napi_value argv[13];
   size_t argc = 13;
@@ -349,10 +351,25 @@ static napi_value scan_start(napi_env env, napi_callback_info info) {
   job->limit = (size_t)num(env, argv[4]);
   job->sniff = (size_t)num(env, argv[5]);
   job->racy_ms = num(env, argv[6]);
-  /* keep: false (nothing), true (whole files) or 2 (the lines that may match, numbered) */
+  /*
+   * keep: false (nothing), true (whole files), 2 (the lines that may match, numbered), or a Float64Array of the
+   * size expected of each file (each read into its slot of one block: scanBlock)
+   */
   napi_valuetype keep_type;
   napi_typeof(env, argv[10], &keep_type);
-  if (keep_type == napi_number) job->keep = num(env, argv[10]) == 2 ? SCAN_KEEP_LINES : SCAN_KEEP_NONE;
+  bool keep_slots = false;
+  if (keep_type == napi_object && napi_is_typedarray(env, argv[10], &keep_slots) == napi_ok && keep_slots) {
+    void *expect;
+    size_t expect_len;
+    if (!typed_of(env, argv[10], napi_float64_array, &expect, &expect_len) || expect_len != (size_t)count) {
+      job_discard(&job->base);
+      return fail(env, "worksnap native: the sizes expected must be a Float64Array, one per path");
+    }
+    if (!scan_job_slots(job, expect)) {
+      job_discard(&job->base);
+      return fail(env, "worksnap native: out of memory");
+    }
+  } else if (keep_type == napi_number) job->keep = num(env, argv[10]) == 2 ? SCAN_KEEP_LINES : SCAN_KEEP_NONE;
   else {
     bool keep = true;
     napi_get_value_bool(env, argv[10], &keep);
@@ -464,6 +481,36 @@ static napi_value scan_collect(napi_env env, napi_callback_info info) {
   CHECK(napi_set_element(env, pair, 0, records));
   CHECK(napi_set_element(env, pair, 1, files));
   return pair;
+}
+
+static void release_slot_block(napi_env env, void *data, void *hint) {
+  (void)env;
+  (void)data;
+  slot_block_release(hint);
+}
+
+/*
+ * scanBlock(job): a Buffer over the block a scan started with expected sizes reads its files into (no copy): a
+ * record of kind BYTES has its bytes at SR_OFFSET, SR_LENGTH long. The Buffer and the job each hold the block;
+ * the last to let go frees it (detaching the Buffer lets go of it at once). An empty Buffer for a job without one.
+ */
+static napi_value scan_block(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  job_t *job = job_arg(env, info, 1, argv);
+  if (!job) return NULL;
+  scan_job_t *sj = (scan_job_t *)job;
+  napi_value buf;
+  if (!is_scan_job(job) || !sj->block || sj->block->len == 0) {
+    void *unused;
+    CHECK(napi_create_buffer(env, 0, &unused, &buf));
+    return buf;
+  }
+  atomic_fetch_add(&sj->block->refs, 1);
+  if (napi_create_external_buffer(env, sj->block->len, sj->block->data, release_slot_block, sj->block, &buf) != napi_ok) {
+    slot_block_release(sj->block);
+    return throw_(env, "napi_create_external_buffer");
+  }
+  return buf;
 }
 
 /* A job's way back to JavaScript: a thread-safe function, freed when it is finalized. */
@@ -1830,7 +1877,7 @@ NAPI_MODULE_INIT() {
       {"trigramStart", trigram_start}, {"trigramRecords", trigram_records}, {"trigramSegment", trigram_segment},
       {"statStart", stat_start}, {"statRecords", stat_records}, {"createStart", create_start}, {"createRecords", create_records},
       {"dirOpenBeneath", dir_open_beneath}, {"openAt", open_at}, {"mkdirAt", mkdir_at}, {"unlinkAt", unlink_at},
-      {"renameAt", rename_at}, {"treeWatchStart", tree_watch_start_of}, {"treeWatchTake", tree_watch_take_of}, {"treeWatchCount", tree_watch_count_of}, {"treeWatchClose", tree_watch_close_of}, {"symlinkAt", symlink_at}, {"readlinkAt", readlink_at}, {"lstatAt", lstat_at}, {"readFileAt", read_file_at}, {"readManyAt", read_many_at}, {"placedDiff", placed_diff_of}, {"lineStarts", line_starts_of}, {"sha256Many", sha256_many_of}, {"patchHunks", patch_hunks_of}, {"patchApply", patch_apply_of}, {"patchApplyMany", patch_apply_many_of}, {"isatty", isatty_of}, {"jsonLongStrings", json_long_strings_of}, {"jsonDecodeStrings", json_decode_strings_of}, {"joinBytes", join_bytes_of},
+      {"renameAt", rename_at}, {"treeWatchStart", tree_watch_start_of}, {"treeWatchTake", tree_watch_take_of}, {"treeWatchCount", tree_watch_count_of}, {"treeWatchClose", tree_watch_close_of}, {"symlinkAt", symlink_at}, {"readlinkAt", readlink_at}, {"lstatAt", lstat_at}, {"readFileAt", read_file_at}, {"scanBlock", scan_block}, {"readManyAt", read_many_at}, {"placedDiff", placed_diff_of}, {"lineStarts", line_starts_of}, {"sha256Many", sha256_many_of}, {"patchHunks", patch_hunks_of}, {"patchApply", patch_apply_of}, {"patchApplyMany", patch_apply_many_of}, {"isatty", isatty_of}, {"jsonLongStrings", json_long_strings_of}, {"jsonDecodeStrings", json_decode_strings_of}, {"joinBytes", join_bytes_of},
 #ifdef __linux__
       {"syncfsStart", syncfs_start}, {"syncfsResult", syncfs_result},
 #endif
@@ -1844,6 +1891,6 @@ NAPI_MODULE_INIT() {
   napi_value l = layout(env);
   if (l) napi_set_named_property(env, exports, "layout", l);
   napi_value version;
-  if (napi_create_int32(env, 19, &version) == napi_ok) napi_set_named_property(env, exports, "version", version);
+  if (napi_create_int32(env, 20, &version) == napi_ok) napi_set_named_property(env, exports, "version", version);
   return exports;
 }

@@ -234,6 +234,38 @@ static int keep_whole(scan_job_t *job, size_t index, int fd, size_t size, int wa
   return 1;
 }
 
+/*
+ * SCAN_KEEP_SLOTS: a file of the size expected read into its slot (up to one byte more, to see the end); a file of
+ * another size, or that turns out longer or shorter while read, is only marked SKIP (the caller reads the blob
+ * elsewhere).
+ */
+static void keep_in_slot(scan_job_t *job, size_t index, int fd, size_t size, int want_digest, uint8_t *rec) {
+  if ((double)size != job->expect[index]) {
+    rec[SR_KIND] = SCAN_SKIP;
+    return;
+  }
+  uint8_t *slot = job->block->data + job->slot_at[index];
+  size_t got = 0;
+  while (got <= size) {
+    ssize_t n = pread_again(fd, slot + got, size + 1 - got, (off_t)got);
+    if (n < 0) {
+      rec[SR_KIND] = SCAN_ERROR;
+      put_i32(rec, SR_ERRNO, errno);
+      return;
+    }
+    if (n == 0) break;
+    got += (size_t)n;
+  }
+  if (got != size) {
+    rec[SR_KIND] = SCAN_SKIP;
+    return;
+  }
+  if (want_digest) digest(slot, size, rec);
+  put_f64(rec, SR_LENGTH, (double)size);
+  put_f64(rec, SR_OFFSET, (double)job->slot_at[index]);
+  rec[SR_KIND] = SCAN_BYTES;
+}
+
 static void scan_item(job_t *base, size_t index, worker_t *w) {
   scan_job_t *job = (scan_job_t *)base;
   uint8_t *rec = job->records + index * SCAN_RECORD;
@@ -279,6 +311,11 @@ static void scan_item(job_t *base, size_t index, worker_t *w) {
         stream(job, fd, w, (size_t)got, want_digest, rec);
       }
     }
+    close(fd);
+    return;
+  }
+  if (job->keep == SCAN_KEEP_SLOTS) {
+    keep_in_slot(job, index, fd, (size_t)st.st_size, want_digest, rec);
     close(fd);
     return;
   }
@@ -343,13 +380,46 @@ static void scan_job_free_inputs(scan_job_t *job) {
   free(job->known);
 }
 
+void slot_block_release(slot_block_t *b) {
+  if (b && atomic_fetch_sub(&b->refs, 1) == 1) free(b);
+}
+
+int scan_job_slots(scan_job_t *job, const double *expect) {
+  size_t n = job->base.count;
+  job->expect = malloc((n ? n : 1) * sizeof *job->expect);
+  job->slot_at = malloc((n ? n : 1) * sizeof *job->slot_at);
+  if (!job->expect || !job->slot_at) return 0;
+  size_t total = 0;
+  for (size_t i = 0; i < n; i++) {
+    double e = expect[i];
+    /* a size that cannot be a file's here (negative, not whole, past the limit) gets no room and is never read */
+    if (!(e >= 0) || e != (double)(size_t)e || (size_t)e > job->limit) e = -1;
+    job->expect[i] = e;
+    job->slot_at[i] = total;
+    if (e >= 0) total += (size_t)e + 1;
+  }
+  job->block = malloc(sizeof *job->block + (total ? total : 1));
+  if (!job->block) return 0;
+  atomic_init(&job->block->refs, 1);
+  job->block->len = total;
+  job->keep = SCAN_KEEP_SLOTS;
+  return 1;
+}
+
 static void scan_destroy(job_t *base) {
   scan_job_t *job = (scan_job_t *)base;
+  slot_block_release(job->block);
+  free(job->slot_at);
+  free(job->expect);
   for (size_t i = 0; job->kept && i < base->count; i++) free(job->kept[i]);
   free(job->kept);
   free(job->records);
   scan_job_free_inputs(job);
   free(job);
+}
+
+int is_scan_job(const job_t *job) {
+  return job->destroy == scan_destroy;
 }
 
 scan_job_t *scan_job_new(const char *paths, size_t paths_len, size_t count, int dirfd) {

@@ -9,7 +9,21 @@
 
 #include "pool.h"
 
-enum { SCAN_KEEP_NONE = 0, SCAN_KEEP_FILE = 1, SCAN_KEEP_LINES = 2 };
+enum { SCAN_KEEP_NONE = 0, SCAN_KEEP_FILE = 1, SCAN_KEEP_LINES = 2, SCAN_KEEP_SLOTS = 3 };
+
+/*
+ * SCAN_KEEP_SLOTS (an export's window of reads): every file read into its own slot of one block, laid out in
+ * advance from the sizes the caller expects (each slot one byte longer, to see the end), rather than into memory
+ * of its own: one allocation per window, reused by the next once freed, instead of one per file handed over and
+ * freed one by one. The block is shared by the job and the JavaScript array over it; the last to let go frees it.
+ */
+typedef struct {
+  _Atomic int refs;
+  size_t len;
+  uint8_t data[];
+} slot_block_t;
+
+void slot_block_release(slot_block_t *b);
 
 /* Kinds, numbered as reader-pool.ts's KINDS. */
 enum { SCAN_BINARY = 0, SCAN_SKIP = 1, SCAN_BYTES = 2, SCAN_LARGE = 4, SCAN_ERROR = 5 };
@@ -58,7 +72,20 @@ typedef struct {
   uint8_t **kept;
   /* all the needles' bytes */
   uint8_t *needle_bytes;
+  /* SCAN_KEEP_SLOTS: the block, each item's slot in it, and the size expected of each (another is not read) */
+  slot_block_t *block;
+  size_t *slot_at;
+  double *expect;
 } scan_job_t;
+
+/*
+ * Sets up SCAN_KEEP_SLOTS for a job not yet submitted, from the size expected of each item; 0 when out of
+ * memory.
+ */
+int scan_job_slots(scan_job_t *job, const double *expect);
+
+/* Whether `job` is a scan job. */
+int is_scan_job(const job_t *job);
 
 /* NULL when out of memory; `dirfd` (AT_FDCWD for absolute paths) is owned by the job from here on. */
 scan_job_t *scan_job_new(const char *paths, size_t paths_len, size_t count, int dirfd);

@@ -149,6 +149,15 @@ export class AtomicFileWriter {
     return this.scratchBuffer.subarray(at, at + n);
   }
 
+  /**
+   * Hands over memory the caller is done with once what was written from it has been copied (an export's window
+   * of reads, whose views went out through write()): with the writer thread it goes back at the next copy of the
+   * gathered pieces, the whole ArrayBuffer detached (it reads as empty afterwards); without it, to the collector.
+   */
+  giveBack(whole: Uint8Array): void {
+    if (this.sink) this.released.push(whole);
+  }
+
   /** True when the writer thread has fallen far enough behind for the producer to wait (caughtUp). */
   behind(): boolean {
     return this.sink !== null && this.queued > QUEUE_MAX;
@@ -161,7 +170,7 @@ export class AtomicFileWriter {
   }
 
   private flush(): void {
-    if (this.pieces.length > 0 && this.sink && this.m) {
+    if ((this.pieces.length > 0 || this.released.length > 0) && this.sink && this.m) {
       this.queued = this.m.sinkWritev(this.sink, this.pieces, this.pieceBytes, this.released);
       this.pieces = [];
       this.pieceBytes = 0;

@@ -107,9 +107,10 @@ export interface NativeModule {
     /**
      * what to keep of a file that may match: true, its bytes; 2, only its lines that may hold a match, numbered
      * (a u32 count n, n u32 1-based line numbers, then the lines with their newlines; scan_job.c); false,
-     * nothing (marked only, unhashed, for the caller to read)
+     * nothing (marked only, unhashed, for the caller to read); or the size expected of each file, which is read
+     * into its slot of one block (scanBlock) when it has that size (an export's reads)
      */
-    keep: boolean | 2,
+    keep: boolean | 2 | Float64Array,
     /** directory the paths are relative to; "" for absolute paths */
     root: string,
     /** how many of the first literals are found ASCII case-insensitively (given in lowercase) */
@@ -122,6 +123,12 @@ export interface NativeModule {
   scanKinds(job: NativeJob, from: number, to: number, kinds: Uint8Array): Buffer;
   /** Records of finished items, and the kept files' bytes (a record's SR_OFFSET indexes them), handed over without a copy. */
   scanCollect(job: NativeJob, from: number, to: number): [Buffer, Buffer[]];
+  /**
+   * The block a scan started with expected sizes reads into, without a copy: a record of kind BYTES has its bytes
+   * at SR_OFFSET, SR_LENGTH long (ready items only). Freed once both it and the job are let go; detaching it (a
+   * writer's release) lets go of it at once.
+   */
+  scanBlock(job: NativeJob): Buffer;
   /** `fn` runs on this thread whenever a watched item finishes (see watch); once per job. */
   notify(job: NativeJob, fn: () => void): void;
   /** True when item `index` is finished already; otherwise notify's function runs once it is (the event loop stays up meanwhile). */
@@ -264,7 +271,7 @@ export interface NativeModule {
   syncfsResult?(flush: NativeSyncfs): number | null;
 }
 
-const MODULE_VERSION = 19;
+const MODULE_VERSION = 20;
 let loaded: NativeModule | null | undefined;
 let loadError = "";
 /** Where the module was loaded from when the runtime's own extraction failed (native-copy.ts). */

@@ -8,7 +8,12 @@
  * path's file in the work tree is tried first: read and hashed on the native
  * module's threads (no inflating of git's compressed objects, no round trip
  * through `git cat-file`), and taken when its SHA-256 is the blob's id and its
- * length the blob's size. Any other outcome (changed, gone, a symlink, a
+ * length the blob's size. The native threads read a window's files into the
+ * slots of one block laid out from the blobs' sizes (a file of another size is
+ * not read), which the bundle's writer lets go once it has copied the window:
+ * one allocation a window, its memory touched again by the next, where a
+ * buffer for each file cost a fault every 4 KiB and an object, a finalizer and
+ * a free for each of 100,000 files. Any other outcome (changed, gone, a symlink, a
  * special file, not readable) reads the blob from the store, which verifies
  * it the same way. The bytes written are the bytes that were hashed: the work
  * tree changing meanwhile can only send a blob to the store.
@@ -40,10 +45,10 @@ import type { Workspace } from "../workspace";
  */
 export const WHOLE_READ_MAX = 64 * 1024 * 1024;
 /** One window: at most this many bytes or files read ahead together. */
-const WINDOW_BYTES = 32 * 1024 * 1024;
-const WINDOW_FILES = 4096;
+const WINDOW_BYTES = 4 * 1024 * 1024;
+const WINDOW_FILES = 512;
 /** Windows in flight: one being written while the next is read. */
-const WINDOWS_AHEAD = 2;
+const WINDOWS_AHEAD = 4;
 /** Below this share of a window's blobs found in the work tree, the next window reads from the store. */
 const MIN_TREE_SHARE = 0.5;
 /** Windows read from the store alone before the work tree is tried again. */
@@ -63,6 +68,8 @@ interface Window {
   to: number;
   /** reading the work tree: the job, and how many of its results were collected */
   job: NativeJob | null;
+  /** the block the job reads the files into (each a view of it once collected) */
+  block: Buffer | null;
   collected: number;
   /** per entry of the window (index - from): verified bytes, or the store's read */
   got: (Uint8Array | Promise<Uint8Array> | undefined)[];
@@ -79,7 +86,7 @@ export class ExportReads {
   private readonly treeReads = new Semaphore(TREE_READS);
   /** windows read from the store alone since the work tree was last tried */
   private storeRun = 0;
-  /** the work-tree reads handed out, the native module's and the workers': memory of this export alone (isOwn) */
+  /** the work-tree reads the workers handed out: memory of this export alone (isOwn) */
   private readonly own = new WeakSet<Uint8Array>();
   /** without the native module, for a large export: the workers that read the work tree */
   private readonly workers: VerifiedReads | null;
@@ -89,6 +96,8 @@ export class ExportReads {
     private readonly entries: SideEntry[],
     private readonly sizes: number[],
     private readonly snapshotId: SnapshotId,
+    /** Takes a retired window's block of reads: the bundle's writer lets it go once it has copied the views it was given. */
+    private readonly giveBack: (block: Uint8Array) => void = () => {},
   ) {
     this.m = nativeModule();
     this.useTree = true;
@@ -120,9 +129,10 @@ export class ExportReads {
 
   /**
    * Whether `bytes`, taken from here, were read from the work tree for this
-   * export alone: nothing else holds them, so the bundle's writer may give
-   * their memory back once it has copied them. A blob read from the store
-   * may be one a cache holds too.
+   * export alone by the workers (without the native module): nothing else
+   * holds them, so the bundle's writer may give their memory back once it has
+   * copied them. A blob read from the store may be one a cache holds too; the
+   * native reads are views of a block given back whole (giveBack).
    */
   isOwn(bytes: Uint8Array): boolean {
     return this.own.has(bytes);
@@ -148,12 +158,15 @@ export class ExportReads {
         to++;
       }
       this.next = to;
-      const w: Window = { from, to, job: null, collected: 0, got: new Array(to - from), treeHits: 0, treeSettled: 0 };
+      const w: Window = { from, to, job: null, block: null, collected: 0, got: new Array(to - from), treeHits: 0, treeSettled: 0 };
       if (this.useTree || this.storeRun >= STORE_RUN) {
         this.storeRun = 0;
         if (this.m) {
           const paths = entries.slice(from, to).map((e) => e.path);
-          w.job = this.m.scanStart(joinPaths(paths), paths.length, 1, null, WHOLE_READ_MAX, 0, 0, null, [], 0, true, this.ws.repo.root);
+          // each file read into its slot of one block when it has the blob's size (another size is not the blob)
+          const expect = new Float64Array(this.sizes.slice(from, to));
+          w.job = this.m.scanStart(joinPaths(paths), paths.length, 1, null, WHOLE_READ_MAX, 0, 0, null, [], 0, expect, this.ws.repo.root);
+          w.block = this.m.scanBlock(w.job);
         } else if (this.workers) this.readTreeOnWorkers(w, this.workers);
         else this.readTree(w);
       } else {
@@ -173,7 +186,8 @@ export class ExportReads {
     if (ready < upTo) ready = await waitReady(m, job, upTo);
     if (ready <= w.collected) return;
     const L = m.layout;
-    const [records, files] = m.scanCollect(job, w.collected, ready);
+    const [records] = m.scanCollect(job, w.collected, ready);
+    const block = w.block as Buffer;
     for (let k = w.collected; k < ready; k++) {
       const at = (k - w.collected) * L.SCAN_RECORD;
       const i = w.from + k;
@@ -183,9 +197,9 @@ export class ExportReads {
         records[at + L.SR_KIND] === KIND_BYTES &&
         records[at + L.SR_DIGEST] === 1 &&
         records.toString("hex", at + L.SR_SHA256, at + L.SR_SHA256 + 32) === hexOfBlobId(e.blob);
-      const bytes = records[at + L.SR_KIND] === KIND_BYTES ? (files[records.readDoubleLE(at + L.SR_OFFSET)] as Buffer) : null;
+      const slot = records.readDoubleLE(at + L.SR_OFFSET);
+      const bytes = records[at + L.SR_KIND] === KIND_BYTES ? block.subarray(slot, slot + records.readDoubleLE(at + L.SR_LENGTH)) : null;
       if (ok && bytes && bytes.length === this.sizes[i]) {
-        this.own.add(bytes);
         w.got[k] = bytes;
         w.treeHits++;
       } else {
@@ -271,6 +285,8 @@ export class ExportReads {
   private retire(w: Window): void {
     if (w.job) this.m?.release(w.job);
     w.job = null;
+    if (w.block) this.giveBack(w.block);
+    w.block = null;
   }
 
   private fromStore(i: number): Promise<Uint8Array> {

@@ -230,7 +230,7 @@ async function writeBundle(
     const block = out.scratch(BLOCK);
     emit(putTarHeader(block, fields) ? block : tarHeader(fields));
   };
-  const ahead = new ExportReads(ws, src.entries, sizes, src.snapshotId);
+  const ahead = new ExportReads(ws, src.entries, sizes, src.snapshotId, (block) => out.giveBack(block));
   try {
     const [entriesPart, tail] = bundleManifestPieces(src.manifest, src.fingerprint, src.snapshotId);
     const manifestSize = entriesPart.length + tail.length;

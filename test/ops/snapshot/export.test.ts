@@ -239,6 +239,9 @@ describe("snapshot_export", () => {
     const items = await readTar(join(repo.root, "before.tar"));
     repo.write("src/main.ts", "export const y = 2;\r\nconsole.log(y)"); // same size, other bytes
     repo.write("big.bin", new Uint8Array(WINDOW_SPILL).fill(7));
+    repo.write("manifest.json", '{"name":"the repo\'s own manifest, grown"}\n'); // longer than its blob: not read into its slot
+    repo.write("bin/run.sh", "#!/bin/sh\n", 0o755); // shorter
+    repo.write("empty", "now holds bytes");
     rmSync(join(repo.root, "README.md"));
     expect(Bun.spawnSync(["mkfifo", join(repo.root, "README.md")]).exitCode).toBe(0); // never opened for a blocking read
     rmSync(join(repo.root, "日本/naïve.txt"));
