@@ -393,7 +393,7 @@ int scan_job_slots(scan_job_t *job, const double *expect) {
   for (size_t i = 0; i < n; i++) {
     double e = expect[i];
     /* a size that cannot be a file's here (negative, not whole, past the limit) gets no room and is never read */
-    if (!(e >= 0) || e != (double)(size_t)e || (size_t)e > job->limit) e = -1;
+    if (!(e >= 0) || e > (double)job->limit || e != floor(e)) e = -1;
     job->expect[i] = e;
     job->slot_at[i] = total;
     if (e >= 0) total += (size_t)e + 1;

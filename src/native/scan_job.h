@@ -14,8 +14,8 @@ enum { SCAN_KEEP_NONE = 0, SCAN_KEEP_FILE = 1, SCAN_KEEP_LINES = 2, SCAN_KEEP_SL
 /*
  * SCAN_KEEP_SLOTS (an export's window of reads): every file read into its own slot of one block, laid out in
  * advance from the sizes the caller expects (each slot one byte longer, to see the end), rather than into memory
- * of its own: one allocation per window, reused by the next once freed, instead of one per file handed over and
- * freed one by one. The block is shared by the job and the JavaScript array over it; the last to let go frees it.
+ * of its own: one allocation, one JavaScript object and one free per window instead of one per file. The block is
+ * shared by the job and the JavaScript array over it; the last to let go frees it.
  */
 typedef struct {
   _Atomic int refs;

@@ -11,9 +11,8 @@
  * length the blob's size. The native threads read a window's files into the
  * slots of one block laid out from the blobs' sizes (a file of another size is
  * not read), which the bundle's writer lets go once it has copied the window:
- * one allocation a window, its memory touched again by the next, where a
- * buffer for each file cost a fault every 4 KiB and an object, a finalizer and
- * a free for each of 100,000 files. Any other outcome (changed, gone, a symlink, a
+ * one allocation, one object and one free a window, where a buffer for each
+ * file cost an object, a finalizer and a free for each of 100,000 files. Any other outcome (changed, gone, a symlink, a
  * special file, not readable) reads the blob from the store, which verifies
  * it the same way. The bytes written are the bytes that were hashed: the work
  * tree changing meanwhile can only send a blob to the store.
