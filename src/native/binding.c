@@ -312,6 +312,7 @@ static int needles(napi_env env, napi_value array, needle_t **out, size_t *count
  * none), or null.
  */
 static int typed_of(napi_env env, napi_value v, napi_typedarray_type want, void **data, size_t *count);
+static job_t *job_of(napi_env env, napi_callback_info info, void (*run)(job_t *, size_t, worker_t *), const char *not_kind);
 
 static napi_value scan_start(napi_env env, napi_callback_info info) {
   napi_value argv[13];
@@ -495,12 +496,11 @@ static void release_slot_block(napi_env env, void *data, void *hint) {
  * the last to let go frees it (detaching the Buffer lets go of it at once). An empty Buffer for a job without one.
  */
 static napi_value scan_block(napi_env env, napi_callback_info info) {
-  napi_value argv[1];
-  job_t *job = job_arg(env, info, 1, argv);
+  job_t *job = job_of(env, info, scan_job_run, "worksnap native: not a scan job");
   if (!job) return NULL;
   scan_job_t *sj = (scan_job_t *)job;
   napi_value buf;
-  if (!is_scan_job(job) || !sj->block || sj->block->len == 0) {
+  if (!sj->block || sj->block->len == 0) {
     void *unused;
     CHECK(napi_create_buffer(env, 0, &unused, &buf));
     return buf;

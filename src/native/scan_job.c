@@ -266,7 +266,7 @@ static void keep_in_slot(scan_job_t *job, size_t index, int fd, size_t size, int
   rec[SR_KIND] = SCAN_BYTES;
 }
 
-static void scan_item(job_t *base, size_t index, worker_t *w) {
+void scan_job_run(job_t *base, size_t index, worker_t *w) {
   scan_job_t *job = (scan_job_t *)base;
   uint8_t *rec = job->records + index * SCAN_RECORD;
   int fd = open_item(base, index);
@@ -418,14 +418,10 @@ static void scan_destroy(job_t *base) {
   free(job);
 }
 
-int is_scan_job(const job_t *job) {
-  return job->destroy == scan_destroy;
-}
-
 scan_job_t *scan_job_new(const char *paths, size_t paths_len, size_t count, int dirfd) {
   scan_job_t *job = calloc(1, sizeof *job);
   if (!job) return NULL;
-  job->base.run = scan_item;
+  job->base.run = scan_job_run;
   job->base.destroy = scan_destroy;
   size_t n = count ? count : 1;
   int ok = job_init(&job->base, paths, paths_len, count, dirfd);

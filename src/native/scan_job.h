@@ -84,8 +84,8 @@ typedef struct {
  */
 int scan_job_slots(scan_job_t *job, const double *expect);
 
-/* Whether `job` is a scan job. */
-int is_scan_job(const job_t *job);
+/* A scan job's item: what the pool's threads run (and how a job is known to be a scan job). */
+void scan_job_run(job_t *job, size_t index, worker_t *w);
 
 /* NULL when out of memory; `dirfd` (AT_FDCWD for absolute paths) is owned by the job from here on. */
 scan_job_t *scan_job_new(const char *paths, size_t paths_len, size_t count, int dirfd);
