@@ -10,7 +10,6 @@
 import { describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import { cli } from "../helpers/binary";
 import { tmpRepo } from "../helpers/tmp-repo";
 
@@ -75,7 +74,11 @@ describe("export while the work tree changes", () => {
       await Bun.write(script, MUTATOR);
       const mutator = Bun.spawn([process.execPath, script, repo.root, String(FILES), tally], { stdout: "ignore", stderr: "ignore" });
       try {
-        while (!existsSync(tally)) await Bun.sleep(5); // it has begun
+        while (!existsSync(tally)) {
+          // it has begun once it counts; a helper that died before is the test's failure, not a wait until the timeout
+          expect(mutator.exitCode).toBeNull();
+          await Bun.sleep(5);
+        }
         const got: string[] = [];
         for (let k = 0; k < 4; k++) got.push(exportTo(`.native-${k}.tar`));
         for (let k = 0; k < 2; k++) got.push(exportTo(`.plain-${k}.tar`, { WORKSNAP_NATIVE: "0" }));

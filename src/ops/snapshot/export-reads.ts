@@ -12,10 +12,11 @@
  * slots of one block laid out from the blobs' sizes (a file of another size is
  * not read), which the bundle's writer lets go once it has copied the window:
  * one allocation, one object and one free a window, where a buffer for each
- * file cost an object, a finalizer and a free for each of 100,000 files. Any other outcome (changed, gone, a symlink, a
- * special file, not readable) reads the blob from the store, which verifies
- * it the same way. The bytes written are the bytes that were hashed: the work
- * tree changing meanwhile can only send a blob to the store.
+ * file cost an object, a finalizer and a free for each of 100,000 files. Any
+ * other outcome (changed, gone, a symlink, a special file, not readable)
+ * reads the blob from the store, which verifies it the same way. The bytes
+ * written are the bytes that were hashed: the work tree changing meanwhile can
+ * only send a blob to the store.
  *
  * When the work tree holds few of a window's blobs (an old snapshot), the
  * following windows read from the store alone, and one in STORE_RUN + 1 tries
