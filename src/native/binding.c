@@ -513,6 +513,20 @@ static napi_value scan_block(napi_env env, napi_callback_info info) {
   return buf;
 }
 
+/* slotSpares(): [blocks, bytes] kept as spares for an export's next windows (none once every export has ended) */
+static napi_value slot_spares(napi_env env, napi_callback_info info) {
+  (void)info;
+  size_t count = 0, bytes = 0;
+  slot_block_spares(&count, &bytes);
+  napi_value out, c, b;
+  CHECK(napi_create_array_with_length(env, 2, &out));
+  CHECK(napi_create_double(env, (double)count, &c));
+  CHECK(napi_create_double(env, (double)bytes, &b));
+  CHECK(napi_set_element(env, out, 0, c));
+  CHECK(napi_set_element(env, out, 1, b));
+  return out;
+}
+
 /* A job's way back to JavaScript: a thread-safe function, freed when it is finalized. */
 typedef struct {
   napi_threadsafe_function tsfn;
@@ -1877,7 +1891,7 @@ NAPI_MODULE_INIT() {
       {"trigramStart", trigram_start}, {"trigramRecords", trigram_records}, {"trigramSegment", trigram_segment},
       {"statStart", stat_start}, {"statRecords", stat_records}, {"createStart", create_start}, {"createRecords", create_records},
       {"dirOpenBeneath", dir_open_beneath}, {"openAt", open_at}, {"mkdirAt", mkdir_at}, {"unlinkAt", unlink_at},
-      {"renameAt", rename_at}, {"treeWatchStart", tree_watch_start_of}, {"treeWatchTake", tree_watch_take_of}, {"treeWatchCount", tree_watch_count_of}, {"treeWatchClose", tree_watch_close_of}, {"symlinkAt", symlink_at}, {"readlinkAt", readlink_at}, {"lstatAt", lstat_at}, {"readFileAt", read_file_at}, {"scanBlock", scan_block}, {"readManyAt", read_many_at}, {"placedDiff", placed_diff_of}, {"lineStarts", line_starts_of}, {"sha256Many", sha256_many_of}, {"patchHunks", patch_hunks_of}, {"patchApply", patch_apply_of}, {"patchApplyMany", patch_apply_many_of}, {"isatty", isatty_of}, {"jsonLongStrings", json_long_strings_of}, {"jsonDecodeStrings", json_decode_strings_of}, {"joinBytes", join_bytes_of},
+      {"renameAt", rename_at}, {"treeWatchStart", tree_watch_start_of}, {"treeWatchTake", tree_watch_take_of}, {"treeWatchCount", tree_watch_count_of}, {"treeWatchClose", tree_watch_close_of}, {"symlinkAt", symlink_at}, {"readlinkAt", readlink_at}, {"lstatAt", lstat_at}, {"readFileAt", read_file_at}, {"scanBlock", scan_block}, {"slotSpares", slot_spares}, {"readManyAt", read_many_at}, {"placedDiff", placed_diff_of}, {"lineStarts", line_starts_of}, {"sha256Many", sha256_many_of}, {"patchHunks", patch_hunks_of}, {"patchApply", patch_apply_of}, {"patchApplyMany", patch_apply_many_of}, {"isatty", isatty_of}, {"jsonLongStrings", json_long_strings_of}, {"jsonDecodeStrings", json_decode_strings_of}, {"joinBytes", join_bytes_of},
 #ifdef __linux__
       {"syncfsStart", syncfs_start}, {"syncfsResult", syncfs_result},
 #endif

@@ -380,10 +380,6 @@ static void scan_job_free_inputs(scan_job_t *job) {
   free(job->known);
 }
 
-void slot_block_release(slot_block_t *b) {
-  if (b && atomic_fetch_sub(&b->refs, 1) == 1) free(b);
-}
-
 int scan_job_slots(scan_job_t *job, const double *expect) {
   size_t n = job->base.count;
   job->expect = malloc((n ? n : 1) * sizeof *job->expect);
@@ -398,10 +394,12 @@ int scan_job_slots(scan_job_t *job, const double *expect) {
     job->slot_at[i] = total;
     if (e >= 0) total += (size_t)e + 1;
   }
-  job->block = malloc(sizeof *job->block + (total ? total : 1));
-  if (!job->block) return 0;
-  atomic_init(&job->block->refs, 1);
-  job->block->len = total;
+  slot_job_opened();
+  job->block = slot_block_new(total);
+  if (!job->block) {
+    slot_job_ended();
+    return 0;
+  }
   job->keep = SCAN_KEEP_SLOTS;
   return 1;
 }
@@ -409,6 +407,7 @@ int scan_job_slots(scan_job_t *job, const double *expect) {
 static void scan_destroy(job_t *base) {
   scan_job_t *job = (scan_job_t *)base;
   slot_block_release(job->block);
+  if (job->block) slot_job_ended();
   free(job->slot_at);
   free(job->expect);
   for (size_t i = 0; job->kept && i < base->count; i++) free(job->kept[i]);

@@ -8,22 +8,15 @@
 #define WORKSNAP_SCAN_JOB_H
 
 #include "pool.h"
+#include "slot_block.h"
 
 enum { SCAN_KEEP_NONE = 0, SCAN_KEEP_FILE = 1, SCAN_KEEP_LINES = 2, SCAN_KEEP_SLOTS = 3 };
 
 /*
- * SCAN_KEEP_SLOTS (an export's window of reads): every file read into its own slot of one block, laid out in
- * advance from the sizes the caller expects (each slot one byte longer, to see the end), rather than into memory
- * of its own: one allocation, one JavaScript object and one free per window instead of one per file. The block is
- * shared by the job and the JavaScript array over it; the last to let go frees it.
+ * SCAN_KEEP_SLOTS (an export's window of reads): every file read into its own slot of one block (slot_block.h),
+ * laid out in advance from the sizes the caller expects (each slot one byte longer, to see the end), rather than
+ * into memory of its own: one allocation, one JavaScript object and one free per window instead of one per file.
  */
-typedef struct {
-  _Atomic int refs;
-  size_t len;
-  uint8_t data[];
-} slot_block_t;
-
-void slot_block_release(slot_block_t *b);
 
 /* Kinds, numbered as reader-pool.ts's KINDS. */
 enum { SCAN_BINARY = 0, SCAN_SKIP = 1, SCAN_BYTES = 2, SCAN_LARGE = 4, SCAN_ERROR = 5 };

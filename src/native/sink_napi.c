@@ -5,9 +5,10 @@
  *                                          digest covers `prefix` (a Uint8Array, not written) first; writeback is
  *                                          started every `step` bytes (default 8 MiB), each step synced if durable
  *   sinkWrite(sink, bytes, release?) -> queued
- *                                          a copy of bytes queued; the bytes queued and not yet written
+ *                                          bytes queued (copied, or borrowed: bytes_of_piece); the bytes queued
+ *                                          and not yet written
  *   sinkWritev(sink, pieces, total, release?) -> queued
- *                                          the pieces (Uint8Arrays, `total` bytes in all) copied, in order
+ *                                          the pieces (Uint8Arrays, `total` bytes in all) queued, in order
  *                                          With `release` (sinkWrite: true; sinkWritev: the pieces to release),
  *                                          each such piece that spans its whole ArrayBuffer is detached once
  *                                          copied (napi_detach_arraybuffer): the memory of a buffer read for the
@@ -28,6 +29,7 @@
 
 #include "sink.h"
 #include "sink_napi.h"
+#include "slot_block.h"
 
 typedef struct {
   sink_t *sink;
@@ -85,10 +87,18 @@ static int piece_of(napi_env env, napi_value v, piece_t *p) {
   return napi_get_typedarray_info(env, v, &type, &p->length, &p->data, &p->ab, &p->offset) == napi_ok && type == napi_uint8_array;
 }
 
+/* Pieces at least this long that lie in an export's block of reads are borrowed rather than copied. */
+#define BORROW_MIN 4096
+
+static void release_block(void *block) { slot_block_release(block); }
+
 /*
  * A Uint8Array's bytes alone. Asking for its ArrayBuffer gives a small array (a tar header) one of its own: JSC
  * keeps the bytes of an array under 1000 bytes in the collector's heap and moves them into a new buffer the
  * first time anyone asks for it, which was a tenth of an export's JavaScript thread (100,000 headers).
+ * Bytes that lie in a live block of an export's reads (slot_block.h: written once by the reads, never changed
+ * after) are borrowed, a reference on the block taken: the writer thread writes them from there and lets the
+ * block go, where copying them was a gigabyte's memcpy on the JavaScript thread.
  */
 static int bytes_of_piece(napi_env env, napi_value v, sink_piece_t *p) {
   napi_typedarray_type type;
@@ -97,7 +107,17 @@ static int bytes_of_piece(napi_env env, napi_value v, sink_piece_t *p) {
   if (napi_get_typedarray_info(env, v, &type, &length, &data, NULL, NULL) != napi_ok || type != napi_uint8_array) return 0;
   p->data = data;
   p->len = length;
+  slot_block_t *block = length >= BORROW_MIN ? slot_block_borrow(data, length) : NULL;
+  p->release = block ? release_block : NULL;
+  p->owner = block;
   return 1;
+}
+
+/* Lets go of the borrowed pieces among the first n (pieces that were never queued). */
+static void unborrow(sink_piece_t *pieces, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    if (pieces[i].release) pieces[i].release(pieces[i].owner);
+  }
 }
 
 /* Detaches the ArrayBuffer of a piece that spans all of it (a view of part of a buffer leaves it alone). */
@@ -158,7 +178,7 @@ static napi_value sink_write_fn(napi_env env, napi_callback_info info) {
   sink_piece_t p;
   if (!bytes_of_piece(env, argv[1], &p)) return sink_fail(env, "worksnap native: sinkWrite takes a Uint8Array");
   size_t queued = 0;
-  if (!sink_write(sink, p.data, p.len, &queued)) return sink_fail(env, "worksnap native: out of memory");
+  if (!sink_writev(sink, &p, 1, &queued)) return sink_fail(env, "worksnap native: out of memory");
   piece_t whole;
   if (truthy(env, argv[2]) && piece_of(env, argv[1], &whole)) release_piece(env, &whole);
   return count_value(env, queued);
@@ -177,7 +197,9 @@ static napi_value sink_writev_fn(napi_env env, napi_callback_info info) {
   size_t cap = (size_t)total, at = 0;
   for (uint32_t i = 0; i < n; i++) {
     napi_value v;
-    if (napi_get_element(env, argv[1], i, &v) != napi_ok || !bytes_of_piece(env, v, &pieces[i]) || pieces[i].len > cap - at) {
+    int ok = napi_get_element(env, argv[1], i, &v) == napi_ok && bytes_of_piece(env, v, &pieces[i]);
+    if (!ok || pieces[i].len > cap - at) {
+      unborrow(pieces, ok ? i + 1 : i);
       free(pieces);
       return sink_fail(env, "worksnap native: sinkWritev: a piece is not a Uint8Array, or the pieces exceed the total");
     }

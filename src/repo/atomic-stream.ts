@@ -27,7 +27,9 @@ const QUEUE_RESUME = 8 * 1024 * 1024;
  * hashed (SHA-256, the bundle's digest). With the native module, the writes
  * and the hashing happen on a thread of their own (src/native/sink.h), so the
  * producer builds the next bytes meanwhile; it waits on `behind()` /
- * `caughtUp()` so the queue stays bounded. Without it, both happen here.
+ * `caughtUp()` so the queue stays bounded; a second thread syncs the file
+ * behind the writes, so `commit()`'s fsync has little left to wait for.
+ * Without it, both happen here.
  *
  * With `stream`, the target is a pipe or a character device (`/dev/stdout`,
  * `/dev/null`, a FIFO) and the bytes are written into it as they come, as
@@ -98,8 +100,10 @@ export class AtomicFileWriter {
 
   /**
    * Appends bytes. With the writer thread, small pieces are kept by reference
-   * until a megabyte has gathered and then copied into one chunk at once:
-   * the caller must not change them after handing them over. `release`
+   * until a megabyte has gathered and then handed over at once: copied, or,
+   * for a piece of an export's block of reads (slot_block.h), borrowed and
+   * written from where it is. The caller must not change them after handing
+   * them over. `release`
    * hands them over for good: once copied, bytes spanning a whole
    * ArrayBuffer (a file read for this write alone) have it detached and
    * their memory goes back at once rather than when collected (a gigabyte

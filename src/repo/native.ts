@@ -129,6 +129,8 @@ export interface NativeModule {
    * writer's release) lets go of it at once.
    */
   scanBlock(job: NativeJob): Buffer;
+  /** The blocks (and their bytes) kept for an export's next windows: none once no export is reading. */
+  slotSpares(): [number, number];
   /** `fn` runs on this thread whenever a watched item finishes (see watch); once per job. */
   notify(job: NativeJob, fn: () => void): void;
   /** True when item `index` is finished already; otherwise notify's function runs once it is (the event loop stays up meanwhile). */

@@ -95,8 +95,10 @@ describe("snapshot export -o", () => {
     test(`-o - into a pipe set non-blocking, read slowly: the whole bundle arrives (${native === "1" ? "the native writer thread" : "WORKSNAP_NATIVE=0"})`, async () => {
       await using repo = await tmpRepo();
       await using dir = tmpDir("ws-export-out-");
-      // 6 MB of bundle, which a pipe (64 KiB) takes only as its reader empties it
+      // 6 MB of bundle, which a pipe (64 KiB) takes only as its reader empties it, and small files between the
+      // large ones: many pieces to a write, which the pipe takes part of, ending mid-piece
       for (let i = 0; i < 6; i++) repo.write(`data/${i}.bin`, new Uint8Array(1 << 20).map((_, k) => (k * (i + 7) + (k >> 9)) & 255));
+      for (let i = 0; i < 400; i++) repo.write(`data/${i % 7}/${i}.txt`, new Uint8Array(1 + ((i * 7919) % 9000)).map((_, k) => (i + k * 13) & 255));
       const id = await snapshotOf(repo);
       // perl-base's Fcntl sets O_NONBLOCK on the pipe, as a runtime or a shell sharing it may; then runs worksnap
       const setNonBlocking = `use Fcntl; fcntl(STDOUT, F_SETFL, fcntl(STDOUT, F_GETFL, 0) | O_NONBLOCK) or die; exec @ARGV`;

@@ -14,6 +14,8 @@ import { concat } from "../../../src/core/bytes";
 import { TarReader, tarHeader, tarPadding, tarTrailer } from "../../../src/repo/tar";
 import { runGit, tmpDir, tmpRepo, type TmpRepo } from "../../helpers/tmp-repo";
 import { cli } from "../../helpers/binary";
+import { nativeModule } from "../../../src/repo/native";
+import { snapshotGrep } from "../../../src/ops/snapshot/grep";
 
 /** Larger than the bundle writer's read window, so the file is read on its own. */
 const WINDOW_SPILL = 33 * 1024 * 1024;
@@ -254,6 +256,36 @@ describe("snapshot_export", () => {
     expect(await readTar(join(repo.root, "after.tar"))).toEqual(items);
     closeWorkspace(ws);
   });
+
+  test("two exports at once beside a grep, with large files of several sizes: each bundle holds the tree's bytes, and no read block is kept once they end", async () => {
+    await using repo = await tmpRepo();
+    // windows of small files (some borrowed by the writer, some copied) between large files read whole, each in a
+    // block of its own: larger and smaller than the one before, so a block kept for reuse fits some and not others
+    const large: Record<string, number> = { "a/big.bin": 3 << 20, "b/bigger.bin": 20 << 20, "c/smaller.bin": 17 << 20, "d/largest.bin": 40 << 20, "e/mid.bin": (5 << 20) + 123 };
+    const bodies = new Map<string, Uint8Array>();
+    Object.entries(large).forEach(([path, size], k) => bodies.set(path, new Uint8Array(size).map((_, i) => (i * (k + 3) + (i >> 12)) & 0xff)));
+    for (let i = 0; i < 1500; i++) bodies.set(`${"abcde"[i % 5]}/small/${i}.txt`, new Uint8Array(1 + ((i * 7919) % 12000)).map((_, j) => (i + j * 31) & 0xff));
+    for (const [path, body] of bodies) repo.write(path, body);
+    repo.commit();
+    const ws = openWorkspace(repo.root);
+    const id = await snap(ws);
+    const [one, two, grep] = await Promise.all([
+      exportSnapshot(ws, { snapshot_id: id, output: join(repo.root, "one.tar") }),
+      exportSnapshot(ws, { snapshot_id: id, output: join(repo.root, "two.tar") }),
+      snapshotGrep(ws, { mode: "snapshot", snapshot_id: id, pattern: "zzz-not-there", fixed_strings: true }),
+    ]);
+    expect(grep.matches).toEqual([]);
+    expect(two.sha256).toBe(one.sha256);
+    expect(sha256File(join(repo.root, "two.tar"))).toBe(one.sha256);
+    const items = await readTar(join(repo.root, "one.tar"));
+    expect(items.length).toBe(bodies.size + 1);
+    for (const it of items.slice(1)) {
+      const body = bodies.get(it.path.slice("files/".length));
+      expect(body === undefined ? it.path : sha256Hex(it.body)).toBe(sha256Hex(body ?? new Uint8Array()));
+    }
+    expect(nativeModule()?.slotSpares() ?? [0, 0]).toEqual([0, 0]);
+    closeWorkspace(ws);
+  }, 60_000);
 
   test("an old snapshot whose files all changed since exports its own bytes, across many read windows", async () => {
     await using repo = await tmpRepo({ git: false });
