@@ -7,6 +7,7 @@ import { AtomicFileWriter } from "./atomic-stream";
 import type { CapturedEntry } from "./capture";
 import type { Fingerprint } from "./fingerprint";
 import { ManifestEncoder, snapshotIdPrefix, type ManifestEntry, type SnapshotId } from "./manifest";
+import { parseManifestEntries } from "./manifest-parse";
 
 /** A manifest being encoded and written as its entries come (SnapshotStore.manifestWriter). */
 export interface ManifestWriter {
@@ -162,7 +163,7 @@ export class SnapshotStore {
       this.cache.set(h, hit); // most recently used last
       return hit;
     }
-    return this.parsed(h, this.manifest(id));
+    return this.parsed(h, this.readStored(h, join(this.dir, `${h}.manifest`), null));
   }
 
   /**
@@ -175,13 +176,13 @@ export class SnapshotStore {
     const bytes = this.readStored(h, join(this.dir, `${h}.manifest`), null);
     const hit = this.cache.get(h);
     if (hit) return { snapshot: this.load(id), manifest: bytes };
-    return { snapshot: this.parsed(h, bytes.toString("utf8")), manifest: bytes };
+    return { snapshot: this.parsed(h, bytes), manifest: bytes };
   }
 
-  /** A snapshot's manifest text parsed and kept in the cache. */
-  private parsed(h: string, text: string): StoredSnapshot {
+  /** A snapshot's manifest parsed and kept in the cache. */
+  private parsed(h: string, bytes: Uint8Array): StoredSnapshot {
     const meta = this.loadMeta(h);
-    const entries = (JSON.parse(text) as { entries: ManifestEntry[] }).entries;
+    const entries = parseManifestEntries(bytes);
     shareBlobIds(entries);
     const snap = { meta, entries };
     this.cache.set(h, snap);
