@@ -157,6 +157,8 @@ async function main(): Promise<number> {
         timed.splice(1, 0, [names.exportBase, exBase]);
         timed.splice(7, 0, [names.importBase, imBase]);
       }
+      // each run's time as it comes, in the order run: a median hides whether a row was slow in some rounds only
+      console.error(`${label}: ${timed.map(([name, t]) => `${name.split(" (")[0]} ${fmtMs(t.ms[0] as number)}`).join("; ")}`);
       for (const [name, t] of timed) {
         const sofar = rows.get(name);
         if (!sofar) rows.set(name, t);
