@@ -305,6 +305,18 @@ static void batch_submit(sink_t *s, batch_t *b, size_t *queued) {
   pthread_mutex_unlock(&s->mu);
 }
 
+/* The batch's last segment when it is a run of its copies that the next copy would extend; NULL otherwise. */
+static segment_t *copies_run(batch_t *b) {
+  segment_t *last = b->count ? &b->segments[b->count - 1] : NULL;
+  return last && !last->release && last->data + last->len == b->data + b->copied ? last : NULL;
+}
+
+void sink_pieces_release(const sink_piece_t *pieces, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    if (pieces[i].release) pieces[i].release(pieces[i].owner);
+  }
+}
+
 int sink_writev(sink_t *s, const sink_piece_t *pieces, size_t n, size_t *queued) {
   pthread_mutex_lock(&s->mu);
   *queued = s->queued;
@@ -320,9 +332,7 @@ int sink_writev(sink_t *s, const sink_piece_t *pieces, size_t n, size_t *queued)
         b = NULL;
       }
       if (!b && !(b = batch_take(s))) {
-        for (size_t k = i; k < n; k++) {
-          if (pieces[k].release) pieces[k].release(pieces[k].owner);
-        }
+        sink_pieces_release(pieces + i, n - i);
         return 0;
       }
       b->segments[b->count++] = (segment_t){p, len, pieces[i].release, pieces[i].owner};
@@ -330,26 +340,20 @@ int sink_writev(sink_t *s, const sink_piece_t *pieces, size_t n, size_t *queued)
       continue;
     }
     while (len > 0) {
-      if (b && (b->copied == BATCH_BYTES || b->count == BATCH_SEGMENTS)) {
-        /* no room for more copies, or for a run of them after a borrowed piece */
-        segment_t *last = b->count ? &b->segments[b->count - 1] : NULL;
-        int extends = last && !last->release && last->data + last->len == b->data + b->copied;
-        if (b->copied == BATCH_BYTES || !extends) {
-          batch_submit(s, b, queued);
-          b = NULL;
-        }
+      /* no room for more copies, or for a new run of them (after a borrowed piece) */
+      if (b && (b->copied == BATCH_BYTES || (!copies_run(b) && b->count == BATCH_SEGMENTS))) {
+        batch_submit(s, b, queued);
+        b = NULL;
       }
       if (!b && !(b = batch_take(s))) {
-        for (size_t k = i + 1; k < n; k++) {
-          if (pieces[k].release) pieces[k].release(pieces[k].owner);
-        }
+        sink_pieces_release(pieces + i + 1, n - i - 1);
         return 0;
       }
       size_t take = BATCH_BYTES - b->copied < len ? BATCH_BYTES - b->copied : len;
       uint8_t *to = b->data + b->copied;
       memcpy(to, p, take);
-      segment_t *last = b->count ? &b->segments[b->count - 1] : NULL;
-      if (last && !last->release && last->data + last->len == to) last->len += take;
+      segment_t *run = copies_run(b);
+      if (run) run->len += take;
       else b->segments[b->count++] = (segment_t){to, take, NULL, NULL};
       b->copied += take;
       b->len += take;

@@ -40,6 +40,8 @@ typedef struct {
  * the borrowed pieces not queued are let go). Returns the bytes queued and not yet written through *queued.
  */
 int sink_writev(sink_t *s, const sink_piece_t *pieces, size_t n, size_t *queued);
+/* Lets go of the borrowed pieces among `pieces` (ones that were never queued). */
+void sink_pieces_release(const sink_piece_t *pieces, size_t n);
 /* No more pieces: the thread finishes what is queued, then computes the digest. */
 void sink_close(sink_t *s);
 /* 1 once closed and everything queued written (or a write failed): then errno (0 if none), bytes written and the digest. */

@@ -113,13 +113,6 @@ static int bytes_of_piece(napi_env env, napi_value v, sink_piece_t *p) {
   return 1;
 }
 
-/* Lets go of the borrowed pieces among the first n (pieces that were never queued). */
-static void unborrow(sink_piece_t *pieces, size_t n) {
-  for (size_t i = 0; i < n; i++) {
-    if (pieces[i].release) pieces[i].release(pieces[i].owner);
-  }
-}
-
 /* Detaches the ArrayBuffer of a piece that spans all of it (a view of part of a buffer leaves it alone). */
 static void release_piece(napi_env env, const piece_t *p) {
   size_t whole = 0;
@@ -199,7 +192,7 @@ static napi_value sink_writev_fn(napi_env env, napi_callback_info info) {
     napi_value v;
     int ok = napi_get_element(env, argv[1], i, &v) == napi_ok && bytes_of_piece(env, v, &pieces[i]);
     if (!ok || pieces[i].len > cap - at) {
-      unborrow(pieces, ok ? i + 1 : i);
+      sink_pieces_release(pieces, ok ? i + 1 : i);
       free(pieces);
       return sink_fail(env, "worksnap native: sinkWritev: a piece is not a Uint8Array, or the pieces exceed the total");
     }

@@ -102,11 +102,7 @@ export class GitBlobMap {
   /** The record's offset; the prefix key and the full oid are read straight from the hex (no slices on this hot path). */
   private recordOf(oid: string): number | undefined {
     this.ensureLoaded();
-    if (!this.byPrefix) {
-      this.byPrefix = new Map();
-      this.collisions = new Map();
-      for (let r = 0; r < this.buf.length; r += RECORD) indexRecord(this.buf, r, 0, this.byPrefix, this.collisions);
-    }
+    if (!this.byPrefix) [this.byPrefix, this.collisions] = this.indexAll(0);
     const key = oidPrefixKey(oid);
     let r = this.byPrefix.get(key);
     if (r === undefined || !hexAt(this.buf, r, oid)) r = this.collisions.get(oid);
@@ -134,15 +130,19 @@ export class GitBlobMap {
 
   private shaRecord(sha256: string): number | undefined {
     this.ensureLoaded();
-    if (!this.bySha) {
-      this.bySha = new Map();
-      this.shaCollisions = new Map();
-      for (let r = 0; r < this.buf.length; r += RECORD) indexRecord(this.buf, r, 32, this.bySha, this.shaCollisions);
-    }
+    if (!this.bySha) [this.bySha, this.shaCollisions] = this.indexAll(32);
     if (sha256.length !== 64) return undefined;
     let r = this.bySha.get(oidPrefixKey(sha256));
     if (r === undefined || !hexAt(this.buf, r + 32, sha256)) r = this.shaCollisions.get(sha256);
     return r;
+  }
+
+  /** Every record loaded so far indexed by its id at `field` (indexRecord): the index and its collisions. */
+  private indexAll(field: 0 | 32): [Map<number, number>, Map<string, number>] {
+    const byKey = new Map<number, number>();
+    const collisions = new Map<string, number>();
+    for (let r = 0; r < this.buf.length; r += RECORD) indexRecord(this.buf, r, field, byKey, collisions);
+    return [byKey, collisions];
   }
 
   /** Records blobs that are now in the private store. */

@@ -99,7 +99,7 @@ export class SnapshotStore {
     }
     mkdirSync(this.dir, { recursive: true });
     await writeFilesAtomic(this.stateDir, [
-      { target: join(this.dir, `${h}.manifest`), bytes: typeof manifest === "string" ? new TextEncoder().encode(manifest) : manifest },
+      { target: this.manifestPath(h), bytes: typeof manifest === "string" ? new TextEncoder().encode(manifest) : manifest },
       { target: this.metaPath(h), bytes: new TextEncoder().encode(canonicalJson(meta)) },
     ]);
     return meta;
@@ -163,7 +163,7 @@ export class SnapshotStore {
       this.cache.set(h, hit); // most recently used last
       return hit;
     }
-    return this.parsed(h, this.readStored(h, join(this.dir, `${h}.manifest`), null));
+    return this.parsed(h, this.readStored(h, this.manifestPath(h), null));
   }
 
   /**
@@ -173,7 +173,7 @@ export class SnapshotStore {
    */
   loadWithManifest(id: SnapshotId): { snapshot: StoredSnapshot; manifest: Uint8Array } {
     const h = hex(id);
-    const bytes = this.readStored(h, join(this.dir, `${h}.manifest`), null);
+    const bytes = this.readStored(h, this.manifestPath(h), null);
     const hit = this.cache.get(h);
     if (hit) return { snapshot: this.load(id), manifest: bytes };
     return { snapshot: this.parsed(h, bytes), manifest: bytes };
@@ -198,7 +198,7 @@ export class SnapshotStore {
   /** The canonical manifest bytes of a stored snapshot, as text (read from disk each time: exports want it, little else). */
   manifest(id: SnapshotId): string {
     const h = hex(id);
-    return this.readStored(h, join(this.dir, `${h}.manifest`));
+    return this.readStored(h, this.manifestPath(h));
   }
 
   loadMeta(h: string): SnapshotMeta {
@@ -247,7 +247,7 @@ export class SnapshotStore {
   /** The files a stored snapshot is kept in: its metadata, then its manifest. */
   files(id: SnapshotId): string[] {
     const h = hex(id);
-    return [this.metaPath(h), join(this.dir, `${h}.manifest`)];
+    return [this.metaPath(h), this.manifestPath(h)];
   }
 
   /** Removes a stored snapshot: its metadata first (from then on it does not exist), then its manifest. */
@@ -274,6 +274,10 @@ export class SnapshotStore {
 
   private metaPath(h: string): string {
     return join(this.dir, `${h}.json`);
+  }
+
+  private manifestPath(h: string): string {
+    return join(this.dir, `${h}.manifest`);
   }
 }
 

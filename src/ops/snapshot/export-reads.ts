@@ -10,7 +10,8 @@
  * through `git cat-file`), and taken when its SHA-256 is the blob's id and its
  * length the blob's size. The native threads read a window's files into the
  * slots of one block laid out from the blobs' sizes (a file of another size is
- * not read), which the bundle's writer lets go once it has copied the window:
+ * not read), which the bundle's writer lets go once it has written the window
+ * (from the block itself: src/native/slot_block.h):
  * one allocation, one object and one free a window, where a buffer for each
  * file cost an object, a finalizer and a free for each of 100,000 files. Any
  * other outcome (changed, gone, a symlink, a special file, not readable)
