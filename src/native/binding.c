@@ -513,6 +513,26 @@ static napi_value scan_block(napi_env env, napi_callback_info info) {
   return buf;
 }
 
+/*
+ * batchBlock(length): a Buffer over a new block of `length` bytes (slot_block.h) for FileBatches to fill: a create
+ * job given bytes in it borrows them instead of copying (create_job.h). The Buffer holds the block; each job
+ * holds it too until it is done.
+ */
+static napi_value batch_block(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  if (!args_of(env, info, 1, argv)) return NULL;
+  double len = num(env, argv[0]);
+  if (!(len >= 1 && len <= (double)(1u << 30)) || len != floor(len)) return fail(env, "worksnap native: bad block length");
+  slot_block_t *block = slot_block_new((size_t)len);
+  if (!block) return fail(env, "worksnap native: out of memory");
+  napi_value buf;
+  if (napi_create_external_buffer(env, block->len, block->data, release_slot_block, block, &buf) != napi_ok) {
+    slot_block_release(block);
+    return throw_(env, "napi_create_external_buffer");
+  }
+  return buf;
+}
+
 /* slotSpares(): [blocks, bytes] kept as spares for an export's next windows (none once every export has ended) */
 static napi_value slot_spares(napi_env env, napi_callback_info info) {
   (void)info;
@@ -1889,7 +1909,7 @@ NAPI_MODULE_INIT() {
       {"scanCollect", scan_collect}, {"release", release}, {"scanKinds", scan_kinds}, {"notify", notify}, {"watch", watch}, {"sha256", sha256_once}, {"gitBlobId", git_blob_id},
       {"describe", describe}, {"accelerate", accelerate}, {"trimMemory", trim_memory}, {"keepFreedMemory", keep_freed_memory}, {"countByte", count_byte_of}, {"longestRun", longest_run_of},
       {"trigramStart", trigram_start}, {"trigramRecords", trigram_records}, {"trigramSegment", trigram_segment},
-      {"statStart", stat_start}, {"statRecords", stat_records}, {"createStart", create_start}, {"createRecords", create_records},
+      {"statStart", stat_start}, {"statRecords", stat_records}, {"createStart", create_start}, {"batchBlock", batch_block}, {"createRecords", create_records},
       {"dirOpenBeneath", dir_open_beneath}, {"openAt", open_at}, {"mkdirAt", mkdir_at}, {"unlinkAt", unlink_at},
       {"renameAt", rename_at}, {"treeWatchStart", tree_watch_start_of}, {"treeWatchTake", tree_watch_take_of}, {"treeWatchCount", tree_watch_count_of}, {"treeWatchClose", tree_watch_close_of}, {"symlinkAt", symlink_at}, {"readlinkAt", readlink_at}, {"lstatAt", lstat_at}, {"readFileAt", read_file_at}, {"scanBlock", scan_block}, {"slotSpares", slot_spares}, {"readManyAt", read_many_at}, {"placedDiff", placed_diff_of}, {"lineStarts", line_starts_of}, {"sha256Many", sha256_many_of}, {"patchHunks", patch_hunks_of}, {"patchApply", patch_apply_of}, {"patchApplyMany", patch_apply_many_of}, {"isatty", isatty_of}, {"jsonLongStrings", json_long_strings_of}, {"jsonDecodeStrings", json_decode_strings_of}, {"joinBytes", join_bytes_of},
 #ifdef __linux__

@@ -9,6 +9,7 @@
 
 #include "dirfd.h"
 #include "files.h"
+#include "slot_block.h"
 
 #ifndef O_CLOEXEC
 #define O_CLOEXEC 0
@@ -47,7 +48,8 @@ void create_job_run(job_t *base, size_t index, worker_t *w) {
 
 static void create_destroy(job_t *base) {
   create_job_t *job = (create_job_t *)base;
-  free(job->data);
+  if (job->block) slot_block_release(job->block);
+  else free((void *)job->data);
   free(job->ends);
   free(job->records);
   free(job);
@@ -63,14 +65,17 @@ create_job_t *create_job_new(const char *paths, size_t paths_len, size_t count, 
   job->base.destroy = create_destroy;
   job->mode = mode;
   int ok = job_init(&job->base, paths, paths_len, count, dirfd);
-  job->data = malloc(data_len ? data_len : 1);
+  /* a gigabyte an import: borrowed where it lies when it can be, copied (and faulted in afresh) otherwise */
+  job->block = data_len ? slot_block_borrow(data, data_len) : NULL;
+  uint8_t *copy = job->block ? NULL : malloc(data_len ? data_len : 1);
+  job->data = job->block ? data : copy;
   job->ends = malloc((count ? count : 1) * sizeof *job->ends);
   job->records = calloc(count ? count : 1, CREATE_RECORD);
   if (!ok || !job->data || !job->ends || !job->records) {
     job_discard(&job->base);
     return NULL;
   }
-  memcpy(job->data, data, data_len);
+  if (copy) memcpy(copy, data, data_len);
   for (size_t i = 0; i < count; i++) job->ends[i] = (uint64_t)ends[i];
   return job;
 }

@@ -23,10 +23,14 @@ enum {
   CREATE_RECORD = 8
 };
 
+typedef struct slot_block slot_block_t;
+
 typedef struct {
   job_t base;
   /* item i's bytes: data[ends[i-1] .. ends[i]) (from 0 for the first) */
-  uint8_t *data;
+  const uint8_t *data;
+  /* the block data lies in, borrowed (one reference, let go with the job); NULL: data is the job's own copy */
+  slot_block_t *block;
   uint64_t *ends;
   mode_t mode;
   uint8_t *records;
@@ -36,8 +40,10 @@ void create_job_run(job_t *job, size_t index, worker_t *w);
 
 /*
  * NULL when out of memory. `paths` (relative to `dirfd`, which the job owns
- * from here on) and `data` are copied; `ends` holds count offsets into data, each
- * at least the one before it and at most data_len (the caller checks).
+ * from here on) are copied; `data` too, unless it lies in a live block
+ * (slot_block.h: what FileBatches fills), which is borrowed instead, its filler
+ * changing nothing in it until the job is done. `ends` holds count offsets into
+ * data, each at least the one before it and at most data_len (the caller checks).
  */
 create_job_t *create_job_new(const char *paths, size_t paths_len, size_t count, int dirfd, const uint8_t *data, size_t data_len, const double *ends, mode_t mode);
 

@@ -130,8 +130,8 @@ export class GitBlobMap {
 
   private shaRecord(sha256: string): number | undefined {
     this.ensureLoaded();
+    if (this.buf.length === 0 || sha256.length !== 64) return undefined; // an empty map (a new repository's import)
     if (!this.bySha) [this.bySha, this.shaCollisions] = this.indexAll(32);
-    if (sha256.length !== 64) return undefined;
     let r = this.bySha.get(oidPrefixKey(sha256));
     if (r === undefined || !hexAt(this.buf, r + 32, sha256)) r = this.shaCollisions.get(sha256);
     return r;

@@ -236,9 +236,12 @@ export interface NativeModule {
   /**
    * New files beneath the directory `dirfd` (the job holds its own duplicate), written on the pool's threads:
    * item i at paths[i] (NUL-separated, relative, no symlink followed; never over an existing entry) holding
-   * data[ends[i-1], ends[i]), permission bits `mode`; see src/native/create_job.h.
+   * data[ends[i-1], ends[i]), permission bits `mode`; see src/native/create_job.h. Data in a batchBlock is borrowed
+   * until the job is let go (its filler must not change it meanwhile); any other is copied.
    */
   createStart(dirfd: number, paths: Uint8Array, count: number, data: Uint8Array, ends: Float64Array, mode: number): NativeJob;
+  /** A Buffer over a new block of `length` bytes, for createStart to borrow from (FileBatches' batches). */
+  batchBlock(length: number): Buffer;
   /** Every item's record (CREATE_RECORD bytes each: the step that failed, 0 for none, and its errno) once done; null while it runs. */
   createRecords(job: NativeJob): Buffer | null;
   /**

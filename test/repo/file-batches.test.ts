@@ -9,7 +9,7 @@ import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, sy
 import { join } from "node:path";
 import { TreeHandles } from "../../src/repo/dir-handle";
 import { FileBatches } from "../../src/repo/file-batches";
-import { nativeModule } from "../../src/repo/native";
+import { nativeModule, polled } from "../../src/repo/native";
 import { tmpDir } from "../helpers/tmp-repo";
 import { tmpfsForTests } from "../helpers/tmpfs";
 
@@ -31,7 +31,8 @@ function bytesOf(k: number, size: number): Uint8Array {
 }
 
 async function add(batches: FileBatches, path: string, bytes: Uint8Array): Promise<void> {
-  batches.reserve(path, bytes.length).set(bytes);
+  batches.reserve(path, bytes.length);
+  batches.put(bytes, 0);
   await batches.commit();
 }
 
@@ -68,7 +69,8 @@ describe.skipIf(!native)("FileBatches", () => {
     await using tmp = tmpDir("ws-batches-");
     const { handles, dir } = area(tmp.path, ["aa"]);
     const batches = FileBatches.open(dir, 0o444) as FileBatches;
-    batches.reserve("aa/dropped", 5).set(new TextEncoder().encode("wrong"));
+    batches.reserve("aa/dropped", 5);
+    batches.put(new TextEncoder().encode("wrong"), 0);
     batches.drop();
     await add(batches, "aa/kept", new TextEncoder().encode("right"));
     await batches.finish();
@@ -114,6 +116,44 @@ describe.skipIf(!native)("FileBatches", () => {
       expect(seen).toMatchObject({ files: 1500, f7: "file 7\n", outside: [] });
       expect(["ELOOP", "ENOTDIR"]).toContain(seen.err);
     }
+  });
+
+  test("a job writes the bytes it was handed: a plain buffer copied, a batch block kept by the job after its Buffer is collected", async () => {
+    await using tmp = tmpDir("ws-batches-");
+    const fanouts = Array.from({ length: 16 }, (_, i) => i.toString(16).padStart(2, "0"));
+    const { handles, dir } = area(tmp.path, fanouts);
+    const m = nativeModule() as NonNullable<ReturnType<typeof nativeModule>>;
+    const files = 1000;
+    const size = 3000;
+    const pathsOf = (tag: string) => Buffer.from(`${Array.from({ length: files }, (_, k) => `${fanouts[k % 16]}/${tag}-${k}`).join("\0")}\0`);
+    const ends = Float64Array.from({ length: files }, (_, k) => (k + 1) * size);
+    const fill = (into: Uint8Array, salt: number) => {
+      for (let k = 0; k < files; k++) into.set(bytesOf(k + salt, size), k * size);
+    };
+    // a plain buffer: overwritten the moment the job has it, the files hold what it held before
+    const plain = new Uint8Array(files * size);
+    fill(plain, 0);
+    const copied = m.createStart(dir.fd, pathsOf("plain"), files, plain, ends, 0o444);
+    plain.fill(0x55);
+    // a block: every reference this test had dropped and collected while the job may still be writing from it
+    const borrowed = (() => {
+      const block = m.batchBlock(files * size);
+      fill(block, 7);
+      return m.createStart(dir.fd, pathsOf("block"), files, block.subarray(0, files * size), ends, 0o444);
+    })();
+    Bun.gc(true);
+    for (const job of [copied, borrowed]) {
+      const records = await polled(() => m.createRecords(job));
+      m.release(job);
+      expect(records.every((b) => b === 0)).toBe(true);
+    }
+    Bun.gc(true);
+    for (let k = 0; k < files; k++) {
+      const at = (tag: string) => readFileSync(join(tmp.path, "stage", fanouts[k % 16] as string, `${tag}-${k}`));
+      expect(Buffer.from(at("plain")).equals(Buffer.from(bytesOf(k, size)))).toBe(true);
+      expect(Buffer.from(at("block")).equals(Buffer.from(bytesOf(k + 7, size)))).toBe(true);
+    }
+    handles.close();
   });
 
   test("close() waits for the batches in flight: nothing is created after it returns", async () => {

@@ -154,6 +154,52 @@ describe("tar reader", () => {
     expect(got[6]).toMatchObject({ path: longPath, body: "deep\n" });
   });
 
+  test("a stream cut anywhere, its buffers reused as the import's are, reads the same: bodies whole where they lie in one chunk, else in pieces", async () => {
+    const items: Item[] = [...ITEMS, { path: "big", type: "file", body: new Uint8Array(70_000).map((_, i) => i * 7) }, { path: "mid", type: "file", body: new Uint8Array(3000).fill(9) }, ...ITEMS.map((it) => ({ ...it, path: `z/${it.path}` }))];
+    const bytes = archive(items);
+    for (const cut of [1, 7, 511, 512, 513, 4096, 65_536, bytes.length]) {
+      // three buffers taken in turn, each refilled once the reader has asked for two more chunks (bundleStream)
+      const buffers = [new Uint8Array(cut), new Uint8Array(cut), new Uint8Array(cut)];
+      let at = 0;
+      let turn = 0;
+      const stream = new ReadableStream<Uint8Array>(
+        {
+          pull(controller) {
+            if (at >= bytes.length) return controller.close();
+            const buf = buffers[turn++ % 3] as Uint8Array;
+            const n = Math.min(cut, bytes.length - at);
+            buf.set(bytes.subarray(at, at + n));
+            at += n;
+            controller.enqueue(buf.subarray(0, n));
+          },
+        },
+        { highWaterMark: 0 },
+      );
+      const r = new TarReader(stream);
+      const got: { path: string; body: string; link: string }[] = [];
+      let whole = 0;
+      for (;;) {
+        const h = await r.next();
+        if (!h) break;
+        let body = r.wholeBody();
+        if (body) {
+          whole++;
+          body = body.slice();
+        } else {
+          const chunks: Uint8Array[] = [];
+          for await (const c of r.body(h.size)) chunks.push(c.slice());
+          body = Buffer.concat(chunks);
+        }
+        got.push({ path: h.path, body: Buffer.from(body).toString("hex"), link: Buffer.from(h.linkTarget).toString() });
+      }
+      expect(await r.trailingDataIsZero()).toBe(true);
+      const want = items.map((it) => ({ path: it.path, body: it.type === "file" ? Buffer.from(it.body).toString("hex") : "", link: it.type === "symlink" ? Buffer.from(it.body).toString() : "" }));
+      expect([cut, got]).toEqual([cut, want]);
+      if (cut === bytes.length) expect(whole).toBe(items.length);
+      if (cut === 1) expect(whole).toBe(items.filter((it) => it.type === "symlink" || it.body.length === 0).length);
+    }
+  });
+
   test("reads an archive made by GNU tar (ustar prefix field)", async () => {
     await using dir = tmpDir("ws-tar-");
     const deep = `${"a".repeat(80)}/${"b".repeat(50)}`;

@@ -265,8 +265,12 @@ class StagingArea {
     this.batches = FileBatches.open(dir, BLOB_PERM);
   }
 
-  /** True when the store holds the blob: in the private git store, or loose (which refreshes its age for gc's grace). */
-  async stored(id: BlobId): Promise<boolean> {
+  /**
+   * True when the store holds the blob: in the private git store, or loose (which refreshes its age for gc's
+   * grace). Answered at once when no I/O is needed (a fan-out directory the store lacks: every blob of a first
+   * import), else by a promise.
+   */
+  stored(id: BlobId): boolean | Promise<boolean> {
     if (this.ws.blobs.gitMap.oidKnown(hexOfBlobId(id)) !== undefined) return true;
     const { dir } = FsBlobStore.placeOf(id);
     let absent = this.absent.get(dir);
@@ -277,7 +281,7 @@ class StagingArea {
       absent = this.storeDir === null || this.storeDir.lstat(dir.slice(slash + 1)) === null;
       this.absent.set(dir, absent);
     }
-    return !absent && (await this.ws.blobs.has(id));
+    return absent ? false : this.ws.blobs.has(id);
   }
 
   /** A new file for the blob in its fan-out directory here, created read-only as blobs are stored. */
@@ -288,16 +292,22 @@ class StagingArea {
 
   /**
    * Room for a new blob of `size` bytes in the batch being filled (FileBatches), or null when it is written
-   * through create() instead (no native module, or a large blob). Fill it, then commit() or drop().
+   * through create() instead (no native module, or a large blob). Fill it with put(), then commit() or drop().
    */
-  reserve(id: BlobId, size: number): { room: Uint8Array; place: { dir: string; name: string } } | null {
+  reserve(id: BlobId, size: number): { place: { dir: string; name: string } } | null {
     if (!this.batches || !FileBatches.fits(size)) return null;
     const { place, fanout } = this.fanoutOf(id);
-    return { room: this.batches.reserve(`${fanout}/${place.name}`, size), place };
+    this.batches.reserve(`${fanout}/${place.name}`, size);
+    return { place };
   }
 
-  /** The reserved blob is to be written; throws what failed in an earlier batch (a full disk). */
-  commit(): Promise<void> {
+  /** Bytes of the reserved blob, `at` bytes from its start. */
+  put(bytes: Uint8Array, at: number): void {
+    (this.batches as FileBatches).put(bytes, at);
+  }
+
+  /** The reserved blob is to be written: null, or a promise to wait for; throws what failed in an earlier batch (a full disk). */
+  commit(): Promise<void> | null {
     return (this.batches as FileBatches).commit();
   }
 
@@ -376,27 +386,34 @@ async function readFiles(reader: TarReader, bundle: Bundle, staging: StagingArea
     if (!h) throw refuse(want, "the archive ends before this file");
     if (h.path !== want) throw refuse(h.path, `expected ${want} here (files must follow the manifest's order)`);
     checkHeader(h, e);
-    const fresh = !staged.blobs.has(e.blob) && !(await staging.stored(e.blob));
-    const hasher = new Bun.CryptoHasher("sha256");
+    let fresh = !staged.blobs.has(e.blob);
+    if (fresh) {
+      const stored = staging.stored(e.blob);
+      fresh = !(typeof stored === "boolean" ? stored : await stored);
+    }
     const size = h.typeflag === "2" ? h.linkTarget.length : h.size;
     // a small blob is copied into a batch the native threads write; a large one is written here as it is read
     const batched = fresh ? staging.reserve(e.blob, size) : null;
     const out = fresh && !batched ? staging.create(e.blob) : null;
     try {
-      if (h.typeflag === "2") {
-        hasher.update(h.linkTarget);
-        if (batched) batched.room.set(h.linkTarget);
-        else if (out) writeChunk(out.fd, h.linkTarget);
+      // a body that lies whole in the chunk read (most files) is hashed at once, without a hasher object
+      const whole = h.typeflag === "2" ? h.linkTarget : reader.wholeBody();
+      let hex: string;
+      if (whole) {
+        hex = Bun.CryptoHasher.hash("sha256", whole, "hex");
+        if (batched) staging.put(whole, 0);
+        else if (out) writeChunk(out.fd, whole);
       } else {
+        const hasher = new Bun.CryptoHasher("sha256");
         let at = 0;
         for await (const chunk of reader.body(h.size)) {
           hasher.update(chunk);
-          if (batched) batched.room.set(chunk, at);
+          if (batched) staging.put(chunk, at);
           else if (out) writeChunk(out.fd, chunk);
           at += chunk.length;
         }
+        hex = hasher.digest("hex");
       }
-      const hex = hasher.digest("hex");
       if (`sha256:${hex}` !== e.blob) throw refuse(want, `content hashes to sha256:${hex}, not the manifest's ${e.blob}`);
     } catch (err) {
       staging.drop();
@@ -404,7 +421,10 @@ async function readFiles(reader: TarReader, bundle: Bundle, staging: StagingArea
     } finally {
       if (out) closeSync(out.fd);
     }
-    if (batched) await staging.commit();
+    if (batched) {
+      const wait = staging.commit();
+      if (wait) await wait;
+    }
     const place = batched?.place ?? out?.place;
     if (place) staged.blobs.set(e.blob, place);
     staged.bytes += size;
