@@ -3,6 +3,8 @@
  * that reads into it, the JavaScript Buffer over it (scanBlock) and the bundle's writer thread, which writes
  * from it without a copy (sink_napi.c borrows the pieces that lie in a live block). Each holder has a reference;
  * the last to let go frees the block, or keeps it as a spare for the next window while an export is on.
+ * An import's batches of new files fill blocks too (batchBlock, src/repo/file-batches.ts): the create job
+ * writing a batch borrows its block (create_job.h), and the batch fills it again only once the job is done.
  */
 #ifndef WORKSNAP_SLOT_BLOCK_H
 #define WORKSNAP_SLOT_BLOCK_H
