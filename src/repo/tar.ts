@@ -370,19 +370,21 @@ function readOctal(block: Uint8Array, off: number, width: number, index: number,
 
 const NO_BYTES = new Uint8Array(0);
 
+/** Where the NUL-terminated field at `off`, `width` bytes wide, ends (its width when it has no NUL). */
+function fieldEnd(block: Uint8Array, off: number, width: number): number {
+  let end = off;
+  while (end < off + width && block[end] !== 0) end++;
+  return end;
+}
+
 /** A NUL-terminated field of the header at `off`, copied (the chunk it lies in is reused). */
 function cstr(block: Uint8Array, off: number, width: number): Uint8Array {
-  if (block[off] === 0) return NO_BYTES;
-  const field = block.subarray(off, off + width);
-  const nul = field.indexOf(0);
-  return field.slice(0, nul < 0 ? width : nul);
+  return block[off] === 0 ? NO_BYTES : block.slice(off, fieldEnd(block, off, width));
 }
 
 /** The entry name of the ustar header at `at`: its prefix, a slash and its name when it has a prefix. */
 function ustarName(block: Uint8Array, at: number, index: number): string {
-  let end = at;
-  while (end < at + 100 && block[end] !== 0) end++;
-  const nameBytes = block.subarray(at, end);
+  const nameBytes = block.subarray(at, fieldEnd(block, at, 100));
   if (block[at + 345] === 0) return decodeName(nameBytes, index);
   return decodeName(concat([cstr(block, at + 345, 155), enc.encode("/"), nameBytes]), index);
 }
