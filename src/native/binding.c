@@ -30,6 +30,7 @@
 #include "hash_job.h"
 #include "json_strings.h"
 #include "listing_plan.h"
+#include "manifest_columns_napi.h"
 #include "patch_hunks.h"
 #include "patch_many.h"
 #include "placed_diff.h"
@@ -1922,9 +1923,10 @@ NAPI_MODULE_INIT() {
     if (napi_set_named_property(env, exports, fns[i].name, fn) != napi_ok) return NULL;
   }
   if (!sink_register(env, exports)) return NULL;
+  if (!manifest_columns_register(env, exports)) return NULL;
   napi_value l = layout(env);
   if (l) napi_set_named_property(env, exports, "layout", l);
   napi_value version;
-  if (napi_create_int32(env, 20, &version) == napi_ok) napi_set_named_property(env, exports, "version", version);
+  if (napi_create_int32(env, 21, &version) == napi_ok) napi_set_named_property(env, exports, "version", version);
   return exports;
 }

@@ -1,6 +1,8 @@
 import { appendFileSync, closeSync, existsSync, fstatSync, mkdirSync, openSync, readSync, statSync, truncateSync } from "node:fs";
 import { join } from "node:path";
+import { hexOfBlobId, type BlobId } from "../core/hash";
 import { perPath } from "../core/per-path";
+import { nativeModule } from "./native";
 
 export interface GitBlobInfo {
   sha256: string;
@@ -126,6 +128,21 @@ export class GitBlobMap {
   sizeKnown(sha256: string): number | undefined {
     const r = this.shaRecord(sha256);
     return r === undefined ? undefined : this.buf.readDoubleLE(r + 64);
+  }
+
+  /**
+   * sizeKnown() of each of `ids` (blob ids, "sha256:" and the hex), -1 for one not recorded. With the native
+   * module, every id is looked up in one call that indexes the records itself (src/native/manifest_columns.h):
+   * indexing 100,000 records here and looking up as many ids cost an export about 0.2 s before its first read.
+   */
+  sizesKnown(ids: readonly BlobId[]): Float64Array {
+    this.ensureLoaded();
+    const m = nativeModule();
+    const sizes = m && this.buf.length > 0 ? m.recordSizes(this.buf, RECORD, 32, 64, ids) : new Float64Array(ids.length).fill(-2);
+    for (let i = 0; i < ids.length; i++) {
+      if (sizes[i] === -2) sizes[i] = this.sizeKnown(hexOfBlobId(ids[i] as BlobId)) ?? -1;
+    }
+    return sizes;
   }
 
   private shaRecord(sha256: string): number | undefined {

@@ -193,6 +193,18 @@ export interface NativeModule {
    * (an ASCII string in a joined text is made over its bytes there instead of copied).
    */
   jsonDecodeStrings(text: Uint8Array, spans: Float64Array, block: JoinedBlock | null): (string | Uint8Array)[];
+  /**
+   * A stored manifest as columns when it is exactly as repo/manifest.ts writes one and holds no escape
+   * (src/native/manifest_columns.h): [count, rows (4 an entry: where its blob id starts in the text, where its path
+   * starts, the path's length in bytes, the first entry with the same blob id), modes (0 none, 1 "100755", 2
+   * "120000")]; null for any other text.
+   */
+  manifestColumns(text: Uint8Array): [number, Uint32Array, Uint8Array] | null;
+  /**
+   * The size of the blob of each id ("sha256:" and 64 lowercase hex digits) in `records` (a blob's SHA-256 at
+   * shaAt, its size a double at sizeAt); -1 when not there, -2 for an id not of that form (look it up as it is).
+   */
+  recordSizes(records: Uint8Array, recordBytes: number, shaAt: number, sizeAt: number, ids: readonly string[]): Float64Array;
   /** The arrays' bytes joined in one array whose pages were made present in one call, and its block; null when none could be mapped. */
   joinBytes(parts: Uint8Array[]): [Buffer, JoinedBlock] | null;
   /** Where each line of `bytes` starts, then its length (patch/lines.ts FileLines); null from 4 GiB on. */
@@ -276,7 +288,7 @@ export interface NativeModule {
   syncfsResult?(flush: NativeSyncfs): number | null;
 }
 
-const MODULE_VERSION = 20;
+const MODULE_VERSION = 21;
 let loaded: NativeModule | null | undefined;
 let loadError = "";
 /** Where the module was loaded from when the runtime's own extraction failed (native-copy.ts). */

@@ -55,15 +55,16 @@ export class RepoBlobStore implements BlobStore {
 
   /**
    * size() of each of `ids`: the map read again for other processes' records once, not on every blob it lacks
-   * (an export of a tree with loose blobs opened the map's file once for each of them), and each size read from
-   * the map's record without building its oid.
+   * (an export of a tree with loose blobs opened the map's file once for each of them), and the sizes looked up
+   * all at once (GitBlobMap.sizesKnown).
    */
   async sizes(ids: BlobId[]): Promise<(number | null)[]> {
     this.gitMap.reload();
+    const known = this.gitMap.sizesKnown(ids);
     const out: (number | null)[] = new Array(ids.length);
     for (let i = 0; i < ids.length; i++) {
-      const id = ids[i] as BlobId;
-      out[i] = this.gitMap.sizeKnown(hexOfBlobId(id)) ?? (await this.loose.size(id));
+      const size = known[i] as number;
+      out[i] = size >= 0 ? size : await this.loose.size(ids[i] as BlobId);
     }
     return out;
   }

@@ -183,7 +183,6 @@ export class SnapshotStore {
   private parsed(h: string, bytes: Uint8Array): StoredSnapshot {
     const meta = this.loadMeta(h);
     const entries = parseManifestEntries(bytes);
-    shareBlobIds(entries);
     const snap = { meta, entries };
     this.cache.set(h, snap);
     this.cachedEntries += entries.length;
@@ -285,15 +284,3 @@ function hex(id: string): string {
   return id.startsWith("sha256:") ? id.slice(7) : id;
 }
 
-/**
- * One string per distinct blob id: JSON.parse makes one for each entry, and a
- * tree of release copies holds each blob at five paths or more.
- */
-function shareBlobIds(entries: ManifestEntry[]): void {
-  const ids = new Map<string, ManifestEntry["blob"]>();
-  for (const e of entries) {
-    const had = ids.get(e.blob);
-    if (had === undefined) ids.set(e.blob, e.blob);
-    else e.blob = had;
-  }
-}

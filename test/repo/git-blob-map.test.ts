@@ -2,6 +2,8 @@ import { describe, expect, test } from "bun:test";
 import { appendFileSync, existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createHash } from "node:crypto";
+import { hexOfBlobId, type BlobId } from "../../src/core/hash";
 import { GitBlobMap } from "../../src/repo/git-blob-map";
 
 const sha = (c: string) => c.repeat(64);
@@ -49,6 +51,39 @@ describe("GitBlobMap", () => {
       fresh.reload();
       expect(fresh.sizeKnown(`0123456789ab${"5".repeat(52)}`)).toBe(50);
       expect(fresh.oidOf(`0123456789ab${"2".repeat(52)}`)).toBe("2".repeat(40));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("sizesKnown: many ids at once answer as sizeKnown does one by one (shared prefixes, a blob recorded twice, ids not recorded, ids of another form)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "ws-map-"));
+    try {
+      const m = new GitBlobMap(dir);
+      const recorded = Array.from({ length: 3000 }, (_, i) => ({ oid: i.toString(16).padStart(40, "0"), sha256: createHash("sha256").update(String(i)).digest("hex"), size: i * 7 }));
+      // SHA-256s sharing their first 48 bits, and one blob recorded again with another oid (the later record answers)
+      recorded.push({ oid: "a".repeat(40), sha256: `0123456789ab${"1".repeat(52)}`, size: 11 }, { oid: "b".repeat(40), sha256: `0123456789ab${"2".repeat(52)}`, size: 22 });
+      recorded.push({ oid: "c".repeat(64), sha256: recorded[5]!.sha256, size: 36 });
+      m.add(recorded);
+      const fresh = new GitBlobMap(dir);
+      const ids = [
+        ...recorded.map((r) => `sha256:${r.sha256}` as BlobId),
+        `sha256:0123456789ab${"3".repeat(52)}` as BlobId, // not recorded, its prefix is
+        `sha256:${"e".repeat(64)}` as BlobId, // not recorded
+        `sha256:${recorded[9]!.sha256.toUpperCase()}` as BlobId, // upper case: looked up as sizeKnown reads it
+        `sha256:${recorded[9]!.sha256.slice(0, 40)}` as BlobId, // too short
+        "sha256:" as BlobId,
+        `${"x".repeat(71)}` as BlobId,
+        `sha256:${"é".repeat(64)}` as BlobId,
+      ];
+      const one = ids.map((id) => fresh.sizeKnown(hexOfBlobId(id)) ?? -1);
+      expect([...fresh.sizesKnown(ids)]).toEqual(one);
+      expect(one.slice(0, 3)).toEqual([0, 7, 14]);
+      expect(one[5]).toBe(36);
+      expect(one.at(-7)).toBe(-1);
+      expect(one.at(-5)).toBe(63);
+      expect([...new GitBlobMap(mkdtempSync(join(tmpdir(), "ws-map-empty-"))).sizesKnown(ids.slice(0, 3))]).toEqual([-1, -1, -1]);
+      expect([...fresh.sizesKnown([])]).toEqual([]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

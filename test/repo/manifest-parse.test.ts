@@ -1,7 +1,11 @@
 import { describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { blobIdOf } from "../../src/core/hash";
 import { manifestBytes, type ManifestEntry } from "../../src/repo/manifest";
 import { parseManifestEntries } from "../../src/repo/manifest-parse";
+import { nativeModule } from "../../src/repo/native";
 
 const utf8 = (s: string) => new TextEncoder().encode(s);
 /** What a manifest's bytes parse to when decoded whole: the reference. */
@@ -40,5 +44,82 @@ describe("parseManifestEntries", () => {
     const outside = Buffer.concat([Buffer.from(good.subarray(0, 1)), Buffer.from([0xc3, 0xa9]), Buffer.from(good.subarray(1))]);
     expect(() => whole(outside)).toThrow(SyntaxError);
     expect(() => parseManifestEntries(outside)).toThrow(SyntaxError);
+  });
+
+  test.skipIf(nativeModule() === null)("a manifest as captures write it is read as columns, and parses as the whole text decoded does: paths with JSON's syntax in them, outside ASCII, every mode, blobs at many paths", () => {
+    const paths = Array.from({ length: 3000 }, (_, i) => `pkg${i % 7}/src/file-${i}.ts`);
+    paths.push("a},{blob:x}],", "b,{path}:[]", "naïve/日本/😀", "sp ace/tést", "~!@#$%^&*()_+=-`", "x/" + "é".repeat(300));
+    const entries = [...paths].sort().map((path, i) => ({ path, blob: blobIdOf(utf8(`blob ${i % 500}`)), mode: i % 5 === 0 ? "100755" : i % 11 === 0 ? "120000" : "100644" }));
+    const bytes = manifestBytes(entries);
+    expect(nativeModule()!.manifestColumns(bytes)).not.toBeNull();
+    const got = parseManifestEntries(bytes);
+    expect(got).toEqual(whole(bytes));
+    expect(got.map((e) => e.path)).toContain("naïve/日本/😀");
+    expect(got.filter((e) => e.mode === "120000").length).toBeGreaterThan(100);
+    expect(parseManifestEntries(manifestBytes([]))).toEqual([]);
+  });
+
+  test.skipIf(nativeModule() === null)("any other text is parsed as JSON: the same entries, or the same SyntaxError", () => {
+    const canonical = Buffer.from(manifestOf(["a.txt", "b/c.txt", "d"])).toString("latin1");
+    const blob = blobIdOf(utf8("x"));
+    const variants = [
+      canonical.replace('{"entries":[', '{ "entries": ['), // whitespace
+      canonical.replace(/"blob":("[^"]*"),"path":("[^"]*")/, '"path":$2,"blob":$1'), // another key order
+      canonical.replace(blob.slice(7, 20), blob.slice(7, 20).toUpperCase()), // an id not in lower case
+      canonical.replace("sha256:", "sha1:"), // an id of another kind
+      canonical.replace('"path":"d"', '"path":"d","size":3'), // a key more
+      canonical.replace('"path":"d"', '"path":"d","mode":"100644"'), // a mode captures leave out
+      canonical.replace('"d"', '"d\u0041"'), // an escape
+      canonical.replace('"d"', '"d\n"'),
+      canonical.replace('"d"', '"d"'), // a raw control character: not JSON
+      canonical.replace(']}', ']}\n'),
+      canonical.slice(0, -3), // cut short
+      canonical.replace("},{", "},,{"),
+      canonical.replace('"path":"a.txt"}', '"path":"a.txt"'),
+      '{"entries":[]}',
+      '{"entries":[],"more":1}',
+      "[]",
+      "",
+    ];
+    for (const text of variants) {
+      const bytes = Buffer.from(text, "latin1");
+      let expected: unknown;
+      try {
+        expected = whole(bytes);
+      } catch (err) {
+        expected = err;
+      }
+      if (expected instanceof Error) expect(() => parseManifestEntries(bytes)).toThrow(SyntaxError);
+      else expect(parseManifestEntries(bytes)).toEqual(expected as ManifestEntry[]);
+    }
+    const withMode = Buffer.from(canonical.replace('"path":"d"', '"path":"d","mode":"100644"'), "latin1");
+    expect(nativeModule()!.manifestColumns(withMode)).toBeNull();
+  });
+
+  test("without the native module (WORKSNAP_NATIVE=0, the darwin executables) the same manifests parse to the same entries", () => {
+    const dir = mkdtempSync(join(tmpdir(), "ws-manifest-"));
+    try {
+      const good = manifestOf(["x/é.txt", "y.txt"]);
+      const bad = Buffer.from(Buffer.from(good).toString("latin1").replace("x/\u00c3\u00a9.txt", "x/\u00c3.\u00a9\u00f0\u009f.txt"), "latin1");
+      const manifests = [
+        manifestOf([...Array.from({ length: 2000 }, (_, i) => `src/d${i % 40}/file-${i}.ts`), "naïve.txt", "日本/語.md", "emoji/😀.png", "a},{blob:x}],"]),
+        manifestOf(["tab\there", "back\\u0041slash", "quote\"d", "ü"]),
+        bad,
+      ];
+      manifests.forEach((bytes, i) => writeFileSync(join(dir, `${i}.manifest`), bytes));
+      const script = join(dir, "parse.ts");
+      writeFileSync(
+        script,
+        `import { readFileSync } from "node:fs";\nimport { parseManifestEntries } from ${JSON.stringify(join(import.meta.dir, "../../src/repo/manifest-parse"))};\nimport { nativeModule } from ${JSON.stringify(join(import.meta.dir, "../../src/repo/native"))};\nconst out = [nativeModule() === null];\nfor (let i = 0; i < ${manifests.length}; i++) out.push(parseManifestEntries(readFileSync(\`${dir}/\${i}.manifest\`)));\nconsole.log(JSON.stringify(out));\n`,
+      );
+      const p = Bun.spawnSync([process.execPath, script], { env: { ...process.env, WORKSNAP_NATIVE: "0" } });
+      expect(p.stderr.toString()).toBe("");
+      const [without, ...parsed] = JSON.parse(p.stdout.toString()) as [boolean, ...ManifestEntry[][]];
+      expect(without).toBe(true);
+      expect(parsed).toEqual(manifests.map((bytes) => parseManifestEntries(bytes)));
+      expect(parsed).toEqual(manifests.map((bytes) => whole(bytes)));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
