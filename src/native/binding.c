@@ -30,7 +30,7 @@
 #include "hash_job.h"
 #include "json_strings.h"
 #include "listing_plan.h"
-#include "manifest_columns_napi.h"
+#include "manifest_columns.h"
 #include "patch_hunks.h"
 #include "patch_many.h"
 #include "placed_diff.h"
@@ -1690,6 +1690,80 @@ static napi_value patch_apply_many_of(napi_env env, napi_callback_info info) {
 }
 
 /*
+ * manifestColumns(text): null | [count, rows, modes]: a manifest as captures write it, without escapes, as columns
+ * (manifest_columns.h): `rows` (Uint32Array, MANIFEST_ROW an entry: where its blob id starts in the text, where its
+ * path starts, the path's length, the first entry with the same blob id), `modes` (Uint8Array: 0 none, 1 "100755",
+ * 2 "120000"); null for any other text (parse it as JSON).
+ */
+static napi_value manifest_columns_of(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  if (!args_of(env, info, 1, argv)) return NULL;
+  void *text;
+  size_t len;
+  if (!bytes_of(env, argv[0], &text, &len)) return fail(env, "worksnap native: manifestColumns takes a Uint8Array");
+  manifest_columns_t c;
+  int got = manifest_columns(text, len, &c);
+  if (got < 0) return fail(env, "worksnap native: out of memory");
+  if (got == 0) return null_value(env);
+  /* each column becomes an array over its own memory, freed when collected (free_taken) */
+  napi_value rows_ab, modes_ab, rows, modes, out;
+  size_t rows_bytes = c.count * MANIFEST_ROW * sizeof(uint32_t);
+  if (napi_create_external_arraybuffer(env, c.rows, rows_bytes ? rows_bytes : 1, free_taken, NULL, &rows_ab) != napi_ok) {
+    manifest_columns_free(&c);
+    return throw_(env, "napi_create_external_arraybuffer");
+  }
+  if (napi_create_external_arraybuffer(env, c.modes, c.count ? c.count : 1, free_taken, NULL, &modes_ab) != napi_ok) {
+    free(c.modes);
+    return throw_(env, "napi_create_external_arraybuffer");
+  }
+  CHECK(napi_create_typedarray(env, napi_uint32_array, c.count * MANIFEST_ROW, rows_ab, 0, &rows));
+  CHECK(napi_create_typedarray(env, napi_uint8_array, c.count, modes_ab, 0, &modes));
+  CHECK(napi_create_array_with_length(env, 3, &out));
+  CHECK(napi_set_element(env, out, 0, number(env, (double)c.count)));
+  CHECK(napi_set_element(env, out, 1, rows));
+  CHECK(napi_set_element(env, out, 2, modes));
+  return out;
+}
+
+/*
+ * recordSizes(records, recordBytes, shaAt, sizeAt, ids): Float64Array, each id's size in the records (a blob's
+ * SHA-256 at shaAt, its size a double at sizeAt: manifest_columns.h record_sizes); -1 when not there, -2 for an id
+ * not "sha256:" and 64 lowercase hex digits.
+ */
+static napi_value record_sizes_of(napi_env env, napi_callback_info info) {
+  napi_value argv[5];
+  if (!args_of(env, info, 5, argv)) return NULL;
+  void *records;
+  size_t records_len;
+  uint32_t n = 0;
+  bool listed = false;
+  double record_bytes = num(env, argv[1]), sha_at = num(env, argv[2]), size_at = num(env, argv[3]);
+  if (!bytes_of(env, argv[0], &records, &records_len) || napi_is_array(env, argv[4], &listed) != napi_ok || !listed ||
+      napi_get_array_length(env, argv[4], &n) != napi_ok || !(record_bytes >= 40 && record_bytes <= 4096) || !(sha_at >= 0 && sha_at + 32 <= record_bytes) ||
+      !(size_at >= 0 && size_at + 8 <= record_bytes))
+    return fail(env, "worksnap native: recordSizes takes records, their layout and the ids");
+  /* the ids one after the other, MANIFEST_ID_BYTES each; one of another length is left as zeros (not an id) */
+  uint8_t *ids = calloc(n ? n : 1, MANIFEST_ID_BYTES);
+  if (!ids) return fail(env, "worksnap native: out of memory");
+  for (uint32_t i = 0; i < n; i++) {
+    napi_value v;
+    char one[MANIFEST_ID_BYTES + 2];
+    size_t len = 0;
+    if (napi_get_element(env, argv[4], i, &v) != napi_ok || napi_get_value_string_latin1(env, v, one, sizeof one, &len) != napi_ok) {
+      free(ids);
+      return fail(env, "worksnap native: recordSizes: an id is not a string");
+    }
+    if (len == MANIFEST_ID_BYTES) memcpy(ids + (size_t)i * MANIFEST_ID_BYTES, one, MANIFEST_ID_BYTES);
+  }
+  double *sizes;
+  napi_value out = typed_array(env, napi_float64_array, sizeof(double), n, (void **)&sizes);
+  int got = out ? record_sizes(records, records_len / (size_t)record_bytes, (size_t)record_bytes, (size_t)sha_at, (size_t)size_at, ids, n, sizes) : 0;
+  free(ids);
+  if (!out) return NULL;
+  return got == 0 ? out : fail(env, "worksnap native: out of memory");
+}
+
+/*
  * jsonLongStrings(text, minBytes): where the string literals of a JSON text
  * whose source is at least minBytes long are: [start, end, ascii, ...] (the
  * opening quote, one past the closing one, 1 when the value is ASCII), or
@@ -1912,7 +1986,7 @@ NAPI_MODULE_INIT() {
       {"trigramStart", trigram_start}, {"trigramRecords", trigram_records}, {"trigramSegment", trigram_segment},
       {"statStart", stat_start}, {"statRecords", stat_records}, {"createStart", create_start}, {"batchBlock", batch_block}, {"createRecords", create_records},
       {"dirOpenBeneath", dir_open_beneath}, {"openAt", open_at}, {"mkdirAt", mkdir_at}, {"unlinkAt", unlink_at},
-      {"renameAt", rename_at}, {"treeWatchStart", tree_watch_start_of}, {"treeWatchTake", tree_watch_take_of}, {"treeWatchCount", tree_watch_count_of}, {"treeWatchClose", tree_watch_close_of}, {"symlinkAt", symlink_at}, {"readlinkAt", readlink_at}, {"lstatAt", lstat_at}, {"readFileAt", read_file_at}, {"scanBlock", scan_block}, {"slotSpares", slot_spares}, {"readManyAt", read_many_at}, {"placedDiff", placed_diff_of}, {"lineStarts", line_starts_of}, {"sha256Many", sha256_many_of}, {"patchHunks", patch_hunks_of}, {"patchApply", patch_apply_of}, {"patchApplyMany", patch_apply_many_of}, {"isatty", isatty_of}, {"jsonLongStrings", json_long_strings_of}, {"jsonDecodeStrings", json_decode_strings_of}, {"joinBytes", join_bytes_of},
+      {"renameAt", rename_at}, {"treeWatchStart", tree_watch_start_of}, {"treeWatchTake", tree_watch_take_of}, {"treeWatchCount", tree_watch_count_of}, {"treeWatchClose", tree_watch_close_of}, {"symlinkAt", symlink_at}, {"readlinkAt", readlink_at}, {"lstatAt", lstat_at}, {"readFileAt", read_file_at}, {"scanBlock", scan_block}, {"manifestColumns", manifest_columns_of}, {"recordSizes", record_sizes_of}, {"slotSpares", slot_spares}, {"readManyAt", read_many_at}, {"placedDiff", placed_diff_of}, {"lineStarts", line_starts_of}, {"sha256Many", sha256_many_of}, {"patchHunks", patch_hunks_of}, {"patchApply", patch_apply_of}, {"patchApplyMany", patch_apply_many_of}, {"isatty", isatty_of}, {"jsonLongStrings", json_long_strings_of}, {"jsonDecodeStrings", json_decode_strings_of}, {"joinBytes", join_bytes_of},
 #ifdef __linux__
       {"syncfsStart", syncfs_start}, {"syncfsResult", syncfs_result},
 #endif
@@ -1923,7 +1997,6 @@ NAPI_MODULE_INIT() {
     if (napi_set_named_property(env, exports, fns[i].name, fn) != napi_ok) return NULL;
   }
   if (!sink_register(env, exports)) return NULL;
-  if (!manifest_columns_register(env, exports)) return NULL;
   napi_value l = layout(env);
   if (l) napi_set_named_property(env, exports, "layout", l);
   napi_value version;
