@@ -26,6 +26,7 @@
 #include "create_job.h"
 #include "dirfd.h"
 #include "files.h"
+#include "bundle_put.h"
 #include "git_blob.h"
 #include "hash_job.h"
 #include "json_strings.h"
@@ -512,6 +513,38 @@ static napi_value scan_block(napi_env env, napi_callback_info info) {
     return throw_(env, "napi_create_external_buffer");
   }
   return buf;
+}
+
+/*
+ * sinkPutScanned(sink, job, from, to, digests, modes, prefix): [count, bytes, queued]. Queues into the bundle's
+ * sink the run of the export's scan items from `from` (all of [from, to) finished) that were read whole with the
+ * blob's size and SHA-256 (`digests`: 32 bytes per item from `from`; `modes`: a byte per item, BUNDLE_FILE,
+ * BUNDLE_EXEC or BUNDLE_OTHER), each as its tar header named `prefix` + its path, its bytes borrowed from the
+ * window's block, its padding (bundle_put.h); stops at the first that is not. The entries put, their bytes, the
+ * sink's queue after.
+ */
+static napi_value sink_put_scanned(napi_env env, napi_callback_info info) {
+  napi_value argv[7];
+  if (!args_of(env, info, 7, argv)) return NULL;
+  sink_t *sink = sink_napi_value(env, argv[0]);
+  handle_t *h = unwrap(env, argv[1]);
+  if (!sink || !h || h->released || h->job->run != scan_job_run) return fail(env, "worksnap native: sinkPutScanned takes a live sink and a live scan job");
+  scan_job_t *job = (scan_job_t *)h->job;
+  double from = num(env, argv[2]), to = num(env, argv[3]);
+  void *digests, *modes, *prefix;
+  size_t digests_len, modes_len, prefix_len;
+  if (!(from >= 0 && to >= from && to <= (double)job_ready_prefix(&job->base)) || !bytes_of(env, argv[4], &digests, &digests_len) ||
+      !bytes_of(env, argv[5], &modes, &modes_len) || !bytes_of(env, argv[6], &prefix, &prefix_len) || digests_len < 32 * (size_t)(to - from) ||
+      modes_len < (size_t)(to - from))
+    return fail(env, "worksnap native: sinkPutScanned: items not finished, or digests and modes short of them");
+  bundle_put_t r = bundle_put_scanned(sink, job, (size_t)from, (size_t)to, digests, modes, prefix, prefix_len);
+  if (!r.ok) return fail(env, "worksnap native: out of memory");
+  napi_value out;
+  CHECK(napi_create_array_with_length(env, 3, &out));
+  CHECK(napi_set_element(env, out, 0, number(env, (double)r.count)));
+  CHECK(napi_set_element(env, out, 1, number(env, (double)r.bytes)));
+  CHECK(napi_set_element(env, out, 2, number(env, (double)r.queued)));
+  return out;
 }
 
 /*
@@ -1986,7 +2019,7 @@ NAPI_MODULE_INIT() {
       {"trigramStart", trigram_start}, {"trigramRecords", trigram_records}, {"trigramSegment", trigram_segment},
       {"statStart", stat_start}, {"statRecords", stat_records}, {"createStart", create_start}, {"batchBlock", batch_block}, {"createRecords", create_records},
       {"dirOpenBeneath", dir_open_beneath}, {"openAt", open_at}, {"mkdirAt", mkdir_at}, {"unlinkAt", unlink_at},
-      {"renameAt", rename_at}, {"treeWatchStart", tree_watch_start_of}, {"treeWatchTake", tree_watch_take_of}, {"treeWatchCount", tree_watch_count_of}, {"treeWatchClose", tree_watch_close_of}, {"symlinkAt", symlink_at}, {"readlinkAt", readlink_at}, {"lstatAt", lstat_at}, {"readFileAt", read_file_at}, {"scanBlock", scan_block}, {"manifestColumns", manifest_columns_of}, {"recordSizes", record_sizes_of}, {"slotSpares", slot_spares}, {"readManyAt", read_many_at}, {"placedDiff", placed_diff_of}, {"lineStarts", line_starts_of}, {"sha256Many", sha256_many_of}, {"patchHunks", patch_hunks_of}, {"patchApply", patch_apply_of}, {"patchApplyMany", patch_apply_many_of}, {"isatty", isatty_of}, {"jsonLongStrings", json_long_strings_of}, {"jsonDecodeStrings", json_decode_strings_of}, {"joinBytes", join_bytes_of},
+      {"renameAt", rename_at}, {"treeWatchStart", tree_watch_start_of}, {"treeWatchTake", tree_watch_take_of}, {"treeWatchCount", tree_watch_count_of}, {"treeWatchClose", tree_watch_close_of}, {"symlinkAt", symlink_at}, {"readlinkAt", readlink_at}, {"lstatAt", lstat_at}, {"readFileAt", read_file_at}, {"scanBlock", scan_block}, {"sinkPutScanned", sink_put_scanned}, {"manifestColumns", manifest_columns_of}, {"recordSizes", record_sizes_of}, {"slotSpares", slot_spares}, {"readManyAt", read_many_at}, {"placedDiff", placed_diff_of}, {"lineStarts", line_starts_of}, {"sha256Many", sha256_many_of}, {"patchHunks", patch_hunks_of}, {"patchApply", patch_apply_of}, {"patchApplyMany", patch_apply_many_of}, {"isatty", isatty_of}, {"jsonLongStrings", json_long_strings_of}, {"jsonDecodeStrings", json_decode_strings_of}, {"joinBytes", join_bytes_of},
 #ifdef __linux__
       {"syncfsStart", syncfs_start}, {"syncfsResult", syncfs_result},
 #endif
@@ -2000,6 +2033,6 @@ NAPI_MODULE_INIT() {
   napi_value l = layout(env);
   if (l) napi_set_named_property(env, exports, "layout", l);
   napi_value version;
-  if (napi_create_int32(env, 21, &version) == napi_ok) napi_set_named_property(env, exports, "version", version);
+  if (napi_create_int32(env, 22, &version) == napi_ok) napi_set_named_property(env, exports, "version", version);
   return exports;
 }

@@ -70,6 +70,12 @@ static sink_t *live_sink(napi_env env, napi_callback_info info, size_t need, siz
   return h ? h->sink : NULL;
 }
 
+sink_t *sink_napi_value(napi_env env, napi_value v) {
+  void *data = NULL;
+  if (napi_get_value_external(env, v, &data) != napi_ok || !data) return NULL;
+  return ((sink_handle_t *)data)->sink;
+}
+
 static int truthy(napi_env env, napi_value v) {
   bool b = false;
   return napi_get_value_bool(env, v, &b) == napi_ok && b;

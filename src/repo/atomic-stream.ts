@@ -4,7 +4,7 @@ import { randomId128 } from "../core/hash";
 import { writeFully } from "../core/write-fully";
 import { StagedFile, fsyncDir } from "./atomic-write";
 import { fsyncAll } from "./durable";
-import { errnoError, nativeModule, polled, type NativeModule, type NativeSink } from "./native";
+import { errnoError, nativeModule, polled, type NativeJob, type NativeModule, type NativeSink } from "./native";
 import { ensureStateDir, tempPath } from "./state-dir";
 
 /** Bytes gathered before a write. */
@@ -160,6 +160,22 @@ export class AtomicFileWriter {
    */
   giveBack(whole: Uint8Array): void {
     if (this.sink) this.released.push(whole);
+  }
+
+  /**
+   * Queues the run of an export's verified reads that starts at item `from` of a scan job (items up to `to`
+   * finished), headers and paddings included, without a piece passing through here (sinkPutScanned): the
+   * pieces gathered so far are handed over first, so the order holds. The entries put (0 at an item that must be
+   * written the ordinary way, and always 0 without the writer thread).
+   */
+  putScanned(job: NativeJob, from: number, to: number, digests: Uint8Array, modes: Uint8Array, prefix: Uint8Array): number {
+    if (this.fd === null) throw new Error("AtomicFileWriter used after commit/abort");
+    if (!this.sink || !this.m) return 0;
+    this.flush();
+    const [count, bytes, queued] = this.m.sinkPutScanned(this.sink, job, from, to, digests, modes, prefix);
+    this.written += bytes;
+    this.queued = queued;
+    return count;
   }
 
   /** True when the writer thread has fallen far enough behind for the producer to wait (caughtUp). */

@@ -269,6 +269,13 @@ export interface NativeModule {
   sinkWrite(sink: NativeSink, bytes: Uint8Array, release?: boolean): number;
   /** Queues a copy of the pieces (`total` bytes in all), in order, then releases those of `release` as sinkWrite does. */
   sinkWritev(sink: NativeSink, pieces: Uint8Array[], total: number, release?: Uint8Array[]): number;
+  /**
+   * Queues the run of an export's scan items from `from` (all of [from, to) finished) read whole with the blob's
+   * size and SHA-256 (`digests`: 32 bytes an item from `from`; `modes`: a BUNDLE_MODE an item), each as its tar
+   * header named `prefix` + its path, its bytes (borrowed from the window's block) and its padding; stops at the
+   * first that is not (src/native/bundle_put.h): [entries put, their bytes, the bytes queued and not yet written].
+   */
+  sinkPutScanned(sink: NativeSink, job: NativeJob, from: number, to: number, digests: Uint8Array, modes: Uint8Array, prefix: Uint8Array): [number, number, number];
   sinkQueued(sink: NativeSink): number;
   /** Nothing more will come. */
   sinkClose(sink: NativeSink): void;
@@ -288,7 +295,7 @@ export interface NativeModule {
   syncfsResult?(flush: NativeSyncfs): number | null;
 }
 
-const MODULE_VERSION = 21;
+const MODULE_VERSION = 22;
 let loaded: NativeModule | null | undefined;
 let loadError = "";
 /** Where the module was loaded from when the runtime's own extraction failed (native-copy.ts). */
@@ -343,6 +350,9 @@ export function nativeSummary(): string {
  * alone").
  */
 export const WAKE_BACKSTOP_MS = 50;
+
+/** An entry's mode as sinkPutScanned takes it (src/native/bundle_put.h): anything but a regular file stops its run. */
+export const BUNDLE_MODE = { file: 0, exec: 1, other: 2 } as const;
 
 /** Calls `look` after WAKE_BACKSTOP_MS unless cleared first; the timer never keeps the process up. */
 export function lookLater(look: () => void): ReturnType<typeof setTimeout> {

@@ -35,7 +35,7 @@ import { Semaphore } from "../../core/semaphore";
 import { blobIdOf, hexOfBlobId, type BlobId } from "../../core/hash";
 import { readRegularSized } from "../../repo/file-chunks";
 import { VerifiedReads } from "../../repo/verified-reads";
-import { joinPaths, nativeModule, waitReady, type NativeJob, type NativeModule } from "../../repo/native";
+import { BUNDLE_MODE, joinPaths, nativeModule, waitReady, type NativeJob, type NativeModule } from "../../repo/native";
 import type { SnapshotId } from "../../repo/manifest";
 import type { SideEntry } from "./tree-side";
 import type { Workspace } from "../workspace";
@@ -71,6 +71,9 @@ interface Window {
   job: NativeJob | null;
   /** the block the job reads the files into (each a view of it once collected) */
   block: Buffer | null;
+  /** with the job: each entry's blob SHA-256 (32 bytes) and BUNDLE_MODE, for a run put straight into the bundle (putVerified) */
+  digests: Buffer | null;
+  modes: Uint8Array | null;
   collected: number;
   /** per entry of the window (index - from): verified bytes, or the store's read */
   got: (Uint8Array | Promise<Uint8Array> | undefined)[];
@@ -129,6 +132,34 @@ export class ExportReads {
   }
 
   /**
+   * Puts the run of entries from i that the work tree gave verified (read whole with the blob's size and
+   * SHA-256, regular files) straight into the bundle through `put` (AtomicFileWriter.putScanned), without a
+   * piece passing through this thread; waits for entry i's read. The entries put: 0 when entry i must be taken
+   * the ordinary way (take), as a symlink, a streamed blob, a file the work tree does not hold as the blob, a
+   * window read from the store, or without the native module.
+   */
+  async putVerified(i: number, put: (job: NativeJob, from: number, to: number, digests: Uint8Array, modes: Uint8Array) => number): Promise<number> {
+    if (!this.m || this.streamed(i)) return 0;
+    while (this.windows.length > 0 && (this.windows[0] as Window).to <= i) this.retire(this.windows.shift() as Window);
+    if (this.windows.length === 0 && this.next <= i) this.next = i;
+    this.fill();
+    const w = this.windows[0] as Window;
+    const k = i - w.from;
+    if (k < 0) throw internal("export reads taken out of order");
+    if (!w.job || k !== w.collected || !w.digests || !w.modes) return 0;
+    const job = w.job;
+    let ready = this.m.ready(job);
+    if (ready <= k) ready = await waitReady(this.m, job, k + 1);
+    const n = w.to - w.from;
+    const count = put(job, k, ready, w.digests.subarray(32 * k), w.modes.subarray(k));
+    if (count === 0) return 0;
+    w.collected += count;
+    w.treeHits += count;
+    if (w.collected === n) this.finished(w);
+    return count;
+  }
+
+  /**
    * Whether `bytes`, taken from here, were read from the work tree for this
    * export alone by the workers (without the native module): nothing else
    * holds them, so the bundle's writer may give their memory back once it has
@@ -159,7 +190,7 @@ export class ExportReads {
         to++;
       }
       this.next = to;
-      const w: Window = { from, to, job: null, block: null, collected: 0, got: new Array(to - from), treeHits: 0, treeSettled: 0 };
+      const w: Window = { from, to, job: null, block: null, digests: null, modes: null, collected: 0, got: new Array(to - from), treeHits: 0, treeSettled: 0 };
       if (this.useTree || this.storeRun >= STORE_RUN) {
         this.storeRun = 0;
         if (this.m) {
@@ -168,6 +199,13 @@ export class ExportReads {
           const expect = new Float64Array(this.sizes.slice(from, to));
           w.job = this.m.scanStart(joinPaths(paths), paths.length, 1, null, WHOLE_READ_MAX, 0, 0, null, [], 0, expect, this.ws.repo.root);
           w.block = this.m.scanBlock(w.job);
+          w.digests = Buffer.allocUnsafe(32 * (to - from));
+          w.modes = new Uint8Array(to - from);
+          for (let k = 0; k < to - from; k++) {
+            const e = entries[from + k] as SideEntry;
+            w.digests.write(hexOfBlobId(e.blob), 32 * k, "hex");
+            w.modes[k] = e.mode === "100644" ? BUNDLE_MODE.file : e.mode === "100755" ? BUNDLE_MODE.exec : BUNDLE_MODE.other;
+          }
         } else if (this.workers) this.readTreeOnWorkers(w, this.workers);
         else this.readTree(w);
       } else {
@@ -185,6 +223,8 @@ export class ExportReads {
     const n = w.to - w.from;
     let ready = m.ready(job);
     if (ready < upTo) ready = await waitReady(m, job, upTo);
+    // no further than asked: the entries after it may go straight into the bundle (putVerified)
+    ready = Math.min(ready, upTo);
     if (ready <= w.collected) return;
     const L = m.layout;
     const [records] = m.scanCollect(job, w.collected, ready);
@@ -208,11 +248,15 @@ export class ExportReads {
       }
     }
     w.collected = ready;
-    if (ready === n) {
-      m.release(job);
-      w.job = null;
-      this.useTree = w.treeHits >= MIN_TREE_SHARE * n;
-    }
+    if (ready === n) this.finished(w);
+  }
+
+  /** Every result of w's job is in: the job let go, and the share found in the work tree decides where the next windows read. */
+  private finished(w: Window): void {
+    const n = w.to - w.from;
+    if (w.job) this.m?.release(w.job);
+    w.job = null;
+    this.useTree = w.treeHits >= MIN_TREE_SHARE * n;
   }
 
   /** Without the native module: each file of w read from the work tree and taken when it is the blob, else the store's read. */
